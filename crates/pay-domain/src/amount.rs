@@ -1,0 +1,255 @@
+//! Exact decimals. Tokens carry up to 18 decimals, so minor units in an i64 are too small and a
+//! float is never acceptable: a value is an unsigned 128-bit mantissa, a scale and a sign.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// Most fractional digits any value may carry (token precision).
+pub const MAX_SCALE: u32 = 18;
+/// Most integer digits accepted (keeps every value far inside u128 at `MAX_SCALE`).
+pub const MAX_INTEGER_DIGITS: usize = 18;
+
+/// A signed exact decimal: `mantissa * 10^-scale`, negated when `negative`.
+#[derive(Debug, Clone, Copy, Eq)]
+pub struct Decimal {
+    negative: bool,
+    mantissa: u128,
+    scale: u32,
+}
+
+/// Why a string is not a decimal we accept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum DecimalError {
+    #[error("must be a decimal number such as \"12.50\"")]
+    Format,
+    #[error("has too many digits")]
+    TooLarge,
+    #[error("has more than {0} decimal places")]
+    TooPrecise(u32),
+}
+
+impl Decimal {
+    pub const ZERO: Decimal = Decimal {
+        negative: false,
+        mantissa: 0,
+        scale: 0,
+    };
+
+    /// Parses `[-]digits[.digits]`: no exponent, no `+`, no leading or trailing dot, no spaces.
+    pub fn parse(s: &str) -> Result<Decimal, DecimalError> {
+        let (negative, body) = match s.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, s),
+        };
+        let (int, frac) = match body.split_once('.') {
+            Some((i, f)) => (i, Some(f)),
+            None => (body, None),
+        };
+        let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+        if !digits(int) || frac.is_some_and(|f| !digits(f)) {
+            return Err(DecimalError::Format);
+        }
+        let frac = frac.unwrap_or("");
+        if int.trim_start_matches('0').len() > MAX_INTEGER_DIGITS {
+            return Err(DecimalError::TooLarge);
+        }
+        if frac.len() > MAX_SCALE as usize {
+            return Err(DecimalError::TooPrecise(MAX_SCALE));
+        }
+        let mut mantissa: u128 = 0;
+        for b in int.bytes().chain(frac.bytes()) {
+            mantissa = mantissa
+                .checked_mul(10)
+                .and_then(|m| m.checked_add(u128::from(b - b'0')))
+                .ok_or(DecimalError::TooLarge)?;
+        }
+        Ok(Decimal {
+            negative: negative && mantissa != 0,
+            mantissa,
+            scale: frac.len() as u32,
+        })
+    }
+
+    pub fn is_negative(&self) -> bool {
+        self.negative
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.mantissa == 0
+    }
+
+    /// Fractional digits as written (trailing zeros count: "1.50" has scale 2).
+    pub fn scale(&self) -> u32 {
+        self.scale
+    }
+
+    /// Fractional digits that carry value ("1.50" -> 1).
+    pub fn significant_scale(&self) -> u32 {
+        let mut m = self.mantissa;
+        let mut s = self.scale;
+        while s > 0 && m % 10 == 0 {
+            m /= 10;
+            s -= 1;
+        }
+        s
+    }
+
+    fn at_scale(&self, scale: u32) -> Option<u128> {
+        self.mantissa.checked_mul(10u128.checked_pow(scale - self.scale)?)
+    }
+
+    pub fn checked_add(self, other: Decimal) -> Option<Decimal> {
+        let scale = self.scale.max(other.scale);
+        let a = self.at_scale(scale)?;
+        let b = other.at_scale(scale)?;
+        let (negative, mantissa) = match (self.negative, other.negative) {
+            (x, y) if x == y => (x, a.checked_add(b)?),
+            (x, _) => {
+                if a >= b {
+                    (x, a - b)
+                } else {
+                    (!x, b - a)
+                }
+            }
+        };
+        Some(Decimal {
+            negative: negative && mantissa != 0,
+            mantissa,
+            scale,
+        })
+    }
+
+    pub fn checked_sub(self, other: Decimal) -> Option<Decimal> {
+        self.checked_add(Decimal {
+            negative: !other.negative && other.mantissa != 0,
+            ..other
+        })
+    }
+}
+
+impl PartialEq for Decimal {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl PartialOrd for Decimal {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Decimal {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let scale = self.scale.max(other.scale);
+        // Both fit: at most 36 digits, far below u128's 38.
+        let a = self.at_scale(scale).unwrap_or(u128::MAX);
+        let b = other.at_scale(scale).unwrap_or(u128::MAX);
+        match (self.negative, other.negative) {
+            (false, false) => a.cmp(&b),
+            (true, true) => b.cmp(&a),
+            (false, true) => Ordering::Greater,
+            (true, false) => Ordering::Less,
+        }
+    }
+}
+
+impl fmt::Display for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let digits = self.mantissa.to_string();
+        let scale = self.scale as usize;
+        if self.negative {
+            f.write_str("-")?;
+        }
+        if scale == 0 {
+            return f.write_str(&digits);
+        }
+        let padded = format!("{digits:0>width$}", width = scale + 1);
+        let (int, frac) = padded.split_at(padded.len() - scale);
+        write!(f, "{int}.{frac}")
+    }
+}
+
+/// A positive amount to collect, kept exactly as the caller wrote it (the API echoes it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Amount {
+    text: String,
+    value: Decimal,
+}
+
+impl Amount {
+    /// A positive decimal with at most `max_scale` fractional digits.
+    pub fn parse(s: &str, max_scale: u32) -> Result<Amount, DecimalError> {
+        let value = Decimal::parse(s)?;
+        if value.is_negative() || value.is_zero() {
+            return Err(DecimalError::Format);
+        }
+        if value.scale() > max_scale {
+            return Err(DecimalError::TooPrecise(max_scale));
+        }
+        Ok(Amount {
+            text: s.to_owned(),
+            value,
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    pub fn value(&self) -> Decimal {
+        self.value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> Decimal {
+        Decimal::parse(s).unwrap()
+    }
+
+    #[test]
+    fn parses_and_prints_exactly() {
+        for s in ["0", "12.50", "-0.5", "0.000000000000000001", "999999999999999999.5"] {
+            assert_eq!(d(s).to_string(), s);
+        }
+        assert_eq!(d("-0").to_string(), "0");
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_plain_decimal() {
+        for s in ["", "-", ".5", "5.", "1e3", "+1", " 1", "1 ", "1,5", "0x10", "1.2.3", "NaN"] {
+            assert_eq!(Decimal::parse(s), Err(DecimalError::Format), "{s:?}");
+        }
+        assert_eq!(Decimal::parse("1.0000000000000000001"), Err(DecimalError::TooPrecise(18)));
+        assert_eq!(Decimal::parse("1234567890123456789"), Err(DecimalError::TooLarge));
+        assert!(Decimal::parse("000000000000000000000001").is_ok());
+    }
+
+    #[test]
+    fn compares_across_scales() {
+        assert_eq!(d("1.50"), d("1.5"));
+        assert!(d("-1") < d("0.1"));
+        assert!(d("-2") < d("-1.5"));
+        assert!(d("1.000001") > d("1"));
+        assert_eq!(d("1.50").significant_scale(), 1);
+    }
+
+    #[test]
+    fn adds_and_subtracts_with_signs() {
+        assert_eq!(d("1.5").checked_add(d("2.25")).unwrap().to_string(), "3.75");
+        assert_eq!(d("1").checked_sub(d("2.5")).unwrap().to_string(), "-1.5");
+        assert_eq!(d("-1").checked_sub(d("-1")).unwrap(), Decimal::ZERO);
+    }
+
+    #[test]
+    fn amounts_are_positive_and_within_scale() {
+        assert_eq!(Amount::parse("12.50", 2).unwrap().as_str(), "12.50");
+        assert_eq!(Amount::parse("12.501", 2), Err(DecimalError::TooPrecise(2)));
+        assert_eq!(Amount::parse("0", 2), Err(DecimalError::Format));
+        assert_eq!(Amount::parse("0.00", 2), Err(DecimalError::Format));
+        assert_eq!(Amount::parse("-1", 2), Err(DecimalError::Format));
+    }
+}

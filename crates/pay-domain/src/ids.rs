@@ -1,0 +1,177 @@
+//! Identifier newtypes. Internal ids are UUIDs (v7, so they sort by creation); public ids carry
+//! the prefix the spec gives them. Each has one parse function used at the edge, so the domain
+//! never handles a raw string id.
+
+use std::fmt;
+use uuid::Uuid;
+
+macro_rules! uuid_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub Uuid);
+
+        impl $name {
+            /// Parses the canonical hyphenated form; anything else is not an id of ours.
+            pub fn parse(s: &str) -> Option<Self> {
+                if s.len() != 36 {
+                    return None;
+                }
+                Uuid::try_parse(s).ok().map($name)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.hyphenated().fmt(f)
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+    };
+}
+
+uuid_id!(
+    /// A merchant team.
+    CompanyId
+);
+uuid_id!(
+    /// A person who signs in.
+    UserId
+);
+uuid_id!(
+    /// Internal id of a payment link.
+    PaymentLinkId
+);
+uuid_id!(
+    /// An integration (API-key record); the spec's `partner_id`.
+    PartnerId
+);
+uuid_id!(
+    /// A signed-in browser session.
+    SessionId
+);
+
+macro_rules! prefixed_id {
+    ($(#[$doc:meta])* $name:ident, $prefix:expr, $len:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(String);
+
+        impl $name {
+            pub const PREFIX: &'static str = $prefix;
+            /// Length of the random part after the prefix.
+            pub const RANDOM_LEN: usize = $len;
+
+            /// Accepts exactly the prefix followed by `RANDOM_LEN` ASCII alphanumerics.
+            pub fn parse(s: &str) -> Option<Self> {
+                let rest = s.strip_prefix($prefix)?;
+                if rest.len() == $len && rest.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                    Some($name(s.to_owned()))
+                } else {
+                    None
+                }
+            }
+
+            /// Builds the id from a random alphanumeric part (the id generator's job).
+            pub fn from_random(random: &str) -> Option<Self> {
+                Self::parse(&format!("{}{}", $prefix, random))
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+    };
+}
+
+prefixed_id!(
+    /// Public id of an API key pair (`x-svc-key-id`).
+    KeyId,
+    "mk_pay_",
+    24
+);
+prefixed_id!(
+    /// Public form key of an integration, used by the gateway form.
+    FormKeyId,
+    "pk_pay_",
+    24
+);
+
+/// Public identifier of a payment link, used in hosted checkout URLs: 22 base62 characters
+/// (about 131 random bits), so that links cannot be enumerated.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LinkUid(String);
+
+impl LinkUid {
+    pub const LEN: usize = 22;
+
+    pub fn parse(s: &str) -> Option<Self> {
+        if s.len() == Self::LEN && s.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            Some(LinkUid(s.to_owned()))
+        } else {
+            None
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for LinkUid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl serde::Serialize for LinkUid {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuid_ids_parse_only_the_canonical_form() {
+        let u = "0192f0c4-1a2b-7c3d-8e4f-0123456789ab";
+        assert_eq!(CompanyId::parse(u).unwrap().to_string(), u);
+        assert!(CompanyId::parse("0192f0c41a2b7c3d8e4f0123456789ab").is_none());
+        assert!(CompanyId::parse("not-a-uuid").is_none());
+    }
+
+    #[test]
+    fn prefixed_ids_check_prefix_and_length() {
+        assert!(KeyId::parse("mk_pay_abcdefghijklmnopqrstuvwx").is_some());
+        assert!(KeyId::parse("mk_pay_abc").is_none());
+        assert!(KeyId::parse("pk_pay_abcdefghijklmnopqrstuvwx").is_none());
+        assert!(KeyId::parse("mk_pay_abcdefghijklmnopqrstuv-x").is_none());
+        assert!(FormKeyId::from_random("abcdefghijklmnopqrstuvwx").is_some());
+    }
+
+    #[test]
+    fn link_uids_are_22_alphanumerics() {
+        assert!(LinkUid::parse("AbCdEfGhIjKlMnOpQrStUv").is_some());
+        assert!(LinkUid::parse("AbCdEfGhIjKlMnOpQrStU").is_none());
+        assert!(LinkUid::parse("AbCdEfGhIjKlMnOpQrStU/").is_none());
+    }
+}

@@ -1,0 +1,168 @@
+//! Port traits: what the domain needs from the outside world. Adapters implement them; each
+//! method says what an implementation MUST guarantee. All are blocking: callers on an async
+//! runtime run them on a blocking pool.
+
+use crate::error::DomainResult;
+use crate::ids::{CompanyId, KeyId, LinkUid, PartnerId, UserId};
+use crate::integration::{Integration, StoredIntegration};
+use crate::link::{LinkStatus, PaymentLink};
+use crate::secret::SecretDigest;
+use crate::settings::PaySettings;
+use crate::tenancy::{Company, Membership, Role, UserRecord};
+use crate::timestamp::Timestamp;
+
+/// The service clock. Business time (expiry, schedules) comes from here so tests and the
+/// sandbox test clock can move it.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> Timestamp;
+}
+
+/// Randomness, digests and password hashing.
+pub trait Crypto: Send + Sync {
+    /// `len` characters from `[A-Za-z0-9]`, from a cryptographically secure generator.
+    fn random_alphanumeric(&self, len: usize) -> String;
+    /// A fresh time-ordered UUID (v7).
+    fn new_uuid(&self) -> uuid::Uuid;
+    /// Lower-case hex SHA-256 of a high-entropy secret.
+    fn digest(&self, secret: &str) -> SecretDigest;
+    /// Whether `secret` digests to `digest`, compared in constant time.
+    fn digest_matches(&self, secret: &str, digest: &SecretDigest) -> bool;
+    /// A salted, slow password hash (PHC string).
+    fn hash_password(&self, password: &str) -> DomainResult<String>;
+    /// Verifies a password. With `None` (unknown user) it MUST spend the same effort as a real
+    /// verification and return false, so response time does not reveal which e-mails exist.
+    fn verify_password(&self, password: &str, phc: Option<&str>) -> bool;
+}
+
+/// A new team: its company, settings and first key, and its owner (a new user, or an existing
+/// one by id).
+#[derive(Debug, Clone)]
+pub struct NewTenant {
+    pub new_user: Option<UserRecord>,
+    pub owner: UserId,
+    pub company: Company,
+    pub settings: PaySettings,
+    pub integration: StoredIntegration,
+}
+
+/// Users, companies and memberships.
+pub trait TenancyStore {
+    /// Creates everything in `NewTenant` in ONE transaction: all of it or none. A user with the
+    /// same e-mail MUST make it fail without writing anything.
+    fn create_tenant(&self, tenant: &NewTenant) -> DomainResult<()>;
+    /// Looks a user up by normalised e-mail.
+    fn user_by_email(&self, email: &str) -> DomainResult<Option<UserRecord>>;
+    /// Whether no user exists yet (first start of an empty database).
+    fn is_empty(&self) -> DomainResult<bool>;
+    /// The user's companies, oldest membership first.
+    fn memberships(&self, user: UserId) -> DomainResult<Vec<Membership>>;
+    /// The user's role in one company, or `None` when not a member.
+    fn role(&self, user: UserId, company: CompanyId) -> DomainResult<Option<Role>>;
+    /// A company and its settings, read together (one round trip where possible).
+    fn company_with_settings(&self, company: CompanyId)
+        -> DomainResult<Option<(Company, PaySettings)>>;
+}
+
+/// A signed-in browser session as stored (token and CSRF token as digests only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSession {
+    pub id: crate::ids::SessionId,
+    pub token_digest: SecretDigest,
+    pub csrf_digest: SecretDigest,
+    pub user_id: UserId,
+    /// The company that payment routes act on for this session.
+    pub company_id: CompanyId,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
+}
+
+/// Browser sessions and the login throttle.
+pub trait SessionStore {
+    fn insert_session(&self, session: &StoredSession) -> DomainResult<()>;
+    /// Finds a session by token digest (expired ones included; the caller checks).
+    fn session_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSession>>;
+    fn delete_session(&self, token_digest: &SecretDigest) -> DomainResult<()>;
+    /// Records one failed login for a throttle key (a digest, never the raw e-mail).
+    fn record_login_failure(&self, key: &str, at: Timestamp) -> DomainResult<()>;
+    /// Failed logins for `key` at or after `since`.
+    fn login_failures_since(&self, key: &str, since: Timestamp) -> DomainResult<u64>;
+    fn clear_login_failures(&self, key: &str) -> DomainResult<()>;
+}
+
+/// API-key integrations.
+pub trait IntegrationStore {
+    /// Inserts; `key_id`, `form_key_id` and `partner_id` MUST be unique.
+    fn insert_integration(&self, integration: &StoredIntegration) -> DomainResult<()>;
+    /// The company's integrations, newest first.
+    fn integrations(&self, company: CompanyId) -> DomainResult<Vec<Integration>>;
+    /// Looks up by public key id, across companies (authentication).
+    fn integration_by_key_id(&self, key_id: &KeyId) -> DomainResult<Option<StoredIntegration>>;
+    /// Sets `enabled` on the company's integration; `None` when it has no such integration.
+    fn set_integration_enabled(
+        &self,
+        company: CompanyId,
+        partner: PartnerId,
+        enabled: bool,
+    ) -> DomainResult<Option<Integration>>;
+    /// Deletes the company's integration; false when it has no such integration.
+    fn delete_integration(&self, company: CompanyId, partner: PartnerId) -> DomainResult<bool>;
+    /// Records a use of the key.
+    fn touch_integration(&self, partner: PartnerId, at: Timestamp) -> DomainResult<()>;
+}
+
+/// Which links a list returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkFilter {
+    /// `Some`: only links created by this OAuth grant.
+    pub grant_id: Option<uuid::Uuid>,
+}
+
+/// Payment links.
+pub trait PaymentLinkStore {
+    /// Inserts; `uid` MUST be unique across companies.
+    fn insert_link(&self, link: &PaymentLink) -> DomainResult<()>;
+    /// Up to `limit` newest non-anonymous links of the company (newest first, ties by id).
+    fn links(&self, company: CompanyId, filter: LinkFilter, limit: usize)
+        -> DomainResult<Vec<PaymentLink>>;
+    /// The company's link with this uid; `None` for another company's.
+    fn link(&self, company: CompanyId, uid: &LinkUid) -> DomainResult<Option<PaymentLink>>;
+    /// Compare-and-set: moves the link only if its status is still `from`; false otherwise.
+    fn set_link_status(
+        &self,
+        company: CompanyId,
+        uid: &LinkUid,
+        from: LinkStatus,
+        to: LinkStatus,
+        at: Timestamp,
+    ) -> DomainResult<bool>;
+}
+
+/// Merchant settings.
+pub trait SettingsStore {
+    fn save_settings(&self, company: CompanyId, settings: &PaySettings, at: Timestamp)
+        -> DomainResult<()>;
+}
+
+/// Readiness.
+pub trait HealthCheck {
+    /// A round trip to the database.
+    fn ping(&self) -> DomainResult<()>;
+}
+
+/// Everything the service needs from storage, as one object.
+pub trait PayStore:
+    TenancyStore + SessionStore + IntegrationStore + PaymentLinkStore + SettingsStore + HealthCheck + Send + Sync
+{
+}
+
+impl<T> PayStore for T where
+    T: TenancyStore
+        + SessionStore
+        + IntegrationStore
+        + PaymentLinkStore
+        + SettingsStore
+        + HealthCheck
+        + Send
+        + Sync
+{
+}

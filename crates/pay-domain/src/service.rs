@@ -1,0 +1,500 @@
+//! Use cases. `Pay` holds the ports and the operator's configuration; each method takes the
+//! resolved principal (or credentials to resolve one) and returns domain values or a
+//! `DomainError`. Adapters call these and nothing else.
+
+use std::sync::Arc;
+
+use time::Duration;
+
+use crate::assets::{AssetCatalogue, DestinationAsset};
+use crate::error::{DomainError, DomainResult};
+use crate::ids::{CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, SessionId, UserId};
+use crate::integration::{needs_touch, Integration, NewIntegrationInput, StoredIntegration, APP_SLUG};
+use crate::link::{transition, CreateLinkInput, CreatedBy, LinkStatus, LinkTransition, PaymentLink};
+use crate::ports::{Clock, Crypto, LinkFilter, NewTenant, PayStore, StoredSession};
+use crate::secret::Secret;
+use crate::settings::{PaySettings, SettingsPatch};
+use crate::tenancy::{
+    normalize_email, Company, Credential, Membership, Permission, Principal, Role, Scope, Theme,
+    UserRecord,
+};
+use crate::timestamp::Timestamp;
+use crate::validate;
+
+/// How long a signed-in session lasts.
+pub const SESSION_TTL: Duration = Duration::hours(12);
+/// Login throttle: this many failures per e-mail and address ...
+pub const LOGIN_MAX_FAILURES: u64 = 10;
+/// ... within this window.
+pub const LOGIN_WINDOW: Duration = Duration::minutes(15);
+/// Length of random secret parts (base62; 43 characters carry about 256 bits).
+const SECRET_LEN: usize = 43;
+/// Shortest password accepted.
+pub const MIN_PASSWORD_LEN: usize = 10;
+
+/// The service's use cases over its ports.
+#[derive(Clone)]
+pub struct Pay {
+    pub store: Arc<dyn PayStore>,
+    pub crypto: Arc<dyn Crypto>,
+    pub clock: Arc<dyn Clock>,
+    pub assets: Arc<AssetCatalogue>,
+    /// `{public_pay_url}`: where hosted checkout pages live.
+    pub public_pay_url: String,
+}
+
+impl std::fmt::Debug for Pay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pay")
+            .field("public_pay_url", &self.public_pay_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What `bootstrap` created (or found).
+#[derive(Debug, Clone)]
+pub struct BootstrapOutcome {
+    pub company_id: CompanyId,
+    pub user_id: UserId,
+    pub key_id: KeyId,
+    /// `None` when the e-mail already existed: a secret is never shown twice.
+    pub key_secret: Option<Secret>,
+    pub form_key_id: FormKeyId,
+    pub created: bool,
+}
+
+/// A new session's secrets, returned once.
+#[derive(Debug, Clone)]
+pub struct LoginOutcome {
+    pub session_token: Secret,
+    pub csrf_token: Secret,
+    pub expires_at: Timestamp,
+}
+
+/// A signed-in user, resolved from the session cookie.
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    pub session: StoredSession,
+}
+
+impl Pay {
+    fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    fn new_secret(&self, prefix: &str) -> Secret {
+        Secret::new(format!("{prefix}{}", self.crypto.random_alphanumeric(SECRET_LEN)))
+    }
+
+    fn new_integration(
+        &self,
+        company_id: CompanyId,
+        input: NewIntegrationInput,
+    ) -> DomainResult<(StoredIntegration, Secret)> {
+        let key_id = KeyId::from_random(&self.crypto.random_alphanumeric(KeyId::RANDOM_LEN))
+            .ok_or_else(|| DomainError::Internal("bad key id from generator".into()))?;
+        let form_key_id =
+            FormKeyId::from_random(&self.crypto.random_alphanumeric(FormKeyId::RANDOM_LEN))
+                .ok_or_else(|| DomainError::Internal("bad form key from generator".into()))?;
+        let secret = self.new_secret("mksec_");
+        let integration = Integration {
+            partner_id: PartnerId(self.crypto.new_uuid()),
+            company_id,
+            key_id,
+            form_key_id,
+            name: input.name,
+            app_slug: input.app_slug,
+            allowed_origins: input.allowed_origins,
+            enabled: true,
+            created_at: self.now(),
+            last_used_at: None,
+        };
+        let stored = StoredIntegration {
+            integration,
+            secret_digest: self.crypto.digest(secret.expose()),
+        };
+        Ok((stored, secret))
+    }
+
+    // ----- tenancy -----
+
+    /// Creates a user, a company owned by that user, its settings and an API key. Idempotent on
+    /// the e-mail: an existing user gets back their first company and key, without a secret.
+    pub fn bootstrap(
+        &self,
+        company_name: &str,
+        email: &str,
+        password: &Secret,
+    ) -> DomainResult<BootstrapOutcome> {
+        validate::text("company", company_name, 200, false)?;
+        let email = normalize_email(email);
+        validate::email("email", &email)?;
+        if let Some(user) = self.store.user_by_email(&email)? {
+            let first = self.store.memberships(user.id)?.into_iter().next().ok_or_else(|| {
+                DomainError::Internal("bootstrap: existing user has no company".into())
+            })?;
+            let key = self
+                .store
+                .integrations(first.company_id)?
+                .into_iter()
+                .last()
+                .ok_or_else(|| DomainError::Internal("bootstrap: company has no key".into()))?;
+            return Ok(BootstrapOutcome {
+                company_id: first.company_id,
+                user_id: user.id,
+                key_id: key.key_id,
+                key_secret: None,
+                form_key_id: key.form_key_id,
+                created: false,
+            });
+        }
+        if password.expose().chars().count() < MIN_PASSWORD_LEN {
+            return Err(DomainError::validation(
+                "password",
+                format!("password must be at least {MIN_PASSWORD_LEN} characters"),
+            ));
+        }
+        let now = self.now();
+        let user = UserRecord {
+            id: UserId(self.crypto.new_uuid()),
+            email,
+            password_hash: self.crypto.hash_password(password.expose())?,
+            created_at: now,
+        };
+        let company = Company {
+            id: CompanyId(self.crypto.new_uuid()),
+            name: company_name.trim().to_owned(),
+            picture_url: None,
+            logo_url: None,
+            theme: Theme::System,
+            created_at: now,
+        };
+        let (integration, secret) = self.new_integration(
+            company.id,
+            NewIntegrationInput {
+                name: "Default key".into(),
+                app_slug: APP_SLUG.into(),
+                allowed_origins: vec![],
+            },
+        )?;
+        let outcome = BootstrapOutcome {
+            company_id: company.id,
+            user_id: user.id,
+            key_id: integration.integration.key_id.clone(),
+            key_secret: Some(secret),
+            form_key_id: integration.integration.form_key_id.clone(),
+            created: true,
+        };
+        self.store.create_tenant(&NewTenant {
+            owner: user.id,
+            new_user: Some(user),
+            settings: PaySettings::new_company_default(&self.assets),
+            company,
+            integration,
+        })?;
+        Ok(outcome)
+    }
+
+    // ----- credentials -----
+
+    /// Resolves an API-key pair. Only one header: `Unauthorized`; a wrong, unknown or disabled
+    /// pair: `InvalidCredentials`.
+    pub fn authenticate_api_key(
+        &self,
+        key_id: Option<&str>,
+        secret: Option<&str>,
+    ) -> DomainResult<Principal> {
+        let (Some(key_id), Some(secret)) = (key_id, secret) else {
+            return Err(DomainError::Unauthorized);
+        };
+        let key_id = KeyId::parse(key_id).ok_or(DomainError::InvalidCredentials)?;
+        if !secret.starts_with("mksec_") {
+            return Err(DomainError::InvalidCredentials);
+        }
+        let stored = self
+            .store
+            .integration_by_key_id(&key_id)?
+            .ok_or(DomainError::InvalidCredentials)?;
+        if !self.crypto.digest_matches(secret, &stored.secret_digest) || !stored.integration.enabled
+        {
+            return Err(DomainError::InvalidCredentials);
+        }
+        let now = self.now();
+        if needs_touch(stored.integration.last_used_at, now) {
+            self.store.touch_integration(stored.integration.partner_id, now)?;
+        }
+        Ok(Principal {
+            company_id: stored.integration.company_id,
+            credential: Credential::ApiKey {
+                partner_id: stored.integration.partner_id,
+            },
+        })
+    }
+
+    fn throttle_key(&self, email: &str, client_addr: &str) -> String {
+        self.crypto.digest(&format!("login:{email}|{client_addr}")).0
+    }
+
+    /// Signs a user in: the same error for an unknown e-mail and a wrong password, and at most
+    /// `LOGIN_MAX_FAILURES` failures per e-mail and address per `LOGIN_WINDOW`.
+    pub fn login(&self, email: &str, password: &Secret, client_addr: &str) -> DomainResult<LoginOutcome> {
+        let email = normalize_email(email);
+        let now = self.now();
+        let key = self.throttle_key(&email, client_addr);
+        if self.store.login_failures_since(&key, now.minus(LOGIN_WINDOW))? >= LOGIN_MAX_FAILURES {
+            return Err(DomainError::RateLimited {
+                retry_after_secs: LOGIN_WINDOW.whole_seconds() as u64,
+            });
+        }
+        let user = self.store.user_by_email(&email)?;
+        let ok = self.crypto.verify_password(
+            password.expose(),
+            user.as_ref().map(|u| u.password_hash.as_str()),
+        );
+        let (true, Some(user)) = (ok, user) else {
+            self.store.record_login_failure(&key, now)?;
+            return Err(DomainError::InvalidLogin);
+        };
+        let company = self
+            .store
+            .memberships(user.id)?
+            .into_iter()
+            .next()
+            .ok_or(DomainError::InvalidLogin)?;
+        self.store.clear_login_failures(&key)?;
+        let token = self.new_secret("pss_");
+        let csrf = self.new_secret("");
+        let session = StoredSession {
+            id: SessionId(self.crypto.new_uuid()),
+            token_digest: self.crypto.digest(token.expose()),
+            csrf_digest: self.crypto.digest(csrf.expose()),
+            user_id: user.id,
+            company_id: company.company_id,
+            created_at: now,
+            expires_at: now.plus(SESSION_TTL),
+        };
+        self.store.insert_session(&session)?;
+        Ok(LoginOutcome {
+            session_token: token,
+            csrf_token: csrf,
+            expires_at: session.expires_at,
+        })
+    }
+
+    /// Resolves a session cookie; an unknown or expired session is `Unauthorized`.
+    pub fn authenticate_session(&self, token: &str) -> DomainResult<SignedIn> {
+        let session = self
+            .store
+            .session_by_token(&self.crypto.digest(token))?
+            .ok_or(DomainError::Unauthorized)?;
+        if session.expires_at <= self.now() {
+            return Err(DomainError::Unauthorized);
+        }
+        Ok(SignedIn { session })
+    }
+
+    /// Checks the CSRF token of a session-authenticated mutation (403 when wrong or missing).
+    pub fn check_csrf(&self, signed_in: &SignedIn, token: Option<&str>) -> DomainResult<()> {
+        match token {
+            Some(t) if self.crypto.digest_matches(t, &signed_in.session.csrf_digest) => Ok(()),
+            _ => Err(DomainError::Forbidden),
+        }
+    }
+
+    /// The principal a session acts as on payment routes: its current company and role.
+    pub fn session_principal(&self, signed_in: &SignedIn) -> DomainResult<Principal> {
+        let s = &signed_in.session;
+        let role = self.store.role(s.user_id, s.company_id)?.ok_or(DomainError::Forbidden)?;
+        Ok(Principal {
+            company_id: s.company_id,
+            credential: Credential::Session {
+                session_id: s.id,
+                user_id: s.user_id,
+                role,
+            },
+        })
+    }
+
+    pub fn logout(&self, token: &str) -> DomainResult<()> {
+        self.store.delete_session(&self.crypto.digest(token))
+    }
+
+    /// The teams the signed-in user belongs to.
+    pub fn companies(&self, signed_in: &SignedIn) -> DomainResult<Vec<Membership>> {
+        self.store.memberships(signed_in.session.user_id)
+    }
+
+    /// The user's role in a company named in a dashboard path; not a member is `Forbidden`.
+    fn team_role(&self, signed_in: &SignedIn, company: CompanyId, need: Option<Permission>) -> DomainResult<Role> {
+        let role = self
+            .store
+            .role(signed_in.session.user_id, company)?
+            .ok_or(DomainError::Forbidden)?;
+        match need {
+            Some(p) if !role.has(p) => Err(DomainError::Forbidden),
+            _ => Ok(role),
+        }
+    }
+
+    // ----- integrations (key management) -----
+
+    pub fn create_integration(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+        input: NewIntegrationInput,
+    ) -> DomainResult<(Integration, Secret)> {
+        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+        input.validate()?;
+        let (stored, secret) = self.new_integration(company, input)?;
+        self.store.insert_integration(&stored)?;
+        Ok((stored.integration, secret))
+    }
+
+    pub fn list_integrations(&self, signed_in: &SignedIn, company: CompanyId) -> DomainResult<Vec<Integration>> {
+        self.team_role(signed_in, company, None)?;
+        self.store.integrations(company)
+    }
+
+    pub fn set_integration_enabled(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+        partner: PartnerId,
+        enabled: bool,
+    ) -> DomainResult<Integration> {
+        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+        self.store
+            .set_integration_enabled(company, partner, enabled)?
+            .ok_or(DomainError::ApiKeyNotFound)
+    }
+
+    pub fn delete_integration(&self, signed_in: &SignedIn, company: CompanyId, partner: PartnerId) -> DomainResult<()> {
+        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+        if self.store.delete_integration(company, partner)? {
+            Ok(())
+        } else {
+            Err(DomainError::ApiKeyNotFound)
+        }
+    }
+
+    // ----- payment links -----
+
+    fn company_with_settings(&self, company: CompanyId) -> DomainResult<(Company, PaySettings)> {
+        self.store
+            .company_with_settings(company)?
+            .ok_or_else(|| DomainError::Internal(format!("company {company} has no settings")))
+    }
+
+    pub fn create_link(&self, p: &Principal, input: CreateLinkInput) -> DomainResult<PaymentLink> {
+        p.authorize(Scope::PaymentLinksWrite)?;
+        let (company, settings) = self.company_with_settings(p.company_id)?;
+        let payload = input.into_payload(&self.assets, &settings, &company)?;
+        let now = self.now();
+        let uid = LinkUid::parse(&self.crypto.random_alphanumeric(LinkUid::LEN))
+            .ok_or_else(|| DomainError::Internal("bad uid from generator".into()))?;
+        let link = PaymentLink {
+            id: PaymentLinkId(self.crypto.new_uuid()),
+            uid,
+            company_id: p.company_id,
+            status: LinkStatus::Active,
+            expires_at: payload.expiration_time.expires_at(now),
+            payload,
+            created_at: now,
+            updated_at: now,
+            created_by: CreatedBy::from_principal(p),
+        };
+        self.store.insert_link(&link)?;
+        Ok(link)
+    }
+
+    /// Up to 200 newest links: company-wide for keys and sessions, the grant's own for OAuth.
+    pub fn list_links(&self, p: &Principal) -> DomainResult<Vec<PaymentLink>> {
+        p.authorize(Scope::PaymentLinksRead)?;
+        let filter = LinkFilter {
+            grant_id: p.grant_id(),
+        };
+        self.store.links(p.company_id, filter, crate::link::LIST_LIMIT)
+    }
+
+    /// One link; another company's (or another grant's) is `NotFound`.
+    pub fn get_link(&self, p: &Principal, uid: &str) -> DomainResult<PaymentLink> {
+        p.authorize(Scope::PaymentLinksRead)?;
+        self.visible_link(p, uid)
+    }
+
+    fn visible_link(&self, p: &Principal, uid: &str) -> DomainResult<PaymentLink> {
+        let not_found = DomainError::NotFound {
+            kind: "Payment link",
+        };
+        let uid = LinkUid::parse(uid).ok_or(not_found.clone())?;
+        let link = self.store.link(p.company_id, &uid)?.ok_or(not_found.clone())?;
+        if link.is_anonymous() {
+            return Err(not_found);
+        }
+        if let Some(g) = p.grant_id() {
+            if link.grant_id() != Some(g) {
+                return Err(not_found);
+            }
+        }
+        Ok(link)
+    }
+
+    /// Moves a link per the transition table (compare-and-set; a lost race is re-read and
+    /// re-decided, so concurrent writers never skip the table).
+    pub fn set_link_status(&self, p: &Principal, uid: &str, to: LinkStatus) -> DomainResult<PaymentLink> {
+        p.authorize(Scope::PaymentLinksWrite)?;
+        for _ in 0..3 {
+            let link = self.visible_link(p, uid)?;
+            match transition(link.status, to)? {
+                LinkTransition::Same => return Ok(link),
+                LinkTransition::Move { from, to } => {
+                    let now = self.now();
+                    if self.store.set_link_status(p.company_id, &link.uid, from, to, now)? {
+                        return Ok(PaymentLink {
+                            status: to,
+                            updated_at: now,
+                            ..link
+                        });
+                    }
+                }
+            }
+        }
+        Err(DomainError::Internal("link status kept changing under us".into()))
+    }
+
+    // ----- settings and assets -----
+
+    pub fn settings(&self, p: &Principal) -> DomainResult<PaySettings> {
+        p.authorize(Scope::SettingsRead)?;
+        Ok(self.company_with_settings(p.company_id)?.1)
+    }
+
+    pub fn update_settings(&self, p: &Principal, patch: SettingsPatch) -> DomainResult<PaySettings> {
+        p.authorize(Scope::SettingsWrite)?;
+        let current = self.company_with_settings(p.company_id)?.1;
+        let next = patch.apply(&current, &self.assets)?;
+        if next != current {
+            self.store.save_settings(p.company_id, &next, self.now())?;
+        }
+        Ok(next)
+    }
+
+    /// The enabled settlement assets, each with whether it is the company's default.
+    pub fn destination_assets(&self, p: &Principal) -> DomainResult<Vec<(DestinationAsset, bool)>> {
+        p.authorize(Scope::PaymentLinksRead)?;
+        let default = self.company_with_settings(p.company_id)?.1.default_destination_asset;
+        Ok(self
+            .assets
+            .all()
+            .iter()
+            .map(|a| (a.clone(), default.as_deref() == Some(a.asset_identifier.as_str())))
+            .collect())
+    }
+
+    /// Readiness: the database answers.
+    pub fn ready(&self) -> DomainResult<()> {
+        self.store.ping()
+    }
+}
+
