@@ -87,7 +87,7 @@ impl Decimal {
     pub fn significant_scale(&self) -> u32 {
         let mut m = self.mantissa;
         let mut s = self.scale;
-        while s > 0 && m % 10 == 0 {
+        while s > 0 && m.is_multiple_of(10) {
             m /= 10;
             s -= 1;
         }
@@ -95,7 +95,8 @@ impl Decimal {
     }
 
     fn at_scale(&self, scale: u32) -> Option<u128> {
-        self.mantissa.checked_mul(10u128.checked_pow(scale - self.scale)?)
+        self.mantissa
+            .checked_mul(10u128.checked_pow(scale - self.scale)?)
     }
 
     pub fn checked_add(self, other: Decimal) -> Option<Decimal> {
@@ -212,7 +213,13 @@ mod tests {
 
     #[test]
     fn parses_and_prints_exactly() {
-        for s in ["0", "12.50", "-0.5", "0.000000000000000001", "999999999999999999.5"] {
+        for s in [
+            "0",
+            "12.50",
+            "-0.5",
+            "0.000000000000000001",
+            "999999999999999999.5",
+        ] {
             assert_eq!(d(s).to_string(), s);
         }
         assert_eq!(d("-0").to_string(), "0");
@@ -220,11 +227,19 @@ mod tests {
 
     #[test]
     fn refuses_what_is_not_a_plain_decimal() {
-        for s in ["", "-", ".5", "5.", "1e3", "+1", " 1", "1 ", "1,5", "0x10", "1.2.3", "NaN"] {
+        for s in [
+            "", "-", ".5", "5.", "1e3", "+1", " 1", "1 ", "1,5", "0x10", "1.2.3", "NaN",
+        ] {
             assert_eq!(Decimal::parse(s), Err(DecimalError::Format), "{s:?}");
         }
-        assert_eq!(Decimal::parse("1.0000000000000000001"), Err(DecimalError::TooPrecise(18)));
-        assert_eq!(Decimal::parse("1234567890123456789"), Err(DecimalError::TooLarge));
+        assert_eq!(
+            Decimal::parse("1.0000000000000000001"),
+            Err(DecimalError::TooPrecise(18))
+        );
+        assert_eq!(
+            Decimal::parse("1234567890123456789"),
+            Err(DecimalError::TooLarge)
+        );
         assert!(Decimal::parse("000000000000000000000001").is_ok());
     }
 

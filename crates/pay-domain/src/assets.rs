@@ -43,18 +43,32 @@ impl AssetCatalogue {
                 return Err(format!("asset {} is listed twice", a.asset_identifier));
             }
             if !is_asset_identifier(&a.asset_identifier) {
-                return Err(format!("asset identifier {:?} is not chain/asset", a.asset_identifier));
+                return Err(format!(
+                    "asset identifier {:?} is not chain/asset",
+                    a.asset_identifier
+                ));
             }
             if a.decimals > crate::amount::MAX_SCALE {
-                return Err(format!("asset {} has more than 18 decimals", a.asset_identifier));
+                return Err(format!(
+                    "asset {} has more than 18 decimals",
+                    a.asset_identifier
+                ));
             }
             if a.symbol.is_empty() || a.chain_code.is_empty() {
-                return Err(format!("asset {} needs a symbol and a chain code", a.asset_identifier));
+                return Err(format!(
+                    "asset {} needs a symbol and a chain code",
+                    a.asset_identifier
+                ));
             }
         }
-        let defaults = assets.iter().filter(|a| a.default_for_new_companies).count();
+        let defaults = assets
+            .iter()
+            .filter(|a| a.default_for_new_companies)
+            .count();
         if defaults != 1 {
-            return Err(format!("the catalogue needs exactly one default asset, has {defaults}"));
+            return Err(format!(
+                "the catalogue needs exactly one default asset, has {defaults}"
+            ));
         }
         Ok(AssetCatalogue { assets })
     }
@@ -121,7 +135,14 @@ impl AssetCatalogue {
                 "Tether USD",
                 6,
             ),
-            a(&format!("{ETH_MAINNET}/slip44:60"), "ethereum", "Ethereum", "ETH", "Ether", 18),
+            a(
+                &format!("{ETH_MAINNET}/slip44:60"),
+                "ethereum",
+                "Ethereum",
+                "ETH",
+                "Ether",
+                18,
+            ),
             a(
                 "bip122:000000000019d6689c085ae165831e93/slip44:0",
                 "bitcoin",
@@ -130,7 +151,14 @@ impl AssetCatalogue {
                 "Bitcoin",
                 8,
             ),
-            a(&format!("{SOLANA_MAINNET}/slip44:501"), "solana", "Solana", "SOL", "Solana", 9),
+            a(
+                &format!("{SOLANA_MAINNET}/slip44:501"),
+                "solana",
+                "Solana",
+                "SOL",
+                "Solana",
+                9,
+            ),
         ];
         assets[0].default_for_new_companies = true;
         AssetCatalogue { assets }
@@ -141,7 +169,9 @@ impl AssetCatalogue {
     }
 
     pub fn get(&self, identifier: &str) -> Option<&DestinationAsset> {
-        self.assets.iter().find(|a| a.asset_identifier == identifier)
+        self.assets
+            .iter()
+            .find(|a| a.asset_identifier == identifier)
     }
 
     pub fn default_for_new_companies(&self) -> &DestinationAsset {
@@ -163,15 +193,20 @@ impl AssetCatalogue {
     ) -> DomainResult<&DestinationAsset> {
         let default = default.and_then(|d| self.get(d));
         if let Some(id) = asset {
-            let found = self.get(id).ok_or_else(|| DomainError::InvalidDestinationAsset {
-                field: "asset".into(),
-                message: format!("asset {id} is not an enabled destination asset"),
-            })?;
+            let found = self
+                .get(id)
+                .ok_or_else(|| DomainError::InvalidDestinationAsset {
+                    field: "asset".into(),
+                    message: format!("asset {id} is not an enabled destination asset"),
+                })?;
             if let Some(sym) = currency {
                 if !found.symbol.eq_ignore_ascii_case(sym) {
                     return Err(DomainError::validation(
                         "currency",
-                        format!("currency {sym} does not match asset symbol {}", found.symbol),
+                        format!(
+                            "currency {sym} does not match asset symbol {}",
+                            found.symbol
+                        ),
                     ));
                 }
             }
@@ -209,8 +244,11 @@ fn is_asset_identifier(s: &str) -> bool {
         p.split_once(':').is_some_and(|(ns, r)| {
             !ns.is_empty()
                 && !r.is_empty()
-                && ns.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && r.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+                && ns
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && r.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
         })
     };
     part(chain) && part(asset)
@@ -300,9 +338,15 @@ mod tests {
             Err(DomainError::Validation { .. })
         ));
         // One symbol match.
-        assert_eq!(id(c.resolve(None, Some("ETH"), None)).unwrap(), "eip155:1/slip44:60");
+        assert_eq!(
+            id(c.resolve(None, Some("ETH"), None)).unwrap(),
+            "eip155:1/slip44:60"
+        );
         // Several matches: the default settles it only when its symbol matches.
-        assert_eq!(id(c.resolve(None, Some("USDC"), Some(BASE_USDC))).unwrap(), BASE_USDC);
+        assert_eq!(
+            id(c.resolve(None, Some("USDC"), Some(BASE_USDC))).unwrap(),
+            BASE_USDC
+        );
         assert_eq!(
             c.resolve(None, Some("USDT"), Some(BASE_USDC)),
             Err(DomainError::AmbiguousCurrency {
@@ -314,8 +358,14 @@ mod tests {
             Err(DomainError::InvalidDestinationAsset { field, .. }) if field == "currency"
         ));
         // Neither: the default, or nothing.
-        assert_eq!(id(c.resolve(None, None, Some(BASE_USDC))).unwrap(), BASE_USDC);
-        assert_eq!(c.resolve(None, None, None), Err(DomainError::MissingDestinationAsset));
+        assert_eq!(
+            id(c.resolve(None, None, Some(BASE_USDC))).unwrap(),
+            BASE_USDC
+        );
+        assert_eq!(
+            c.resolve(None, None, None),
+            Err(DomainError::MissingDestinationAsset)
+        );
     }
 
     #[test]

@@ -49,7 +49,10 @@ impl NewIntegrationInput {
     pub fn validate(&self) -> DomainResult<()> {
         validate::text("name", &self.name, 100, false)?;
         if self.app_slug != APP_SLUG {
-            return Err(DomainError::validation("appSlug", "appSlug must be \"pay\""));
+            return Err(DomainError::validation(
+                "appSlug",
+                "appSlug must be \"pay\"",
+            ));
         }
         if self.allowed_origins.len() > MAX_ALLOWED_ORIGINS {
             return Err(DomainError::validation(
@@ -94,9 +97,24 @@ mod tests {
     #[test]
     fn rules() {
         assert!(input().validate().is_ok());
-        assert_eq!(field(NewIntegrationInput { name: "".into(), ..input() }.validate()), "name");
         assert_eq!(
-            field(NewIntegrationInput { app_slug: "shop".into(), ..input() }.validate()),
+            field(
+                NewIntegrationInput {
+                    name: "".into(),
+                    ..input()
+                }
+                .validate()
+            ),
+            "name"
+        );
+        assert_eq!(
+            field(
+                NewIntegrationInput {
+                    app_slug: "shop".into(),
+                    ..input()
+                }
+                .validate()
+            ),
             "appSlug"
         );
         assert_eq!(
@@ -111,7 +129,13 @@ mod tests {
         );
         let many = (0..21).map(|i| format!("https://s{i}.example")).collect();
         assert_eq!(
-            field(NewIntegrationInput { allowed_origins: many, ..input() }.validate()),
+            field(
+                NewIntegrationInput {
+                    allowed_origins: many,
+                    ..input()
+                }
+                .validate()
+            ),
             "allowedOrigins"
         );
     }

@@ -346,7 +346,9 @@ impl CreateLinkInput {
         let scale = fiat_scale.unwrap_or(asset.decimals);
         Amount::parse(&self.amount, scale).map_err(|e| {
             let why = match e {
-                DecimalError::TooPrecise(n) => format!("amount must have at most {n} decimal places"),
+                DecimalError::TooPrecise(n) => {
+                    format!("amount must have at most {n} decimal places")
+                }
                 DecimalError::TooLarge => "amount is too large".to_owned(),
                 DecimalError::Format => {
                     "amount must be a positive decimal string such as \"12.50\"".to_owned()
@@ -404,7 +406,11 @@ mod tests {
                 } else if allowed.contains(&(from, to)) {
                     assert_eq!(got, Ok(LinkTransition::Move { from, to }), "{from}->{to}");
                 } else {
-                    assert_eq!(got, Err(DomainError::InvalidTransition { from, to }), "{from}->{to}");
+                    assert_eq!(
+                        got,
+                        Err(DomainError::InvalidTransition { from, to }),
+                        "{from}->{to}"
+                    );
                 }
             }
         }
@@ -413,8 +419,14 @@ mod tests {
     #[test]
     fn expiration_times() {
         let now = Timestamp::from_unix_millis(0).unwrap();
-        assert_eq!(ExpirationTime::M15.expires_at(now).unwrap().unix_millis(), 900_000);
-        assert_eq!(ExpirationTime::H72.expires_at(now).unwrap().unix_seconds(), 72 * 3600);
+        assert_eq!(
+            ExpirationTime::M15.expires_at(now).unwrap().unix_millis(),
+            900_000
+        );
+        assert_eq!(
+            ExpirationTime::H72.expires_at(now).unwrap().unix_seconds(),
+            72 * 3600
+        );
         assert_eq!(ExpirationTime::Never.expires_at(now), None);
         for e in ExpirationTime::ALL {
             assert_eq!(ExpirationTime::parse(e.as_str()), Some(e));
@@ -462,7 +474,10 @@ mod tests {
         assert_eq!(p.runtime_mode, "merchant_target_net_v2");
         assert_eq!(p.billing_version, "v2");
         assert_eq!(p.merchant_name.as_deref(), Some("Acme"));
-        assert_eq!(p.merchant_logo_url.as_deref(), Some("https://acme.example/logo.png"));
+        assert_eq!(
+            p.merchant_logo_url.as_deref(),
+            Some("https://acme.example/logo.png")
+        );
         assert_eq!(p.merchant_payment_link_theme, Some(Theme::Dark));
         assert_eq!(p.currency, "USDC");
         assert_eq!(p.expiration_time, ExpirationTime::H24);
@@ -493,18 +508,90 @@ mod tests {
     #[test]
     fn each_field_rule_names_its_field() {
         let cases: Vec<(CreateLinkInput, &str)> = vec![
-            (CreateLinkInput { title: Some("t".repeat(201)), ..input("1") }, "title"),
-            (CreateLinkInput { description: Some("d".repeat(2001)), ..input("1") }, "description"),
-            (CreateLinkInput { order_id: Some("o".repeat(201)), ..input("1") }, "orderId"),
-            (CreateLinkInput { client_id: Some(String::new()), ..input("1") }, "clientId"),
-            (CreateLinkInput { customer_email: Some("nope".into()), ..input("1") }, "customerEmail"),
-            (CreateLinkInput { invoice_pdf_url: Some("ftp://x".into()), ..input("1") }, "invoicePdfUrl"),
-            (CreateLinkInput { return_url: Some("/relative".into()), ..input("1") }, "returnUrl"),
-            (CreateLinkInput { success_url: Some("https://u:p@x.example".into()), ..input("1") }, "successUrl"),
-            (CreateLinkInput { failure_url: Some("x".into()), ..input("1") }, "failureUrl"),
-            (CreateLinkInput { expiration_time: Some("2h".into()), ..input("1") }, "expirationTime"),
-            (CreateLinkInput { fee_paid_by: Some("nobody".into()), ..input("1") }, "feePaidBy"),
-            (CreateLinkInput { fiat_currency: Some("XXX".into()), ..input("1") }, "fiatCurrency"),
+            (
+                CreateLinkInput {
+                    title: Some("t".repeat(201)),
+                    ..input("1")
+                },
+                "title",
+            ),
+            (
+                CreateLinkInput {
+                    description: Some("d".repeat(2001)),
+                    ..input("1")
+                },
+                "description",
+            ),
+            (
+                CreateLinkInput {
+                    order_id: Some("o".repeat(201)),
+                    ..input("1")
+                },
+                "orderId",
+            ),
+            (
+                CreateLinkInput {
+                    client_id: Some(String::new()),
+                    ..input("1")
+                },
+                "clientId",
+            ),
+            (
+                CreateLinkInput {
+                    customer_email: Some("nope".into()),
+                    ..input("1")
+                },
+                "customerEmail",
+            ),
+            (
+                CreateLinkInput {
+                    invoice_pdf_url: Some("ftp://x".into()),
+                    ..input("1")
+                },
+                "invoicePdfUrl",
+            ),
+            (
+                CreateLinkInput {
+                    return_url: Some("/relative".into()),
+                    ..input("1")
+                },
+                "returnUrl",
+            ),
+            (
+                CreateLinkInput {
+                    success_url: Some("https://u:p@x.example".into()),
+                    ..input("1")
+                },
+                "successUrl",
+            ),
+            (
+                CreateLinkInput {
+                    failure_url: Some("x".into()),
+                    ..input("1")
+                },
+                "failureUrl",
+            ),
+            (
+                CreateLinkInput {
+                    expiration_time: Some("2h".into()),
+                    ..input("1")
+                },
+                "expirationTime",
+            ),
+            (
+                CreateLinkInput {
+                    fee_paid_by: Some("nobody".into()),
+                    ..input("1")
+                },
+                "feePaidBy",
+            ),
+            (
+                CreateLinkInput {
+                    fiat_currency: Some("XXX".into()),
+                    ..input("1")
+                },
+                "fiatCurrency",
+            ),
         ];
         for (i, field) in cases {
             assert_eq!(field_of(build(i)), field);
@@ -512,10 +599,16 @@ mod tests {
         let mut m = Map::new();
         m.insert("k".into(), Value::from("x".repeat(9000)));
         assert_eq!(
-            field_of(build(CreateLinkInput { metadata: Some(m), ..input("1") })),
+            field_of(build(CreateLinkInput {
+                metadata: Some(m),
+                ..input("1")
+            })),
             "metadata"
         );
-        let t200 = CreateLinkInput { title: Some("t".repeat(200)), ..input("1") };
+        let t200 = CreateLinkInput {
+            title: Some("t".repeat(200)),
+            ..input("1")
+        };
         assert!(build(t200).is_ok());
     }
 

@@ -50,6 +50,16 @@ pub trait TenancyStore {
     /// Creates everything in `NewTenant` in ONE transaction: all of it or none. A user with the
     /// same e-mail MUST make it fail without writing anything.
     fn create_tenant(&self, tenant: &NewTenant) -> DomainResult<()>;
+    /// Adds `user` to `company` with `role` in ONE transaction, creating the user first when
+    /// `new_user` is given. Adding an existing member MUST fail without writing anything.
+    fn add_member(
+        &self,
+        new_user: Option<&UserRecord>,
+        user: UserId,
+        company: CompanyId,
+        role: Role,
+        at: Timestamp,
+    ) -> DomainResult<()>;
     /// Looks a user up by normalised e-mail.
     fn user_by_email(&self, email: &str) -> DomainResult<Option<UserRecord>>;
     /// Whether no user exists yet (first start of an empty database).
@@ -59,8 +69,10 @@ pub trait TenancyStore {
     /// The user's role in one company, or `None` when not a member.
     fn role(&self, user: UserId, company: CompanyId) -> DomainResult<Option<Role>>;
     /// A company and its settings, read together (one round trip where possible).
-    fn company_with_settings(&self, company: CompanyId)
-        -> DomainResult<Option<(Company, PaySettings)>>;
+    fn company_with_settings(
+        &self,
+        company: CompanyId,
+    ) -> DomainResult<Option<(Company, PaySettings)>>;
 }
 
 /// A signed-in browser session as stored (token and CSRF token as digests only).
@@ -122,8 +134,12 @@ pub trait PaymentLinkStore {
     /// Inserts; `uid` MUST be unique across companies.
     fn insert_link(&self, link: &PaymentLink) -> DomainResult<()>;
     /// Up to `limit` newest non-anonymous links of the company (newest first, ties by id).
-    fn links(&self, company: CompanyId, filter: LinkFilter, limit: usize)
-        -> DomainResult<Vec<PaymentLink>>;
+    fn links(
+        &self,
+        company: CompanyId,
+        filter: LinkFilter,
+        limit: usize,
+    ) -> DomainResult<Vec<PaymentLink>>;
     /// The company's link with this uid; `None` for another company's.
     fn link(&self, company: CompanyId, uid: &LinkUid) -> DomainResult<Option<PaymentLink>>;
     /// Compare-and-set: moves the link only if its status is still `from`; false otherwise.
@@ -139,8 +155,12 @@ pub trait PaymentLinkStore {
 
 /// Merchant settings.
 pub trait SettingsStore {
-    fn save_settings(&self, company: CompanyId, settings: &PaySettings, at: Timestamp)
-        -> DomainResult<()>;
+    fn save_settings(
+        &self,
+        company: CompanyId,
+        settings: &PaySettings,
+        at: Timestamp,
+    ) -> DomainResult<()>;
 }
 
 /// Readiness.
@@ -151,7 +171,14 @@ pub trait HealthCheck {
 
 /// Everything the service needs from storage, as one object.
 pub trait PayStore:
-    TenancyStore + SessionStore + IntegrationStore + PaymentLinkStore + SettingsStore + HealthCheck + Send + Sync
+    TenancyStore
+    + SessionStore
+    + IntegrationStore
+    + PaymentLinkStore
+    + SettingsStore
+    + HealthCheck
+    + Send
+    + Sync
 {
 }
 

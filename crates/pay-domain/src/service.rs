@@ -8,9 +8,15 @@ use time::Duration;
 
 use crate::assets::{AssetCatalogue, DestinationAsset};
 use crate::error::{DomainError, DomainResult};
-use crate::ids::{CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, SessionId, UserId};
-use crate::integration::{needs_touch, Integration, NewIntegrationInput, StoredIntegration, APP_SLUG};
-use crate::link::{transition, CreateLinkInput, CreatedBy, LinkStatus, LinkTransition, PaymentLink};
+use crate::ids::{
+    CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, SessionId, UserId,
+};
+use crate::integration::{
+    needs_touch, Integration, NewIntegrationInput, StoredIntegration, APP_SLUG,
+};
+use crate::link::{
+    transition, CreateLinkInput, CreatedBy, LinkStatus, LinkTransition, PaymentLink,
+};
 use crate::ports::{Clock, Crypto, LinkFilter, NewTenant, PayStore, StoredSession};
 use crate::secret::Secret;
 use crate::settings::{PaySettings, SettingsPatch};
@@ -31,6 +37,16 @@ pub const LOGIN_WINDOW: Duration = Duration::minutes(15);
 const SECRET_LEN: usize = 43;
 /// Shortest password accepted.
 pub const MIN_PASSWORD_LEN: usize = 10;
+
+fn check_password(password: &Secret) -> DomainResult<()> {
+    if password.expose().chars().count() < MIN_PASSWORD_LEN {
+        return Err(DomainError::validation(
+            "password",
+            format!("password must be at least {MIN_PASSWORD_LEN} characters"),
+        ));
+    }
+    Ok(())
+}
 
 /// The service's use cases over its ports.
 #[derive(Clone)]
@@ -83,7 +99,10 @@ impl Pay {
     }
 
     fn new_secret(&self, prefix: &str) -> Secret {
-        Secret::new(format!("{prefix}{}", self.crypto.random_alphanumeric(SECRET_LEN)))
+        Secret::new(format!(
+            "{prefix}{}",
+            self.crypto.random_alphanumeric(SECRET_LEN)
+        ))
     }
 
     fn new_integration(
@@ -130,9 +149,14 @@ impl Pay {
         let email = normalize_email(email);
         validate::email("email", &email)?;
         if let Some(user) = self.store.user_by_email(&email)? {
-            let first = self.store.memberships(user.id)?.into_iter().next().ok_or_else(|| {
-                DomainError::Internal("bootstrap: existing user has no company".into())
-            })?;
+            let first = self
+                .store
+                .memberships(user.id)?
+                .into_iter()
+                .next()
+                .ok_or_else(|| {
+                    DomainError::Internal("bootstrap: existing user has no company".into())
+                })?;
             let key = self
                 .store
                 .integrations(first.company_id)?
@@ -148,12 +172,7 @@ impl Pay {
                 created: false,
             });
         }
-        if password.expose().chars().count() < MIN_PASSWORD_LEN {
-            return Err(DomainError::validation(
-                "password",
-                format!("password must be at least {MIN_PASSWORD_LEN} characters"),
-            ));
-        }
+        check_password(password)?;
         let now = self.now();
         let user = UserRecord {
             id: UserId(self.crypto.new_uuid()),
@@ -195,6 +214,49 @@ impl Pay {
         Ok(outcome)
     }
 
+    /// Adds a person to a company with a role (operator command; the dashboard invites later).
+    /// A new e-mail creates the user with `password`; an existing user keeps theirs.
+    pub fn add_member(
+        &self,
+        company: CompanyId,
+        email: &str,
+        password: &Secret,
+        role: Role,
+    ) -> DomainResult<UserId> {
+        let email = normalize_email(email);
+        validate::email("email", &email)?;
+        if self.store.company_with_settings(company)?.is_none() {
+            return Err(DomainError::NotFound { kind: "Company" });
+        }
+        let now = self.now();
+        let existing = self.store.user_by_email(&email)?;
+        let new_user = match existing {
+            Some(_) => None,
+            None => {
+                check_password(password)?;
+                Some(UserRecord {
+                    id: UserId(self.crypto.new_uuid()),
+                    email,
+                    password_hash: self.crypto.hash_password(password.expose())?,
+                    created_at: now,
+                })
+            }
+        };
+        let user_id = match (&existing, &new_user) {
+            (Some(u), _) | (None, Some(u)) => u.id,
+            (None, None) => unreachable!("one of the two is set above"),
+        };
+        if existing.is_some() && self.store.role(user_id, company)?.is_some() {
+            return Err(DomainError::validation(
+                "email",
+                "already a member of this company",
+            ));
+        }
+        self.store
+            .add_member(new_user.as_ref(), user_id, company, role, now)?;
+        Ok(user_id)
+    }
+
     // ----- credentials -----
 
     /// Resolves an API-key pair. Only one header: `Unauthorized`; a wrong, unknown or disabled
@@ -221,7 +283,8 @@ impl Pay {
         }
         let now = self.now();
         if needs_touch(stored.integration.last_used_at, now) {
-            self.store.touch_integration(stored.integration.partner_id, now)?;
+            self.store
+                .touch_integration(stored.integration.partner_id, now)?;
         }
         Ok(Principal {
             company_id: stored.integration.company_id,
@@ -232,16 +295,27 @@ impl Pay {
     }
 
     fn throttle_key(&self, email: &str, client_addr: &str) -> String {
-        self.crypto.digest(&format!("login:{email}|{client_addr}")).0
+        self.crypto
+            .digest(&format!("login:{email}|{client_addr}"))
+            .0
     }
 
     /// Signs a user in: the same error for an unknown e-mail and a wrong password, and at most
     /// `LOGIN_MAX_FAILURES` failures per e-mail and address per `LOGIN_WINDOW`.
-    pub fn login(&self, email: &str, password: &Secret, client_addr: &str) -> DomainResult<LoginOutcome> {
+    pub fn login(
+        &self,
+        email: &str,
+        password: &Secret,
+        client_addr: &str,
+    ) -> DomainResult<LoginOutcome> {
         let email = normalize_email(email);
         let now = self.now();
         let key = self.throttle_key(&email, client_addr);
-        if self.store.login_failures_since(&key, now.minus(LOGIN_WINDOW))? >= LOGIN_MAX_FAILURES {
+        if self
+            .store
+            .login_failures_since(&key, now.minus(LOGIN_WINDOW))?
+            >= LOGIN_MAX_FAILURES
+        {
             return Err(DomainError::RateLimited {
                 retry_after_secs: LOGIN_WINDOW.whole_seconds() as u64,
             });
@@ -296,7 +370,13 @@ impl Pay {
     /// Checks the CSRF token of a session-authenticated mutation (403 when wrong or missing).
     pub fn check_csrf(&self, signed_in: &SignedIn, token: Option<&str>) -> DomainResult<()> {
         match token {
-            Some(t) if self.crypto.digest_matches(t, &signed_in.session.csrf_digest) => Ok(()),
+            Some(t)
+                if self
+                    .crypto
+                    .digest_matches(t, &signed_in.session.csrf_digest) =>
+            {
+                Ok(())
+            }
             _ => Err(DomainError::Forbidden),
         }
     }
@@ -304,7 +384,10 @@ impl Pay {
     /// The principal a session acts as on payment routes: its current company and role.
     pub fn session_principal(&self, signed_in: &SignedIn) -> DomainResult<Principal> {
         let s = &signed_in.session;
-        let role = self.store.role(s.user_id, s.company_id)?.ok_or(DomainError::Forbidden)?;
+        let role = self
+            .store
+            .role(s.user_id, s.company_id)?
+            .ok_or(DomainError::Forbidden)?;
         Ok(Principal {
             company_id: s.company_id,
             credential: Credential::Session {
@@ -325,7 +408,12 @@ impl Pay {
     }
 
     /// The user's role in a company named in a dashboard path; not a member is `Forbidden`.
-    fn team_role(&self, signed_in: &SignedIn, company: CompanyId, need: Option<Permission>) -> DomainResult<Role> {
+    fn team_role(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+        need: Option<Permission>,
+    ) -> DomainResult<Role> {
         let role = self
             .store
             .role(signed_in.session.user_id, company)?
@@ -351,7 +439,11 @@ impl Pay {
         Ok((stored.integration, secret))
     }
 
-    pub fn list_integrations(&self, signed_in: &SignedIn, company: CompanyId) -> DomainResult<Vec<Integration>> {
+    pub fn list_integrations(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+    ) -> DomainResult<Vec<Integration>> {
         self.team_role(signed_in, company, None)?;
         self.store.integrations(company)
     }
@@ -369,7 +461,12 @@ impl Pay {
             .ok_or(DomainError::ApiKeyNotFound)
     }
 
-    pub fn delete_integration(&self, signed_in: &SignedIn, company: CompanyId, partner: PartnerId) -> DomainResult<()> {
+    pub fn delete_integration(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+        partner: PartnerId,
+    ) -> DomainResult<()> {
         self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
         if self.store.delete_integration(company, partner)? {
             Ok(())
@@ -414,7 +511,8 @@ impl Pay {
         let filter = LinkFilter {
             grant_id: p.grant_id(),
         };
-        self.store.links(p.company_id, filter, crate::link::LIST_LIMIT)
+        self.store
+            .links(p.company_id, filter, crate::link::LIST_LIMIT)
     }
 
     /// One link; another company's (or another grant's) is `NotFound`.
@@ -428,7 +526,10 @@ impl Pay {
             kind: "Payment link",
         };
         let uid = LinkUid::parse(uid).ok_or(not_found.clone())?;
-        let link = self.store.link(p.company_id, &uid)?.ok_or(not_found.clone())?;
+        let link = self
+            .store
+            .link(p.company_id, &uid)?
+            .ok_or(not_found.clone())?;
         if link.is_anonymous() {
             return Err(not_found);
         }
@@ -442,7 +543,12 @@ impl Pay {
 
     /// Moves a link per the transition table (compare-and-set; a lost race is re-read and
     /// re-decided, so concurrent writers never skip the table).
-    pub fn set_link_status(&self, p: &Principal, uid: &str, to: LinkStatus) -> DomainResult<PaymentLink> {
+    pub fn set_link_status(
+        &self,
+        p: &Principal,
+        uid: &str,
+        to: LinkStatus,
+    ) -> DomainResult<PaymentLink> {
         p.authorize(Scope::PaymentLinksWrite)?;
         for _ in 0..3 {
             let link = self.visible_link(p, uid)?;
@@ -450,7 +556,10 @@ impl Pay {
                 LinkTransition::Same => return Ok(link),
                 LinkTransition::Move { from, to } => {
                     let now = self.now();
-                    if self.store.set_link_status(p.company_id, &link.uid, from, to, now)? {
+                    if self
+                        .store
+                        .set_link_status(p.company_id, &link.uid, from, to, now)?
+                    {
                         return Ok(PaymentLink {
                             status: to,
                             updated_at: now,
@@ -460,7 +569,9 @@ impl Pay {
                 }
             }
         }
-        Err(DomainError::Internal("link status kept changing under us".into()))
+        Err(DomainError::Internal(
+            "link status kept changing under us".into(),
+        ))
     }
 
     // ----- settings and assets -----
@@ -470,7 +581,11 @@ impl Pay {
         Ok(self.company_with_settings(p.company_id)?.1)
     }
 
-    pub fn update_settings(&self, p: &Principal, patch: SettingsPatch) -> DomainResult<PaySettings> {
+    pub fn update_settings(
+        &self,
+        p: &Principal,
+        patch: SettingsPatch,
+    ) -> DomainResult<PaySettings> {
         p.authorize(Scope::SettingsWrite)?;
         let current = self.company_with_settings(p.company_id)?.1;
         let next = patch.apply(&current, &self.assets)?;
@@ -483,12 +598,20 @@ impl Pay {
     /// The enabled settlement assets, each with whether it is the company's default.
     pub fn destination_assets(&self, p: &Principal) -> DomainResult<Vec<(DestinationAsset, bool)>> {
         p.authorize(Scope::PaymentLinksRead)?;
-        let default = self.company_with_settings(p.company_id)?.1.default_destination_asset;
+        let default = self
+            .company_with_settings(p.company_id)?
+            .1
+            .default_destination_asset;
         Ok(self
             .assets
             .all()
             .iter()
-            .map(|a| (a.clone(), default.as_deref() == Some(a.asset_identifier.as_str())))
+            .map(|a| {
+                (
+                    a.clone(),
+                    default.as_deref() == Some(a.asset_identifier.as_str()),
+                )
+            })
             .collect())
     }
 
@@ -497,4 +620,3 @@ impl Pay {
         self.store.ping()
     }
 }
-

@@ -83,7 +83,10 @@ impl PaySettings {
         PaySettings {
             status: ProductStatus::Active,
             default_destination_asset: Some(
-                catalogue.default_for_new_companies().asset_identifier.clone(),
+                catalogue
+                    .default_for_new_companies()
+                    .asset_identifier
+                    .clone(),
             ),
             fee_paid_by: FeePayer::Merchant,
             skip_quote_acceptance: false,
@@ -151,11 +154,16 @@ fn number_in(field: &str, text: &str, min: &str, max: Option<&str>) -> DomainRes
 
 impl SettingsPatch {
     /// Checks every given field and returns the settings with the patch applied.
-    pub fn apply(self, current: &PaySettings, catalogue: &AssetCatalogue) -> DomainResult<PaySettings> {
+    pub fn apply(
+        self,
+        current: &PaySettings,
+        catalogue: &AssetCatalogue,
+    ) -> DomainResult<PaySettings> {
         let mut s = current.clone();
         if let Some(v) = self.status {
-            s.status = ProductStatus::parse(&v)
-                .ok_or_else(|| DomainError::validation("status", "status must be active or paused"))?;
+            s.status = ProductStatus::parse(&v).ok_or_else(|| {
+                DomainError::validation("status", "status must be active or paused")
+            })?;
         }
         if let Some(v) = self.default_destination_asset {
             if let Some(id) = &v {
@@ -177,12 +185,25 @@ impl SettingsPatch {
             s.skip_quote_acceptance = v;
         }
         if let Some(v) = self.merchant_surcharge_percent {
-            s.merchant_surcharge_percent = number_in("merchantSurchargePercent", &v, "-1", Some("1"))?;
+            s.merchant_surcharge_percent =
+                number_in("merchantSurchargePercent", &v, "-1", Some("1"))?;
         }
         for (field, patch, slot) in [
-            ("returnRedirectUrl", self.return_redirect_url, &mut s.return_redirect_url),
-            ("successRedirectUrl", self.success_redirect_url, &mut s.success_redirect_url),
-            ("failureRedirectUrl", self.failure_redirect_url, &mut s.failure_redirect_url),
+            (
+                "returnRedirectUrl",
+                self.return_redirect_url,
+                &mut s.return_redirect_url,
+            ),
+            (
+                "successRedirectUrl",
+                self.success_redirect_url,
+                &mut s.success_redirect_url,
+            ),
+            (
+                "failureRedirectUrl",
+                self.failure_redirect_url,
+                &mut s.failure_redirect_url,
+            ),
         ] {
             if let Some(v) = patch {
                 if let Some(url) = &v {
@@ -202,7 +223,8 @@ impl SettingsPatch {
             s.underpayment_fixed_enabled = v;
         }
         if let Some(v) = self.underpayment_fixed_threshold {
-            s.underpayment_fixed_threshold = number_in("underpaymentFixedThreshold", &v, "0", None)?;
+            s.underpayment_fixed_threshold =
+                number_in("underpaymentFixedThreshold", &v, "0", None)?;
         }
         Ok(s)
     }
@@ -298,7 +320,10 @@ mod tests {
         })
         .unwrap();
         assert_eq!(s.default_destination_asset, None);
-        assert_eq!(s.success_redirect_url.as_deref(), Some("https://shop.example/ok"));
+        assert_eq!(
+            s.success_redirect_url.as_deref(),
+            Some("https://shop.example/ok")
+        );
         assert!(s.skip_quote_acceptance);
         assert_eq!(s.status, ProductStatus::Paused);
         assert_eq!(s.fee_paid_by, FeePayer::Client);

@@ -143,7 +143,10 @@ pub enum Credential {
         role: Role,
     },
     /// An OAuth grant (added with the OAuth work): only its approved scopes.
-    OAuthGrant { grant_id: uuid::Uuid, scopes: Vec<Scope> },
+    OAuthGrant {
+        grant_id: uuid::Uuid,
+        scopes: Vec<Scope>,
+    },
 }
 
 /// The resolved caller: one company and what the credential may do there.
@@ -279,7 +282,11 @@ mod tests {
 
     #[test]
     fn sessions_need_settings_manage_to_write() {
-        for (role, can_write) in [(Role::Owner, true), (Role::Admin, true), (Role::Member, false)] {
+        for (role, can_write) in [
+            (Role::Owner, true),
+            (Role::Admin, true),
+            (Role::Member, false),
+        ] {
             let p = principal(Credential::Session {
                 session_id: SessionId(uuid::Uuid::nil()),
                 user_id: UserId(uuid::Uuid::nil()),

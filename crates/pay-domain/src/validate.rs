@@ -15,7 +15,10 @@ pub const MAX_METADATA_KEYS: usize = 50;
 /// A string of at most `max` characters; `allow_empty` for optional free text.
 pub fn text(field: &str, value: &str, max: usize, allow_empty: bool) -> DomainResult<()> {
     if !allow_empty && value.trim().is_empty() {
-        return Err(DomainError::validation(field, format!("{field} must not be empty")));
+        return Err(DomainError::validation(
+            field,
+            format!("{field} must not be empty"),
+        ));
     }
     if value.chars().count() > max {
         return Err(DomainError::validation(
@@ -23,7 +26,10 @@ pub fn text(field: &str, value: &str, max: usize, allow_empty: bool) -> DomainRe
             format!("{field} must be at most {max} characters"),
         ));
     }
-    if value.chars().any(|c| c.is_control() && c != '\n' && c != '\t' && c != '\r') {
+    if value
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t' && c != '\r')
+    {
         return Err(DomainError::validation(
             field,
             format!("{field} must not contain control characters"),
@@ -116,7 +122,10 @@ pub fn email(field: &str, value: &str) -> DomainResult<()> {
     if ok {
         Ok(())
     } else {
-        Err(DomainError::validation(field, format!("{field} must be an e-mail address")))
+        Err(DomainError::validation(
+            field,
+            format!("{field} must be an e-mail address"),
+        ))
     }
 }
 
@@ -128,7 +137,9 @@ pub fn metadata(field: &str, value: &Map<String, Value>) -> DomainResult<()> {
             format!("{field} must have at most {MAX_METADATA_KEYS} keys"),
         ));
     }
-    let size = serde_json::to_vec(value).map(|v| v.len()).unwrap_or(usize::MAX);
+    let size = serde_json::to_vec(value)
+        .map(|v| v.len())
+        .unwrap_or(usize::MAX);
     if size > MAX_METADATA_BYTES {
         return Err(DomainError::validation(
             field,
@@ -180,7 +191,15 @@ mod tests {
     #[test]
     fn emails() {
         assert!(email("e", "a@b.example").is_ok());
-        for bad in ["", "a", "a@b", "@b.example", "a@@b.example", "a b@c.example", "a@.example"] {
+        for bad in [
+            "",
+            "a",
+            "a@b",
+            "@b.example",
+            "a@@b.example",
+            "a b@c.example",
+            "a@.example",
+        ] {
             assert!(email("e", bad).is_err(), "{bad}");
         }
     }

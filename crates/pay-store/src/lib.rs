@@ -1,1 +1,217 @@
-//! placeholder
+//! Storage adapter of the payment service: every `pay_domain::ports` store trait, implemented
+//! once with diesel for both SQLite and PostgreSQL behind a single connection pool.
+
+mod conn;
+mod ports;
+mod rows;
+mod schema;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+use std::fmt;
+use std::path::Path;
+
+use diesel::r2d2::{Pool, PooledConnection};
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+use pay_domain::DomainError;
+
+use crate::conn::{AnyConnection, AnyManager, SqlitePragmas};
+
+const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
+const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
+
+/// Serialises concurrent `migrate` calls (several server instances starting at once) on one
+/// PostgreSQL database; an arbitrary constant shared by every instance of this service.
+const MIGRATION_LOCK_KEY: i64 = 0x0070_6179_5f6d_6967; // "pay_mig"
+
+/// Where the database is and how many connections to keep.
+#[derive(Clone)]
+pub struct StoreConfig {
+    /// `sqlite://<path>` (relative or absolute; the file is created when missing), or
+    /// `postgres://…` / `postgresql://…`.
+    pub url: String,
+    /// Pool size.
+    pub max_connections: u32,
+}
+
+// The URL may carry a password.
+impl fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let scheme = self.url.split_once("://").map_or("?", |(s, _)| s);
+        f.debug_struct("StoreConfig")
+            .field("url", &format_args!("{scheme}://***"))
+            .field("max_connections", &self.max_connections)
+            .finish()
+    }
+}
+
+/// The database product behind a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// SQLite (a local file).
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+}
+
+impl Backend {
+    /// The backend a URL names, and what to hand to the driver (for SQLite the bare path, so
+    /// that `?`, `#` or `%` in a file name are not read as URI syntax).
+    fn from_url(url: &str) -> Result<(Backend, String), StoreError> {
+        if let Some(path) = url.strip_prefix("sqlite://") {
+            if path.is_empty() {
+                return Err(StoreError::InvalidUrl("sqlite:// needs a file path".into()));
+            }
+            // Every pooled connection would get its own, separate, empty database.
+            if path.contains(":memory:") || path.contains("mode=memory") {
+                return Err(StoreError::InvalidUrl(
+                    "in-memory SQLite cannot be pooled; use a file".into(),
+                ));
+            }
+            Ok((Backend::Sqlite, path.to_owned()))
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Ok((Backend::Postgres, url.to_owned()))
+        } else {
+            Err(StoreError::InvalidUrl(
+                "expected sqlite://<path>, postgres://… or postgresql://…".into(),
+            ))
+        }
+    }
+}
+
+/// Why the store could not be opened or migrated. Messages never contain the URL.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The URL names no supported backend, or no file.
+    #[error("invalid database url: {0}")]
+    InvalidUrl(String),
+    /// The first connection failed (server down, bad credentials, unwritable file…).
+    #[error("cannot connect to the database: {0}")]
+    Connect(#[source] diesel::r2d2::Error),
+    /// No pooled connection could be obtained.
+    #[error("connection pool: {0}")]
+    Pool(#[from] diesel::r2d2::PoolError),
+    /// A migration failed; the database holds every migration before it.
+    #[error("migration failed: {0}")]
+    Migration(String),
+}
+
+impl From<StoreError> for DomainError {
+    fn from(e: StoreError) -> Self {
+        DomainError::Internal(e.to_string())
+    }
+}
+
+/// The diesel store: a pool of SQLite or PostgreSQL connections. Cheap to clone (the pool is
+/// shared). Methods block; call them from a blocking pool on an async runtime.
+#[derive(Clone)]
+pub struct DieselStore {
+    pool: Pool<AnyManager>,
+    backend: Backend,
+}
+
+impl fmt::Debug for DieselStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.pool.state();
+        f.debug_struct("DieselStore")
+            .field("backend", &self.backend)
+            .field("max_connections", &self.pool.max_size())
+            .field("connections", &state.connections)
+            .field("idle_connections", &state.idle_connections)
+            .finish()
+    }
+}
+
+impl DieselStore {
+    /// Opens a pool of `max_connections` connections to `cfg.url`. One connection is made
+    /// up front so that a wrong URL or an unreachable server fails here, with the driver's
+    /// reason, rather than as a pool timeout.
+    pub fn connect(cfg: &StoreConfig) -> Result<DieselStore, StoreError> {
+        let (backend, target) = Backend::from_url(&cfg.url)?;
+        if backend == Backend::Sqlite {
+            check_sqlite_dir(&target)?;
+        }
+        let manager = AnyManager::new(backend, target);
+        let mut probe =
+            diesel::r2d2::ManageConnection::connect(&manager).map_err(StoreError::Connect)?;
+        if backend == Backend::Sqlite {
+            // Also catches a file that is not a database, before the pool hides the reason.
+            diesel::r2d2::CustomizeConnection::on_acquire(&SqlitePragmas, &mut probe)
+                .map_err(StoreError::Connect)?;
+        }
+        drop(probe);
+        // No ping on checkout: it would be a second round trip on every call; `PoolConn`
+        // retires connections that turn out dead instead.
+        let mut builder = Pool::builder()
+            .max_size(cfg.max_connections.max(1))
+            .test_on_check_out(false);
+        if backend == Backend::Sqlite {
+            builder = builder.connection_customizer(Box::new(SqlitePragmas));
+        }
+        let pool = builder.build(manager)?;
+        tracing::debug!(
+            ?backend,
+            max_connections = cfg.max_connections,
+            "database pool ready"
+        );
+        Ok(DieselStore { pool, backend })
+    }
+
+    /// Runs the pending embedded migrations of this backend's set; returns how many ran.
+    pub fn migrate(&self) -> Result<usize, StoreError> {
+        let mut conn = self.pool.get()?;
+        let ran = match &mut conn.conn {
+            AnyConnection::Sqlite(c) => {
+                c.run_pending_migrations(SQLITE_MIGRATIONS).map(|v| v.len())
+            }
+            AnyConnection::Postgresql(c) => migrate_postgres(c),
+        }
+        .map_err(|e| StoreError::Migration(e.to_string()))?;
+        if ran > 0 {
+            tracing::info!(ran, backend = ?self.backend, "database migrations applied");
+        }
+        Ok(ran)
+    }
+
+    /// Which database this store talks to.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub(crate) fn conn(&self) -> Result<PooledConnection<AnyManager>, DomainError> {
+        self.pool
+            .get()
+            .map_err(|e| DomainError::Internal(format!("database pool: {e}")))
+    }
+}
+
+type MigrationResult<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+fn migrate_postgres(c: &mut diesel::PgConnection) -> MigrationResult<usize> {
+    use diesel::RunQueryDsl;
+    diesel::sql_query("SELECT pg_advisory_lock($1)")
+        .bind::<diesel::sql_types::BigInt, _>(MIGRATION_LOCK_KEY)
+        .execute(c)?;
+    let ran = c
+        .run_pending_migrations(POSTGRES_MIGRATIONS)
+        .map(|v| v.len());
+    // Session-level lock: release it even when a migration failed, or the pooled connection
+    // would keep blocking other instances.
+    let unlock = diesel::sql_query("SELECT pg_advisory_unlock($1)")
+        .bind::<diesel::sql_types::BigInt, _>(MIGRATION_LOCK_KEY)
+        .execute(c);
+    let ran = ran?;
+    unlock?;
+    Ok(ran)
+}
+
+/// SQLite creates a missing file but not a missing directory, and then only says "unable to
+/// open database file".
+fn check_sqlite_dir(path: &str) -> Result<(), StoreError> {
+    match Path::new(path).parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => Err(StoreError::InvalidUrl(
+            format!("directory {} does not exist", dir.display()),
+        )),
+        _ => Ok(()),
+    }
+}

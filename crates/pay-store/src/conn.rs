@@ -1,0 +1,201 @@
+//! The one connection type every query is written against, its pool manager and the per-backend
+//! connection set-up. This is the only place (with migrations) that looks at the backend.
+
+use std::fmt;
+
+use diesel::connection::{
+    AnsiTransactionManager, Connection, SimpleConnection, TransactionManager,
+};
+use diesel::r2d2::{CustomizeConnection, ManageConnection, R2D2Connection};
+use diesel::result::QueryResult;
+use diesel::{PgConnection, SqliteConnection};
+
+use crate::Backend;
+
+/// A pooled connection to either backend. Queries are written once against it; the derive
+/// serialises them for whichever variant is live.
+#[derive(diesel::MultiConnection)]
+pub enum AnyConnection {
+    /// A PostgreSQL connection.
+    Postgresql(PgConnection),
+    /// A SQLite connection.
+    Sqlite(SqliteConnection),
+}
+
+/// A pool slot: the connection, and whether a query found it dead.
+pub(crate) struct PoolConn {
+    pub(crate) conn: AnyConnection,
+    lost: bool,
+}
+
+impl PoolConn {
+    /// Remembers a lost server connection so that the pool drops it instead of handing it out
+    /// again: the pool does not ping on checkout (that would double every hot path's round
+    /// trips), so after a server restart each stale connection fails exactly one call.
+    pub(crate) fn note_error(&mut self, e: &diesel::result::Error) {
+        use diesel::result::{DatabaseErrorKind, Error};
+        if let Error::DatabaseError(
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            _,
+        ) = e
+        {
+            self.lost = true;
+        }
+    }
+}
+
+/// Opens connections of the backend chosen from the URL.
+///
+/// Not `diesel::r2d2::ConnectionManager<AnyConnection>`: the derived `establish` tries every
+/// variant in turn and throws the errors away, so an unreachable PostgreSQL server would be
+/// reported as "Invalid connection url" (after also trying to open the URL as a SQLite file).
+pub(crate) struct AnyManager {
+    backend: Backend,
+    /// For SQLite, the file path (`sqlite://` stripped); for PostgreSQL the URL as given.
+    target: String,
+}
+
+impl AnyManager {
+    pub(crate) fn new(backend: Backend, target: String) -> Self {
+        AnyManager { backend, target }
+    }
+}
+
+// The PostgreSQL URL may hold a password.
+impl fmt::Debug for AnyManager {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnyManager")
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ManageConnection for AnyManager {
+    type Connection = PoolConn;
+    type Error = diesel::r2d2::Error;
+
+    fn connect(&self) -> Result<PoolConn, Self::Error> {
+        let conn = match self.backend {
+            Backend::Postgres => {
+                PgConnection::establish(&self.target).map(AnyConnection::Postgresql)
+            }
+            Backend::Sqlite => SqliteConnection::establish(&self.target).map(AnyConnection::Sqlite),
+        };
+        let conn = conn.map_err(diesel::r2d2::Error::ConnectionError)?;
+        Ok(PoolConn { conn, lost: false })
+    }
+
+    fn is_valid(&self, c: &mut PoolConn) -> Result<(), Self::Error> {
+        c.conn.ping().map_err(diesel::r2d2::Error::QueryError)
+    }
+
+    fn has_broken(&self, c: &mut PoolConn) -> bool {
+        // `is_broken`: a transaction that could not be closed.
+        c.lost || c.conn.is_broken()
+    }
+}
+
+/// SQLite settings that live on the connection, not in the file, so every new connection of the
+/// pool needs them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SqlitePragmas;
+
+/// `busy_timeout` comes first: switching a fresh file to WAL needs the write lock, and several
+/// pool connections open at once would otherwise fail with SQLITE_BUSY instead of waiting.
+const SQLITE_PRAGMAS: &str = "PRAGMA busy_timeout = 5000; \
+                              PRAGMA journal_mode = WAL; \
+                              PRAGMA synchronous = NORMAL; \
+                              PRAGMA foreign_keys = ON;";
+
+impl CustomizeConnection<PoolConn, diesel::r2d2::Error> for SqlitePragmas {
+    fn on_acquire(&self, c: &mut PoolConn) -> Result<(), diesel::r2d2::Error> {
+        if let AnyConnection::Sqlite(c) = &mut c.conn {
+            c.batch_execute(SQLITE_PRAGMAS)
+                .map_err(diesel::r2d2::Error::QueryError)?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `f` in a write transaction. On SQLite it starts with `BEGIN IMMEDIATE`: a deferred
+/// transaction takes a read lock first and, when two of them then try to write, one fails with
+/// SQLITE_BUSY without waiting for the busy timeout (a lock-upgrade deadlock).
+///
+/// The inner connection's transaction manager opens the transaction, and the enum's (which
+/// delegates to that same manager) closes it, so diesel's depth bookkeeping stays consistent.
+pub(crate) fn write_transaction<T, F>(conn: &mut AnyConnection, f: F) -> QueryResult<T>
+where
+    F: FnOnce(&mut AnyConnection) -> QueryResult<T>,
+{
+    match conn {
+        AnyConnection::Sqlite(c) => {
+            AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE")?
+        }
+        AnyConnection::Postgresql(c) => AnsiTransactionManager::begin_transaction(c)?,
+    }
+    match f(conn) {
+        Ok(value) => {
+            <AnyConnection as TransactionManager<AnyConnection>>::commit_transaction(conn)?;
+            Ok(value)
+        }
+        Err(e) => {
+            // The caller needs the first error; a failed rollback marks the connection broken,
+            // so the pool discards it.
+            if let Err(rollback) =
+                <AnyConnection as TransactionManager<AnyConnection>>::rollback_transaction(conn)
+            {
+                tracing::warn!(error = %rollback, "rollback failed");
+            }
+            Err(e)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(path: &str) -> AnyConnection {
+        let mut c = AnyManager::new(Backend::Sqlite, path.to_owned())
+            .connect()
+            .unwrap();
+        SqlitePragmas.on_acquire(&mut c).unwrap();
+        c.conn
+    }
+
+    /// Two transactions that read and then write: with a deferred BEGIN both hold a read
+    /// snapshot when they try to write, and one fails at once with "database is locked".
+    #[test]
+    fn sqlite_write_transactions_queue_instead_of_failing() {
+        let path = std::env::temp_dir()
+            .join(format!(
+                "pay_test_tx_{}.sqlite",
+                uuid::Uuid::new_v4().simple()
+            ))
+            .display()
+            .to_string();
+        open(&path)
+            .batch_execute("CREATE TABLE t (n BIGINT NOT NULL)")
+            .unwrap();
+        let writers: Vec<_> = (0..2)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let mut conn = open(&path);
+                    write_transaction(&mut conn, |c| {
+                        c.batch_execute("SELECT count(*) FROM t")?;
+                        std::thread::sleep(std::time::Duration::from_millis(200));
+                        c.batch_execute("INSERT INTO t VALUES (1)")
+                    })
+                })
+            })
+            .collect();
+        let results: Vec<_> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{path}{suffix}"));
+        }
+        for r in results {
+            r.unwrap();
+        }
+    }
+}

@@ -1,0 +1,435 @@
+//! The port traits on `DieselStore`. Each hot-path method is one statement (one round trip);
+//! rows are decoded after the connection is back in the pool.
+
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+use diesel::result::QueryResult;
+use pay_domain::ids::{CompanyId, KeyId, LinkUid, PartnerId, UserId};
+use pay_domain::integration::{Integration, StoredIntegration};
+use pay_domain::link::{LinkStatus, PaymentLink};
+use pay_domain::ports::{
+    HealthCheck, IntegrationStore, LinkFilter, NewTenant, PaymentLinkStore, SessionStore,
+    SettingsStore, StoredSession, TenancyStore,
+};
+use pay_domain::secret::SecretDigest;
+use pay_domain::settings::PaySettings;
+use pay_domain::tenancy::{Company, Membership, Role, UserRecord};
+use pay_domain::timestamp::Timestamp;
+use pay_domain::{DomainError, DomainResult};
+
+use crate::conn::{write_transaction, AnyConnection};
+use crate::rows::{
+    parse_role, stored_integration, CompanyRow, IntegrationRow, LinkRow, MembershipRow,
+    NewCompanyRow, NewIntegrationRow, NewLinkRow, NewMembershipRow, NewSessionRow, NewSettingsRow,
+    NewUserRow, SessionRow, SettingsRow, StoredIntegrationRow, UserRow,
+};
+use crate::schema::{
+    browser_sessions, companies, integrations, login_failures, memberships, pay_settings,
+    payment_links, users,
+};
+use crate::DieselStore;
+
+/// Says what failed; diesel's messages carry no bound values, so no secret reaches the log.
+fn db_error(what: &'static str) -> impl FnOnce(diesel::result::Error) -> DomainError {
+    move |e| DomainError::Internal(format!("database ({what}): {e}"))
+}
+
+impl DieselStore {
+    /// Runs one unit of work on a pooled connection.
+    fn run<T>(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(&mut AnyConnection) -> QueryResult<T>,
+    ) -> DomainResult<T> {
+        let mut pooled = self.conn()?;
+        f(&mut pooled.conn).map_err(|e| {
+            pooled.note_error(&e);
+            db_error(what)(e)
+        })
+    }
+}
+
+impl TenancyStore for DieselStore {
+    fn create_tenant(&self, t: &NewTenant) -> DomainResult<()> {
+        let user = t.new_user.as_ref().map(NewUserRow::from);
+        let company = NewCompanyRow::from(&t.company);
+        let membership = NewMembershipRow {
+            user_id: t.owner.to_string(),
+            company_id: t.company.id.to_string(),
+            role: Role::Owner.as_str(),
+            created_at: t.company.created_at.unix_millis(),
+        };
+        let settings = NewSettingsRow::new(t.company.id, &t.settings, t.company.created_at);
+        let integration = NewIntegrationRow::try_from(&t.integration)?;
+        self.run("create tenant", |conn| {
+            write_transaction(conn, |conn| {
+                if let Some(user) = &user {
+                    diesel::insert_into(users::table)
+                        .values(user)
+                        .execute(conn)?;
+                }
+                diesel::insert_into(companies::table)
+                    .values(&company)
+                    .execute(conn)?;
+                diesel::insert_into(memberships::table)
+                    .values(&membership)
+                    .execute(conn)?;
+                diesel::insert_into(pay_settings::table)
+                    .values(&settings)
+                    .execute(conn)?;
+                diesel::insert_into(integrations::table)
+                    .values(&integration)
+                    .execute(conn)?;
+                Ok(())
+            })
+        })
+    }
+
+    fn user_by_email(&self, email: &str) -> DomainResult<Option<UserRecord>> {
+        self.run("user by email", |conn| {
+            users::table
+                .filter(users::email.eq(email))
+                .select(UserRow::as_select())
+                .first(conn)
+                .optional()
+        })?
+        .map(UserRecord::try_from)
+        .transpose()
+    }
+
+    fn is_empty(&self) -> DomainResult<bool> {
+        let any = self.run("any user", |conn| {
+            users::table
+                .select(users::id)
+                .first::<String>(conn)
+                .optional()
+        })?;
+        Ok(any.is_none())
+    }
+
+    fn memberships(&self, user: UserId) -> DomainResult<Vec<Membership>> {
+        let rows: Vec<MembershipRow> = self.run("memberships", |conn| {
+            memberships::table
+                .inner_join(companies::table)
+                .filter(memberships::user_id.eq(user.to_string()))
+                .order((memberships::created_at.asc(), memberships::company_id.asc()))
+                .select((memberships::company_id, companies::name, memberships::role))
+                .load(conn)
+        })?;
+        rows.into_iter().map(Membership::try_from).collect()
+    }
+
+    fn add_member(
+        &self,
+        new_user: Option<&UserRecord>,
+        user: UserId,
+        company: CompanyId,
+        role: Role,
+        at: Timestamp,
+    ) -> DomainResult<()> {
+        let new_user = new_user.map(NewUserRow::from);
+        let membership = NewMembershipRow {
+            user_id: user.to_string(),
+            company_id: company.to_string(),
+            role: role.as_str(),
+            created_at: at.unix_millis(),
+        };
+        self.run("add member", |conn| {
+            write_transaction(conn, |conn| {
+                if let Some(u) = &new_user {
+                    diesel::insert_into(users::table).values(u).execute(conn)?;
+                }
+                diesel::insert_into(memberships::table)
+                    .values(&membership)
+                    .execute(conn)?;
+                Ok(())
+            })
+        })
+    }
+
+    fn role(&self, user: UserId, company: CompanyId) -> DomainResult<Option<Role>> {
+        self.run("role", |conn| {
+            memberships::table
+                .find((user.to_string(), company.to_string()))
+                .select(memberships::role)
+                .first::<String>(conn)
+                .optional()
+        })?
+        .map(|r| parse_role(&r))
+        .transpose()
+    }
+
+    fn company_with_settings(
+        &self,
+        company: CompanyId,
+    ) -> DomainResult<Option<(Company, PaySettings)>> {
+        let row: Option<(CompanyRow, SettingsRow)> = self.run("company with settings", |conn| {
+            companies::table
+                .inner_join(pay_settings::table)
+                .filter(companies::id.eq(company.to_string()))
+                .select((CompanyRow::as_select(), SettingsRow::as_select()))
+                .first(conn)
+                .optional()
+        })?;
+        row.map(|(c, s)| Ok((c.try_into()?, s.try_into()?)))
+            .transpose()
+    }
+}
+
+impl SessionStore for DieselStore {
+    fn insert_session(&self, session: &StoredSession) -> DomainResult<()> {
+        let row = NewSessionRow::from(session);
+        self.run("insert session", |conn| {
+            diesel::insert_into(browser_sessions::table)
+                .values(&row)
+                .execute(conn)
+        })?;
+        Ok(())
+    }
+
+    fn session_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSession>> {
+        self.run("session by token", |conn| {
+            browser_sessions::table
+                .filter(browser_sessions::token_digest.eq(&token_digest.0))
+                .select(SessionRow::as_select())
+                .first(conn)
+                .optional()
+        })?
+        .map(StoredSession::try_from)
+        .transpose()
+    }
+
+    fn delete_session(&self, token_digest: &SecretDigest) -> DomainResult<()> {
+        self.run("delete session", |conn| {
+            diesel::delete(
+                browser_sessions::table.filter(browser_sessions::token_digest.eq(&token_digest.0)),
+            )
+            .execute(conn)
+        })?;
+        Ok(())
+    }
+
+    fn record_login_failure(&self, key: &str, at: Timestamp) -> DomainResult<()> {
+        // Random, not time-ordered: failures of one key in the same millisecond must not collide.
+        let id = uuid::Uuid::new_v4().hyphenated().to_string();
+        self.run("record login failure", |conn| {
+            diesel::insert_into(login_failures::table)
+                .values((
+                    login_failures::id.eq(id),
+                    login_failures::throttle_key.eq(key),
+                    login_failures::failed_at.eq(at.unix_millis()),
+                ))
+                .execute(conn)
+        })?;
+        Ok(())
+    }
+
+    fn login_failures_since(&self, key: &str, since: Timestamp) -> DomainResult<u64> {
+        let n: i64 = self.run("count login failures", |conn| {
+            login_failures::table
+                .filter(login_failures::throttle_key.eq(key))
+                .filter(login_failures::failed_at.ge(since.unix_millis()))
+                .count()
+                .get_result(conn)
+        })?;
+        Ok(u64::try_from(n).unwrap_or_default())
+    }
+
+    fn clear_login_failures(&self, key: &str) -> DomainResult<()> {
+        self.run("clear login failures", |conn| {
+            diesel::delete(login_failures::table.filter(login_failures::throttle_key.eq(key)))
+                .execute(conn)
+        })?;
+        Ok(())
+    }
+}
+
+impl IntegrationStore for DieselStore {
+    fn insert_integration(&self, integration: &StoredIntegration) -> DomainResult<()> {
+        let row = NewIntegrationRow::try_from(integration)?;
+        self.run("insert integration", |conn| {
+            diesel::insert_into(integrations::table)
+                .values(&row)
+                .execute(conn)
+        })?;
+        Ok(())
+    }
+
+    fn integrations(&self, company: CompanyId) -> DomainResult<Vec<Integration>> {
+        let rows: Vec<IntegrationRow> = self.run("integrations", |conn| {
+            integrations::table
+                .filter(integrations::company_id.eq(company.to_string()))
+                // Partner ids are v7 UUIDs: they break same-millisecond ties in creation order.
+                .order((
+                    integrations::created_at.desc(),
+                    integrations::partner_id.desc(),
+                ))
+                .select(IntegrationRow::as_select())
+                .load(conn)
+        })?;
+        rows.into_iter().map(Integration::try_from).collect()
+    }
+
+    fn integration_by_key_id(&self, key_id: &KeyId) -> DomainResult<Option<StoredIntegration>> {
+        let row: Option<StoredIntegrationRow> = self.run("integration by key id", |conn| {
+            integrations::table
+                .filter(integrations::key_id.eq(key_id.as_str()))
+                .select((IntegrationRow::as_select(), integrations::secret_digest))
+                .first(conn)
+                .optional()
+        })?;
+        row.map(stored_integration).transpose()
+    }
+
+    fn set_integration_enabled(
+        &self,
+        company: CompanyId,
+        partner: PartnerId,
+        enabled: bool,
+    ) -> DomainResult<Option<Integration>> {
+        let company = company.to_string();
+        let partner = partner.to_string();
+        // RETURNING is not in the backends' common subset, hence the second read. A delete in
+        // between yields `None`, as if the delete had come first.
+        let row: Option<IntegrationRow> = self.run("set integration enabled", |conn| {
+            let mine = integrations::table
+                .filter(integrations::company_id.eq(&company))
+                .filter(integrations::partner_id.eq(&partner));
+            let changed = diesel::update(mine)
+                .set(integrations::enabled.eq(enabled))
+                .execute(conn)?;
+            if changed == 0 {
+                return Ok(None);
+            }
+            mine.select(IntegrationRow::as_select())
+                .first(conn)
+                .optional()
+        })?;
+        row.map(Integration::try_from).transpose()
+    }
+
+    fn delete_integration(&self, company: CompanyId, partner: PartnerId) -> DomainResult<bool> {
+        let n = self.run("delete integration", |conn| {
+            diesel::delete(
+                integrations::table
+                    .filter(integrations::company_id.eq(company.to_string()))
+                    .filter(integrations::partner_id.eq(partner.to_string())),
+            )
+            .execute(conn)
+        })?;
+        Ok(n == 1)
+    }
+
+    fn touch_integration(&self, partner: PartnerId, at: Timestamp) -> DomainResult<()> {
+        self.run("touch integration", |conn| {
+            diesel::update(integrations::table.find(partner.to_string()))
+                .set(integrations::last_used_at.eq(at.unix_millis()))
+                .execute(conn)
+        })?;
+        Ok(())
+    }
+}
+
+impl PaymentLinkStore for DieselStore {
+    fn insert_link(&self, link: &PaymentLink) -> DomainResult<()> {
+        let row = NewLinkRow::try_from(link)?;
+        self.run("insert link", |conn| {
+            diesel::insert_into(payment_links::table)
+                .values(&row)
+                .execute(conn)
+        })?;
+        Ok(())
+    }
+
+    fn links(
+        &self,
+        company: CompanyId,
+        filter: LinkFilter,
+        limit: usize,
+    ) -> DomainResult<Vec<PaymentLink>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows: Vec<LinkRow> = self.run("list links", |conn| {
+            let listed = payment_links::table
+                .filter(payment_links::company_id.eq(company.to_string()))
+                .filter(payment_links::anonymous.eq(false))
+                .order((payment_links::created_at.desc(), payment_links::id.desc()))
+                .limit(limit)
+                .select(LinkRow::as_select());
+            // Two static queries rather than one boxed one: boxed queries skip the prepared
+            // statement cache, and this is the hottest read.
+            match filter.grant_id {
+                None => listed.load(conn),
+                Some(grant) => listed
+                    .filter(payment_links::grant_id.eq(grant.hyphenated().to_string()))
+                    .load(conn),
+            }
+        })?;
+        rows.into_iter().map(PaymentLink::try_from).collect()
+    }
+
+    fn link(&self, company: CompanyId, uid: &LinkUid) -> DomainResult<Option<PaymentLink>> {
+        let row: Option<LinkRow> = self.run("get link", |conn| {
+            payment_links::table
+                .filter(payment_links::uid.eq(uid.as_str()))
+                .filter(payment_links::company_id.eq(company.to_string()))
+                .select(LinkRow::as_select())
+                .first(conn)
+                .optional()
+        })?;
+        row.map(PaymentLink::try_from).transpose()
+    }
+
+    fn set_link_status(
+        &self,
+        company: CompanyId,
+        uid: &LinkUid,
+        from: LinkStatus,
+        to: LinkStatus,
+        at: Timestamp,
+    ) -> DomainResult<bool> {
+        let n = self.run("set link status", |conn| {
+            diesel::update(
+                payment_links::table
+                    .filter(payment_links::company_id.eq(company.to_string()))
+                    .filter(payment_links::uid.eq(uid.as_str()))
+                    .filter(payment_links::status.eq(from.as_str())),
+            )
+            .set((
+                payment_links::status.eq(to.as_str()),
+                payment_links::updated_at.eq(at.unix_millis()),
+            ))
+            .execute(conn)
+        })?;
+        Ok(n == 1)
+    }
+}
+
+impl SettingsStore for DieselStore {
+    fn save_settings(
+        &self,
+        company: CompanyId,
+        settings: &PaySettings,
+        at: Timestamp,
+    ) -> DomainResult<()> {
+        let row = NewSettingsRow::new(company, settings, at);
+        self.run("save settings", |conn| {
+            let changed = diesel::update(pay_settings::table.find(company.to_string()))
+                .set(&row)
+                .execute(conn)?;
+            // Every company gets settings at creation; this only heals a company without them
+            // (the foreign key still refuses an unknown company).
+            if changed == 0 {
+                diesel::insert_into(pay_settings::table)
+                    .values(&row)
+                    .execute(conn)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+impl HealthCheck for DieselStore {
+    fn ping(&self) -> DomainResult<()> {
+        self.run("ping", |conn| conn.batch_execute("SELECT 1"))
+    }
+}

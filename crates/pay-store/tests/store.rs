@@ -1,0 +1,1003 @@
+//! Every port method of `DieselStore`, run against SQLite and PostgreSQL alike: each case below
+//! becomes a `sqlite` and a `postgres` test (the latter skips without `PAY_TEST_POSTGRES_URL`).
+
+use std::thread;
+
+use diesel::connection::SimpleConnection;
+use diesel::Connection;
+use pay_domain::amount::Decimal;
+use pay_domain::ids::{
+    CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, SessionId, UserId,
+};
+use pay_domain::integration::{Integration, StoredIntegration};
+use pay_domain::link::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
+use pay_domain::ports::{
+    HealthCheck, IntegrationStore, LinkFilter, NewTenant, PayStore, PaymentLinkStore, SessionStore,
+    SettingsStore, StoredSession, TenancyStore,
+};
+use pay_domain::secret::SecretDigest;
+use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
+use pay_domain::tenancy::{Company, Role, Theme, UserRecord};
+use pay_domain::timestamp::Timestamp;
+use pay_domain::DomainError;
+use pay_store::testing::TestDb;
+use pay_store::{Backend, DieselStore, StoreConfig, StoreError};
+use uuid::Uuid;
+
+// ----- fixtures -----
+
+const T0: i64 = 1_795_327_640_123;
+
+fn ts(ms: i64) -> Timestamp {
+    Timestamp::from_unix_millis(ms).unwrap()
+}
+
+/// Alphanumeric randomness for the prefixed ids (hex is a subset).
+fn random_alnum(len: usize) -> String {
+    let mut s = String::new();
+    while s.len() < len {
+        s.push_str(&Uuid::new_v4().simple().to_string());
+    }
+    s.truncate(len);
+    s
+}
+
+fn digest() -> SecretDigest {
+    SecretDigest(format!(
+        "{}{}",
+        Uuid::new_v4().simple(),
+        Uuid::new_v4().simple()
+    ))
+}
+
+fn settings() -> PaySettings {
+    PaySettings {
+        status: ProductStatus::Active,
+        default_destination_asset: Some(
+            "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
+        ),
+        fee_paid_by: FeePayer::Merchant,
+        skip_quote_acceptance: false,
+        merchant_surcharge_percent: Decimal::ZERO,
+        return_redirect_url: None,
+        success_redirect_url: None,
+        failure_redirect_url: None,
+        underpayment_percent_enabled: false,
+        underpayment_percent_threshold: Decimal::ZERO,
+        underpayment_fixed_enabled: false,
+        underpayment_fixed_threshold: Decimal::ZERO,
+    }
+}
+
+fn integration(company: CompanyId, created_at: i64) -> StoredIntegration {
+    StoredIntegration {
+        integration: Integration {
+            partner_id: PartnerId(Uuid::now_v7()),
+            company_id: company,
+            key_id: KeyId::from_random(&random_alnum(KeyId::RANDOM_LEN)).unwrap(),
+            form_key_id: FormKeyId::from_random(&random_alnum(FormKeyId::RANDOM_LEN)).unwrap(),
+            name: "Shop backend".into(),
+            app_slug: "pay".into(),
+            allowed_origins: vec!["https://shop.example".into(), "https://b.example".into()],
+            enabled: true,
+            created_at: ts(created_at),
+            last_used_at: None,
+        },
+        secret_digest: digest(),
+    }
+}
+
+/// A new user owning a new company.
+fn tenant(email: &str) -> NewTenant {
+    let user = UserRecord {
+        id: UserId(Uuid::now_v7()),
+        email: email.into(),
+        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
+        created_at: ts(T0),
+    };
+    tenant_of(user.id, Some(user))
+}
+
+/// A new company owned by `owner` (created with it when `new_user` is given).
+fn tenant_of(owner: UserId, new_user: Option<UserRecord>) -> NewTenant {
+    let company = Company {
+        id: CompanyId(Uuid::now_v7()),
+        name: "Acme Ltd".into(),
+        picture_url: None,
+        logo_url: Some("https://cdn.example/logo.png".into()),
+        theme: Theme::Dark,
+        created_at: ts(T0),
+    };
+    NewTenant {
+        new_user,
+        owner,
+        integration: integration(company.id, T0),
+        settings: settings(),
+        company,
+    }
+}
+
+fn payload(amount: &str) -> PaymentLinkPayload {
+    PaymentLinkPayload {
+        title: Some("Order #1".into()),
+        description: None,
+        amount: amount.into(),
+        fiat_currency: Some("EUR".into()),
+        currency: "USDC".into(),
+        asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
+        skip_quote_acceptance: Some(true),
+        fee_paid_by: Some(FeePayer::Client),
+        order_id: Some("o-1".into()),
+        invoice_pdf_url: None,
+        customer_email: Some("buyer@example.com".into()),
+        client_id: None,
+        return_url: None,
+        success_url: Some("https://shop.example/ok".into()),
+        failure_url: None,
+        expiration_time: ExpirationTime::H24,
+        metadata: serde_json::json!({"z": 1, "a": [true, null, "x"], "n": {"k": 1.5}})
+            .as_object()
+            .cloned(),
+        runtime_mode: "merchant_target_net_v2".into(),
+        billing_version: "v2".into(),
+        merchant_name: Some("Acme Ltd".into()),
+        merchant_picture_url: None,
+        merchant_logo_url: Some("https://cdn.example/logo.png".into()),
+        merchant_payment_link_theme: Some(Theme::Dark),
+    }
+}
+
+fn link(company: CompanyId, created_at: i64, created_by: CreatedBy) -> PaymentLink {
+    PaymentLink {
+        id: PaymentLinkId(Uuid::now_v7()),
+        uid: LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap(),
+        company_id: company,
+        status: LinkStatus::Active,
+        payload: payload("12.50"),
+        created_at: ts(created_at),
+        updated_at: ts(created_at),
+        expires_at: Some(ts(created_at + 86_400_000)),
+        created_by,
+    }
+}
+
+fn open(url: &str) -> DieselStore {
+    let store = DieselStore::connect(&StoreConfig {
+        url: url.into(),
+        max_connections: 4,
+    })
+    .unwrap();
+    store.migrate().unwrap();
+    store
+}
+
+/// A raw connection beside the store, to plant what the ports cannot write.
+fn raw_sql(url: &str, sql: &str) {
+    if let Some(path) = url.strip_prefix("sqlite://") {
+        diesel::SqliteConnection::establish(path)
+            .unwrap()
+            .batch_execute(sql)
+            .unwrap();
+    } else {
+        diesel::PgConnection::establish(url)
+            .unwrap()
+            .batch_execute(sql)
+            .unwrap();
+    }
+}
+
+fn is_internal<T: std::fmt::Debug>(r: Result<T, DomainError>) -> bool {
+    matches!(r, Err(DomainError::Internal(_)))
+}
+
+/// Each case runs on a fresh, migrated database of each backend.
+macro_rules! both_backends {
+    ($($case:ident),* $(,)?) => {$(
+        mod $case {
+            #[test]
+            fn sqlite() {
+                let db = pay_store::testing::TestDb::sqlite();
+                let store = super::open(&db.url);
+                assert_eq!(store.backend(), pay_store::Backend::Sqlite);
+                super::$case(&store, &db.url);
+            }
+
+            #[test]
+            fn postgres() {
+                let Some(db) = pay_store::testing::TestDb::postgres() else { return };
+                let store = super::open(&db.url);
+                assert_eq!(store.backend(), pay_store::Backend::Postgres);
+                super::$case(&store, &db.url);
+            }
+        }
+    )*};
+}
+
+both_backends!(
+    migrations_are_idempotent,
+    create_tenant_then_every_read,
+    duplicate_email_writes_nothing,
+    memberships_and_roles,
+    add_member,
+    settings_round_trip,
+    integrations,
+    sessions,
+    login_failures,
+    payment_links,
+    link_status_compare_and_set,
+    corrupt_rows_are_internal_errors,
+    concurrent_writers,
+);
+
+// ----- cases -----
+
+fn migrations_are_idempotent(store: &DieselStore, url: &str) {
+    // `open` already ran them.
+    assert_eq!(store.migrate().unwrap(), 0);
+    let again = DieselStore::connect(&StoreConfig {
+        url: url.into(),
+        max_connections: 1,
+    })
+    .unwrap();
+    assert_eq!(again.migrate().unwrap(), 0);
+    store.ping().unwrap();
+    assert!(store.is_empty().unwrap());
+}
+
+fn create_tenant_then_every_read(store: &DieselStore, _url: &str) {
+    assert!(store.is_empty().unwrap());
+    let t = tenant("ann@example.com");
+    store.create_tenant(&t).unwrap();
+    assert!(!store.is_empty().unwrap());
+
+    let user = t.new_user.clone().unwrap();
+    assert_eq!(
+        store.user_by_email("ann@example.com").unwrap(),
+        Some(user.clone())
+    );
+    assert_eq!(store.user_by_email("bob@example.com").unwrap(), None);
+
+    let m = store.memberships(user.id).unwrap();
+    assert_eq!(m.len(), 1);
+    assert_eq!(m[0].company_id, t.company.id);
+    assert_eq!(m[0].company_name, "Acme Ltd");
+    assert_eq!(m[0].role, Role::Owner);
+    assert_eq!(
+        store.role(user.id, t.company.id).unwrap(),
+        Some(Role::Owner)
+    );
+
+    let (company, settings) = store.company_with_settings(t.company.id).unwrap().unwrap();
+    assert_eq!(company, t.company);
+    assert_eq!(settings, t.settings);
+    assert_eq!(
+        store
+            .company_with_settings(CompanyId(Uuid::now_v7()))
+            .unwrap(),
+        None
+    );
+
+    assert_eq!(
+        store.integrations(t.company.id).unwrap(),
+        vec![t.integration.integration.clone()]
+    );
+    let by_key = store
+        .integration_by_key_id(&t.integration.integration.key_id)
+        .unwrap();
+    assert_eq!(by_key, Some(t.integration.clone()));
+}
+
+fn duplicate_email_writes_nothing(store: &DieselStore, _url: &str) {
+    let first = tenant("ann@example.com");
+    store.create_tenant(&first).unwrap();
+    let second = tenant("ann@example.com");
+    assert!(is_internal(store.create_tenant(&second)));
+
+    assert_eq!(
+        store.company_with_settings(second.company.id).unwrap(),
+        None
+    );
+    assert_eq!(store.integrations(second.company.id).unwrap(), vec![]);
+    assert_eq!(
+        store
+            .integration_by_key_id(&second.integration.integration.key_id)
+            .unwrap(),
+        None
+    );
+    let ann = store.user_by_email("ann@example.com").unwrap().unwrap();
+    assert_eq!(ann.id, first.owner);
+    assert_eq!(store.memberships(ann.id).unwrap().len(), 1);
+    assert_eq!(store.memberships(second.owner).unwrap(), vec![]);
+
+    // The rolled-back transaction left nothing behind that blocks the same tenant later.
+    let mut retry = second;
+    retry.new_user.as_mut().unwrap().email = "bob@example.com".into();
+    store.create_tenant(&retry).unwrap();
+    assert!(store
+        .company_with_settings(retry.company.id)
+        .unwrap()
+        .is_some());
+}
+
+fn memberships_and_roles(store: &DieselStore, _url: &str) {
+    let first = tenant("ann@example.com");
+    store.create_tenant(&first).unwrap();
+    let ann = first.owner;
+    // A second team for the same user, joined later.
+    let mut second = tenant_of(ann, None);
+    second.company.name = "Beta GmbH".into();
+    second.company.created_at = ts(T0 + 1000);
+    store.create_tenant(&second).unwrap();
+
+    let m = store.memberships(ann).unwrap();
+    let names: Vec<_> = m.iter().map(|m| m.company_name.as_str()).collect();
+    assert_eq!(names, ["Acme Ltd", "Beta GmbH"], "oldest membership first");
+    assert!(m.iter().all(|m| m.role == Role::Owner));
+
+    let bob = tenant("bob@example.com");
+    store.create_tenant(&bob).unwrap();
+    assert_eq!(
+        store.role(ann, second.company.id).unwrap(),
+        Some(Role::Owner)
+    );
+    assert_eq!(store.role(ann, bob.company.id).unwrap(), None);
+    assert_eq!(store.role(bob.owner, first.company.id).unwrap(), None);
+    assert_eq!(
+        store
+            .role(UserId(Uuid::now_v7()), first.company.id)
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.memberships(UserId(Uuid::now_v7())).unwrap(), vec![]);
+
+    // An owner that does not exist violates the foreign key: nothing is written.
+    let orphan = tenant_of(UserId(Uuid::now_v7()), None);
+    assert!(is_internal(store.create_tenant(&orphan)));
+    assert_eq!(
+        store.company_with_settings(orphan.company.id).unwrap(),
+        None
+    );
+}
+
+fn add_member(store: &DieselStore, _url: &str) {
+    let acme = tenant("owner@acme.example");
+    store.create_tenant(&acme).unwrap();
+    let beta = tenant("owner@beta.example");
+    store.create_tenant(&beta).unwrap();
+    // A new user joins as a member.
+    let carol = UserRecord {
+        id: UserId(Uuid::now_v7()),
+        email: "carol@acme.example".into(),
+        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
+        created_at: ts(T0),
+    };
+    store
+        .add_member(
+            Some(&carol),
+            carol.id,
+            acme.company.id,
+            Role::Member,
+            ts(T0 + 5),
+        )
+        .unwrap();
+    assert_eq!(
+        store.role(carol.id, acme.company.id).unwrap(),
+        Some(Role::Member)
+    );
+    assert_eq!(
+        store
+            .user_by_email("carol@acme.example")
+            .unwrap()
+            .unwrap()
+            .id,
+        carol.id
+    );
+    // An existing user joins another team as admin.
+    store
+        .add_member(None, carol.id, beta.company.id, Role::Admin, ts(T0 + 6))
+        .unwrap();
+    let m = store.memberships(carol.id).unwrap();
+    assert_eq!(m.len(), 2);
+    assert_eq!(
+        (m[0].company_id, m[0].role),
+        (acme.company.id, Role::Member)
+    );
+    assert_eq!((m[1].company_id, m[1].role), (beta.company.id, Role::Admin));
+    // Joining twice fails and writes nothing; a new user with a taken e-mail neither.
+    assert!(is_internal(store.add_member(
+        None,
+        carol.id,
+        acme.company.id,
+        Role::Admin,
+        ts(T0 + 7)
+    )));
+    assert_eq!(
+        store.role(carol.id, acme.company.id).unwrap(),
+        Some(Role::Member)
+    );
+    let dup = UserRecord {
+        id: UserId(Uuid::now_v7()),
+        ..carol.clone()
+    };
+    assert!(is_internal(store.add_member(
+        Some(&dup),
+        dup.id,
+        beta.company.id,
+        Role::Member,
+        ts(T0 + 8)
+    )));
+    assert_eq!(store.memberships(dup.id).unwrap(), vec![]);
+}
+
+fn settings_round_trip(store: &DieselStore, _url: &str) {
+    let mut t = tenant("ann@example.com");
+    t.company.picture_url = Some("https://cdn.example/p.png".into());
+    t.company.theme = Theme::Light;
+    t.settings = PaySettings {
+        status: ProductStatus::Paused,
+        default_destination_asset: None,
+        fee_paid_by: FeePayer::Client,
+        skip_quote_acceptance: true,
+        merchant_surcharge_percent: Decimal::parse("-0.5").unwrap(),
+        return_redirect_url: Some("https://shop.example/back".into()),
+        success_redirect_url: Some("https://shop.example/ok".into()),
+        failure_redirect_url: Some("https://shop.example/ko".into()),
+        underpayment_percent_enabled: true,
+        underpayment_percent_threshold: Decimal::parse("99.999").unwrap(),
+        underpayment_fixed_enabled: true,
+        underpayment_fixed_threshold: Decimal::parse("0.010").unwrap(),
+    };
+    store.create_tenant(&t).unwrap();
+    let (company, s) = store.company_with_settings(t.company.id).unwrap().unwrap();
+    assert_eq!(company, t.company);
+    assert_eq!(s, t.settings);
+    // Decimal equality is by value; the stored text must be exact too.
+    assert_eq!(s.merchant_surcharge_percent.to_string(), "-0.5");
+    assert_eq!(s.underpayment_fixed_threshold.to_string(), "0.010");
+
+    // Every field changes, and the URLs are cleared.
+    let saved = PaySettings {
+        status: ProductStatus::Active,
+        default_destination_asset: Some("solana:x/token:y".into()),
+        fee_paid_by: FeePayer::Merchant,
+        skip_quote_acceptance: false,
+        merchant_surcharge_percent: Decimal::parse("1").unwrap(),
+        return_redirect_url: None,
+        success_redirect_url: None,
+        failure_redirect_url: None,
+        underpayment_percent_enabled: false,
+        underpayment_percent_threshold: Decimal::parse("0").unwrap(),
+        underpayment_fixed_enabled: false,
+        underpayment_fixed_threshold: Decimal::parse("123456789012345678.000000000000000001")
+            .unwrap(),
+    };
+    store
+        .save_settings(t.company.id, &saved, ts(T0 + 5000))
+        .unwrap();
+    let (_, s) = store.company_with_settings(t.company.id).unwrap().unwrap();
+    assert_eq!(s, saved);
+    assert_eq!(
+        s.underpayment_fixed_threshold.to_string(),
+        "123456789012345678.000000000000000001"
+    );
+
+    // Another company's settings are untouched.
+    let other = tenant("bob@example.com");
+    store.create_tenant(&other).unwrap();
+    store
+        .save_settings(t.company.id, &t.settings, ts(T0 + 6000))
+        .unwrap();
+    assert_eq!(
+        store
+            .company_with_settings(other.company.id)
+            .unwrap()
+            .unwrap()
+            .1,
+        other.settings
+    );
+    assert_eq!(
+        store
+            .company_with_settings(t.company.id)
+            .unwrap()
+            .unwrap()
+            .1,
+        t.settings
+    );
+}
+
+fn integrations(store: &DieselStore, _url: &str) {
+    let t = tenant("ann@example.com");
+    store.create_tenant(&t).unwrap();
+    let other = tenant("bob@example.com");
+    store.create_tenant(&other).unwrap();
+    let company = t.company.id;
+
+    let mut second = integration(company, T0 + 1000);
+    second.integration.allowed_origins = vec![];
+    let third = integration(company, T0 + 2000);
+    store.insert_integration(&second).unwrap();
+    store.insert_integration(&third).unwrap();
+
+    let listed: Vec<_> = store
+        .integrations(company)
+        .unwrap()
+        .into_iter()
+        .map(|i| i.partner_id)
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            third.integration.partner_id,
+            second.integration.partner_id,
+            t.integration.integration.partner_id
+        ],
+        "newest first"
+    );
+    assert_eq!(store.integrations(other.company.id).unwrap().len(), 1);
+    assert_eq!(
+        store
+            .integration_by_key_id(&second.integration.key_id)
+            .unwrap(),
+        Some(second.clone())
+    );
+    let unknown = KeyId::from_random(&random_alnum(KeyId::RANDOM_LEN)).unwrap();
+    assert_eq!(store.integration_by_key_id(&unknown).unwrap(), None);
+
+    // Uniqueness of key id, form key id and partner id.
+    let mut dup = integration(company, T0);
+    dup.integration.key_id = third.integration.key_id.clone();
+    assert!(is_internal(store.insert_integration(&dup)));
+    let mut dup = integration(company, T0);
+    dup.integration.form_key_id = third.integration.form_key_id.clone();
+    assert!(is_internal(store.insert_integration(&dup)));
+    let mut dup = integration(company, T0);
+    dup.integration.partner_id = third.integration.partner_id;
+    assert!(is_internal(store.insert_integration(&dup)));
+
+    // Enable / disable, only within the company.
+    let p = second.integration.partner_id;
+    let disabled = store
+        .set_integration_enabled(company, p, false)
+        .unwrap()
+        .unwrap();
+    assert!(!disabled.enabled);
+    assert_eq!(
+        disabled,
+        Integration {
+            enabled: false,
+            ..second.integration.clone()
+        }
+    );
+    assert!(
+        !store
+            .integration_by_key_id(&second.integration.key_id)
+            .unwrap()
+            .unwrap()
+            .integration
+            .enabled
+    );
+    assert!(
+        store
+            .set_integration_enabled(company, p, true)
+            .unwrap()
+            .unwrap()
+            .enabled
+    );
+    assert_eq!(
+        store
+            .set_integration_enabled(other.company.id, p, false)
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .set_integration_enabled(company, PartnerId(Uuid::now_v7()), false)
+            .unwrap(),
+        None
+    );
+    assert!(
+        store
+            .integration_by_key_id(&second.integration.key_id)
+            .unwrap()
+            .unwrap()
+            .integration
+            .enabled
+    );
+
+    // Touch.
+    store.touch_integration(p, ts(T0 + 60_000)).unwrap();
+    let touched = store
+        .integration_by_key_id(&second.integration.key_id)
+        .unwrap()
+        .unwrap();
+    assert_eq!(touched.integration.last_used_at, Some(ts(T0 + 60_000)));
+    store
+        .touch_integration(PartnerId(Uuid::now_v7()), ts(T0))
+        .unwrap();
+
+    // Delete, only within the company.
+    assert!(!store.delete_integration(other.company.id, p).unwrap());
+    assert!(store
+        .integration_by_key_id(&second.integration.key_id)
+        .unwrap()
+        .is_some());
+    assert!(store.delete_integration(company, p).unwrap());
+    assert!(!store.delete_integration(company, p).unwrap());
+    assert_eq!(
+        store
+            .integration_by_key_id(&second.integration.key_id)
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.integrations(company).unwrap().len(), 2);
+}
+
+fn sessions(store: &DieselStore, _url: &str) {
+    let t = tenant("ann@example.com");
+    store.create_tenant(&t).unwrap();
+    let session = StoredSession {
+        id: SessionId(Uuid::now_v7()),
+        token_digest: digest(),
+        csrf_digest: digest(),
+        user_id: t.owner,
+        company_id: t.company.id,
+        created_at: ts(T0),
+        expires_at: ts(T0 + 3_600_000),
+    };
+    store.insert_session(&session).unwrap();
+    assert_eq!(
+        store.session_by_token(&session.token_digest).unwrap(),
+        Some(session.clone())
+    );
+    assert_eq!(store.session_by_token(&digest()).unwrap(), None);
+    assert_eq!(store.session_by_token(&session.csrf_digest).unwrap(), None);
+    // Same token digest twice is refused.
+    let clash = StoredSession {
+        id: SessionId(Uuid::now_v7()),
+        ..session.clone()
+    };
+    assert!(is_internal(store.insert_session(&clash)));
+
+    store.delete_session(&digest()).unwrap();
+    assert!(store
+        .session_by_token(&session.token_digest)
+        .unwrap()
+        .is_some());
+    store.delete_session(&session.token_digest).unwrap();
+    assert_eq!(store.session_by_token(&session.token_digest).unwrap(), None);
+}
+
+fn login_failures(store: &DieselStore, _url: &str) {
+    let key = digest().0;
+    let other = digest().0;
+    assert_eq!(store.login_failures_since(&key, ts(0)).unwrap(), 0);
+    for ms in [T0, T0 + 1000, T0 + 1000, T0 + 2000] {
+        store.record_login_failure(&key, ts(ms)).unwrap();
+    }
+    store.record_login_failure(&other, ts(T0 + 2000)).unwrap();
+    assert_eq!(store.login_failures_since(&key, ts(T0)).unwrap(), 4);
+    assert_eq!(
+        store.login_failures_since(&key, ts(T0 + 1000)).unwrap(),
+        3,
+        "at or after"
+    );
+    assert_eq!(store.login_failures_since(&key, ts(T0 + 1001)).unwrap(), 1);
+    assert_eq!(store.login_failures_since(&key, ts(T0 + 2001)).unwrap(), 0);
+    store.clear_login_failures(&key).unwrap();
+    assert_eq!(store.login_failures_since(&key, ts(0)).unwrap(), 0);
+    assert_eq!(store.login_failures_since(&other, ts(0)).unwrap(), 1);
+}
+
+fn payment_links(store: &DieselStore, _url: &str) {
+    let t = tenant("ann@example.com");
+    store.create_tenant(&t).unwrap();
+    let other = tenant("bob@example.com");
+    store.create_tenant(&other).unwrap();
+    let company = t.company.id;
+    let key = CreatedBy::ApiKey(t.integration.integration.partner_id);
+    let grant = Uuid::new_v4();
+
+    let oldest = link(company, T0, CreatedBy::User(t.owner));
+    let mut by_grant = link(company, T0 + 1000, CreatedBy::Grant(grant));
+    by_grant.expires_at = None;
+    by_grant.payload.metadata = None;
+    // Two links in the same millisecond: the larger id comes first.
+    let tie_a = link(company, T0 + 2000, key.clone());
+    let tie_b = link(company, T0 + 2000, key.clone());
+    let anonymous = link(company, T0 + 3000, CreatedBy::Anonymous);
+    let other_grant = link(company, T0 + 4000, CreatedBy::Grant(Uuid::new_v4()));
+    let foreign = link(other.company.id, T0 + 5000, key.clone());
+    for l in [
+        &tie_b,
+        &oldest,
+        &anonymous,
+        &by_grant,
+        &tie_a,
+        &other_grant,
+        &foreign,
+    ] {
+        store.insert_link(l).unwrap();
+    }
+    // `uid` is unique across companies.
+    let mut clash = link(other.company.id, T0, key.clone());
+    clash.uid = oldest.uid.clone();
+    assert!(is_internal(store.insert_link(&clash)));
+
+    let (first_tie, second_tie) = if tie_a.id.to_string() > tie_b.id.to_string() {
+        (&tie_a, &tie_b)
+    } else {
+        (&tie_b, &tie_a)
+    };
+    let all = store
+        .links(company, LinkFilter { grant_id: None }, 200)
+        .unwrap();
+    assert_eq!(
+        all,
+        vec![
+            other_grant.clone(),
+            first_tie.clone(),
+            second_tie.clone(),
+            by_grant.clone(),
+            oldest.clone()
+        ],
+        "newest first, ties by id, anonymous excluded"
+    );
+    let top = store
+        .links(company, LinkFilter { grant_id: None }, 2)
+        .unwrap();
+    assert_eq!(top, vec![other_grant.clone(), first_tie.clone()]);
+    assert_eq!(
+        store
+            .links(company, LinkFilter { grant_id: None }, 0)
+            .unwrap(),
+        vec![]
+    );
+    assert_eq!(
+        store
+            .links(
+                company,
+                LinkFilter {
+                    grant_id: Some(grant)
+                },
+                200
+            )
+            .unwrap(),
+        vec![by_grant.clone()]
+    );
+    assert_eq!(
+        store
+            .links(
+                company,
+                LinkFilter {
+                    grant_id: Some(Uuid::new_v4())
+                },
+                200
+            )
+            .unwrap(),
+        vec![]
+    );
+    assert_eq!(
+        store
+            .links(other.company.id, LinkFilter { grant_id: None }, 200)
+            .unwrap(),
+        vec![foreign.clone()]
+    );
+
+    // By uid: every field round-trips (anonymous links too), only within the company.
+    for l in [&oldest, &by_grant, &tie_a, &anonymous] {
+        assert_eq!(store.link(company, &l.uid).unwrap().as_ref(), Some(l));
+    }
+    assert_eq!(store.link(other.company.id, &oldest.uid).unwrap(), None);
+    assert_eq!(store.link(company, &foreign.uid).unwrap(), None);
+    let unknown = LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap();
+    assert_eq!(store.link(company, &unknown).unwrap(), None);
+}
+
+fn link_status_compare_and_set(store: &DieselStore, _url: &str) {
+    let t = tenant("ann@example.com");
+    store.create_tenant(&t).unwrap();
+    let other = tenant("bob@example.com");
+    store.create_tenant(&other).unwrap();
+    let company = t.company.id;
+    let l = link(company, T0, CreatedBy::User(t.owner));
+    store.insert_link(&l).unwrap();
+
+    use LinkStatus::*;
+    assert!(store
+        .set_link_status(company, &l.uid, Active, Paused, ts(T0 + 10))
+        .unwrap());
+    // Stale `from`: the status already moved.
+    assert!(!store
+        .set_link_status(company, &l.uid, Active, Archived, ts(T0 + 20))
+        .unwrap());
+    let now = store.link(company, &l.uid).unwrap().unwrap();
+    assert_eq!(now.status, Paused);
+    assert_eq!(now.updated_at, ts(T0 + 10));
+    assert_eq!(now.created_at, l.created_at);
+    // Another company cannot move it.
+    assert!(!store
+        .set_link_status(other.company.id, &l.uid, Paused, Archived, ts(T0 + 30))
+        .unwrap());
+    let unknown = LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap();
+    assert!(!store
+        .set_link_status(company, &unknown, Active, Paused, ts(T0))
+        .unwrap());
+    assert!(store
+        .set_link_status(company, &l.uid, Paused, Archived, ts(T0 + 40))
+        .unwrap());
+    assert_eq!(
+        store.link(company, &l.uid).unwrap().unwrap().status,
+        Archived
+    );
+}
+
+fn corrupt_rows_are_internal_errors(store: &DieselStore, url: &str) {
+    let t = tenant("ann@example.com");
+    store.create_tenant(&t).unwrap();
+    let l = link(t.company.id, T0, CreatedBy::User(t.owner));
+    store.insert_link(&l).unwrap();
+    raw_sql(
+        url,
+        "UPDATE companies SET theme = 'neon'; \
+         UPDATE payment_links SET payload = '{\"amount\": 3}'; \
+         UPDATE integrations SET allowed_origins = 'not json'; \
+         UPDATE memberships SET role = 'king';",
+    );
+    assert!(is_internal(store.company_with_settings(t.company.id)));
+    assert!(is_internal(store.link(t.company.id, &l.uid)));
+    assert!(is_internal(store.links(
+        t.company.id,
+        LinkFilter { grant_id: None },
+        10
+    )));
+    assert!(is_internal(store.integrations(t.company.id)));
+    assert!(is_internal(
+        store.integration_by_key_id(&t.integration.integration.key_id)
+    ));
+    assert!(is_internal(store.role(t.owner, t.company.id)));
+    assert!(is_internal(store.memberships(t.owner)));
+}
+
+/// Many writers at once: SQLite must queue them (BEGIN IMMEDIATE + busy timeout), never fail.
+fn concurrent_writers(store: &DieselStore, _url: &str) {
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let store = store.clone();
+            thread::spawn(move || {
+                for j in 0..5 {
+                    let t = tenant(&format!("user{i}-{j}@example.com"));
+                    store.create_tenant(&t).unwrap();
+                    let l = link(t.company.id, T0 + j, CreatedBy::User(t.owner));
+                    store.insert_link(&l).unwrap();
+                    store.record_login_failure("k", ts(T0)).unwrap();
+                    assert!(store
+                        .set_link_status(
+                            t.company.id,
+                            &l.uid,
+                            LinkStatus::Active,
+                            LinkStatus::Paused,
+                            ts(T0)
+                        )
+                        .unwrap());
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(store.login_failures_since("k", ts(0)).unwrap(), 40);
+}
+
+// ----- connection set-up (backend-independent) -----
+
+fn assert_pay_store<T: PayStore + Clone + std::fmt::Debug + 'static>(_: &T) {}
+fn assert_error<E: std::error::Error + Send + Sync + 'static>() {}
+
+#[test]
+fn store_is_a_pay_store() {
+    let db = TestDb::sqlite();
+    assert_pay_store(&open(&db.url));
+    // The server wraps it in `anyhow`.
+    assert_error::<StoreError>();
+}
+
+#[test]
+fn unsupported_urls_are_refused() {
+    let connect = |url: &str| {
+        DieselStore::connect(&StoreConfig {
+            url: url.into(),
+            max_connections: 1,
+        })
+    };
+    assert!(matches!(
+        connect("mysql://localhost/x"),
+        Err(StoreError::InvalidUrl(_))
+    ));
+    assert!(matches!(
+        connect("sqlite://"),
+        Err(StoreError::InvalidUrl(_))
+    ));
+    assert!(matches!(
+        connect("/tmp/x.db"),
+        Err(StoreError::InvalidUrl(_))
+    ));
+    let missing_dir = std::env::temp_dir().join(format!("pay_missing_{}", Uuid::new_v4().simple()));
+    let url = format!("sqlite://{}/db.sqlite", missing_dir.display());
+    assert!(matches!(connect(&url), Err(StoreError::InvalidUrl(_))));
+}
+
+#[test]
+fn unreachable_postgres_fails_fast_with_the_reason() {
+    let started = std::time::Instant::now();
+    let r = DieselStore::connect(&StoreConfig {
+        url: "postgres://nobody:secret-pw@127.0.0.1:1/none".into(),
+        max_connections: 2,
+    });
+    let Err(e) = r else {
+        panic!("connected to nothing")
+    };
+    assert!(matches!(e, StoreError::Connect(_)), "{e:?}");
+    assert!(!e.to_string().contains("secret-pw"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[test]
+fn sqlite_creates_the_file_and_accepts_relative_paths() {
+    let db = TestDb::sqlite();
+    let path = db.url.strip_prefix("sqlite://").unwrap().to_owned();
+    assert!(!std::path::Path::new(&path).exists());
+    let store = open(&db.url);
+    assert!(std::path::Path::new(&path).exists());
+    assert_eq!(store.backend(), Backend::Sqlite);
+
+    // Relative to the working directory (the crate directory under `cargo test`).
+    let name = format!("pay_test_rel_{}.sqlite", Uuid::new_v4().simple());
+    let rel = DieselStore::connect(&StoreConfig {
+        url: format!("sqlite://{name}"),
+        max_connections: 1,
+    });
+    let exists = std::path::Path::new(&name).exists();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{name}{suffix}"));
+    }
+    rel.unwrap();
+    assert!(exists);
+}
+
+#[test]
+fn debug_output_hides_the_url() {
+    let cfg = StoreConfig {
+        url: "postgres://u:secret-pw@h/db".into(),
+        max_connections: 3,
+    };
+    assert!(!format!("{cfg:?}").contains("secret-pw"));
+    let db = TestDb::sqlite();
+    let store = open(&db.url);
+    assert!(format!("{store:?}").contains("Sqlite"));
+}
+
+/// After a server-side disconnect (a PostgreSQL restart, say) a pooled connection fails one call
+/// and is then replaced, although the pool does not ping on checkout.
+#[test]
+fn postgres_lost_connections_are_replaced() {
+    let Some(db) = TestDb::postgres() else { return };
+    let store = DieselStore::connect(&StoreConfig {
+        url: db.url.clone(),
+        max_connections: 1,
+    })
+    .unwrap();
+    store.migrate().unwrap();
+    store.ping().unwrap();
+    let database = db.url.rsplit('/').next().unwrap().to_owned();
+    raw_sql(
+        &db.url,
+        &format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = '{database}' AND pid <> pg_backend_pid()"
+        ),
+    );
+    let first = store.is_empty();
+    assert!(first.is_ok() || is_internal(first));
+    assert!(store.is_empty().unwrap());
+}
