@@ -1,1 +1,105 @@
-//! placeholder
+//! The actix-web adapter: routes, credential extraction, strict JSON input, DTOs, the single
+//! error mapping and the OpenAPI document. It knows the domain and nothing else; the binary
+//! hands it a ready `Pay`.
+
+pub mod auth;
+pub mod dto;
+pub mod error;
+pub mod json;
+pub mod openapi;
+pub mod routes;
+pub mod telemetry;
+
+use std::net::TcpListener;
+
+use actix_web::dev::Server;
+use actix_web::{middleware, web, App, HttpRequest, HttpServer};
+use pay_domain::service::Pay;
+
+use crate::error::ApiError;
+use crate::routes::{companies, links, meta, session, settings};
+
+/// Settings of the HTTP edge.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Mark the session cookie `Secure` (when the base URL is https).
+    pub secure_cookies: bool,
+}
+
+/// Registers every route.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(meta::healthz)
+        .service(meta::readyz)
+        .service(meta::timezones)
+        .service(meta::openapi_json)
+        .service(session::login)
+        .service(session::logout)
+        .service(companies::list_companies)
+        .service(companies::create_integration)
+        .service(companies::list_integrations)
+        .service(companies::update_integration)
+        .service(companies::delete_integration)
+        .service(links::create_link)
+        .service(links::list_links)
+        .service(links::get_link)
+        .service(links::update_link_status)
+        .service(settings::get_settings)
+        .service(settings::put_settings)
+        .service(settings::destination_assets);
+    // Registered after the handlers: a known path with another method lands here (405).
+    for path in ROUTE_PATHS {
+        cfg.service(web::resource(*path).to(method_not_allowed));
+    }
+}
+
+/// Every path the API serves.
+const ROUTE_PATHS: &[&str] = &[
+    "/healthz",
+    "/readyz",
+    "/auth/login",
+    "/auth/logout",
+    "/api/partner/v1/timezones",
+    "/api/partner/v1/openapi.json",
+    "/api/partner/v1/companies",
+    "/api/partner/v1/companies/{companyId}/integrations",
+    "/api/partner/v1/companies/{companyId}/integrations/{partnerId}",
+    "/api/partner/v1/pay/payment-links",
+    "/api/partner/v1/pay/payment-links/{uid}",
+    "/api/partner/v1/pay/settings",
+    "/api/partner/v1/pay/destination-assets",
+];
+
+async fn not_found(req: HttpRequest) -> ApiError {
+    ApiError::RouteNotFound(req.path().to_owned())
+}
+
+async fn method_not_allowed() -> actix_web::HttpResponse {
+    actix_web::ResponseError::error_response(&ApiError::MethodNotAllowed)
+}
+
+/// Builds the server on an already bound listener (port 0 in tests).
+pub fn build_server(
+    pay: Pay,
+    config: HttpConfig,
+    listener: TcpListener,
+    workers: usize,
+) -> std::io::Result<Server> {
+    let pay = web::Data::new(pay);
+    let config = web::Data::new(config);
+    let zones = web::Data::new(meta::TimezoneCache::new());
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(pay.clone())
+            .app_data(config.clone())
+            .app_data(zones.clone())
+            .configure(configure)
+            .default_service(web::to(|req: HttpRequest| async move {
+                actix_web::ResponseError::error_response(&not_found(req).await)
+            }))
+            .wrap(middleware::from_fn(telemetry::request_span))
+    })
+    .workers(workers.max(1))
+    .listen(listener)?
+    .run();
+    Ok(server)
+}

@@ -1,0 +1,408 @@
+//! Request and response shapes of the API (the third model layer). Responses are built from
+//! domain values by explicit conversions; request schemas exist for the OpenAPI document,
+//! while bodies are read strictly by `json::Fields`.
+
+use pay_domain::assets::DestinationAsset;
+use pay_domain::integration::Integration;
+use pay_domain::link::{PaymentLink, PaymentLinkPayload};
+use pay_domain::settings::PaySettings;
+use pay_domain::tenancy::Membership;
+use serde::Serialize;
+use serde_json::{Map, Number, Value};
+use utoipa::ToSchema;
+
+macro_rules! data_list {
+    ($name:ident, $item:ty, $doc:expr) => {
+        #[doc = $doc]
+        #[derive(Debug, Serialize, ToSchema)]
+        pub struct $name {
+            pub data: Vec<$item>,
+        }
+    };
+}
+
+data_list!(
+    PaymentLinkList,
+    PaymentLinkDto,
+    "Up to 200 newest payment links: `{\"data\": [...]}`."
+);
+data_list!(CompanyList, CompanyDto, "The user's teams.");
+data_list!(
+    IntegrationList,
+    IntegrationDto,
+    "The team's API keys, newest first."
+);
+data_list!(
+    DestinationAssetList,
+    DestinationAssetDto,
+    "Enabled settlement assets."
+);
+data_list!(TimezoneList, String, "IANA time zone names, sorted.");
+
+/// A payment link (`publicUrl` is the hosted checkout URL).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PaymentLinkDto {
+    #[schema(example = "0192f0c4-1a2b-7c3d-8e4f-0123456789ab")]
+    pub id: String,
+    #[schema(example = "Xk3pQ9rT2mVw8LzA4bN7cD")]
+    pub uid: String,
+    #[schema(example = "active")]
+    pub status: String,
+    #[schema(value_type = PayloadSchema)]
+    pub payload: PaymentLinkPayload,
+    #[schema(example = "2026-11-22T06:07:20.123Z")]
+    pub created_at: String,
+    pub updated_at: String,
+    pub expires_at: Option<String>,
+    #[serde(rename = "publicUrl")]
+    pub public_url: String,
+}
+
+impl PaymentLinkDto {
+    pub fn new(link: PaymentLink, public_pay_url: &str) -> Self {
+        PaymentLinkDto {
+            id: link.id.to_string(),
+            public_url: link.public_url(public_pay_url),
+            uid: link.uid.to_string(),
+            status: link.status.as_str().to_owned(),
+            created_at: link.created_at.to_rfc3339(),
+            updated_at: link.updated_at.to_rfc3339(),
+            expires_at: link.expires_at.map(|t| t.to_rfc3339()),
+            payload: link.payload,
+        }
+    }
+}
+
+/// A payment link with its latest session and timeline.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PaymentLinkDetailDto {
+    #[serde(flatten)]
+    pub link: PaymentLinkDto,
+    /// The latest payment session, or null before any payer started one.
+    #[serde(rename = "latestSession")]
+    #[schema(value_type = Option<Object>)]
+    pub latest_session: Option<Value>,
+    /// Events of the link, oldest first.
+    #[schema(value_type = Vec<Object>)]
+    pub timeline: Vec<Value>,
+}
+
+/// The stored link definition.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct PayloadSchema {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    #[schema(example = "12.50")]
+    pub amount: String,
+    pub fiat_currency: Option<String>,
+    #[schema(example = "USDC")]
+    pub currency: String,
+    #[schema(example = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")]
+    pub asset: String,
+    pub skip_quote_acceptance: Option<bool>,
+    #[schema(example = "merchant")]
+    pub fee_paid_by: Option<String>,
+    pub order_id: Option<String>,
+    pub invoice_pdf_url: Option<String>,
+    pub customer_email: Option<String>,
+    pub client_id: Option<String>,
+    pub return_url: Option<String>,
+    pub success_url: Option<String>,
+    pub failure_url: Option<String>,
+    #[schema(example = "24h")]
+    pub expiration_time: String,
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Map<String, Value>>,
+    #[schema(example = "merchant_target_net_v2")]
+    pub runtime_mode: String,
+    #[schema(example = "v2")]
+    pub billing_version: String,
+    pub merchant_name: Option<String>,
+    pub merchant_picture_url: Option<String>,
+    pub merchant_logo_url: Option<String>,
+    #[schema(example = "system")]
+    pub merchant_payment_link_theme: Option<String>,
+}
+
+/// Body of `POST /api/partner/v1/pay/payment-links`. Only `amount` is required.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct CreatePaymentLinkRequest {
+    /// At most 200 characters.
+    pub title: Option<String>,
+    /// At most 2,000 characters.
+    pub description: Option<String>,
+    /// Positive decimal string, at most the asset's (or fiat currency's) decimals.
+    #[schema(example = "12.50")]
+    pub amount: String,
+    /// ISO 4217 display currency.
+    #[schema(example = "USD")]
+    pub fiat_currency: Option<String>,
+    /// Settlement symbol.
+    #[schema(example = "USDC")]
+    pub currency: Option<String>,
+    /// Exact destination asset identifier.
+    pub asset: Option<String>,
+    pub skip_quote_acceptance: Option<bool>,
+    #[schema(example = "client")]
+    pub fee_paid_by: Option<String>,
+    /// At most 200 characters.
+    pub order_id: Option<String>,
+    pub invoice_pdf_url: Option<String>,
+    pub customer_email: Option<String>,
+    pub client_id: Option<String>,
+    pub return_url: Option<String>,
+    pub success_url: Option<String>,
+    pub failure_url: Option<String>,
+    /// `15m`, `1h`, `12h`, `24h` (default), `72h` or `never`.
+    #[schema(example = "24h")]
+    pub expiration_time: Option<String>,
+    /// JSON object, at most 8 KB and 50 keys.
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// Body of `PATCH /api/partner/v1/pay/payment-links/{uid}`.
+#[derive(Debug, Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct UpdateLinkStatusRequest {
+    /// `active`, `paused` or `archived`.
+    #[schema(example = "paused")]
+    pub status: String,
+}
+
+/// Merchant settings.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PaySettingsDto {
+    #[schema(example = "active")]
+    pub status: String,
+    pub default_destination_asset: Option<String>,
+    #[schema(example = "merchant")]
+    pub fee_paid_by: String,
+    pub skip_quote_acceptance: bool,
+    #[schema(value_type = f64, example = 0.5)]
+    pub merchant_surcharge_percent: Number,
+    pub return_redirect_url: Option<String>,
+    pub success_redirect_url: Option<String>,
+    pub failure_redirect_url: Option<String>,
+    pub underpayment_percent_enabled: bool,
+    #[schema(value_type = f64)]
+    pub underpayment_percent_threshold: Number,
+    pub underpayment_fixed_enabled: bool,
+    #[schema(value_type = f64)]
+    pub underpayment_fixed_threshold: Number,
+}
+
+fn json_number(d: pay_domain::amount::Decimal) -> Number {
+    let text = d.to_string();
+    if let Ok(i) = text.parse::<i64>() {
+        return Number::from(i);
+    }
+    // Settings numbers are short decimals (at most 18 places); f64's shortest text of the
+    // parsed value prints back the same digits.
+    text.parse::<f64>()
+        .ok()
+        .and_then(Number::from_f64)
+        .unwrap_or_else(|| Number::from(0))
+}
+
+impl From<PaySettings> for PaySettingsDto {
+    fn from(s: PaySettings) -> Self {
+        PaySettingsDto {
+            status: s.status.as_str().into(),
+            default_destination_asset: s.default_destination_asset,
+            fee_paid_by: s.fee_paid_by.as_str().into(),
+            skip_quote_acceptance: s.skip_quote_acceptance,
+            merchant_surcharge_percent: json_number(s.merchant_surcharge_percent),
+            return_redirect_url: s.return_redirect_url,
+            success_redirect_url: s.success_redirect_url,
+            failure_redirect_url: s.failure_redirect_url,
+            underpayment_percent_enabled: s.underpayment_percent_enabled,
+            underpayment_percent_threshold: json_number(s.underpayment_percent_threshold),
+            underpayment_fixed_enabled: s.underpayment_fixed_enabled,
+            underpayment_fixed_threshold: json_number(s.underpayment_fixed_threshold),
+        }
+    }
+}
+
+/// Body of `PUT /api/partner/v1/pay/settings`: any subset of the fields; `null` clears a
+/// nullable field.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct UpdateSettingsRequest {
+    pub status: Option<String>,
+    pub default_destination_asset: Option<String>,
+    pub fee_paid_by: Option<String>,
+    pub skip_quote_acceptance: Option<bool>,
+    /// -1 to 1.
+    pub merchant_surcharge_percent: Option<f64>,
+    pub return_redirect_url: Option<String>,
+    pub success_redirect_url: Option<String>,
+    pub failure_redirect_url: Option<String>,
+    pub underpayment_percent_enabled: Option<bool>,
+    /// 0 to 100.
+    pub underpayment_percent_threshold: Option<f64>,
+    pub underpayment_fixed_enabled: Option<bool>,
+    /// At least 0.
+    pub underpayment_fixed_threshold: Option<f64>,
+}
+
+/// A settlement asset.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DestinationAssetDto {
+    #[schema(example = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")]
+    pub asset_identifier: String,
+    #[schema(example = "base")]
+    pub chain_code: String,
+    pub chain_name: String,
+    #[schema(example = "USDC")]
+    pub symbol: String,
+    pub name: String,
+    #[schema(example = 6)]
+    pub decimals: u32,
+    pub is_default: bool,
+}
+
+impl DestinationAssetDto {
+    pub fn new(a: DestinationAsset, is_default: bool) -> Self {
+        DestinationAssetDto {
+            asset_identifier: a.asset_identifier,
+            chain_code: a.chain_code,
+            chain_name: a.chain_name,
+            symbol: a.symbol,
+            name: a.name,
+            decimals: a.decimals,
+            is_default,
+        }
+    }
+}
+
+/// A team the signed-in user belongs to.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CompanyDto {
+    pub id: String,
+    pub name: String,
+    #[schema(example = "owner")]
+    pub role: String,
+    #[schema(example = json!(["settings.manage"]))]
+    pub permissions: Vec<String>,
+}
+
+impl From<Membership> for CompanyDto {
+    fn from(m: Membership) -> Self {
+        CompanyDto {
+            id: m.company_id.to_string(),
+            name: m.company_name,
+            role: m.role.as_str().into(),
+            permissions: m
+                .role
+                .permissions()
+                .iter()
+                .map(|p| p.as_str().into())
+                .collect(),
+        }
+    }
+}
+
+/// An integration (API key) record; never its secret.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IntegrationDto {
+    #[schema(example = "mk_pay_Q2x8Lm4Vb7Nc1Zr5Tw9Ye3Ua")]
+    pub key_id: String,
+    pub partner_id: String,
+    pub name: String,
+    #[serde(rename = "appSlug")]
+    #[schema(example = "pay")]
+    pub app_slug: String,
+    #[serde(rename = "allowedOrigins")]
+    pub allowed_origins: Vec<String>,
+    #[schema(example = "pk_pay_H6j2Kd9Lq3Wm7Rp1Xs5Tv8Zb")]
+    pub form_key_id: String,
+    pub enabled: bool,
+    #[serde(rename = "createdAt")]
+    pub created_at: String,
+    #[serde(rename = "lastUsedAt")]
+    pub last_used_at: Option<String>,
+}
+
+impl From<Integration> for IntegrationDto {
+    fn from(i: Integration) -> Self {
+        IntegrationDto {
+            key_id: i.key_id.to_string(),
+            partner_id: i.partner_id.to_string(),
+            name: i.name,
+            app_slug: i.app_slug,
+            allowed_origins: i.allowed_origins,
+            form_key_id: i.form_key_id.to_string(),
+            enabled: i.enabled,
+            created_at: i.created_at.to_rfc3339(),
+            last_used_at: i.last_used_at.map(|t| t.to_rfc3339()),
+        }
+    }
+}
+
+/// A newly created integration, with its secret (shown this once).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedIntegrationDto {
+    #[serde(flatten)]
+    pub integration: IntegrationDto,
+    /// The secret; stored hashed, never shown again.
+    #[serde(rename = "keySecret")]
+    pub key_secret: String,
+}
+
+/// `{"integration": {...}}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreateIntegrationResponse {
+    pub integration: CreatedIntegrationDto,
+}
+
+/// Body of `POST .../integrations`.
+#[derive(Debug, Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct CreateIntegrationRequest {
+    #[schema(example = "Shop backend")]
+    pub name: String,
+    #[serde(rename = "appSlug")]
+    #[schema(example = "pay")]
+    pub app_slug: String,
+    #[serde(rename = "allowedOrigins")]
+    #[schema(example = json!(["https://shop.example"]))]
+    pub allowed_origins: Option<Vec<String>>,
+}
+
+/// Body of `PATCH .../integrations/{partnerId}`.
+#[derive(Debug, Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct UpdateIntegrationRequest {
+    pub enabled: bool,
+}
+
+/// Body of `POST /auth/login`.
+#[derive(Debug, Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct LoginRequest {
+    pub email: String,
+    pub password: String,
+}
+
+/// Answer of a successful login; the session itself is the `pay_session` cookie.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoginResponse {
+    /// Send as `x-csrf-token` on every state-changing request of this session.
+    pub csrf_token: String,
+}
+
+/// Liveness and readiness.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HealthDto {
+    #[schema(example = "ok")]
+    pub status: String,
+}

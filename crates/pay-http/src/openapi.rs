@@ -1,0 +1,134 @@
+//! The OpenAPI document, generated from the handlers' own annotations. `docs/openapi.json` is
+//! this document committed; a test fails when it is stale.
+
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::error::ErrorBody;
+use crate::routes::{companies, links, meta, session, settings};
+
+#[derive(Debug, OpenApi)]
+#[openapi(
+    info(
+        title = "Payment Collection Partner API",
+        version = "1.0.0",
+        description = "Payment links, settings, assets and API keys of the self-hostable payment collection service. Errors are `{\"error\", \"errorCode\", \"field\"?}`."
+    ),
+    paths(
+        meta::healthz,
+        meta::readyz,
+        meta::timezones,
+        meta::openapi_json,
+        session::login,
+        session::logout,
+        companies::list_companies,
+        companies::create_integration,
+        companies::list_integrations,
+        companies::update_integration,
+        companies::delete_integration,
+        links::create_link,
+        links::list_links,
+        links::get_link,
+        links::update_link_status,
+        settings::get_settings,
+        settings::put_settings,
+        settings::destination_assets,
+    ),
+    components(schemas(ErrorBody)),
+    modifiers(&Security)
+)]
+pub struct ApiDoc;
+
+struct Security;
+
+impl Modify for Security {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "apiKeyId",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                crate::auth::KEY_ID_HEADER,
+                "Public key id (`mk_pay_...`); send together with x-svc-key-secret",
+            ))),
+        );
+        components.add_security_scheme(
+            "apiKeySecret",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                crate::auth::KEY_SECRET_HEADER,
+                "Key secret (`mksec_...`), shown once at creation",
+            ))),
+        );
+        components.add_security_scheme(
+            "session",
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
+                crate::auth::SESSION_COOKIE,
+                "Signed-in session from POST /auth/login; mutations also need x-csrf-token",
+            ))),
+        );
+    }
+}
+
+/// The document as committed: pretty JSON with a trailing newline.
+pub fn document() -> String {
+    let mut s = ApiDoc::openapi().to_pretty_json().unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    /// Fails when `docs/openapi.json` differs from what the handlers generate. Run with
+    /// `PAY_UPDATE_OPENAPI=1` to rewrite it.
+    #[test]
+    fn committed_openapi_document_is_current() {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/openapi.json");
+        let generated = super::document();
+        if std::env::var("PAY_UPDATE_OPENAPI").as_deref() == Ok("1") {
+            std::fs::write(&path, &generated).expect("write docs/openapi.json");
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "docs/openapi.json is stale: run `PAY_UPDATE_OPENAPI=1 cargo test -p pay-http openapi` and commit it"
+        );
+    }
+
+    #[test]
+    fn every_route_is_documented() {
+        let doc: serde_json::Value = serde_json::from_str(&super::document()).unwrap();
+        let paths = doc["paths"].as_object().unwrap();
+        for (path, method) in [
+            ("/healthz", "get"),
+            ("/readyz", "get"),
+            ("/auth/login", "post"),
+            ("/auth/logout", "post"),
+            ("/api/partner/v1/companies", "get"),
+            ("/api/partner/v1/companies/{companyId}/integrations", "post"),
+            ("/api/partner/v1/companies/{companyId}/integrations", "get"),
+            (
+                "/api/partner/v1/companies/{companyId}/integrations/{partnerId}",
+                "patch",
+            ),
+            (
+                "/api/partner/v1/companies/{companyId}/integrations/{partnerId}",
+                "delete",
+            ),
+            ("/api/partner/v1/pay/payment-links", "post"),
+            ("/api/partner/v1/pay/payment-links", "get"),
+            ("/api/partner/v1/pay/payment-links/{uid}", "get"),
+            ("/api/partner/v1/pay/payment-links/{uid}", "patch"),
+            ("/api/partner/v1/pay/settings", "get"),
+            ("/api/partner/v1/pay/settings", "put"),
+            ("/api/partner/v1/pay/destination-assets", "get"),
+            ("/api/partner/v1/timezones", "get"),
+            ("/api/partner/v1/openapi.json", "get"),
+        ] {
+            assert!(
+                paths.get(path).and_then(|p| p.get(method)).is_some(),
+                "{method} {path}"
+            );
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! Merchant settings and destination assets.
+
+use actix_web::{get, put, web, HttpResponse};
+use pay_domain::service::Pay;
+use pay_domain::settings::{SettingsPatch, SETTINGS_FIELDS};
+
+use crate::auth::{blocking, Credentials};
+use crate::dto::{
+    DestinationAssetDto, DestinationAssetList, PaySettingsDto, UpdateSettingsRequest,
+};
+use crate::error::{ApiError, ErrorBody};
+use crate::json::JsonBody;
+
+/// The company's settings.
+#[utoipa::path(
+    tag = "Settings",
+    security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
+    responses(
+        (status = 200, description = "PaySettings", body = PaySettingsDto),
+        (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
+    )
+)]
+#[get("/api/partner/v1/pay/settings")]
+pub async fn get_settings(
+    pay: web::Data<Pay>,
+    creds: Credentials,
+) -> Result<HttpResponse, ApiError> {
+    let s = blocking(move || Ok(pay.settings(&creds.principal(&pay)?)?)).await?;
+    Ok(HttpResponse::Ok().json(PaySettingsDto::from(s)))
+}
+
+/// Partial update: only the given fields change; `null` clears a nullable field.
+#[utoipa::path(
+    tag = "Settings",
+    request_body = UpdateSettingsRequest,
+    security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
+    responses(
+        (status = 200, description = "The whole PaySettings after the update", body = PaySettingsDto),
+        (status = 400, description = "`invalid_json`, `unknown_field`, `validation_failed`, `invalid_destination_asset`", body = ErrorBody),
+        (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
+        (status = 403, description = "Session without `settings.manage` or CSRF token", body = ErrorBody),
+    )
+)]
+#[put("/api/partner/v1/pay/settings")]
+pub async fn put_settings(
+    pay: web::Data<Pay>,
+    creds: Credentials,
+    body: JsonBody,
+) -> Result<HttpResponse, ApiError> {
+    let s = blocking(move || {
+        let principal = creds.principal(&pay)?;
+        let names: Vec<&str> = SETTINGS_FIELDS.iter().map(|(n, _)| *n).collect();
+        let mut f = body.fields(&names)?;
+        let patch = SettingsPatch {
+            status: f.opt_nonnull_string("status")?,
+            default_destination_asset: f.patch_nullable_string("defaultDestinationAsset")?,
+            fee_paid_by: f.opt_nonnull_string("feePaidBy")?,
+            skip_quote_acceptance: f.opt_nonnull_bool("skipQuoteAcceptance")?,
+            merchant_surcharge_percent: f.opt_number_text("merchantSurchargePercent")?,
+            return_redirect_url: f.patch_nullable_string("returnRedirectUrl")?,
+            success_redirect_url: f.patch_nullable_string("successRedirectUrl")?,
+            failure_redirect_url: f.patch_nullable_string("failureRedirectUrl")?,
+            underpayment_percent_enabled: f.opt_nonnull_bool("underpaymentPercentEnabled")?,
+            underpayment_percent_threshold: f.opt_number_text("underpaymentPercentThreshold")?,
+            underpayment_fixed_enabled: f.opt_nonnull_bool("underpaymentFixedEnabled")?,
+            underpayment_fixed_threshold: f.opt_number_text("underpaymentFixedThreshold")?,
+        };
+        Ok(pay.update_settings(&principal, patch)?)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(PaySettingsDto::from(s)))
+}
+
+/// Enabled settlement assets, marking the company's default.
+#[utoipa::path(
+    tag = "Settings",
+    security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
+    responses(
+        (status = 200, description = "DestinationAsset list", body = DestinationAssetList),
+        (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
+    )
+)]
+#[get("/api/partner/v1/pay/destination-assets")]
+pub async fn destination_assets(
+    pay: web::Data<Pay>,
+    creds: Credentials,
+) -> Result<HttpResponse, ApiError> {
+    let assets = blocking(move || Ok(pay.destination_assets(&creds.principal(&pay)?)?)).await?;
+    let data = assets
+        .into_iter()
+        .map(|(a, is_default)| DestinationAssetDto::new(a, is_default))
+        .collect();
+    Ok(HttpResponse::Ok().json(DestinationAssetList { data }))
+}
