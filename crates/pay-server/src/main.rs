@@ -1,1 +1,82 @@
-fn main() {}
+//! `pay-server`: serve (default), migrate, admin bootstrap.
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use pay_domain::secret::Secret;
+use pay_server::{
+    bootstrap_json, build_pay, demo_bootstrap, init_tracing, open_store, Application, Config,
+};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "pay-server",
+    version,
+    about = "Self-hostable crypto payment collection service"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the HTTP server (the default).
+    Serve,
+    /// Run pending database migrations and exit.
+    Migrate,
+    /// Operator commands.
+    #[command(subcommand)]
+    Admin(Admin),
+}
+
+#[derive(Debug, Subcommand)]
+enum Admin {
+    /// Create a user, a company owned by that user and an API key; prints one JSON object.
+    /// Idempotent on the e-mail (an existing user gets no new secret).
+    Bootstrap {
+        #[arg(long)]
+        company: String,
+        #[arg(long)]
+        email: String,
+        /// Prefer PAY_BOOTSTRAP_PASSWORD in scripts, so the password stays out of `ps`.
+        #[arg(long, env = "PAY_BOOTSTRAP_PASSWORD", hide_env_values = true)]
+        password: String,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    init_tracing();
+    let cli = Cli::parse();
+    let config = Config::from_env()?;
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(config),
+        Command::Migrate => {
+            open_store(&config)?;
+            Ok(())
+        }
+        Command::Admin(Admin::Bootstrap {
+            company,
+            email,
+            password,
+        }) => {
+            let pay = build_pay(&config, open_store(&config)?)?;
+            let outcome = pay
+                .bootstrap(&company, &email, &Secret::new(password))
+                .map_err(|e| anyhow::anyhow!("bootstrap failed: {e}"))?;
+            println!("{}", bootstrap_json(&outcome));
+            Ok(())
+        }
+    }
+}
+
+fn serve(config: Config) -> anyhow::Result<()> {
+    let pay = build_pay(&config, open_store(&config)?)?;
+    if let Some(banner) = demo_bootstrap(&config, &pay)? {
+        println!("{banner}");
+    }
+    actix_rt::System::new().block_on(async move {
+        let app = Application::build_with(&config, pay)?;
+        tracing::info!(listen = %config.listen, port = app.port(), base_url = %config.base_url, "serving");
+        app.run().await.context("server stopped with an error")
+    })
+}

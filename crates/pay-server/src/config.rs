@@ -1,0 +1,114 @@
+//! Typed configuration from `PAY_*` environment variables, with defaults that run the
+//! embedded set-up (SQLite file, loopback listener, sandbox processor).
+
+use std::net::SocketAddr;
+
+use anyhow::{bail, Context};
+use pay_domain::assets::{AssetCatalogue, DestinationAsset};
+
+/// Everything the binary reads from its environment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub database_url: String,
+    pub listen: SocketAddr,
+    pub base_url: String,
+    pub auth_url: String,
+    pub public_pay_url: String,
+    pub pool_size: u32,
+    pub workers: usize,
+    /// `None`: the built-in catalogue.
+    pub assets_file: Option<String>,
+    /// Bootstrap a demo company on the first start of an empty embedded database.
+    pub demo: bool,
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn url_var(name: &str, default: &str) -> anyhow::Result<String> {
+    let v = var(name).unwrap_or_else(|| default.to_owned());
+    if !(v.starts_with("http://") || v.starts_with("https://")) {
+        bail!("{name} must be an absolute http(s) URL, got {v:?}");
+    }
+    Ok(v.trim_end_matches('/').to_owned())
+}
+
+fn bool_var(name: &str, default: bool) -> anyhow::Result<bool> {
+    match var(name).as_deref() {
+        None => Ok(default),
+        Some("1" | "true" | "yes") => Ok(true),
+        Some("0" | "false" | "no") => Ok(false),
+        Some(v) => bail!("{name} must be true or false, got {v:?}"),
+    }
+}
+
+impl Config {
+    pub fn from_env() -> anyhow::Result<Config> {
+        let database_url = var("PAY_DATABASE_URL").unwrap_or_else(|| "sqlite://pay.db".into());
+        let listen: SocketAddr = var("PAY_LISTEN")
+            .unwrap_or_else(|| "127.0.0.1:8080".into())
+            .parse()
+            .context("PAY_LISTEN must be host:port, e.g. 127.0.0.1:8080")?;
+        let local = format!("http://{listen}");
+        let base_url = url_var("PAY_BASE_URL", &local)?;
+        let sqlite = database_url.starts_with("sqlite:");
+        let default_pool = if sqlite { 8 } else { 16 };
+        let pool_size = match var("PAY_DATABASE_POOL_SIZE") {
+            Some(v) => v
+                .parse()
+                .context("PAY_DATABASE_POOL_SIZE must be a number")?,
+            None => default_pool,
+        };
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2);
+        let workers = match var("PAY_WORKERS") {
+            Some(v) => v.parse().context("PAY_WORKERS must be a number")?,
+            None => cores,
+        };
+        Ok(Config {
+            auth_url: url_var("PAY_AUTH_URL", &base_url)?,
+            public_pay_url: url_var("PAY_PUBLIC_PAY_URL", &base_url)?,
+            base_url,
+            database_url,
+            listen,
+            pool_size,
+            workers,
+            assets_file: var("PAY_ASSETS_FILE"),
+            demo: bool_var("PAY_DEMO", true)?,
+        })
+    }
+
+    /// A configuration for tests and embedding: the given database, port 0 on loopback.
+    pub fn for_database(database_url: &str) -> Config {
+        let listen: SocketAddr = ([127, 0, 0, 1], 0).into();
+        Config {
+            database_url: database_url.to_owned(),
+            listen,
+            base_url: "http://127.0.0.1".into(),
+            auth_url: "http://127.0.0.1".into(),
+            public_pay_url: "http://127.0.0.1".into(),
+            pool_size: 4,
+            workers: 1,
+            assets_file: None,
+            demo: false,
+        }
+    }
+
+    pub fn is_embedded(&self) -> bool {
+        self.database_url.starts_with("sqlite:")
+    }
+
+    /// The operator's asset catalogue: `PAY_ASSETS_FILE` (a JSON array of assets) or the
+    /// built-in set.
+    pub fn asset_catalogue(&self) -> anyhow::Result<AssetCatalogue> {
+        let Some(path) = &self.assets_file else {
+            return Ok(AssetCatalogue::builtin());
+        };
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+        let assets: Vec<DestinationAsset> =
+            serde_json::from_str(&text).with_context(|| format!("parsing {path}"))?;
+        AssetCatalogue::new(assets).map_err(|e| anyhow::anyhow!("{path}: {e}"))
+    }
+}

@@ -1,0 +1,151 @@
+//! The composition root: configuration, wiring of the adapters around the domain, the CLI's
+//! commands and the server's life cycle. Tests build the same `Application` on port 0.
+
+pub mod config;
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use anyhow::Context;
+use pay_auth::AuthCrypto;
+use pay_domain::ports::Clock;
+use pay_domain::secret::Secret;
+use pay_domain::service::{BootstrapOutcome, Pay};
+use pay_domain::timestamp::Timestamp;
+use pay_http::HttpConfig;
+use pay_store::{DieselStore, StoreConfig};
+use serde_json::json;
+
+pub use config::Config;
+
+/// Real time.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_datetime(time::OffsetDateTime::now_utc())
+    }
+}
+
+/// Opens the store and runs pending migrations.
+pub fn open_store(config: &Config) -> anyhow::Result<DieselStore> {
+    let store = DieselStore::connect(&StoreConfig {
+        url: config.database_url.clone(),
+        max_connections: config.pool_size,
+    })
+    .context("connecting to the database")?;
+    let ran = store.migrate().context("running migrations")?;
+    tracing::info!(backend = ?store.backend(), migrations = ran, "database ready");
+    Ok(store)
+}
+
+/// The domain service over the real adapters.
+pub fn build_pay(config: &Config, store: DieselStore) -> anyhow::Result<Pay> {
+    Ok(Pay {
+        store: Arc::new(store),
+        crypto: Arc::new(AuthCrypto::new()),
+        clock: Arc::new(SystemClock),
+        assets: Arc::new(config.asset_catalogue()?),
+        public_pay_url: config.public_pay_url.clone(),
+    })
+}
+
+/// The printed form of a bootstrap (`admin bootstrap` and the first-start demo).
+pub fn bootstrap_json(o: &BootstrapOutcome) -> serde_json::Value {
+    json!({
+        "companyId": o.company_id.to_string(),
+        "userId": o.user_id.to_string(),
+        "keyId": o.key_id.to_string(),
+        "keySecret": o.key_secret.as_ref().map(|s| s.expose().to_owned()),
+        "formKeyId": o.form_key_id.to_string(),
+    })
+}
+
+/// On the first start of an empty embedded database: a demo company whose credentials are
+/// printed once to standard output (never to the log).
+pub fn demo_bootstrap(config: &Config, pay: &Pay) -> anyhow::Result<Option<String>> {
+    if !(config.demo && config.is_embedded() && pay.store.is_empty()?) {
+        return Ok(None);
+    }
+    let password = Secret::new(format!("demo-{}", pay.crypto.random_alphanumeric(16)));
+    let outcome = pay.bootstrap("Demo Company", "demo@example.com", &password)?;
+    let mut creds = bootstrap_json(&outcome);
+    creds["email"] = json!("demo@example.com");
+    creds["password"] = json!(password.expose());
+    let banner = format!(
+        "First start on an empty database: created a demo company.\n\
+         These credentials are shown ONCE; keep them.\n{}\n\
+         Try: curl -s {}/api/partner/v1/pay/payment-links -H 'x-svc-key-id: {}' -H 'x-svc-key-secret: <keySecret>'\n",
+        serde_json::to_string_pretty(&creds)?,
+        config.base_url,
+        outcome.key_id,
+    );
+    Ok(Some(banner))
+}
+
+/// A built, not yet running server.
+pub struct Application {
+    port: u16,
+    server: actix_web::dev::Server,
+    pay: Pay,
+}
+
+impl std::fmt::Debug for Application {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Application")
+            .field("port", &self.port)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Application {
+    /// Opens the database, migrates, binds the listener (port 0 picks a free one).
+    pub fn build(config: &Config) -> anyhow::Result<Application> {
+        let store = open_store(config)?;
+        let pay = build_pay(config, store)?;
+        Self::build_with(config, pay)
+    }
+
+    pub fn build_with(config: &Config, pay: Pay) -> anyhow::Result<Application> {
+        let listener = TcpListener::bind(config.listen)
+            .with_context(|| format!("binding {}", config.listen))?;
+        let port = listener.local_addr()?.port();
+        let http = HttpConfig {
+            secure_cookies: config.base_url.starts_with("https://"),
+        };
+        let server = pay_http::build_server(pay.clone(), http, listener, config.workers)?;
+        Ok(Application { port, server, pay })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn pay(&self) -> &Pay {
+        &self.pay
+    }
+
+    /// Runs until the server stops (SIGINT/SIGTERM: graceful shutdown).
+    pub async fn run(self) -> std::io::Result<()> {
+        self.server.await
+    }
+
+    /// The server future and a handle, for tests that stop it.
+    pub fn into_server(self) -> actix_web::dev::Server {
+        self.server
+    }
+}
+
+/// Logs to standard error, filtered by `PAY_LOG` (default `info`).
+pub fn init_tracing() {
+    use std::io::IsTerminal;
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("PAY_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false)
+        .try_init();
+}

@@ -1,0 +1,241 @@
+//! Test harness: a running server, tenants, credentials and request helpers.
+
+use pay_domain::secret::Secret;
+use pay_domain::service::Pay;
+use pay_server::{Application, Config};
+use pay_store::testing::TestDb;
+use reqwest::{Method, RequestBuilder, StatusCode};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A team with its owner's sign-in and its first API key.
+#[derive(Debug, Clone)]
+pub struct Tenant {
+    pub company_id: String,
+    pub email: String,
+    pub password: String,
+    pub key_id: String,
+    pub key_secret: String,
+}
+
+/// A signed-in browser session.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub cookie: String,
+    pub csrf: String,
+}
+
+pub struct TestApp {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub pay: Pay,
+    /// The main tenant ("Acme Goods").
+    pub t: Tenant,
+    _db: TestDb,
+}
+
+/// Runs each named `async fn(TestApp)` once per backend.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($f:ident),* $(,)?) => {$(
+        mod $f {
+            #[actix_rt::test]
+            async fn sqlite() {
+                if let Some(app) = $crate::helpers::spawn($crate::helpers::Backend::Sqlite).await {
+                    super::$f(app).await;
+                }
+            }
+            #[actix_rt::test]
+            async fn postgres() {
+                if let Some(app) = $crate::helpers::spawn($crate::helpers::Backend::Postgres).await {
+                    super::$f(app).await;
+                }
+            }
+        }
+    )*};
+}
+
+pub async fn spawn(backend: Backend) -> Option<TestApp> {
+    let db = match backend {
+        Backend::Sqlite => TestDb::sqlite(),
+        Backend::Postgres => TestDb::postgres()?,
+    };
+    let mut config = Config::for_database(&db.url);
+    config.public_pay_url = "https://pay.test.example".into();
+    let app = Application::build(&config).expect("build app");
+    let base = format!("http://127.0.0.1:{}", app.port());
+    let pay = app.pay().clone();
+    actix_rt::spawn(app.into_server());
+    let mut test = TestApp {
+        base,
+        client: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
+        pay,
+        t: Tenant {
+            company_id: String::new(),
+            email: String::new(),
+            password: String::new(),
+            key_id: String::new(),
+            key_secret: String::new(),
+        },
+        _db: db,
+    };
+    test.t = test.new_tenant("Acme Goods").await;
+    Some(test)
+}
+
+/// Status and JSON body (Null when the body is empty or not JSON).
+pub async fn read(res: reqwest::Response) -> (StatusCode, Value) {
+    let status = res.status();
+    let text = res.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// Asserts an error response: status, `errorCode`, and `field` when given.
+#[track_caller]
+pub fn assert_error(got: &(StatusCode, Value), status: u16, code: &str, field: Option<&str>) {
+    assert_eq!(got.0.as_u16(), status, "status; body {}", got.1);
+    assert_eq!(got.1["errorCode"], code, "errorCode; body {}", got.1);
+    assert!(
+        got.1["error"].as_str().is_some_and(|s| !s.is_empty()),
+        "error message; body {}",
+        got.1
+    );
+    match field {
+        Some(f) => assert_eq!(got.1["field"], f, "field; body {}", got.1),
+        None => assert!(
+            got.1.get("field").is_none(),
+            "no field expected; body {}",
+            got.1
+        ),
+    }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// Creates another team through the domain (as `admin bootstrap` does).
+    pub async fn new_tenant(&self, name: &str) -> Tenant {
+        let pay = self.pay.clone();
+        let email = format!(
+            "owner-{}@{}.example",
+            uuid::Uuid::new_v4().simple(),
+            name.replace(' ', "-").to_lowercase()
+        );
+        let password = "correct horse battery staple".to_owned();
+        let (e, p, n) = (email.clone(), password.clone(), name.to_owned());
+        let o = tokio::task::spawn_blocking(move || pay.bootstrap(&n, &e, &Secret::new(p)))
+            .await
+            .unwrap()
+            .unwrap();
+        Tenant {
+            company_id: o.company_id.to_string(),
+            email,
+            password,
+            key_id: o.key_id.to_string(),
+            key_secret: o.key_secret.unwrap().expose().to_owned(),
+        }
+    }
+
+    /// A request with no credentials.
+    pub fn anon(&self, method: Method, path: &str) -> RequestBuilder {
+        self.client.request(method, self.url(path))
+    }
+
+    /// A request with the main tenant's key.
+    pub fn req(&self, method: Method, path: &str) -> RequestBuilder {
+        self.as_tenant(&self.t, method, path)
+    }
+
+    pub fn as_tenant(&self, t: &Tenant, method: Method, path: &str) -> RequestBuilder {
+        self.anon(method, path)
+            .header("x-svc-key-id", &t.key_id)
+            .header("x-svc-key-secret", &t.key_secret)
+    }
+
+    /// A request in a browser session, with its CSRF token.
+    pub fn in_session(&self, s: &Session, method: Method, path: &str) -> RequestBuilder {
+        self.anon(method, path)
+            .header("cookie", format!("pay_session={}", s.cookie))
+            .header("x-csrf-token", &s.csrf)
+    }
+
+    /// Same, without the CSRF header.
+    pub fn in_session_no_csrf(&self, s: &Session, method: Method, path: &str) -> RequestBuilder {
+        self.anon(method, path)
+            .header("cookie", format!("pay_session={}", s.cookie))
+    }
+
+    pub async fn login(&self, email: &str, password: &str) -> Session {
+        let res = self
+            .anon(Method::POST, "/auth/login")
+            .json(&serde_json::json!({"email": email, "password": password}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        let set_cookie = res
+            .headers()
+            .get("set-cookie")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let cookie = set_cookie
+            .split(';')
+            .next()
+            .unwrap()
+            .strip_prefix("pay_session=")
+            .unwrap()
+            .to_owned();
+        let body: Value = res.json().await.unwrap();
+        Session {
+            cookie,
+            csrf: body["csrfToken"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    pub async fn login_owner(&self, t: &Tenant) -> Session {
+        self.login(&t.email, &t.password).await
+    }
+
+    /// Creates a link with the main tenant's key and returns its body.
+    pub async fn create_link(&self, body: Value) -> Value {
+        let got = read(
+            self.req(Method::POST, "/api/partner/v1/pay/payment-links")
+                .json(&body)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(got.0, 201, "{}", got.1);
+        got.1
+    }
+}
+
+impl TestApp {
+    /// Adds a new user to the tenant's company with `role`; returns their e-mail and password.
+    pub async fn add_member(&self, t: &Tenant, role: &str) -> (String, String) {
+        let pay = self.pay.clone();
+        let email = format!("{role}-{}@acme.example", uuid::Uuid::new_v4().simple());
+        let password = "member password 123".to_owned();
+        let company = pay_domain::ids::CompanyId::parse(&t.company_id).unwrap();
+        let role = pay_domain::tenancy::Role::parse(role).unwrap();
+        let (e, p) = (email.clone(), password.clone());
+        tokio::task::spawn_blocking(move || pay.add_member(company, &e, &Secret::new(p), role))
+            .await
+            .unwrap()
+            .unwrap();
+        (email, password)
+    }
+}

@@ -1,0 +1,12 @@
+//! Black-box API tests: each test spawns the real server on port 0 with its own database and
+//! drives it over HTTP. Every test runs twice, on SQLite and on PostgreSQL (the latter skips
+//! with a printed line when `PAY_TEST_POSTGRES_URL` is unset, and fails instead under
+//! `PAY_REQUIRE_ALL_TESTS=1`).
+
+mod helpers;
+
+mod companies;
+mod credentials;
+mod links;
+mod meta;
+mod settings;

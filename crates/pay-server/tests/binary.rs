@@ -1,0 +1,430 @@
+//! The binary as an operator runs it: the first-start demo banner, the README's curl walk-through
+//! with the printed key, `migrate`, `admin bootstrap`, and a log that never carries a secret.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_pay-server");
+
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new() -> TempDir {
+        let p = std::env::temp_dir().join(format!("pay-bin-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    fn db_url(&self) -> String {
+        format!("sqlite://{}", self.0.join("pay.db").display())
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A running `pay-server` whose stdout and stderr are collected.
+struct Server {
+    child: Child,
+    base: String,
+    stdout: Arc<Mutex<String>>,
+    stderr: Arc<Mutex<String>>,
+}
+
+fn collect(r: impl Read + Send + 'static) -> Arc<Mutex<String>> {
+    let buf = Arc::new(Mutex::new(String::new()));
+    let b = buf.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(r).lines().map_while(Result::ok) {
+            let mut s = b.lock().unwrap();
+            s.push_str(&line);
+            s.push('\n');
+        }
+    });
+    buf
+}
+
+impl Server {
+    fn start(dir: &TempDir, log: &str) -> Server {
+        let port = free_port();
+        let mut child = Command::new(BIN)
+            .env("PAY_DATABASE_URL", dir.db_url())
+            .env("PAY_LISTEN", format!("127.0.0.1:{port}"))
+            .env("PAY_LOG", log)
+            .env_remove("PAY_BASE_URL")
+            .env_remove("PAY_PUBLIC_PAY_URL")
+            .env_remove("PAY_DEMO")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = collect(child.stdout.take().unwrap());
+        let stderr = collect(child.stderr.take().unwrap());
+        let base = format!("http://127.0.0.1:{port}");
+        let s = Server {
+            child,
+            base,
+            stdout,
+            stderr,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if ureq_get(&format!("{}/readyz", s.base)).is_some_and(|(st, _)| st == 200) {
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!(
+            "server did not become ready; stderr:\n{}",
+            s.stderr.lock().unwrap()
+        );
+    }
+
+    fn stop(mut self) -> (String, String) {
+        let _ = Command::new("kill")
+            .arg("-INT")
+            .arg(self.child.id().to_string())
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if self.child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::thread::sleep(Duration::from_millis(100));
+        let out = self.stdout.lock().unwrap().clone();
+        let err = self.stderr.lock().unwrap().clone();
+        (out, err)
+    }
+}
+
+/// A tiny blocking HTTP client over reqwest's async one, for a synchronous test.
+fn http(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<Value>,
+) -> (u16, Value, reqwest::header::HeaderMap) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = reqwest::Client::new();
+        let mut rb = client.request(method.parse().unwrap(), url);
+        for (k, v) in headers {
+            rb = rb.header(*k, *v);
+        }
+        if let Some(b) = body {
+            rb = rb.json(&b);
+        }
+        let res = rb.send().await.unwrap();
+        let status = res.status().as_u16();
+        let h = res.headers().clone();
+        let text = res.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::Null),
+            h,
+        )
+    })
+}
+
+fn ureq_get(url: &str) -> Option<(u16, Value)> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    rt.block_on(async {
+        let res = reqwest::get(url).await.ok()?;
+        let st = res.status().as_u16();
+        Some((st, res.json().await.unwrap_or(Value::Null)))
+    })
+}
+
+fn banner_json(stdout: &str) -> Value {
+    let start = stdout.find('{').expect("a JSON object in the banner");
+    let end = stdout.find("\n}").expect("end of the JSON object") + 2;
+    serde_json::from_str(&stdout[start..end]).unwrap()
+}
+
+#[test]
+fn first_start_prints_demo_credentials_once_and_the_readme_walkthrough_works() {
+    let dir = TempDir::new();
+    let s = Server::start(&dir, "info");
+    // The banner is printed before the server is ready.
+    let creds = banner_json(&s.stdout.lock().unwrap().clone());
+    let key_id = creds["keyId"].as_str().unwrap().to_owned();
+    let secret = creds["keySecret"].as_str().unwrap().to_owned();
+    assert!(key_id.starts_with("mk_pay_") && secret.starts_with("mksec_"));
+    assert_eq!(creds["email"], "demo@example.com");
+    let auth = [
+        ("x-svc-key-id", key_id.as_str()),
+        ("x-svc-key-secret", secret.as_str()),
+    ];
+    let links = format!("{}/api/partner/v1/pay/payment-links", s.base);
+    // The README walk-through: create, list, read, pause, archive.
+    let (st, link, _) = http(
+        "POST",
+        &links,
+        &auth,
+        Some(json!({"amount": "25.00", "title": "Walk-through"})),
+    );
+    assert_eq!(st, 201, "{link}");
+    let uid = link["uid"].as_str().unwrap().to_owned();
+    assert!(link["publicUrl"].as_str().unwrap().starts_with(&s.base));
+    let (st, list, _) = http("GET", &links, &auth, None);
+    assert_eq!(
+        (st, list["data"][0]["uid"].as_str()),
+        (200, Some(uid.as_str()))
+    );
+    let one = format!("{links}/{uid}");
+    let (st, detail, _) = http("GET", &one, &auth, None);
+    assert_eq!(
+        (st, detail["payload"]["amount"].as_str()),
+        (200, Some("25.00"))
+    );
+    let (st, paused, _) = http("PATCH", &one, &auth, Some(json!({"status": "paused"})));
+    assert_eq!((st, paused["status"].as_str()), (200, Some("paused")));
+    let (st, archived, _) = http("PATCH", &one, &auth, Some(json!({"status": "archived"})));
+    assert_eq!((st, archived["status"].as_str()), (200, Some("archived")));
+    // The printed password signs in.
+    let (st, _, h) = http(
+        "POST",
+        &format!("{}/auth/login", s.base),
+        &[],
+        Some(json!({"email": "demo@example.com", "password": creds["password"]})),
+    );
+    assert_eq!(st, 200);
+    assert!(h["set-cookie"]
+        .to_str()
+        .unwrap()
+        .starts_with("pay_session="));
+    let (out, _) = s.stop();
+    assert_eq!(
+        out.matches(secret.as_str()).count(),
+        1,
+        "the secret is printed once"
+    );
+    // Second start on the same database: no banner, same data.
+    let s = Server::start(&dir, "info");
+    let (st, list, _) = http(
+        "GET",
+        &format!("{}/api/partner/v1/pay/payment-links", s.base),
+        &auth,
+        None,
+    );
+    assert_eq!(
+        (st, list["data"][0]["status"].as_str()),
+        (200, Some("archived"))
+    );
+    let (out, _) = s.stop();
+    assert!(
+        !out.contains("keySecret") && !out.contains(secret.as_str()),
+        "printed once only: {out}"
+    );
+}
+
+#[test]
+fn migrate_and_admin_bootstrap_are_scriptable() {
+    let dir = TempDir::new();
+    let run = |args: &[&str]| {
+        let out = Command::new(BIN)
+            .args(args)
+            .env("PAY_DATABASE_URL", dir.db_url())
+            .env("PAY_LOG", "warn")
+            .env("PAY_BOOTSTRAP_PASSWORD", "a long enough password")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(run(&["migrate"]), "");
+    let first: Value = serde_json::from_str(&run(&[
+        "admin",
+        "bootstrap",
+        "--company",
+        "Acme",
+        "--email",
+        "Ops@Acme.example",
+    ]))
+    .unwrap();
+    for k in ["companyId", "userId", "keyId", "keySecret", "formKeyId"] {
+        assert!(
+            first[k].as_str().is_some_and(|v| !v.is_empty()),
+            "{k}: {first}"
+        );
+    }
+    // Idempotent on the e-mail (case-insensitive): same ids, and the secret is not shown again.
+    let again: Value = serde_json::from_str(&run(&[
+        "admin",
+        "bootstrap",
+        "--company",
+        "Acme",
+        "--email",
+        "ops@acme.example",
+    ]))
+    .unwrap();
+    assert_eq!(again["companyId"], first["companyId"]);
+    assert_eq!(again["keyId"], first["keyId"]);
+    assert_eq!(again["keySecret"], Value::Null);
+    // A bad e-mail fails with a message and a non-zero exit.
+    let out = Command::new(BIN)
+        .args([
+            "admin",
+            "bootstrap",
+            "--company",
+            "X",
+            "--email",
+            "nope",
+            "--password",
+            "long enough pw",
+        ])
+        .env("PAY_DATABASE_URL", dir.db_url())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("email"));
+    // A bootstrapped database does not print a demo banner.
+    let s = Server::start(&dir, "info");
+    let (out, _) = s.stop();
+    assert!(!out.contains("keySecret"));
+}
+
+#[test]
+fn no_secret_password_or_session_cookie_reaches_the_log() {
+    let dir = TempDir::new();
+    let password = "a very secret password 42";
+    let boot = Command::new(BIN)
+        .args([
+            "admin",
+            "bootstrap",
+            "--company",
+            "Logco",
+            "--email",
+            "log@co.example",
+            "--password",
+            password,
+        ])
+        .env("PAY_DATABASE_URL", dir.db_url())
+        .env("PAY_LOG", "trace")
+        .output()
+        .unwrap();
+    assert!(boot.status.success());
+    let creds: Value = serde_json::from_slice(&boot.stdout).unwrap();
+    let boot_log = String::from_utf8_lossy(&boot.stderr).to_string();
+    let key_id = creds["keyId"].as_str().unwrap().to_owned();
+    let secret = creds["keySecret"].as_str().unwrap().to_owned();
+    let company = creds["companyId"].as_str().unwrap().to_owned();
+
+    let s = Server::start(&dir, "trace");
+    let auth = [
+        ("x-svc-key-id", key_id.as_str()),
+        ("x-svc-key-secret", secret.as_str()),
+    ];
+    // Sign in (a wrong password first), manage keys, use keys right and wrong.
+    http(
+        "POST",
+        &format!("{}/auth/login", s.base),
+        &[],
+        Some(json!({"email": "log@co.example", "password": "wrong password 1"})),
+    );
+    let (st, body, h) = http(
+        "POST",
+        &format!("{}/auth/login", s.base),
+        &[],
+        Some(json!({"email": "log@co.example", "password": password})),
+    );
+    assert_eq!(st, 200);
+    let csrf = body["csrfToken"].as_str().unwrap().to_owned();
+    let cookie = h["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let token = cookie.trim_start_matches("pay_session=").to_owned();
+    let session = [("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())];
+    let (st, created, _) = http(
+        "POST",
+        &format!("{}/api/partner/v1/companies/{company}/integrations", s.base),
+        &session,
+        Some(json!({"name": "k2", "appSlug": "pay"})),
+    );
+    assert_eq!(st, 201);
+    let secret2 = created["integration"]["keySecret"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    http(
+        "GET",
+        &format!("{}/api/partner/v1/pay/payment-links", s.base),
+        &auth,
+        None,
+    );
+    http(
+        "POST",
+        &format!("{}/api/partner/v1/pay/payment-links", s.base),
+        &auth,
+        Some(json!({"amount": "1"})),
+    );
+    http(
+        "GET",
+        &format!("{}/api/partner/v1/pay/settings", s.base),
+        &[
+            ("x-svc-key-id", key_id.as_str()),
+            ("x-svc-key-secret", "mksec_wrong_secret_value"),
+        ],
+        None,
+    );
+    http(
+        "GET",
+        &format!("{}/api/partner/v1/companies", s.base),
+        &session,
+        None,
+    );
+    http("POST", &format!("{}/auth/logout", s.base), &session, None);
+    let (_, log) = s.stop();
+    let log = format!("{boot_log}{log}");
+    assert!(
+        log.contains("request_id="),
+        "log lines carry the request id:\n{log}"
+    );
+    assert!(log
+        .lines()
+        .filter(|l| l.contains("request finished"))
+        .all(|l| l.contains("request_id=")));
+    for (what, value) in [
+        ("password", password),
+        ("wrong password", "wrong password 1"),
+        ("key secret", secret.as_str()),
+        ("new key secret", secret2.as_str()),
+        ("wrong secret", "mksec_wrong_secret_value"),
+        ("session token", token.as_str()),
+        ("csrf token", csrf.as_str()),
+    ] {
+        assert!(!log.contains(value), "the {what} reached the log");
+    }
+}
