@@ -620,3 +620,6 @@ impl Pay {
         self.store.ping()
     }
 }
+
+#[cfg(test)]
+mod tests;
