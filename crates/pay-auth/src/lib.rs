@@ -48,8 +48,10 @@ impl AuthCrypto {
     }
 }
 
+/// From the thread-local CSPRNG (ChaCha, seeded and periodically reseeded from the OS): as
+/// unpredictable as reading the OS directly, without a system call per character.
 fn random_alphanumeric(len: usize) -> String {
-    let mut rng = rand::rngs::OsRng;
+    let mut rng = rand::thread_rng();
     (0..len)
         .map(|_| ALPHANUMERIC[rng.gen_range(0..ALPHANUMERIC.len())] as char)
         .collect()

@@ -24,6 +24,10 @@ use crate::routes::{companies, links, meta, session, settings};
 pub struct HttpConfig {
     /// Mark the session cookie `Secure` (when the base URL is https).
     pub secure_cookies: bool,
+    /// Blocking threads per worker for store calls. More threads than pooled connections only
+    /// queue on the pool's lock and cost context switches, so the binary sizes this from the
+    /// pool.
+    pub blocking_threads_per_worker: usize,
 }
 
 /// Registers every route.
@@ -84,6 +88,7 @@ pub fn build_server(
     listener: TcpListener,
     workers: usize,
 ) -> std::io::Result<Server> {
+    let blocking = config.blocking_threads_per_worker.max(1);
     let pay = web::Data::new(pay);
     let config = web::Data::new(config);
     let zones = web::Data::new(meta::TimezoneCache::new());
@@ -99,6 +104,7 @@ pub fn build_server(
             .wrap(middleware::from_fn(telemetry::request_span))
     })
     .workers(workers.max(1))
+    .worker_max_blocking_threads(blocking)
     .listen(listener)?
     .run();
     Ok(server)

@@ -111,8 +111,10 @@ impl Application {
         let listener = TcpListener::bind(config.listen)
             .with_context(|| format!("binding {}", config.listen))?;
         let port = listener.local_addr()?.port();
+        let workers = config.workers.max(1);
         let http = HttpConfig {
             secure_cookies: config.base_url.starts_with("https://"),
+            blocking_threads_per_worker: (config.pool_size as usize).div_ceil(workers),
         };
         let server = pay_http::build_server(pay.clone(), http, listener, config.workers)?;
         Ok(Application { port, server, pay })

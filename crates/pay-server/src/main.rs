@@ -2,7 +2,9 @@
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use pay_domain::ids::CompanyId;
 use pay_domain::secret::Secret;
+use pay_domain::tenancy::Role;
 use pay_server::{
     bootstrap_json, build_pay, demo_bootstrap, init_tracing, open_store, Application, Config,
 };
@@ -42,6 +44,19 @@ enum Admin {
         #[arg(long, env = "PAY_BOOTSTRAP_PASSWORD", hide_env_values = true)]
         password: String,
     },
+    /// Add a person to a company with a role (owner, admin or member); prints
+    /// `{"userId"}`. A new e-mail creates the user with the password.
+    AddMember {
+        #[arg(long)]
+        company_id: String,
+        #[arg(long)]
+        email: String,
+        #[arg(long, default_value = "member")]
+        role: String,
+        /// Prefer PAY_MEMBER_PASSWORD in scripts.
+        #[arg(long, env = "PAY_MEMBER_PASSWORD", hide_env_values = true)]
+        password: String,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -64,6 +79,23 @@ fn main() -> anyhow::Result<()> {
                 .bootstrap(&company, &email, &Secret::new(password))
                 .map_err(|e| anyhow::anyhow!("bootstrap failed: {e}"))?;
             println!("{}", bootstrap_json(&outcome));
+            Ok(())
+        }
+        Command::Admin(Admin::AddMember {
+            company_id,
+            email,
+            role,
+            password,
+        }) => {
+            let company = CompanyId::parse(&company_id)
+                .ok_or_else(|| anyhow::anyhow!("--company-id must be a company UUID"))?;
+            let role = Role::parse(&role)
+                .ok_or_else(|| anyhow::anyhow!("--role must be owner, admin or member"))?;
+            let pay = build_pay(&config, open_store(&config)?)?;
+            let user = pay
+                .add_member(company, &email, &Secret::new(password), role)
+                .map_err(|e| anyhow::anyhow!("add-member failed: {e}"))?;
+            println!("{}", serde_json::json!({ "userId": user.to_string() }));
             Ok(())
         }
     }

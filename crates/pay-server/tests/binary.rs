@@ -289,6 +289,47 @@ fn migrate_and_admin_bootstrap_are_scriptable() {
     assert_eq!(again["companyId"], first["companyId"]);
     assert_eq!(again["keyId"], first["keyId"]);
     assert_eq!(again["keySecret"], Value::Null);
+    // An operator adds a member, who can then sign in.
+    let company = first["companyId"].as_str().unwrap();
+    let out = Command::new(BIN)
+        .args([
+            "admin",
+            "add-member",
+            "--company-id",
+            company,
+            "--email",
+            "Dev@Acme.example",
+            "--role",
+            "member",
+        ])
+        .env("PAY_DATABASE_URL", dir.db_url())
+        .env("PAY_LOG", "warn")
+        .env("PAY_MEMBER_PASSWORD", "member password 123")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let member: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(member["userId"].as_str().unwrap().len(), 36);
+    let out = Command::new(BIN)
+        .args([
+            "admin",
+            "add-member",
+            "--company-id",
+            company,
+            "--email",
+            "dev@acme.example",
+            "--role",
+            "chief",
+        ])
+        .env("PAY_DATABASE_URL", dir.db_url())
+        .env("PAY_MEMBER_PASSWORD", "member password 123")
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "unknown role refused");
     // A bad e-mail fails with a message and a non-zero exit.
     let out = Command::new(BIN)
         .args([
@@ -308,6 +349,13 @@ fn migrate_and_admin_bootstrap_are_scriptable() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("email"));
     // A bootstrapped database does not print a demo banner.
     let s = Server::start(&dir, "info");
+    let (st, body, _) = http(
+        "POST",
+        &format!("{}/auth/login", s.base),
+        &[],
+        Some(json!({"email": "dev@acme.example", "password": "member password 123"})),
+    );
+    assert_eq!(st, 200, "{body}");
     let (out, _) = s.stop();
     assert!(!out.contains("keySecret"));
 }

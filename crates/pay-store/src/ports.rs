@@ -47,6 +47,23 @@ impl DieselStore {
             db_error(what)(e)
         })
     }
+
+    /// Runs one unit of work that writes: on SQLite, on the single writer connection.
+    fn write<T>(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(&mut AnyConnection) -> QueryResult<T>,
+    ) -> DomainResult<T> {
+        match &self.writer {
+            Some(writer) => {
+                // A panic while holding the lock poisons it; the database stayed consistent
+                // (an open transaction rolled back), so the connection is still good.
+                let mut conn = writer.lock().unwrap_or_else(|p| p.into_inner());
+                f(&mut conn.conn).map_err(db_error(what))
+            }
+            None => self.run(what, f),
+        }
+    }
 }
 
 impl TenancyStore for DieselStore {
@@ -61,7 +78,7 @@ impl TenancyStore for DieselStore {
         };
         let settings = NewSettingsRow::new(t.company.id, &t.settings, t.company.created_at);
         let integration = NewIntegrationRow::try_from(&t.integration)?;
-        self.run("create tenant", |conn| {
+        self.write("create tenant", |conn| {
             write_transaction(conn, |conn| {
                 if let Some(user) = &user {
                     diesel::insert_into(users::table)
@@ -134,7 +151,7 @@ impl TenancyStore for DieselStore {
             role: role.as_str(),
             created_at: at.unix_millis(),
         };
-        self.run("add member", |conn| {
+        self.write("add member", |conn| {
             write_transaction(conn, |conn| {
                 if let Some(u) = &new_user {
                     diesel::insert_into(users::table).values(u).execute(conn)?;
@@ -179,7 +196,7 @@ impl TenancyStore for DieselStore {
 impl SessionStore for DieselStore {
     fn insert_session(&self, session: &StoredSession) -> DomainResult<()> {
         let row = NewSessionRow::from(session);
-        self.run("insert session", |conn| {
+        self.write("insert session", |conn| {
             diesel::insert_into(browser_sessions::table)
                 .values(&row)
                 .execute(conn)
@@ -200,7 +217,7 @@ impl SessionStore for DieselStore {
     }
 
     fn delete_session(&self, token_digest: &SecretDigest) -> DomainResult<()> {
-        self.run("delete session", |conn| {
+        self.write("delete session", |conn| {
             diesel::delete(
                 browser_sessions::table.filter(browser_sessions::token_digest.eq(&token_digest.0)),
             )
@@ -212,7 +229,7 @@ impl SessionStore for DieselStore {
     fn record_login_failure(&self, key: &str, at: Timestamp) -> DomainResult<()> {
         // Random, not time-ordered: failures of one key in the same millisecond must not collide.
         let id = uuid::Uuid::new_v4().hyphenated().to_string();
-        self.run("record login failure", |conn| {
+        self.write("record login failure", |conn| {
             diesel::insert_into(login_failures::table)
                 .values((
                     login_failures::id.eq(id),
@@ -236,7 +253,7 @@ impl SessionStore for DieselStore {
     }
 
     fn clear_login_failures(&self, key: &str) -> DomainResult<()> {
-        self.run("clear login failures", |conn| {
+        self.write("clear login failures", |conn| {
             diesel::delete(login_failures::table.filter(login_failures::throttle_key.eq(key)))
                 .execute(conn)
         })?;
@@ -247,7 +264,7 @@ impl SessionStore for DieselStore {
 impl IntegrationStore for DieselStore {
     fn insert_integration(&self, integration: &StoredIntegration) -> DomainResult<()> {
         let row = NewIntegrationRow::try_from(integration)?;
-        self.run("insert integration", |conn| {
+        self.write("insert integration", |conn| {
             diesel::insert_into(integrations::table)
                 .values(&row)
                 .execute(conn)
@@ -291,7 +308,7 @@ impl IntegrationStore for DieselStore {
         let partner = partner.to_string();
         // RETURNING is not in the backends' common subset, hence the second read. A delete in
         // between yields `None`, as if the delete had come first.
-        let row: Option<IntegrationRow> = self.run("set integration enabled", |conn| {
+        let row: Option<IntegrationRow> = self.write("set integration enabled", |conn| {
             let mine = integrations::table
                 .filter(integrations::company_id.eq(&company))
                 .filter(integrations::partner_id.eq(&partner));
@@ -309,7 +326,7 @@ impl IntegrationStore for DieselStore {
     }
 
     fn delete_integration(&self, company: CompanyId, partner: PartnerId) -> DomainResult<bool> {
-        let n = self.run("delete integration", |conn| {
+        let n = self.write("delete integration", |conn| {
             diesel::delete(
                 integrations::table
                     .filter(integrations::company_id.eq(company.to_string()))
@@ -321,7 +338,7 @@ impl IntegrationStore for DieselStore {
     }
 
     fn touch_integration(&self, partner: PartnerId, at: Timestamp) -> DomainResult<()> {
-        self.run("touch integration", |conn| {
+        self.write("touch integration", |conn| {
             diesel::update(integrations::table.find(partner.to_string()))
                 .set(integrations::last_used_at.eq(at.unix_millis()))
                 .execute(conn)
@@ -333,7 +350,7 @@ impl IntegrationStore for DieselStore {
 impl PaymentLinkStore for DieselStore {
     fn insert_link(&self, link: &PaymentLink) -> DomainResult<()> {
         let row = NewLinkRow::try_from(link)?;
-        self.run("insert link", |conn| {
+        self.write("insert link", |conn| {
             diesel::insert_into(payment_links::table)
                 .values(&row)
                 .execute(conn)
@@ -387,7 +404,7 @@ impl PaymentLinkStore for DieselStore {
         to: LinkStatus,
         at: Timestamp,
     ) -> DomainResult<bool> {
-        let n = self.run("set link status", |conn| {
+        let n = self.write("set link status", |conn| {
             diesel::update(
                 payment_links::table
                     .filter(payment_links::company_id.eq(company.to_string()))
@@ -412,7 +429,7 @@ impl SettingsStore for DieselStore {
         at: Timestamp,
     ) -> DomainResult<()> {
         let row = NewSettingsRow::new(company, settings, at);
-        self.run("save settings", |conn| {
+        self.write("save settings", |conn| {
             let changed = diesel::update(pay_settings::table.find(company.to_string()))
                 .set(&row)
                 .execute(conn)?;
