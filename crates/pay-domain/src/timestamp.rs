@@ -42,8 +42,16 @@ impl Timestamp {
 
     /// `2026-11-22T06:07:20.123Z`.
     pub fn to_rfc3339(self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for Timestamp {
+    /// RFC 3339 in UTC with milliseconds, written without an intermediate string.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let d = self.0;
-        format!(
+        write!(
+            f,
             "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
             d.year(),
             u8::from(d.month()),
@@ -56,15 +64,9 @@ impl Timestamp {
     }
 }
 
-impl fmt::Display for Timestamp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_rfc3339())
-    }
-}
-
 impl serde::Serialize for Timestamp {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.to_rfc3339())
+        s.collect_str(self)
     }
 }
 

@@ -3,10 +3,12 @@
 //! while bodies are read strictly by `json::Fields`.
 
 use pay_domain::assets::DestinationAsset;
+use pay_domain::ids::{LinkUid, PaymentLinkId};
 use pay_domain::integration::Integration;
-use pay_domain::link::{PaymentLink, PaymentLinkPayload};
+use pay_domain::link::{LinkStatus, PaymentLink, PaymentLinkPayload};
 use pay_domain::settings::PaySettings;
 use pay_domain::tenancy::Membership;
+use pay_domain::timestamp::Timestamp;
 use serde::Serialize;
 use serde_json::{Map, Number, Value};
 use utoipa::ToSchema;
@@ -39,21 +41,25 @@ data_list!(
 );
 data_list!(TimezoneList, String, "IANA time zone names, sorted.");
 
+// Fields keep their domain types and serialise straight into the response, so a list of 200
+// links allocates little.
 /// A payment link (`publicUrl` is the hosted checkout URL).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PaymentLinkDto {
-    #[schema(example = "0192f0c4-1a2b-7c3d-8e4f-0123456789ab")]
-    pub id: String,
-    #[schema(example = "Xk3pQ9rT2mVw8LzA4bN7cD")]
-    pub uid: String,
-    #[schema(example = "active")]
-    pub status: String,
+    #[schema(value_type = String, example = "0192f0c4-1a2b-7c3d-8e4f-0123456789ab")]
+    pub id: PaymentLinkId,
+    #[schema(value_type = String, example = "Xk3pQ9rT2mVw8LzA4bN7cD")]
+    pub uid: LinkUid,
+    #[schema(value_type = String, example = "active")]
+    pub status: LinkStatus,
     #[schema(value_type = PayloadSchema)]
     pub payload: PaymentLinkPayload,
-    #[schema(example = "2026-11-22T06:07:20.123Z")]
-    pub created_at: String,
-    pub updated_at: String,
-    pub expires_at: Option<String>,
+    #[schema(value_type = String, example = "2026-11-22T06:07:20.123Z")]
+    pub created_at: Timestamp,
+    #[schema(value_type = String, example = "2026-11-22T06:07:20.123Z")]
+    pub updated_at: Timestamp,
+    #[schema(value_type = Option<String>, example = "2026-11-23T06:07:20.123Z")]
+    pub expires_at: Option<Timestamp>,
     #[serde(rename = "publicUrl")]
     pub public_url: String,
 }
@@ -61,13 +67,13 @@ pub struct PaymentLinkDto {
 impl PaymentLinkDto {
     pub fn new(link: PaymentLink, public_pay_url: &str) -> Self {
         PaymentLinkDto {
-            id: link.id.to_string(),
             public_url: link.public_url(public_pay_url),
-            uid: link.uid.to_string(),
-            status: link.status.as_str().to_owned(),
-            created_at: link.created_at.to_rfc3339(),
-            updated_at: link.updated_at.to_rfc3339(),
-            expires_at: link.expires_at.map(|t| t.to_rfc3339()),
+            id: link.id,
+            uid: link.uid,
+            status: link.status,
+            created_at: link.created_at,
+            updated_at: link.updated_at,
+            expires_at: link.expires_at,
             payload: link.payload,
         }
     }

@@ -2,6 +2,7 @@
 //! embedded set-up (SQLite file, loopback listener, sandbox processor).
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 use pay_domain::assets::{AssetCatalogue, DestinationAsset};
@@ -20,6 +21,8 @@ pub struct Config {
     pub assets_file: Option<String>,
     /// Bootstrap a demo company on the first start of an empty embedded database.
     pub demo: bool,
+    /// Time to live of the store's hot-read cache (key lookups, company settings).
+    pub read_cache: Duration,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -77,6 +80,12 @@ impl Config {
             workers,
             assets_file: var("PAY_ASSETS_FILE"),
             demo: bool_var("PAY_DEMO", true)?,
+            read_cache: Duration::from_millis(match var("PAY_READ_CACHE_MS") {
+                Some(v) => v
+                    .parse()
+                    .context("PAY_READ_CACHE_MS must be milliseconds")?,
+                None => 1000,
+            }),
         })
     }
 
@@ -93,6 +102,7 @@ impl Config {
             workers: 1,
             assets_file: None,
             demo: false,
+            read_cache: Duration::from_millis(1000),
         }
     }
 

@@ -34,7 +34,8 @@ pub fn open_store(config: &Config) -> anyhow::Result<DieselStore> {
         url: config.database_url.clone(),
         max_connections: config.pool_size,
     })
-    .context("connecting to the database")?;
+    .context("connecting to the database")?
+    .with_read_cache(config.read_cache);
     let ran = store.migrate().context("running migrations")?;
     tracing::info!(backend = ?store.backend(), migrations = ran, "database ready");
     Ok(store)

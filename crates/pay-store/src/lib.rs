@@ -1,6 +1,7 @@
 //! Storage adapter of the payment service: every `pay_domain::ports` store trait, implemented
 //! once with diesel for both SQLite and PostgreSQL behind a single connection pool.
 
+mod cache;
 mod conn;
 mod ports;
 mod rows;
@@ -11,11 +12,13 @@ pub mod testing;
 use std::fmt;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use diesel::r2d2::{Pool, PooledConnection};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use pay_domain::DomainError;
 
+use crate::cache::ReadCache;
 use crate::conn::{AnyConnection, AnyManager, PoolConn, SqlitePragmas};
 
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
@@ -115,6 +118,8 @@ pub struct DieselStore {
     /// page cache stays warm instead of being invalidated by other connections' writes.
     /// `None` on PostgreSQL, where pooled connections write concurrently.
     writer: Option<Arc<Mutex<PoolConn>>>,
+    /// Hot reads (key lookup, company with settings); off unless `with_read_cache`.
+    cache: Arc<ReadCache>,
 }
 
 impl fmt::Debug for DieselStore {
@@ -166,6 +171,7 @@ impl DieselStore {
             pool,
             backend,
             writer,
+            cache: Arc::new(ReadCache::new(Duration::ZERO)),
         })
     }
 
@@ -183,6 +189,14 @@ impl DieselStore {
             tracing::info!(ran, backend = ?self.backend, "database migrations applied");
         }
         Ok(ran)
+    }
+
+    /// Caches the key lookup and company-with-settings reads for `ttl`. Writes through this
+    /// store invalidate at once; another instance's writes are seen after at most `ttl`
+    /// (a disabled key keeps working there that long). Zero turns the cache off.
+    pub fn with_read_cache(mut self, ttl: Duration) -> Self {
+        self.cache = Arc::new(ReadCache::new(ttl));
+        self
     }
 
     /// Which database this store talks to.

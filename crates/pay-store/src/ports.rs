@@ -180,6 +180,9 @@ impl TenancyStore for DieselStore {
         &self,
         company: CompanyId,
     ) -> DomainResult<Option<(Company, PaySettings)>> {
+        if let Some(hit) = self.cache.company(company) {
+            return Ok(Some(hit));
+        }
         let row: Option<(CompanyRow, SettingsRow)> = self.run("company with settings", |conn| {
             companies::table
                 .inner_join(pay_settings::table)
@@ -188,8 +191,13 @@ impl TenancyStore for DieselStore {
                 .first(conn)
                 .optional()
         })?;
-        row.map(|(c, s)| Ok((c.try_into()?, s.try_into()?)))
-            .transpose()
+        let found: Option<(Company, PaySettings)> = row
+            .map(|(c, s)| Ok::<_, DomainError>((c.try_into()?, s.try_into()?)))
+            .transpose()?;
+        if let Some(v) = &found {
+            self.cache.put_company(company, v);
+        }
+        Ok(found)
     }
 }
 
@@ -288,6 +296,9 @@ impl IntegrationStore for DieselStore {
     }
 
     fn integration_by_key_id(&self, key_id: &KeyId) -> DomainResult<Option<StoredIntegration>> {
+        if let Some(hit) = self.cache.key(key_id.as_str()) {
+            return Ok(Some(hit));
+        }
         let row: Option<StoredIntegrationRow> = self.run("integration by key id", |conn| {
             integrations::table
                 .filter(integrations::key_id.eq(key_id.as_str()))
@@ -295,7 +306,11 @@ impl IntegrationStore for DieselStore {
                 .first(conn)
                 .optional()
         })?;
-        row.map(stored_integration).transpose()
+        let found = row.map(stored_integration).transpose()?;
+        if let Some(i) = &found {
+            self.cache.put_key(i);
+        }
+        Ok(found)
     }
 
     fn set_integration_enabled(
@@ -322,6 +337,7 @@ impl IntegrationStore for DieselStore {
                 .first(conn)
                 .optional()
         })?;
+        self.cache.forget_keys();
         row.map(Integration::try_from).transpose()
     }
 
@@ -334,6 +350,7 @@ impl IntegrationStore for DieselStore {
             )
             .execute(conn)
         })?;
+        self.cache.forget_keys();
         Ok(n == 1)
     }
 
@@ -343,6 +360,7 @@ impl IntegrationStore for DieselStore {
                 .set(integrations::last_used_at.eq(at.unix_millis()))
                 .execute(conn)
         })?;
+        self.cache.touched(partner, at);
         Ok(())
     }
 }
@@ -429,7 +447,10 @@ impl SettingsStore for DieselStore {
         at: Timestamp,
     ) -> DomainResult<()> {
         let row = NewSettingsRow::new(company, settings, at);
-        self.write("save settings", |conn| {
+        // Forget before and after: a read that raced the write may have cached the old row;
+        // at worst it lives for one time to live, as for a write by another instance.
+        self.cache.forget_company(company);
+        let saved = self.write("save settings", |conn| {
             let changed = diesel::update(pay_settings::table.find(company.to_string()))
                 .set(&row)
                 .execute(conn)?;
@@ -441,7 +462,9 @@ impl SettingsStore for DieselStore {
                     .execute(conn)?;
             }
             Ok(())
-        })
+        });
+        self.cache.forget_company(company);
+        saved
     }
 }
 

@@ -1001,3 +1001,109 @@ fn postgres_lost_connections_are_replaced() {
     assert!(first.is_ok() || is_internal(first));
     assert!(store.is_empty().unwrap());
 }
+
+/// The hot-read cache: this instance's writes are seen at once, another instance's after the
+/// time to live.
+fn cache_invalidation(url: &str) {
+    let ttl = std::time::Duration::from_millis(300);
+    let a = open(url).with_read_cache(ttl);
+    let b = open(url).with_read_cache(ttl);
+    let t = tenant("cache@example.com");
+    a.create_tenant(&t).unwrap();
+    let key = t.integration.integration.key_id.clone();
+    let partner = t.integration.integration.partner_id;
+    let company = t.company.id;
+    // Both instances cache the key and the settings.
+    assert!(
+        a.integration_by_key_id(&key)
+            .unwrap()
+            .unwrap()
+            .integration
+            .enabled
+    );
+    assert!(
+        b.integration_by_key_id(&key)
+            .unwrap()
+            .unwrap()
+            .integration
+            .enabled
+    );
+    assert!(
+        !b.company_with_settings(company)
+            .unwrap()
+            .unwrap()
+            .1
+            .skip_quote_acceptance
+    );
+    // A touch through A updates A's cached copy.
+    a.touch_integration(partner, ts(T0 + 42)).unwrap();
+    assert_eq!(
+        a.integration_by_key_id(&key)
+            .unwrap()
+            .unwrap()
+            .integration
+            .last_used_at,
+        Some(ts(T0 + 42))
+    );
+    // A disables the key and changes settings: A sees both at once.
+    a.set_integration_enabled(company, partner, false).unwrap();
+    let mut s = settings();
+    s.skip_quote_acceptance = true;
+    a.save_settings(company, &s, ts(T0 + 50)).unwrap();
+    assert!(
+        !a.integration_by_key_id(&key)
+            .unwrap()
+            .unwrap()
+            .integration
+            .enabled
+    );
+    assert!(
+        a.company_with_settings(company)
+            .unwrap()
+            .unwrap()
+            .1
+            .skip_quote_acceptance
+    );
+    // B still serves its cached copies until they expire, then reads the new rows.
+    assert!(
+        b.integration_by_key_id(&key)
+            .unwrap()
+            .unwrap()
+            .integration
+            .enabled
+    );
+    std::thread::sleep(ttl + std::time::Duration::from_millis(50));
+    assert!(
+        !b.integration_by_key_id(&key)
+            .unwrap()
+            .unwrap()
+            .integration
+            .enabled
+    );
+    assert!(
+        b.company_with_settings(company)
+            .unwrap()
+            .unwrap()
+            .1
+            .skip_quote_acceptance
+    );
+    // A deleted key is gone at once on the instance that deleted it.
+    assert!(a.delete_integration(company, partner).unwrap());
+    assert_eq!(a.integration_by_key_id(&key).unwrap(), None);
+    // Without a cache every read is fresh.
+    let c = open(url);
+    assert_eq!(c.integration_by_key_id(&key).unwrap(), None);
+}
+
+#[test]
+fn cache_invalidation_sqlite() {
+    let db = TestDb::sqlite();
+    cache_invalidation(&db.url);
+}
+
+#[test]
+fn cache_invalidation_postgres() {
+    if let Some(db) = TestDb::postgres() {
+        cache_invalidation(&db.url);
+    }
+}
