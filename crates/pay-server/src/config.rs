@@ -122,3 +122,53 @@ impl Config {
         AssetCatalogue::new(assets).map_err(|e| anyhow::anyhow!("{path}: {e}"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_assets(name: &str, json: &str) -> anyhow::Result<AssetCatalogue> {
+        let path =
+            std::env::temp_dir().join(format!("pay-assets-{}-{name}.json", std::process::id()));
+        std::fs::write(&path, json)?;
+        let mut c = Config::for_database("sqlite://x.db");
+        c.assets_file = Some(path.display().to_string());
+        let r = c.asset_catalogue();
+        let _ = std::fs::remove_file(&path);
+        r
+    }
+
+    #[test]
+    fn the_operator_replaces_the_asset_catalogue() {
+        let c = with_assets(
+            "ok",
+            r#"[{"assetIdentifier": "eip155:10/erc20:0x0b2C639c533813f4Aa9D7837CAf62653d097Ff85",
+                 "chainCode": "optimism", "chainName": "OP Mainnet", "symbol": "USDC",
+                 "name": "USD Coin", "decimals": 6, "defaultForNewCompanies": true}]"#,
+        )
+        .unwrap();
+        assert_eq!(c.all().len(), 1);
+        assert_eq!(c.default_for_new_companies().chain_code, "optimism");
+    }
+
+    #[test]
+    fn an_invalid_catalogue_stops_the_start() {
+        // No default, an unknown field, a bad identifier, not JSON.
+        for (i, bad) in [
+            r#"[{"assetIdentifier": "eip155:1/slip44:60", "chainCode": "ethereum", "chainName": "Ethereum", "symbol": "ETH", "name": "Ether", "decimals": 18}]"#,
+            r#"[{"assetIdentifier": "eip155:1/slip44:60", "chainCode": "ethereum", "chainName": "Ethereum", "symbol": "ETH", "name": "Ether", "decimals": 18, "defaultForNewCompanies": true, "colour": "blue"}]"#,
+            r#"[{"assetIdentifier": "ETH", "chainCode": "ethereum", "chainName": "Ethereum", "symbol": "ETH", "name": "Ether", "decimals": 18, "defaultForNewCompanies": true}]"#,
+            "not json",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            assert!(with_assets(&format!("bad{i}"), bad).is_err(), "{bad}");
+        }
+        let mut c = Config::for_database("sqlite://x.db");
+        c.assets_file = Some("/nonexistent/assets.json".into());
+        assert!(c.asset_catalogue().is_err());
+        c.assets_file = None;
+        assert_eq!(c.asset_catalogue().unwrap().all().len(), 9);
+    }
+}

@@ -247,6 +247,48 @@ async fn integration_rules(app: TestApp) {
     )
     .await;
     assert_error(&got, 404, "api_key_not_found", None);
+    // The PATCH body is strict too.
+    let own = read(app.in_session(&s, Method::GET, &path).send().await.unwrap())
+        .await
+        .1["data"][0]["partner_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let one = format!("{path}/{own}");
+    for (body, code, field) in [
+        (
+            json!({"enabled": false, "name": "renamed"}),
+            "unknown_field",
+            "name",
+        ),
+        (json!({}), "validation_failed", "enabled"),
+        (json!({"enabled": null}), "validation_failed", "enabled"),
+    ] {
+        let got = read(
+            app.in_session(&s, Method::PATCH, &one)
+                .json(&body)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_error(&got, 400, code, Some(field));
+    }
+    let got = read(
+        app.in_session(&s, Method::PATCH, &one)
+            .header("content-type", "application/json")
+            .body("{")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_error(&got, 400, "invalid_json", None);
+    // Still enabled after all the refusals.
+    let list = read(app.in_session(&s, Method::GET, &path).send().await.unwrap())
+        .await
+        .1;
+    assert_eq!(list["data"][0]["enabled"], true);
 }
 
 async fn integrations_are_team_scoped(app: TestApp) {

@@ -157,6 +157,20 @@ async fn disabled_and_deleted_keys_are_refused(app: TestApp) {
     assert_eq!(off.1["enabled"], false);
     let got = read(use_key().await.unwrap()).await;
     assert_error(&got, 401, "invalid_credentials", None);
+    // Refused on every payment route while disabled.
+    let uid = app.create_link(json!({"amount": "1"})).await["uid"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for (m, route, body) in payment_routes(&uid) {
+        let rb = app
+            .anon(m.clone(), &route)
+            .header("x-svc-key-id", &kid)
+            .header("x-svc-key-secret", &ksec);
+        let got = send(&app, rb, &body).await;
+        assert_error(&got, 401, "invalid_credentials", None);
+        assert_eq!(got.1["error"], "Invalid pay API credentials", "{m} {route}");
+    }
     let on = read(
         app.in_session(&s, Method::PATCH, &path)
             .json(&json!({"enabled": true}))
