@@ -195,21 +195,21 @@ def run_backend(name, db_url, args, hello_url, rounds):
 
 
 def summarize(name, res):
+    """Medians over rounds; each ratio is taken within its round (side by side), then the
+    median of those ratios is quoted."""
     med = lambda k, f="rps": median([x[f] for x in res[k]]) if res[k] else None
-    s = {
+    ratio = lambda a, b: median([x["rps"] / y["rps"] for x, y in zip(res[a], res[b])]) if res[b] else None
+    return {
         "create_rps": med("create"), "create_p99_ms": med("create", "p99_ms"),
         "list_rps": med("list"), "list_p99_ms": med("list", "p99_ms"),
         "detail_rps": med("detail"), "detail_p99_ms": med("detail", "p99_ms"),
         "hello_rps": med("hello"), "ceiling_insert_rps": med("ceiling_insert"),
         "ceiling_select_rps": med("ceiling_select"),
+        "create_vs_insert_ceiling": ratio("create", "ceiling_insert"),
+        "detail_vs_hello": ratio("detail", "hello"),
+        "list_vs_select_ceiling": ratio("list", "ceiling_select"),
+        "rounds": res,
     }
-    s["create_vs_insert_ceiling"] = s["create_rps"] / s["ceiling_insert_rps"]
-    s["detail_vs_hello"] = s["detail_rps"] / s["hello_rps"]
-    s["list_vs_hello"] = s["list_rps"] / s["hello_rps"]
-    s["create_vs_hello"] = s["create_rps"] / s["hello_rps"]
-    if s["ceiling_select_rps"]:
-        s["list_vs_select_ceiling"] = s["list_rps"] / s["ceiling_select_rps"]
-    return s
 
 
 def idle_rss(db_url, workers):

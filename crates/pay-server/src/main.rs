@@ -9,11 +9,6 @@ use pay_server::{
     bootstrap_json, build_pay, demo_bootstrap, init_tracing, open_store, Application, Config,
 };
 
-/// The service allocates many small, short-lived values per request (JSON, rows); mimalloc's
-/// thread-local free lists serve them with far less contention than glibc malloc.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Debug, Parser)]
 #[command(
     name = "pay-server",
