@@ -16,5 +16,6 @@ pub mod tenancy;
 pub mod timestamp;
 pub mod timezones;
 pub mod validate;
+pub mod webhook;
 
 pub use error::{DomainError, DomainResult};

@@ -10,6 +10,10 @@ use crate::secret::SecretDigest;
 use crate::settings::PaySettings;
 use crate::tenancy::{Company, Membership, Role, UserRecord};
 use crate::timestamp::Timestamp;
+use crate::webhook::{
+    AfterAttempt, AttemptOutcome, CallbackKind, CompanyCallback, Delivery, DeliveryFilter,
+    SealedSecret,
+};
 
 /// The service clock. Business time (expiry, schedules) comes from here so tests and the
 /// sandbox test clock can move it.
@@ -163,6 +167,78 @@ pub trait SettingsStore {
     ) -> DomainResult<()>;
 }
 
+/// Encryption of secrets at rest (AEAD). The associated data binds a sealed value to the row
+/// it belongs to; opening with other associated data MUST fail.
+pub trait SecretSealer: Send + Sync {
+    fn seal(&self, secret: &crate::secret::Secret, aad: &str) -> DomainResult<SealedSecret>;
+    /// Fails for an unknown key id, tampered bytes or other associated data.
+    fn open(&self, sealed: &SealedSecret, aad: &str) -> DomainResult<crate::secret::Secret>;
+}
+
+/// Webhook signatures.
+pub trait WebhookSigner: Send + Sync {
+    /// `t=<t>,v1=<hex>` with one `v1=` per secret, in order: hex HMAC-SHA256 keyed with the
+    /// secret's bytes over `{t}.{body}`.
+    fn signature_header(&self, secrets: &[crate::secret::Secret], t: i64, body: &[u8]) -> String;
+}
+
+/// One attempt, as the delivery log keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptRecord {
+    pub delivery_id: uuid::Uuid,
+    /// 1-based.
+    pub number: u32,
+    pub at: Timestamp,
+    pub outcome: AttemptOutcome,
+}
+
+/// The webhook outbox and callback configuration.
+pub trait WebhookStore {
+    fn company_callback(
+        &self,
+        company: CompanyId,
+        kind: CallbackKind,
+    ) -> DomainResult<Option<CompanyCallback>>;
+    /// Inserts or replaces the company's callback of that kind.
+    fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<()>;
+    /// Inserts deliveries in ONE transaction.
+    fn insert_deliveries(&self, deliveries: &[Delivery]) -> DomainResult<()>;
+    /// Atomically claims up to `limit` deliveries that are pending or retrying with
+    /// `next_attempt_at <= now`, oldest due first, and moves their `next_attempt_at` to
+    /// `lease_until`, so no other claimer (another thread or instance) gets them before the
+    /// lease ends. Concurrent claimers MUST NOT receive the same delivery (PostgreSQL:
+    /// `FOR UPDATE SKIP LOCKED`; SQLite: one writer).
+    fn claim_due_deliveries(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: usize,
+    ) -> DomainResult<Vec<Delivery>>;
+    /// Records an attempt and the delivery's new state in ONE transaction: `attempts` becomes
+    /// `attempt.number`, and status, `next_attempt_at`, `last_attempt_at`,
+    /// `last_response_status` and `last_error` follow.
+    fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> DomainResult<()>;
+    /// The company's deliveries matching the filter, newest first, at most `filter.limit`.
+    fn deliveries(
+        &self,
+        company: CompanyId,
+        filter: &DeliveryFilter,
+    ) -> DomainResult<Vec<Delivery>>;
+    /// One delivery of the company.
+    fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Option<Delivery>>;
+    /// The attempts of one delivery of the company, oldest first.
+    fn attempts(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Vec<AttemptRecord>>;
+    /// Emits one event of a link in ONE transaction: increments the link's event sequence
+    /// (1, 2, ... per link), builds the deliveries for that sequence number with `build`, and
+    /// inserts them. Returns what was inserted. Concurrent calls for one link MUST get
+    /// distinct, increasing numbers.
+    fn enqueue_link_event(
+        &self,
+        link: crate::ids::PaymentLinkId,
+        build: &dyn Fn(u64) -> Vec<Delivery>,
+    ) -> DomainResult<Vec<Delivery>>;
+}
+
 /// Readiness.
 pub trait HealthCheck {
     /// A round trip to the database.
@@ -176,6 +252,7 @@ pub trait PayStore:
     + IntegrationStore
     + PaymentLinkStore
     + SettingsStore
+    + WebhookStore
     + HealthCheck
     + Send
     + Sync
@@ -188,6 +265,7 @@ impl<T> PayStore for T where
         + IntegrationStore
         + PaymentLinkStore
         + SettingsStore
+        + WebhookStore
         + HealthCheck
         + Send
         + Sync

@@ -17,7 +17,9 @@ use crate::integration::{
 use crate::link::{
     transition, CreateLinkInput, CreatedBy, LinkStatus, LinkTransition, PaymentLink,
 };
-use crate::ports::{Clock, Crypto, LinkFilter, NewTenant, PayStore, StoredSession};
+use crate::ports::{
+    Clock, Crypto, LinkFilter, NewTenant, PayStore, SecretSealer, StoredSession, WebhookSigner,
+};
 use crate::secret::Secret;
 use crate::settings::{PaySettings, SettingsPatch};
 use crate::tenancy::{
@@ -57,6 +59,25 @@ pub struct Pay {
     pub assets: Arc<AssetCatalogue>,
     /// `{public_pay_url}`: where hosted checkout pages live.
     pub public_pay_url: String,
+    pub webhooks: Arc<WebhookPorts>,
+}
+
+/// What webhooks need besides the store.
+pub struct WebhookPorts {
+    pub sealer: Arc<dyn SecretSealer>,
+    pub signer: Arc<dyn WebhookSigner>,
+    /// Real time, for signature timestamps (the service clock may be a test clock).
+    pub wall_clock: Arc<dyn Clock>,
+    /// Development and tests: allow http and private addresses as callback targets.
+    pub allow_private_targets: bool,
+}
+
+impl std::fmt::Debug for WebhookPorts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookPorts")
+            .field("allow_private_targets", &self.allow_private_targets)
+            .finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for Pay {
@@ -620,6 +641,9 @@ impl Pay {
         self.store.ping()
     }
 }
+
+mod webhooks;
+pub use webhooks::CallbackView;
 
 #[cfg(test)]
 mod tests;

@@ -17,7 +17,7 @@ use actix_web::{middleware, web, App, HttpRequest, HttpServer};
 use pay_domain::service::Pay;
 
 use crate::error::ApiError;
-use crate::routes::{companies, links, meta, session, settings};
+use crate::routes::{companies, links, meta, session, settings, webhooks};
 
 /// Settings of the HTTP edge.
 #[derive(Debug, Clone)]
@@ -49,7 +49,17 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(links::update_link_status)
         .service(settings::get_settings)
         .service(settings::put_settings)
-        .service(settings::destination_assets);
+        .service(settings::destination_assets)
+        .service(webhooks::get_payment_callback)
+        .service(webhooks::put_payment_callback)
+        .service(webhooks::rotate_payment_callback)
+        .service(webhooks::get_legacy_callback)
+        .service(webhooks::put_legacy_callback)
+        .service(webhooks::rotate_legacy_callback)
+        .service(webhooks::list_deliveries)
+        .service(webhooks::send_test_event)
+        .service(webhooks::get_delivery)
+        .service(webhooks::resend_delivery);
     // Registered after the handlers: a known path with another method lands here (405).
     for path in ROUTE_PATHS {
         cfg.service(web::resource(*path).to(method_not_allowed));
@@ -71,6 +81,14 @@ const ROUTE_PATHS: &[&str] = &[
     "/api/partner/v1/pay/payment-links/{uid}",
     "/api/partner/v1/pay/settings",
     "/api/partner/v1/pay/destination-assets",
+    "/api/partner/v1/companies/{companyId}/payment-callback",
+    "/api/partner/v1/companies/{companyId}/payment-callback/rotate-secret",
+    "/api/partner/v1/companies/{companyId}/legacy-callback",
+    "/api/partner/v1/companies/{companyId}/legacy-callback/rotate-secret",
+    "/api/partner/v1/pay/webhook-requests",
+    "/api/partner/v1/pay/webhook-requests/test",
+    "/api/partner/v1/pay/webhook-requests/{id}",
+    "/api/partner/v1/pay/webhook-requests/{id}/resend",
 ];
 
 async fn not_found(req: HttpRequest) -> ApiError {

@@ -5,14 +5,14 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use crate::error::ErrorBody;
-use crate::routes::{companies, links, meta, session, settings};
+use crate::routes::{companies, links, meta, session, settings, webhooks};
 
 #[derive(Debug, OpenApi)]
 #[openapi(
     info(
         title = "Payment Collection Partner API",
         version = "1.0.0",
-        description = "Payment links, settings, assets and API keys of the self-hostable payment collection service. Errors are `{\"error\", \"errorCode\", \"field\"?}`."
+        description = "Payment links, settings, assets, API keys and webhooks of the self-hostable payment collection service. Errors are `{\"error\", \"errorCode\", \"field\"?}`."
     ),
     paths(
         meta::healthz,
@@ -33,6 +33,16 @@ use crate::routes::{companies, links, meta, session, settings};
         settings::get_settings,
         settings::put_settings,
         settings::destination_assets,
+        webhooks::get_payment_callback,
+        webhooks::put_payment_callback,
+        webhooks::rotate_payment_callback,
+        webhooks::get_legacy_callback,
+        webhooks::put_legacy_callback,
+        webhooks::rotate_legacy_callback,
+        webhooks::list_deliveries,
+        webhooks::send_test_event,
+        webhooks::get_delivery,
+        webhooks::resend_delivery,
     ),
     components(schemas(ErrorBody)),
     modifiers(&Security)
@@ -124,6 +134,34 @@ mod tests {
             ("/api/partner/v1/pay/destination-assets", "get"),
             ("/api/partner/v1/timezones", "get"),
             ("/api/partner/v1/openapi.json", "get"),
+            (
+                "/api/partner/v1/companies/{companyId}/payment-callback",
+                "get",
+            ),
+            (
+                "/api/partner/v1/companies/{companyId}/payment-callback",
+                "put",
+            ),
+            (
+                "/api/partner/v1/companies/{companyId}/payment-callback/rotate-secret",
+                "post",
+            ),
+            (
+                "/api/partner/v1/companies/{companyId}/legacy-callback",
+                "get",
+            ),
+            (
+                "/api/partner/v1/companies/{companyId}/legacy-callback",
+                "put",
+            ),
+            (
+                "/api/partner/v1/companies/{companyId}/legacy-callback/rotate-secret",
+                "post",
+            ),
+            ("/api/partner/v1/pay/webhook-requests", "get"),
+            ("/api/partner/v1/pay/webhook-requests/test", "post"),
+            ("/api/partner/v1/pay/webhook-requests/{id}", "get"),
+            ("/api/partner/v1/pay/webhook-requests/{id}/resend", "post"),
         ] {
             assert!(
                 paths.get(path).and_then(|p| p.get(method)).is_some(),

@@ -23,6 +23,15 @@ pub struct Config {
     pub demo: bool,
     /// Time to live of the store's hot-read cache (key lookups, company settings).
     pub read_cache: Duration,
+    /// `PAY_ENCRYPTION_KEY`: base64 of 32 bytes sealing secrets at rest. Unset on the embedded
+    /// default: generated once into `pay.key` beside the database file.
+    pub encryption_key: Option<String>,
+    /// `PAY_ENCRYPTION_KEYS_OLD`: earlier keys (comma-separated), still able to open.
+    pub encryption_keys_old: Vec<String>,
+    /// Development and tests: webhooks may reach http and private addresses.
+    pub allow_private_targets: bool,
+    /// Run the webhook dispatcher inside `serve`.
+    pub dispatcher: bool,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -88,6 +97,17 @@ impl Config {
                     .context("PAY_READ_CACHE_MS must be milliseconds")?,
                 None => 1000,
             }),
+            encryption_key: var("PAY_ENCRYPTION_KEY"),
+            encryption_keys_old: var("PAY_ENCRYPTION_KEYS_OLD")
+                .map(|v| {
+                    v.split(',')
+                        .map(|k| k.trim().to_owned())
+                        .filter(|k| !k.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            allow_private_targets: bool_var("PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS", false)?,
+            dispatcher: bool_var("PAY_DISPATCHER", true)?,
         })
     }
 
@@ -105,11 +125,52 @@ impl Config {
             assets_file: None,
             demo: false,
             read_cache: Duration::from_millis(1000),
+            // A fixed test key: tests exercise real sealing without a key file.
+            encryption_key: Some("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".into()),
+            encryption_keys_old: vec![],
+            allow_private_targets: true,
+            dispatcher: false,
         }
     }
 
     pub fn is_embedded(&self) -> bool {
         self.database_url.starts_with("sqlite:")
+    }
+
+    /// The keyring sealing secrets at rest: `PAY_ENCRYPTION_KEY`, or on the embedded default a
+    /// key generated once into `pay.key` beside the database (mode 0600). PostgreSQL
+    /// deployments must configure the key: several instances have to share it.
+    pub fn keyring(&self) -> anyhow::Result<pay_webhooks::Keyring> {
+        let old: Vec<&str> = self
+            .encryption_keys_old
+            .iter()
+            .map(String::as_str)
+            .collect();
+        if let Some(key) = &self.encryption_key {
+            return pay_webhooks::Keyring::from_base64(key, &old)
+                .map_err(|e| anyhow::anyhow!("PAY_ENCRYPTION_KEY: {e}"));
+        }
+        if !self.is_embedded() {
+            bail!("PAY_ENCRYPTION_KEY is required with PostgreSQL (base64 of 32 random bytes, the same on every instance)");
+        }
+        let db = self.database_url.trim_start_matches("sqlite://");
+        let dir = std::path::Path::new(db)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        let path = dir.join("pay.key");
+        let key = match std::fs::read_to_string(&path) {
+            Ok(k) => k.trim().to_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let (_, key) = pay_webhooks::Keyring::generate();
+                write_private(&path, &key)?;
+                tracing::warn!(path = %path.display(), "generated a new encryption key for secrets at rest; back it up with the database");
+                key
+            }
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        pay_webhooks::Keyring::from_base64(&key, &old)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
     }
 
     /// The operator's asset catalogue: `PAY_ASSETS_FILE` (a JSON array of assets) or the
@@ -123,6 +184,24 @@ impl Config {
             serde_json::from_str(&text).with_context(|| format!("parsing {path}"))?;
         AssetCatalogue::new(assets).map_err(|e| anyhow::anyhow!("{path}: {e}"))
     }
+}
+
+/// Creates a file readable by its owner only, refusing to overwrite one.
+fn write_private(path: &std::path::Path, contents: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut f = options
+        .open(path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    f.write_all(contents.as_bytes())?;
+    f.sync_all()?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! commands and the server's life cycle. Tests build the same `Application` on port 0.
 
 pub mod config;
+pub mod dispatcher;
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -10,13 +11,15 @@ use anyhow::Context;
 use pay_auth::AuthCrypto;
 use pay_domain::ports::Clock;
 use pay_domain::secret::Secret;
-use pay_domain::service::{BootstrapOutcome, Pay};
+use pay_domain::service::{BootstrapOutcome, Pay, WebhookPorts};
 use pay_domain::timestamp::Timestamp;
 use pay_http::HttpConfig;
 use pay_store::{DieselStore, StoreConfig};
+use pay_webhooks::{AeadSealer, HmacSigner, HttpTransport, TransportConfig};
 use serde_json::json;
 
 pub use config::Config;
+pub use dispatcher::Dispatcher;
 
 /// Real time.
 #[derive(Debug, Clone, Copy, Default)]
@@ -41,15 +44,41 @@ pub fn open_store(config: &Config) -> anyhow::Result<DieselStore> {
     Ok(store)
 }
 
-/// The domain service over the real adapters.
+/// The domain service over the real adapters, on real time.
 pub fn build_pay(config: &Config, store: DieselStore) -> anyhow::Result<Pay> {
+    build_pay_with_clock(config, store, Arc::new(SystemClock))
+}
+
+/// The same with another service clock (tests; the sandbox test clock). Signature timestamps
+/// always use real time.
+pub fn build_pay_with_clock(
+    config: &Config,
+    store: DieselStore,
+    clock: Arc<dyn Clock>,
+) -> anyhow::Result<Pay> {
     Ok(Pay {
         store: Arc::new(store),
         crypto: Arc::new(AuthCrypto::new()),
-        clock: Arc::new(SystemClock),
+        clock,
         assets: Arc::new(config.asset_catalogue()?),
         public_pay_url: config.public_pay_url.clone(),
+        webhooks: Arc::new(WebhookPorts {
+            sealer: Arc::new(AeadSealer::new(config.keyring()?)),
+            signer: Arc::new(HmacSigner),
+            wall_clock: Arc::new(SystemClock),
+            allow_private_targets: config.allow_private_targets,
+        }),
     })
+}
+
+/// The webhook dispatcher over the real transport.
+pub fn build_dispatcher(config: &Config, pay: Pay) -> anyhow::Result<Dispatcher> {
+    let transport = HttpTransport::new(TransportConfig {
+        allow_private: config.allow_private_targets,
+        ..TransportConfig::default()
+    })
+    .map_err(|e| anyhow::anyhow!("webhook transport: {e}"))?;
+    Ok(Dispatcher::new(pay, transport))
 }
 
 /// The printed form of a bootstrap (`admin bootstrap` and the first-start demo).
@@ -90,6 +119,8 @@ pub struct Application {
     port: u16,
     server: actix_web::dev::Server,
     pay: Pay,
+    dispatcher: Dispatcher,
+    run_dispatcher: bool,
 }
 
 impl std::fmt::Debug for Application {
@@ -118,7 +149,14 @@ impl Application {
             blocking_threads_per_worker: (config.pool_size as usize).div_ceil(workers),
         };
         let server = pay_http::build_server(pay.clone(), http, listener, config.workers)?;
-        Ok(Application { port, server, pay })
+        let dispatcher = build_dispatcher(config, pay.clone())?;
+        Ok(Application {
+            port,
+            server,
+            pay,
+            dispatcher,
+            run_dispatcher: config.dispatcher,
+        })
     }
 
     pub fn port(&self) -> u16 {
@@ -129,8 +167,17 @@ impl Application {
         &self.pay
     }
 
-    /// Runs until the server stops (SIGINT/SIGTERM: graceful shutdown).
+    /// A dispatcher over this application's service (tests drive it round by round).
+    pub fn dispatcher(&self) -> Dispatcher {
+        self.dispatcher.clone()
+    }
+
+    /// Runs until the server stops (SIGINT/SIGTERM: graceful shutdown), with the webhook
+    /// dispatcher beside it unless configured off.
     pub async fn run(self) -> std::io::Result<()> {
+        if self.run_dispatcher {
+            actix_rt::spawn(self.dispatcher.run());
+        }
         self.server.await
     }
 

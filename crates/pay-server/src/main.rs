@@ -1,4 +1,4 @@
-//! `pay-server`: serve (default), migrate, admin bootstrap.
+//! `pay-server`: serve (default), worker, migrate, admin bootstrap and add-member.
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -6,7 +6,8 @@ use pay_domain::ids::CompanyId;
 use pay_domain::secret::Secret;
 use pay_domain::tenancy::Role;
 use pay_server::{
-    bootstrap_json, build_pay, demo_bootstrap, init_tracing, open_store, Application, Config,
+    bootstrap_json, build_dispatcher, build_pay, demo_bootstrap, init_tracing, open_store,
+    Application, Config,
 };
 
 #[derive(Debug, Parser)]
@@ -26,6 +27,8 @@ enum Command {
     Serve,
     /// Run pending database migrations and exit.
     Migrate,
+    /// Run only the webhook dispatcher (any number may run beside the servers).
+    Worker,
     /// Operator commands.
     #[command(subcommand)]
     Admin(Admin),
@@ -68,6 +71,17 @@ fn main() -> anyhow::Result<()> {
         Command::Migrate => {
             open_store(&config)?;
             Ok(())
+        }
+        Command::Worker => {
+            let pay = build_pay(&config, open_store(&config)?)?;
+            actix_rt::System::new().block_on(async move {
+                let dispatcher = build_dispatcher(&config, pay)?;
+                tokio::select! {
+                    _ = dispatcher.run() => {}
+                    _ = tokio::signal::ctrl_c() => tracing::info!("worker stopping"),
+                }
+                Ok(())
+            })
         }
         Command::Admin(Admin::Bootstrap {
             company,

@@ -60,8 +60,13 @@ fn collect(r: impl Read + Send + 'static) -> Arc<Mutex<String>> {
 
 impl Server {
     fn start(dir: &TempDir, log: &str) -> Server {
+        Self::start_with(dir, log, &[])
+    }
+
+    fn start_with(dir: &TempDir, log: &str, env: &[(&str, &str)]) -> Server {
         let port = free_port();
         let mut child = Command::new(BIN)
+            .envs(env.iter().copied())
             .env("PAY_DATABASE_URL", dir.db_url())
             .env("PAY_LISTEN", format!("127.0.0.1:{port}"))
             .env("PAY_LOG", log)
@@ -426,6 +431,17 @@ fn no_secret_password_or_session_cookie_reaches_the_log() {
         .as_str()
         .unwrap()
         .to_owned();
+    let (st, cb, _) = http(
+        "PUT",
+        &format!(
+            "{}/api/partner/v1/companies/{company}/payment-callback",
+            s.base
+        ),
+        &session,
+        Some(json!({"url": "https://hooks.logco.example/pay"})),
+    );
+    assert_eq!(st, 200, "{cb}");
+    let signing = cb["signingSecret"].as_str().unwrap().to_owned();
     http(
         "GET",
         &format!("{}/api/partner/v1/pay/payment-links", s.base),
@@ -472,7 +488,188 @@ fn no_secret_password_or_session_cookie_reaches_the_log() {
         ("wrong secret", "mksec_wrong_secret_value"),
         ("session token", token.as_str()),
         ("csrf token", csrf.as_str()),
+        ("webhook signing secret", signing.as_str()),
     ] {
         assert!(!log.contains(value), "the {what} reached the log");
     }
+}
+
+/// A one-thread HTTP receiver: answers 200 to every request and hands over each body.
+fn receiver() -> (String, std::sync::mpsc::Receiver<(String, String)>) {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/hook",
+        listener.local_addr().unwrap().port()
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0u8; len];
+            if reader.read_exact(&mut body).is_ok() {
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
+                );
+                let _ = tx.send((head, String::from_utf8_lossy(&body).into_owned()));
+            }
+        }
+    });
+    (url, rx)
+}
+
+#[test]
+fn a_queued_delivery_survives_a_restart() {
+    let dir = TempDir::new();
+    let password = "restart password 1";
+    let boot = Command::new(BIN)
+        .args([
+            "admin",
+            "bootstrap",
+            "--company",
+            "Restart",
+            "--email",
+            "r@r.example",
+            "--password",
+            password,
+        ])
+        .env("PAY_DATABASE_URL", dir.db_url())
+        .env("PAY_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(
+        boot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&boot.stderr)
+    );
+    let creds: Value = serde_json::from_slice(&boot.stdout).unwrap();
+    let (hook, arrived) = receiver();
+    let company = creds["companyId"].as_str().unwrap().to_owned();
+    let key = [
+        ("x-svc-key-id", creds["keyId"].as_str().unwrap().to_owned()),
+        (
+            "x-svc-key-secret",
+            creds["keySecret"].as_str().unwrap().to_owned(),
+        ),
+    ];
+    let key: Vec<(&str, &str)> = key.iter().map(|(k, v)| (*k, v.as_str())).collect();
+
+    // First run: the dispatcher is off, so the event stays queued.
+    let s = Server::start_with(
+        &dir,
+        "info",
+        &[
+            ("PAY_DISPATCHER", "false"),
+            ("PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true"),
+        ],
+    );
+    let (_, body, h) = http(
+        "POST",
+        &format!("{}/auth/login", s.base),
+        &[],
+        Some(json!({"email": "r@r.example", "password": password})),
+    );
+    let cookie = h["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let csrf = body["csrfToken"].as_str().unwrap().to_owned();
+    let (st, cb, _) = http(
+        "PUT",
+        &format!(
+            "{}/api/partner/v1/companies/{company}/payment-callback",
+            s.base
+        ),
+        &[("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())],
+        Some(json!({ "url": hook })),
+    );
+    assert_eq!(st, 200, "{cb}");
+    let secret = cb["signingSecret"].as_str().unwrap().to_owned();
+    let (_, link, _) = http(
+        "POST",
+        &format!("{}/api/partner/v1/pay/payment-links", s.base),
+        &key,
+        Some(json!({"amount": "5"})),
+    );
+    let (st, queued, _) = http(
+        "POST",
+        &format!("{}/api/partner/v1/pay/webhook-requests/test", s.base),
+        &key,
+        Some(json!({"paymentLinkUid": link["uid"]})),
+    );
+    assert_eq!(st, 202, "{queued}");
+    let id = queued["data"][0]["id"].as_str().unwrap().to_owned();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        arrived.try_recv().is_err(),
+        "nothing sent while the dispatcher is off"
+    );
+    s.stop();
+
+    // The embedded default generated its encryption key beside the database, private.
+    let key_file = dir.0.join("pay.key");
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&key_file).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600);
+
+    // Second run, dispatcher on: the queued delivery arrives, signed.
+    let s = Server::start_with(
+        &dir,
+        "info",
+        &[("PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true")],
+    );
+    let (head, body) = arrived
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the delivery arrives after the restart");
+    let head = head.to_ascii_lowercase();
+    assert!(head.contains(&format!("x-pay-delivery-id: {id}")), "{head}");
+    let sig = head
+        .lines()
+        .find_map(|l| l.strip_prefix("x-pay-signature: "))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    pay_webhooks::verify(&secret, &sig, body.as_bytes(), now, 300)
+        .expect("signed with the callback's secret");
+    let (_, log, _) = http(
+        "GET",
+        &format!("{}/api/partner/v1/pay/webhook-requests", s.base),
+        &key,
+        None,
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut status = log["data"][0]["status"].as_str().unwrap_or("").to_owned();
+    while status != "succeeded" && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        let (_, log, _) = http(
+            "GET",
+            &format!("{}/api/partner/v1/pay/webhook-requests", s.base),
+            &key,
+            None,
+        );
+        status = log["data"][0]["status"].as_str().unwrap_or("").to_owned();
+    }
+    assert_eq!(status, "succeeded");
+    s.stop();
 }

@@ -29,6 +29,8 @@ use crate::schema::{
 };
 use crate::DieselStore;
 
+mod webhooks;
+
 /// Says what failed; diesel's messages carry no bound values, so no secret reaches the log.
 fn db_error(what: &'static str) -> impl FnOnce(diesel::result::Error) -> DomainError {
     move |e| DomainError::Internal(format!("database ({what}): {e}"))

@@ -21,6 +21,10 @@ use crate::schema::{
     browser_sessions, companies, integrations, memberships, pay_settings, payment_links, users,
 };
 
+mod webhooks;
+
+pub(crate) use webhooks::*;
+
 /// Names the column only: values may be secrets or personal data.
 pub(crate) fn corrupt(column: &str) -> DomainError {
     DomainError::Internal(format!("corrupt stored value in {column}"))

@@ -1,5 +1,5 @@
-//! The tables as diesel sees them; mirrors `migrations/*/…_init/up.sql` (only types that
-//! diesel's `MultiBackend` shares between SQLite and PostgreSQL).
+//! The tables as diesel sees them; mirrors `migrations/*/*/up.sql` (only types that diesel's
+//! `MultiBackend` shares between SQLite and PostgreSQL).
 
 diesel::table! {
     users (id) {
@@ -99,10 +99,68 @@ diesel::table! {
         created_by_id -> Nullable<Text>,
         grant_id -> Nullable<Text>,
         anonymous -> Bool,
+        event_sequence -> BigInt,
+    }
+}
+
+diesel::table! {
+    webhook_callbacks (company_id, kind) {
+        company_id -> Text,
+        kind -> Text,
+        url -> Text,
+        secret_key_id -> Text,
+        secret_sealed -> Text,
+        secret_last4 -> Text,
+        secret_created_at -> BigInt,
+        prev_key_id -> Nullable<Text>,
+        prev_sealed -> Nullable<Text>,
+        prev_last4 -> Nullable<Text>,
+        prev_created_at -> Nullable<BigInt>,
+        prev_valid_until -> Nullable<BigInt>,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    webhook_deliveries (id) {
+        id -> Text,
+        group_id -> Text,
+        company_id -> Text,
+        origin -> Text,
+        event -> Text,
+        status -> Text,
+        attempts -> BigInt,
+        next_attempt_at -> Nullable<BigInt>,
+        last_attempt_at -> Nullable<BigInt>,
+        last_response_status -> Nullable<Integer>,
+        last_error -> Nullable<Text>,
+        payment_link_uid -> Nullable<Text>,
+        subscription_uid -> Nullable<Text>,
+        order_id -> Nullable<Text>,
+        target -> Text,
+        url -> Text,
+        body -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    webhook_attempts (delivery_id, number) {
+        delivery_id -> Text,
+        number -> BigInt,
+        at -> BigInt,
+        status_code -> Nullable<Integer>,
+        duration_ms -> BigInt,
+        error -> Nullable<Text>,
+        response_excerpt -> Nullable<Text>,
+        retry_after_ms -> Nullable<BigInt>,
     }
 }
 
 diesel::joinable!(memberships -> companies (company_id));
 diesel::joinable!(pay_settings -> companies (company_id));
 
+diesel::joinable!(webhook_attempts -> webhook_deliveries (delivery_id));
+
 diesel::allow_tables_to_appear_in_same_query!(companies, memberships, pay_settings);
+diesel::allow_tables_to_appear_in_same_query!(webhook_attempts, webhook_deliveries);

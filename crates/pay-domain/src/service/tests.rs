@@ -1,6 +1,8 @@
 //! Use-case tests of `Pay` over in-memory fakes of the ports: `MemStore` (every store trait,
 //! honouring each documented guarantee, with call counters), `FixedClock` (moved by the test)
-//! and `FakeCrypto` (deterministic randomness, transparent digests and password hashes).
+//! and `FakeCrypto` (deterministic randomness, transparent digests and password hashes);
+//! for webhooks `FakeSealer` (readable, aad-bound sealing) and `FakeSigner` (records what
+//! signed), with a separate wall clock. The webhook use-case tests live in `tests/webhooks.rs`.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -8,10 +10,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::*;
 use crate::ports::{
-    HealthCheck, IntegrationStore, PaymentLinkStore, SessionStore, SettingsStore, TenancyStore,
+    AttemptRecord, HealthCheck, IntegrationStore, PaymentLinkStore, SessionStore, SettingsStore,
+    TenancyStore, WebhookStore,
 };
 use crate::secret::SecretDigest;
 use crate::settings::{FeePayer, ProductStatus};
+use crate::webhook::{
+    AfterAttempt, CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryStatus,
+    SealedSecret,
+};
+
+mod webhooks;
 
 // =====================================================================================
 // Fakes
@@ -36,6 +45,11 @@ struct Tables {
     failures: Vec<(String, Timestamp)>,
     integrations: Vec<StoredIntegration>,
     links: Vec<PaymentLink>,
+    callbacks: Vec<CompanyCallback>,
+    deliveries: Vec<Delivery>,
+    attempts: Vec<AttemptRecord>,
+    /// The last event sequence number handed out per link.
+    sequences: Vec<(PaymentLinkId, u64)>,
 }
 
 /// Every store port over `Mutex`ed vectors, with a call counter per method.
@@ -45,6 +59,9 @@ struct MemStore {
     calls: Mutex<BTreeMap<&'static str, usize>>,
     /// Statuses a "concurrent writer" sets on the link just before each CAS (one per call).
     cas_interference: Mutex<VecDeque<LinkStatus>>,
+    /// Callbacks the next `company_callback` reads return instead of the stored row (one per
+    /// call): what a reader sees when another writer commits between its read and its write.
+    stale_callback_reads: Mutex<VecDeque<CompanyCallback>>,
 }
 
 /// The store methods that write.
@@ -62,6 +79,11 @@ const WRITE_METHODS: &[&str] = &[
     "insert_link",
     "set_link_status",
     "save_settings",
+    "save_company_callback",
+    "insert_deliveries",
+    "claim_due_deliveries",
+    "record_attempt",
+    "enqueue_link_event",
 ];
 
 fn unique_violation(what: &str) -> DomainError {
@@ -127,6 +149,62 @@ impl MemStore {
             .unwrap()
             .extend(statuses.iter().copied());
     }
+
+    fn stored_callback(&self, company: CompanyId, kind: CallbackKind) -> Option<CompanyCallback> {
+        self.tables()
+            .callbacks
+            .iter()
+            .find(|c| c.company_id == company && c.kind == kind)
+            .cloned()
+    }
+
+    fn stored_delivery(&self, id: uuid::Uuid) -> Option<Delivery> {
+        self.tables()
+            .deliveries
+            .iter()
+            .find(|d| d.id == id)
+            .cloned()
+    }
+
+    fn stored_deliveries(&self) -> Vec<Delivery> {
+        self.tables().deliveries.clone()
+    }
+
+    fn stored_attempts(&self, id: uuid::Uuid) -> Vec<AttemptRecord> {
+        self.tables()
+            .attempts
+            .iter()
+            .filter(|a| a.delivery_id == id)
+            .cloned()
+            .collect()
+    }
+
+    /// The next `company_callback` read returns `stale` (as if read before another write).
+    fn serve_stale_callback_read(&self, stale: CompanyCallback) {
+        self.stale_callback_reads.lock().unwrap().push_back(stale);
+    }
+}
+
+/// Checks new deliveries against the table: known company, unique ids.
+fn check_new_deliveries(t: &Tables, new: &[Delivery]) -> DomainResult<()> {
+    for (i, d) in new.iter().enumerate() {
+        if !t.companies.iter().any(|(c, _)| c.id == d.company_id) {
+            return Err(DomainError::Internal("foreign key: company".into()));
+        }
+        if t.deliveries.iter().any(|x| x.id == d.id) || new[..i].iter().any(|x| x.id == d.id) {
+            return Err(unique_violation("webhook_deliveries.id"));
+        }
+    }
+    Ok(())
+}
+
+/// The log search: an exact match of the delivery id, the event's short name, the link uid or
+/// the order id.
+fn matches_search(d: &Delivery, q: &str) -> bool {
+    d.id.to_string() == q
+        || d.event.short_name() == q
+        || d.payment_link_uid.as_deref() == Some(q)
+        || d.order_id.as_deref() == Some(q)
 }
 
 impl TenancyStore for MemStore {
@@ -509,6 +587,195 @@ impl SettingsStore for MemStore {
     }
 }
 
+impl WebhookStore for MemStore {
+    fn company_callback(
+        &self,
+        company: CompanyId,
+        kind: CallbackKind,
+    ) -> DomainResult<Option<CompanyCallback>> {
+        self.hit("company_callback");
+        if let Some(stale) = self.stale_callback_reads.lock().unwrap().pop_front() {
+            return Ok(Some(stale));
+        }
+        Ok(self.stored_callback(company, kind))
+    }
+
+    fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<()> {
+        self.hit("save_company_callback");
+        let mut t = self.tables();
+        if !t.companies.iter().any(|(c, _)| c.id == callback.company_id) {
+            return Err(DomainError::Internal("foreign key: company".into()));
+        }
+        match t
+            .callbacks
+            .iter_mut()
+            .find(|c| c.company_id == callback.company_id && c.kind == callback.kind)
+        {
+            Some(row) => *row = callback.clone(),
+            None => t.callbacks.push(callback.clone()),
+        }
+        Ok(())
+    }
+
+    fn insert_deliveries(&self, deliveries: &[Delivery]) -> DomainResult<()> {
+        self.hit("insert_deliveries");
+        let mut t = self.tables();
+        check_new_deliveries(&t, deliveries)?;
+        t.deliveries.extend_from_slice(deliveries);
+        Ok(())
+    }
+
+    fn claim_due_deliveries(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: usize,
+    ) -> DomainResult<Vec<Delivery>> {
+        self.hit("claim_due_deliveries");
+        let mut t = self.tables();
+        let mut due: Vec<usize> = t
+            .deliveries
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| matches!(d.status, DeliveryStatus::Pending | DeliveryStatus::Retrying))
+            .filter(|(_, d)| d.next_attempt_at.is_some_and(|at| at <= now))
+            .map(|(i, _)| i)
+            .collect();
+        // Oldest due first; ids break ties.
+        due.sort_by_key(|&i| (t.deliveries[i].next_attempt_at, t.deliveries[i].id));
+        due.truncate(limit);
+        Ok(due
+            .into_iter()
+            .map(|i| {
+                let d = &mut t.deliveries[i];
+                d.next_attempt_at = Some(lease_until);
+                d.clone()
+            })
+            .collect())
+    }
+
+    fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> DomainResult<()> {
+        self.hit("record_attempt");
+        let mut guard = self.tables();
+        let t = &mut *guard;
+        let d = t
+            .deliveries
+            .iter_mut()
+            .find(|d| d.id == attempt.delivery_id)
+            .ok_or_else(|| DomainError::Internal("foreign key: delivery".into()))?;
+        // Compare-and-set: only the attempt after the last recorded one.
+        if attempt.number == 0 || d.attempts != attempt.number - 1 {
+            return Err(DomainError::Internal(format!(
+                "attempt {} of a delivery with {} attempts",
+                attempt.number, d.attempts
+            )));
+        }
+        if t.attempts
+            .iter()
+            .any(|a| a.delivery_id == attempt.delivery_id && a.number == attempt.number)
+        {
+            return Err(unique_violation("webhook_attempts"));
+        }
+        d.attempts = attempt.number;
+        d.status = after.status;
+        d.next_attempt_at = after.next_attempt_at;
+        d.last_attempt_at = Some(attempt.at);
+        d.last_response_status = attempt.outcome.status;
+        d.last_error = attempt.outcome.error.clone();
+        t.attempts.push(attempt.clone());
+        Ok(())
+    }
+
+    fn deliveries(
+        &self,
+        company: CompanyId,
+        filter: &DeliveryFilter,
+    ) -> DomainResult<Vec<Delivery>> {
+        self.hit("deliveries");
+        let mut list: Vec<Delivery> = self
+            .tables()
+            .deliveries
+            .iter()
+            .filter(|d| d.company_id == company)
+            .filter(|d| {
+                filter
+                    .payment_link_uid
+                    .as_ref()
+                    .is_none_or(|u| d.payment_link_uid.as_ref() == Some(u))
+            })
+            .filter(|d| filter.status.is_none_or(|s| d.status == s))
+            .filter(|d| {
+                filter
+                    .search
+                    .as_deref()
+                    .is_none_or(|q| matches_search(d, q))
+            })
+            .cloned()
+            .collect();
+        list.sort_by_key(|d| std::cmp::Reverse((d.created_at, d.id)));
+        list.truncate(filter.limit);
+        Ok(list)
+    }
+
+    fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Option<Delivery>> {
+        self.hit("delivery");
+        Ok(self
+            .tables()
+            .deliveries
+            .iter()
+            .find(|d| d.company_id == company && d.id == id)
+            .cloned())
+    }
+
+    fn attempts(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Vec<AttemptRecord>> {
+        self.hit("attempts");
+        let t = self.tables();
+        if !t
+            .deliveries
+            .iter()
+            .any(|d| d.company_id == company && d.id == id)
+        {
+            return Ok(vec![]);
+        }
+        let mut list: Vec<AttemptRecord> = t
+            .attempts
+            .iter()
+            .filter(|a| a.delivery_id == id)
+            .cloned()
+            .collect();
+        list.sort_by_key(|a| a.number);
+        Ok(list)
+    }
+
+    fn enqueue_link_event(
+        &self,
+        link: PaymentLinkId,
+        build: &dyn Fn(u64) -> Vec<Delivery>,
+    ) -> DomainResult<Vec<Delivery>> {
+        self.hit("enqueue_link_event");
+        // One lock for the whole call: the increment and the inserts are one transaction.
+        let mut guard = self.tables();
+        let t = &mut *guard;
+        if !t.links.iter().any(|l| l.id == link) {
+            return Err(DomainError::Internal("foreign key: payment link".into()));
+        }
+        let next = t
+            .sequences
+            .iter()
+            .find(|(id, _)| *id == link)
+            .map_or(0, |(_, n)| *n)
+            + 1;
+        let built = build(next);
+        check_new_deliveries(t, &built)?;
+        match t.sequences.iter_mut().find(|(id, _)| *id == link) {
+            Some((_, n)) => *n = next,
+            None => t.sequences.push((link, next)),
+        }
+        t.deliveries.extend(built.iter().cloned());
+        Ok(built)
+    }
+}
+
 impl HealthCheck for MemStore {
     fn ping(&self) -> DomainResult<()> {
         self.hit("ping");
@@ -596,12 +863,101 @@ impl Crypto for FakeCrypto {
     }
 }
 
+/// The key id `FakeSealer` seals with.
+const SEAL_KEY_ID: &str = "k1";
+
+/// Sealing that a test can read: `{aad}|{secret}` under key `k1`; opening needs the same aad.
+#[derive(Debug, Default)]
+struct FakeSealer {
+    /// The aad of every `seal` call.
+    sealed_with: Mutex<Vec<String>>,
+    /// The aad of every `open` call.
+    opened_with: Mutex<Vec<String>>,
+}
+
+impl FakeSealer {
+    fn sealed(secret: &str, aad: &str) -> SealedSecret {
+        SealedSecret {
+            key_id: SEAL_KEY_ID.into(),
+            sealed: format!("{aad}|{secret}"),
+        }
+    }
+
+    fn seal_calls(&self) -> Vec<String> {
+        self.sealed_with.lock().unwrap().clone()
+    }
+}
+
+impl SecretSealer for FakeSealer {
+    fn seal(&self, secret: &Secret, aad: &str) -> DomainResult<SealedSecret> {
+        self.sealed_with.lock().unwrap().push(aad.to_owned());
+        Ok(FakeSealer::sealed(secret.expose(), aad))
+    }
+
+    fn open(&self, sealed: &SealedSecret, aad: &str) -> DomainResult<Secret> {
+        self.opened_with.lock().unwrap().push(aad.to_owned());
+        if sealed.key_id != SEAL_KEY_ID {
+            return Err(DomainError::Internal("unknown sealing key".into()));
+        }
+        sealed
+            .sealed
+            .strip_prefix(aad)
+            .and_then(|rest| rest.strip_prefix('|'))
+            .map(Secret::new)
+            .ok_or_else(|| DomainError::Internal("cannot open: other associated data".into()))
+    }
+}
+
+/// One `signature_header` call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SignCall {
+    secrets: Vec<String>,
+    t: i64,
+    body: String,
+}
+
+/// Records what signed; the header names the secrets so tests can see them:
+/// `t={t},v1={secret1},v1={secret2}`.
+#[derive(Debug, Default)]
+struct FakeSigner {
+    calls: Mutex<Vec<SignCall>>,
+}
+
+impl FakeSigner {
+    fn calls(&self) -> Vec<SignCall> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    fn last(&self) -> SignCall {
+        self.calls().pop().expect("the signer was called")
+    }
+}
+
+impl WebhookSigner for FakeSigner {
+    fn signature_header(&self, secrets: &[Secret], t: i64, body: &[u8]) -> String {
+        let secrets: Vec<String> = secrets.iter().map(|s| s.expose().to_owned()).collect();
+        let mut header = format!("t={t}");
+        for s in &secrets {
+            header.push_str(&format!(",v1={s}"));
+        }
+        self.calls.lock().unwrap().push(SignCall {
+            secrets,
+            t,
+            body: String::from_utf8(body.to_vec()).unwrap(),
+        });
+        header
+    }
+}
+
 // =====================================================================================
 // Harness
 // =====================================================================================
 
 /// 2026-11-22T06:07:20.000Z: whole seconds, so `lastUsedAt` granularity is exact.
 const T0_MS: i64 = 1_795_327_640_000;
+/// The wall clock starts elsewhere (2026-11-23T01:00:00Z), so a signature's `t` shows which
+/// clock it came from.
+const WALL_MS: i64 = 1_795_395_600_000;
 const PW: &str = "correct horse battery";
 const ADDR: &str = "203.0.113.7";
 
@@ -611,24 +967,45 @@ struct World {
     store: Arc<MemStore>,
     crypto: Arc<FakeCrypto>,
     clock: Arc<FixedClock>,
+    sealer: Arc<FakeSealer>,
+    signer: Arc<FakeSigner>,
+    /// Real time for signatures; the service clock (`clock`) is business time.
+    wall: Arc<FixedClock>,
 }
 
 fn world() -> World {
+    world_with(false)
+}
+
+/// A world whose webhooks may (`true`) or may not target http and private addresses.
+fn world_with(allow_private_targets: bool) -> World {
     let store = Arc::new(MemStore::default());
     let crypto = Arc::new(FakeCrypto::default());
     let clock = Arc::new(FixedClock(AtomicI64::new(T0_MS)));
+    let sealer = Arc::new(FakeSealer::default());
+    let signer = Arc::new(FakeSigner::default());
+    let wall = Arc::new(FixedClock(AtomicI64::new(WALL_MS)));
     let pay = Pay {
         store: store.clone(),
         crypto: crypto.clone(),
         clock: clock.clone(),
         assets: Arc::new(AssetCatalogue::builtin()),
         public_pay_url: "https://pay.example".into(),
+        webhooks: Arc::new(WebhookPorts {
+            sealer: sealer.clone(),
+            signer: signer.clone(),
+            wall_clock: wall.clone(),
+            allow_private_targets,
+        }),
     };
     World {
         pay,
         store,
         crypto,
         clock,
+        sealer,
+        signer,
+        wall,
     }
 }
 

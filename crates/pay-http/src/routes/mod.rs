@@ -6,3 +6,4 @@ pub mod links;
 pub mod meta;
 pub mod session;
 pub mod settings;
+pub mod webhooks;

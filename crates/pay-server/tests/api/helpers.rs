@@ -1,8 +1,13 @@
 //! Test harness: a running server, tenants, credentials and request helpers.
 
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+use pay_domain::ports::Clock;
 use pay_domain::secret::Secret;
 use pay_domain::service::Pay;
-use pay_server::{Application, Config};
+use pay_domain::timestamp::Timestamp;
+use pay_server::{build_pay_with_clock, open_store, Application, Config, Dispatcher};
 use pay_store::testing::TestDb;
 use reqwest::{Method, RequestBuilder, StatusCode};
 use serde_json::Value;
@@ -30,10 +35,29 @@ pub struct Session {
     pub csrf: String,
 }
 
+/// A service clock the test moves (signatures still use real time).
+#[derive(Debug)]
+pub struct ManualClock(AtomicI64);
+
+impl ManualClock {
+    pub fn advance_secs(&self, secs: i64) {
+        self.0.fetch_add(secs * 1000, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_unix_millis(self.0.load(Ordering::SeqCst)).unwrap()
+    }
+}
+
 pub struct TestApp {
     pub base: String,
     pub client: reqwest::Client,
     pub pay: Pay,
+    pub clock: Arc<ManualClock>,
+    pub dispatcher: Dispatcher,
+    pub config: Config,
     /// The main tenant ("Acme Goods").
     pub t: Tenant,
     _db: TestDb,
@@ -67,11 +91,19 @@ pub async fn spawn(backend: Backend) -> Option<TestApp> {
     };
     let mut config = Config::for_database(&db.url);
     config.public_pay_url = "https://pay.test.example".into();
-    let app = Application::build(&config).expect("build app");
+    let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
+    let clock = Arc::new(ManualClock(AtomicI64::new(now)));
+    let store = open_store(&config).expect("open store");
+    let pay = build_pay_with_clock(&config, store, clock.clone()).expect("build pay");
+    let app = Application::build_with(&config, pay).expect("build app");
     let base = format!("http://127.0.0.1:{}", app.port());
     let pay = app.pay().clone();
+    let dispatcher = app.dispatcher();
     actix_rt::spawn(app.into_server());
     let mut test = TestApp {
+        clock,
+        dispatcher,
+        config,
         base,
         client: reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())

@@ -10,3 +10,4 @@ mod credentials;
 mod links;
 mod meta;
 mod settings;
+mod webhooks;

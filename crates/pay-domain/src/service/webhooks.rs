@@ -1,0 +1,381 @@
+//! Webhook use cases: the company callbacks of the developer settings, the delivery log and
+//! resend, emitting a link's event into the outbox, and the dispatcher's three steps (claim,
+//! prepare a signed request, record the outcome).
+
+use crate::error::{DomainError, DomainResult};
+use crate::ids::CompanyId;
+use crate::link::{CreatedBy, PaymentLink};
+use crate::ports::AttemptRecord;
+use crate::secret::Secret;
+use crate::service::{Pay, SignedIn};
+use crate::tenancy::{Permission, Principal, Scope};
+use crate::timestamp::Timestamp;
+use crate::webhook::{
+    after_attempt, last4, signing_secret, validate_callback_url, AfterAttempt, AttemptOutcome,
+    CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryOrigin, DeliveryStatus,
+    EventKind, LinkSnapshot, OutboundRequest, PaymentEventDraft, SessionSnapshot,
+    StoredSigningSecret, CLAIM_LEASE, LOG_LIMIT_DEFAULT, LOG_LIMIT_MAX, ROTATION_GRACE,
+    SECRET_RANDOM_LEN, USER_AGENT,
+};
+
+/// What reads of a callback show (never the secret).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallbackView {
+    pub url: String,
+    pub secret_last4: String,
+    pub secret_created_at: Timestamp,
+}
+
+impl From<&CompanyCallback> for CallbackView {
+    fn from(c: &CompanyCallback) -> Self {
+        CallbackView {
+            url: c.url.clone(),
+            secret_last4: c.secret.last4.clone(),
+            secret_created_at: c.secret.created_at,
+        }
+    }
+}
+
+fn company_kind(kind: CallbackKind) -> DomainResult<CallbackKind> {
+    match kind {
+        CallbackKind::CompanyPayment | CallbackKind::LegacyShared => Ok(kind),
+        other => Err(DomainError::Internal(format!(
+            "{} is not a company callback",
+            other.as_str()
+        ))),
+    }
+}
+
+impl Pay {
+    fn new_signing_secret(
+        &self,
+        company: CompanyId,
+        kind: CallbackKind,
+        now: Timestamp,
+    ) -> DomainResult<(Secret, StoredSigningSecret)> {
+        let secret = signing_secret(&self.crypto.random_alphanumeric(SECRET_RANDOM_LEN));
+        let sealed = self
+            .webhooks
+            .sealer
+            .seal(&secret, &CompanyCallback::aad(company, kind))?;
+        let stored = StoredSigningSecret {
+            sealed,
+            last4: last4(&secret),
+            created_at: now,
+        };
+        Ok((secret, stored))
+    }
+
+    /// A company callback (session with `settings.manage`); `None` when not set.
+    pub fn company_callback(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+        kind: CallbackKind,
+    ) -> DomainResult<Option<CallbackView>> {
+        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+        let kind = company_kind(kind)?;
+        Ok(self
+            .store
+            .company_callback(company, kind)?
+            .as_ref()
+            .map(CallbackView::from))
+    }
+
+    /// Saves a company callback URL. The first save issues a signing secret (returned this
+    /// once); changing the URL keeps the secret.
+    pub fn put_company_callback(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+        kind: CallbackKind,
+        url: &str,
+    ) -> DomainResult<(CallbackView, Option<Secret>)> {
+        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+        let kind = company_kind(kind)?;
+        validate_callback_url("url", url, self.webhooks.allow_private_targets)?;
+        let now = self.clock.now();
+        let (callback, issued) = match self.store.company_callback(company, kind)? {
+            Some(existing) => (
+                CompanyCallback {
+                    url: url.to_owned(),
+                    updated_at: now,
+                    ..existing
+                },
+                None,
+            ),
+            None => {
+                let (secret, stored) = self.new_signing_secret(company, kind, now)?;
+                (
+                    CompanyCallback {
+                        company_id: company,
+                        kind,
+                        url: url.to_owned(),
+                        secret: stored,
+                        previous: None,
+                        updated_at: now,
+                    },
+                    Some(secret),
+                )
+            }
+        };
+        self.store.save_company_callback(&callback)?;
+        Ok((CallbackView::from(&callback), issued))
+    }
+
+    /// Issues a new signing secret (returned this once). The previous one keeps signing, as a
+    /// second `v1=`, for `ROTATION_GRACE`, so receivers can switch without losing events.
+    pub fn rotate_company_callback_secret(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+        kind: CallbackKind,
+    ) -> DomainResult<(CallbackView, Secret)> {
+        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+        let kind = company_kind(kind)?;
+        let existing = self
+            .store
+            .company_callback(company, kind)?
+            .ok_or(DomainError::NotFound { kind: "Callback" })?;
+        let now = self.clock.now();
+        let (secret, stored) = self.new_signing_secret(company, kind, now)?;
+        let callback = CompanyCallback {
+            previous: Some((existing.secret, now.plus(ROTATION_GRACE))),
+            secret: stored,
+            updated_at: now,
+            ..existing
+        };
+        self.store.save_company_callback(&callback)?;
+        Ok((CallbackView::from(&callback), secret))
+    }
+
+    /// Where a link's events go: the company payment callback, else the legacy shared one,
+    /// for links made by API keys and sessions. Grant-made links go to their grant's
+    /// subscription and anonymous links to their own URL (added with that work).
+    fn targets(&self, link: &PaymentLink) -> DomainResult<Vec<(CallbackKind, String)>> {
+        match link.created_by {
+            CreatedBy::ApiKey(_) | CreatedBy::User(_) => {
+                for kind in [CallbackKind::CompanyPayment, CallbackKind::LegacyShared] {
+                    if let Some(cb) = self.store.company_callback(link.company_id, kind)? {
+                        return Ok(vec![(kind, cb.url)]);
+                    }
+                }
+                Ok(vec![])
+            }
+            CreatedBy::Grant(_) | CreatedBy::Anonymous => Ok(vec![]),
+        }
+    }
+
+    /// Writes one event of a link into the outbox: one delivery per receiving callback, in
+    /// one group, with the link's next sequence number. Nothing is sent here.
+    pub fn emit_link_event(
+        &self,
+        link: &PaymentLink,
+        event: EventKind,
+        trigger: &str,
+        session: SessionSnapshot,
+    ) -> DomainResult<Vec<Delivery>> {
+        let targets = self.targets(link)?;
+        if targets.is_empty() {
+            return Ok(vec![]);
+        }
+        let now = self.clock.now();
+        let group_id = self.crypto.new_uuid();
+        let ids: Vec<uuid::Uuid> = targets.iter().map(|_| self.crypto.new_uuid()).collect();
+        let snapshot = LinkSnapshot::of(link, &self.public_pay_url);
+        let build = |sequence: u64| {
+            let draft = PaymentEventDraft {
+                event,
+                trigger: trigger.to_owned(),
+                link: snapshot.clone(),
+                session: session.clone(),
+                created_at: now,
+                sequence,
+            };
+            targets
+                .iter()
+                .zip(&ids)
+                .map(|((kind, url), id)| Delivery {
+                    id: *id,
+                    group_id,
+                    company_id: link.company_id,
+                    origin: DeliveryOrigin::Event,
+                    event,
+                    status: DeliveryStatus::Pending,
+                    attempts: 0,
+                    next_attempt_at: Some(now),
+                    last_attempt_at: None,
+                    last_response_status: None,
+                    last_error: None,
+                    payment_link_uid: Some(link.uid.to_string()),
+                    subscription_uid: None,
+                    order_id: link.payload.order_id.clone(),
+                    target: *kind,
+                    url: url.clone(),
+                    body: draft.body_for(*id),
+                    created_at: now,
+                })
+                .collect()
+        };
+        self.store.enqueue_link_event(link.id, &build)
+    }
+
+    /// Sends a `pay.webhook.test` event about one of the caller's links to its callbacks.
+    pub fn send_test_event(&self, p: &Principal, link_uid: &str) -> DomainResult<Vec<Delivery>> {
+        p.authorize(Scope::WebhooksWrite)?;
+        let link = self.visible_link(p, link_uid)?;
+        let sent = self.emit_link_event(
+            &link,
+            EventKind::Test,
+            "merchant_test",
+            SessionSnapshot::default(),
+        )?;
+        if sent.is_empty() {
+            return Err(DomainError::validation(
+                "paymentLinkUid",
+                "no callback receives this link's events: set the company payment callback first",
+            ));
+        }
+        Ok(sent)
+    }
+
+    /// The delivery log of the caller's company.
+    pub fn deliveries(
+        &self,
+        p: &Principal,
+        mut filter: DeliveryFilter,
+    ) -> DomainResult<Vec<Delivery>> {
+        p.authorize(Scope::WebhooksRead)?;
+        if filter.limit == 0 {
+            filter.limit = LOG_LIMIT_DEFAULT;
+        }
+        if filter.limit > LOG_LIMIT_MAX {
+            return Err(DomainError::validation(
+                "limit",
+                format!("limit must be 1 to {LOG_LIMIT_MAX}"),
+            ));
+        }
+        self.store.deliveries(p.company_id, &filter)
+    }
+
+    /// One delivery with its attempts.
+    pub fn delivery(
+        &self,
+        p: &Principal,
+        id: &str,
+    ) -> DomainResult<(Delivery, Vec<AttemptRecord>)> {
+        p.authorize(Scope::WebhooksRead)?;
+        let not_found = DomainError::NotFound { kind: "Delivery" };
+        let id = uuid::Uuid::try_parse(id).map_err(|_| not_found.clone())?;
+        let d = self.store.delivery(p.company_id, id)?.ok_or(not_found)?;
+        let attempts = self.store.attempts(p.company_id, id)?;
+        Ok((d, attempts))
+    }
+
+    /// Resends a delivery: a new delivery in the same group, origin `manual`, the same event
+    /// and body (with its own `deliveryId`), due now.
+    pub fn resend_delivery(&self, p: &Principal, id: &str) -> DomainResult<Delivery> {
+        p.authorize(Scope::WebhooksWrite)?;
+        let not_found = DomainError::NotFound { kind: "Delivery" };
+        let old_id = uuid::Uuid::try_parse(id).map_err(|_| not_found.clone())?;
+        let old = self
+            .store
+            .delivery(p.company_id, old_id)?
+            .ok_or(not_found)?;
+        let now = self.clock.now();
+        let new_id = self.crypto.new_uuid();
+        let d = Delivery {
+            id: new_id,
+            origin: DeliveryOrigin::Manual,
+            status: DeliveryStatus::Pending,
+            attempts: 0,
+            next_attempt_at: Some(now),
+            last_attempt_at: None,
+            last_response_status: None,
+            last_error: None,
+            body: old.body.replace(&old.id.to_string(), &new_id.to_string()),
+            created_at: now,
+            ..old
+        };
+        self.store.insert_deliveries(std::slice::from_ref(&d))?;
+        Ok(d)
+    }
+
+    /// Dispatcher step 1: claims due deliveries for `CLAIM_LEASE`.
+    pub fn claim_due_deliveries(&self, limit: usize) -> DomainResult<Vec<Delivery>> {
+        let now = self.clock.now();
+        self.store
+            .claim_due_deliveries(now, now.plus(CLAIM_LEASE), limit)
+    }
+
+    /// Dispatcher step 2: the signed request for the next attempt. The signature's `t` is real
+    /// time (the receiver checks it against its own clock), even when the sandbox clock moved
+    /// business time. Every live secret of the callback signs (two during a rotation).
+    pub fn prepare_attempt(&self, d: &Delivery) -> DomainResult<OutboundRequest> {
+        let secrets = self.signing_secrets(d)?;
+        let attempt = d.attempts + 1;
+        let t = self.webhooks.wall_clock.now().unix_seconds();
+        let signature = self
+            .webhooks
+            .signer
+            .signature_header(&secrets, t, d.body.as_bytes());
+        let headers = vec![
+            ("content-type".to_owned(), "application/json".to_owned()),
+            ("user-agent".to_owned(), USER_AGENT.to_owned()),
+            ("x-pay-delivery-id".to_owned(), d.id.to_string()),
+            ("x-pay-delivery-group-id".to_owned(), d.group_id.to_string()),
+            (
+                "x-pay-delivery-origin".to_owned(),
+                d.origin.as_str().to_owned(),
+            ),
+            ("x-pay-event".to_owned(), d.event.short_name().to_owned()),
+            ("x-pay-attempt".to_owned(), attempt.to_string()),
+            ("x-pay-signature".to_owned(), signature),
+        ];
+        Ok(OutboundRequest {
+            delivery_id: d.id,
+            url: d.url.clone(),
+            headers,
+            body: d.body.clone(),
+            attempt,
+        })
+    }
+
+    fn signing_secrets(&self, d: &Delivery) -> DomainResult<Vec<Secret>> {
+        match d.target {
+            CallbackKind::CompanyPayment | CallbackKind::LegacyShared => {
+                let cb = self
+                    .store
+                    .company_callback(d.company_id, d.target)?
+                    .ok_or_else(|| DomainError::Internal("callback removed".into()))?;
+                let aad = CompanyCallback::aad(d.company_id, d.target);
+                cb.live_secrets(self.clock.now())
+                    .into_iter()
+                    .map(|s| self.webhooks.sealer.open(&s.sealed, &aad))
+                    .collect()
+            }
+            CallbackKind::AnonymousLink | CallbackKind::Grant => Err(DomainError::Internal(
+                format!("{} callbacks are not wired yet", d.target.as_str()),
+            )),
+        }
+    }
+
+    /// Dispatcher step 3: records the attempt and moves the delivery (one transaction).
+    pub fn record_attempt(
+        &self,
+        d: &Delivery,
+        outcome: AttemptOutcome,
+    ) -> DomainResult<AfterAttempt> {
+        let now = self.clock.now();
+        let attempt = d.attempts + 1;
+        let after = after_attempt(d.status, attempt, &outcome, now)?;
+        let record = AttemptRecord {
+            delivery_id: d.id,
+            number: attempt,
+            at: now,
+            outcome,
+        };
+        self.store.record_attempt(&record, &after)?;
+        Ok(after)
+    }
+}

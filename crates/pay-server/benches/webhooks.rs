@@ -1,0 +1,200 @@
+//! Webhook delivery throughput, measured side by side with its ceiling in one run: a bare loop
+//! that signs and POSTs the same bodies to the same local receiver with the same transport and
+//! concurrency, but no outbox. Then the real dispatcher (claim, open secret, sign, send, record)
+//! on SQLite, on PostgreSQL, and two dispatchers sharing one PostgreSQL database. Loopback only.
+//!
+//! `cargo bench -p pay-server --bench webhooks [-- --rounds 3 --deliveries 5000]`; PostgreSQL
+//! from `PAY_TEST_POSTGRES_URL` (skipped with a line when unset).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix_web::{web, App, HttpResponse, HttpServer};
+use futures_util::StreamExt;
+use pay_domain::ports::WebhookSigner;
+use pay_domain::secret::Secret;
+use pay_domain::webhook::OutboundRequest;
+use pay_server::{build_dispatcher, build_pay, open_store, Config};
+use pay_store::testing::TestDb;
+use pay_webhooks::{HmacSigner, HttpTransport, TransportConfig};
+
+const CONCURRENCY: usize = 32;
+
+fn arg(name: &str, default: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn start_receiver(count: Arc<AtomicU64>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = HttpServer::new(move || {
+        let count = count.clone();
+        App::new().default_service(web::to(move |_body: web::Bytes| {
+            count.fetch_add(1, Ordering::Relaxed);
+            async { HttpResponse::NoContent().finish() }
+        }))
+    })
+    .workers(1)
+    .listen(listener)
+    .unwrap()
+    .run();
+    actix_rt::spawn(server);
+    format!("http://127.0.0.1:{port}/hook")
+}
+
+/// The ceiling: sign and POST `n` bodies, `CONCURRENCY` in flight.
+async fn bare_loop(url: &str, n: usize, body: &str) -> f64 {
+    let transport = HttpTransport::new(TransportConfig {
+        allow_private: true,
+        ..TransportConfig::default()
+    })
+    .unwrap();
+    let secret = vec![Secret::new(
+        "whsec_benchbenchbenchbenchbenchbenchbenchbenchben",
+    )];
+    let start = Instant::now();
+    futures_util::stream::iter(0..n)
+        .for_each_concurrent(CONCURRENCY, |i| {
+            let transport = &transport;
+            let secret = &secret;
+            async move {
+                let t = time::OffsetDateTime::now_utc().unix_timestamp();
+                let id = uuid::Uuid::from_u128(i as u128);
+                let req = OutboundRequest {
+                    delivery_id: id,
+                    url: url.to_owned(),
+                    headers: vec![
+                        ("content-type".into(), "application/json".into()),
+                        ("user-agent".into(), "Pay-Webhooks/1.0".into()),
+                        ("x-pay-delivery-id".into(), id.to_string()),
+                        ("x-pay-attempt".into(), "1".into()),
+                        (
+                            "x-pay-signature".into(),
+                            HmacSigner.signature_header(secret, t, body.as_bytes()),
+                        ),
+                    ],
+                    body: body.to_owned(),
+                    attempt: 1,
+                };
+                let out = transport.send(&req).await;
+                assert!(out.is_success(), "{out:?}");
+            }
+        })
+        .await;
+    n as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Queues `n` events for one link of a fresh tenant whose callback is `url`.
+fn queue(pay: &pay_domain::service::Pay, url: &str, n: usize) {
+    let password = Secret::new("bench password 123");
+    let email = format!("bench-{}@bench.example", uuid::Uuid::new_v4().simple());
+    let boot = pay.bootstrap("Bench Co", &email, &password).unwrap();
+    let login = pay.login(&email, &password, "127.0.0.1").unwrap();
+    let signed_in = pay
+        .authenticate_session(login.session_token.expose())
+        .unwrap();
+    pay.put_company_callback(
+        &signed_in,
+        boot.company_id,
+        pay_domain::webhook::CallbackKind::CompanyPayment,
+        url,
+    )
+    .unwrap();
+    let p = pay
+        .authenticate_api_key(
+            Some(boot.key_id.as_str()),
+            boot.key_secret.as_ref().map(|s| s.expose()),
+        )
+        .unwrap();
+    let link = pay
+        .create_link(
+            &p,
+            pay_domain::link::CreateLinkInput {
+                amount: "12.50".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    for _ in 0..n {
+        pay.send_test_event(&p, link.uid.as_str()).unwrap();
+    }
+}
+
+/// The dispatcher(s) draining `n` queued deliveries; deliveries per second.
+async fn dispatch(db_url: &str, url: &str, n: usize, dispatchers: usize) -> f64 {
+    let mut config = Config::for_database(db_url);
+    config.allow_private_targets = true;
+    let pays: Vec<_> = (0..dispatchers)
+        .map(|_| build_pay(&config, open_store(&config).unwrap()).unwrap())
+        .collect();
+    let first = pays[0].clone();
+    let url2 = url.to_owned();
+    tokio::task::spawn_blocking(move || queue(&first, &url2, n))
+        .await
+        .unwrap();
+    let ds: Vec<_> = pays
+        .into_iter()
+        .map(|p| build_dispatcher(&config, p).unwrap())
+        .collect();
+    let start = Instant::now();
+    let done = futures_util::future::join_all(ds.iter().map(|d| d.drain())).await;
+    let elapsed = start.elapsed().as_secs_f64();
+    let total: usize = done.into_iter().map(|r| r.unwrap()).sum();
+    assert_eq!(total, n, "every delivery attempted once");
+    n as f64 / elapsed
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn main() {
+    let rounds = arg("--rounds", 3);
+    let n = arg("--deliveries", 5000);
+    actix_rt::System::new().block_on(async move {
+        let count = Arc::new(AtomicU64::new(0));
+        let url = start_receiver(count.clone());
+        let body = serde_json::json!({"type": "pay.webhook.test", "paymentLink": {"amount": "12.50", "note": "x".repeat(600)}}).to_string();
+        let mut rows: Vec<(&str, Vec<f64>, Vec<f64>)> = Vec::new();
+        let mut ceiling_r = Vec::new();
+        let (mut sqlite_r, mut pg1_r, mut pg2_r) = (Vec::new(), Vec::new(), Vec::new());
+        let pg_available = std::env::var("PAY_TEST_POSTGRES_URL").is_ok();
+        if !pg_available {
+            eprintln!("SKIP: PostgreSQL rounds (set PAY_TEST_POSTGRES_URL)");
+        }
+        for round in 1..=rounds {
+            let ceiling = bare_loop(&url, n, &body).await;
+            ceiling_r.push(ceiling);
+            let db = TestDb::sqlite();
+            let s = dispatch(&db.url, &url, n, 1).await;
+            sqlite_r.push(s / ceiling);
+            let mut line = format!("round {round}: ceiling {ceiling:.0}/s, sqlite {s:.0}/s");
+            if pg_available {
+                let db = TestDb::postgres().unwrap();
+                let one = dispatch(&db.url, &url, n, 1).await;
+                let db = TestDb::postgres().unwrap();
+                let two = dispatch(&db.url, &url, n, 2).await;
+                pg1_r.push(one / ceiling);
+                pg2_r.push(two / one);
+                line += &format!(", postgres one {one:.0}/s, two {two:.0}/s");
+            }
+            println!("{line}");
+        }
+        rows.push(("sqlite / ceiling", sqlite_r.clone(), vec![]));
+        println!("median ceiling (bare sign-and-POST, {CONCURRENCY} in flight): {:.0}/s", median(ceiling_r.clone()));
+        println!("median SQLite dispatcher / ceiling: {:.2}", median(sqlite_r));
+        if !pg1_r.is_empty() {
+            println!("median PostgreSQL one dispatcher / ceiling: {:.2}", median(pg1_r));
+            println!("median PostgreSQL two dispatchers / one: {:.2}", median(pg2_r));
+        }
+        println!("receiver got {} requests", count.load(Ordering::Relaxed));
+        let _ = rows;
+    });
+}

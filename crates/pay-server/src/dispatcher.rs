@@ -1,0 +1,113 @@
+//! The webhook dispatcher: claims due deliveries from the outbox, sends each signed attempt,
+//! records the outcome. Store calls run on the blocking pool; sends run concurrently. Any
+//! number of dispatchers (threads, `serve` instances, `pay-server worker`s) can run against one
+//! PostgreSQL database: claims never overlap. A dispatcher that dies mid-attempt leaves its
+//! claim to expire, and the delivery is tried again (at least once, same delivery id).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use pay_domain::service::Pay;
+use pay_domain::webhook::{AttemptOutcome, Delivery};
+use pay_webhooks::HttpTransport;
+
+/// Deliveries claimed per round.
+pub const BATCH: usize = 64;
+/// Attempts in flight at once per dispatcher.
+pub const CONCURRENCY: usize = 32;
+/// Wait between rounds when nothing was due.
+pub const IDLE_POLL: Duration = Duration::from_millis(200);
+
+/// One dispatcher.
+#[derive(Clone)]
+pub struct Dispatcher {
+    pay: Pay,
+    transport: Arc<HttpTransport>,
+}
+
+impl std::fmt::Debug for Dispatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dispatcher").finish_non_exhaustive()
+    }
+}
+
+impl Dispatcher {
+    pub fn new(pay: Pay, transport: HttpTransport) -> Self {
+        Dispatcher {
+            pay,
+            transport: Arc::new(transport),
+        }
+    }
+
+    /// Claims one batch and attempts every delivery in it; returns how many were attempted.
+    pub async fn run_once(&self) -> anyhow::Result<usize> {
+        let pay = self.pay.clone();
+        let claimed = tokio::task::spawn_blocking(move || pay.claim_due_deliveries(BATCH))
+            .await?
+            .map_err(|e| anyhow::anyhow!("claiming deliveries: {e}"))?;
+        let n = claimed.len();
+        futures_util::stream::iter(claimed)
+            .for_each_concurrent(CONCURRENCY, |d| self.attempt(d))
+            .await;
+        Ok(n)
+    }
+
+    /// Runs rounds until nothing is due; returns how many attempts were made.
+    pub async fn drain(&self) -> anyhow::Result<usize> {
+        let mut total = 0;
+        loop {
+            let n = self.run_once().await?;
+            if n == 0 {
+                return Ok(total);
+            }
+            total += n;
+        }
+    }
+
+    async fn attempt(&self, d: Delivery) {
+        let pay = self.pay.clone();
+        let for_prepare = d.clone();
+        let prepared = tokio::task::spawn_blocking(move || pay.prepare_attempt(&for_prepare)).await;
+        let outcome = match prepared {
+            Ok(Ok(request)) => self.transport.send(&request).await,
+            Ok(Err(e)) => failed(format!("could not prepare the request: {e}")),
+            Err(e) => failed(format!("could not prepare the request: {e}")),
+        };
+        let pay = self.pay.clone();
+        let id = d.id;
+        match tokio::task::spawn_blocking(move || pay.record_attempt(&d, outcome)).await {
+            Ok(Ok(after)) => {
+                tracing::debug!(delivery = %id, status = %after.status, "delivery attempted")
+            }
+            // The claim expires and the delivery is tried again.
+            Ok(Err(e)) => tracing::warn!(delivery = %id, error = %e, "could not record an attempt"),
+            Err(e) => tracing::warn!(delivery = %id, error = %e, "could not record an attempt"),
+        }
+    }
+
+    /// Runs until the process stops.
+    pub async fn run(self) {
+        tracing::info!("webhook dispatcher running");
+        loop {
+            match self.run_once().await {
+                Ok(0) => tokio::time::sleep(IDLE_POLL).await,
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::error!(error = %e, "webhook dispatcher round failed");
+                    tokio::time::sleep(IDLE_POLL).await;
+                }
+            }
+        }
+    }
+}
+
+fn failed(error: String) -> AttemptOutcome {
+    AttemptOutcome {
+        status: None,
+        duration_ms: 0,
+        error: Some(error),
+        response_excerpt: None,
+        retry_after: None,
+    }
+}

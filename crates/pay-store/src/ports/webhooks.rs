@@ -1,0 +1,339 @@
+//! `WebhookStore` on `DieselStore`: callback configuration, the delivery outbox (enqueue, claim,
+//! record) and the delivery log. Written once for both backends, except the claim's select
+//! (`FOR UPDATE SKIP LOCKED`, PostgreSQL only).
+
+use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
+use pay_domain::ids::{CompanyId, PaymentLinkId};
+use pay_domain::ports::{AttemptRecord, WebhookStore};
+use pay_domain::timestamp::Timestamp;
+use pay_domain::webhook::{
+    AfterAttempt, CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryStatus,
+};
+use pay_domain::{DomainError, DomainResult};
+
+use crate::conn::{write_transaction, AnyConnection};
+use crate::rows::{
+    uuid_text, AttemptRow, CallbackRow, DeliveryRow, NewAttemptRow, NewCallbackRow, NewDeliveryRow,
+};
+use crate::schema::{payment_links, webhook_attempts, webhook_callbacks, webhook_deliveries};
+use crate::DieselStore;
+
+/// The statuses a dispatcher may claim and record attempts for.
+fn claimable() -> [&'static str; 2] {
+    [
+        DeliveryStatus::Pending.as_str(),
+        DeliveryStatus::Retrying.as_str(),
+    ]
+}
+
+/// The claim's selection, shared by both backends: live deliveries due at `now`, oldest due
+/// first (ties by id), at most `limit`. The `webhook_deliveries_due` index serves it in order.
+#[diesel::dsl::auto_type]
+fn due_deliveries(now: i64, statuses: [&'static str; 2], limit: i64) -> _ {
+    webhook_deliveries::table
+        .filter(webhook_deliveries::next_attempt_at.le(now))
+        .filter(webhook_deliveries::status.eq_any(statuses))
+        .order_by((
+            webhook_deliveries::next_attempt_at.asc(),
+            webhook_deliveries::id.asc(),
+        ))
+        .limit(limit)
+}
+
+/// One INSERT per row (a multi-row INSERT is not in `MultiBackend`'s SQLite support); callers
+/// run it inside a write transaction, so it is all rows or none.
+fn insert_delivery_rows(conn: &mut AnyConnection, rows: &[NewDeliveryRow<'_>]) -> QueryResult<()> {
+    for row in rows {
+        diesel::insert_into(webhook_deliveries::table)
+            .values(row)
+            .execute(conn)?;
+    }
+    Ok(())
+}
+
+impl WebhookStore for DieselStore {
+    fn company_callback(
+        &self,
+        company: CompanyId,
+        kind: CallbackKind,
+    ) -> DomainResult<Option<CompanyCallback>> {
+        self.run("company callback", |conn| {
+            webhook_callbacks::table
+                .filter(webhook_callbacks::company_id.eq(company.to_string()))
+                .filter(webhook_callbacks::kind.eq(kind.as_str()))
+                .select(CallbackRow::as_select())
+                .first(conn)
+                .optional()
+        })?
+        .map(CompanyCallback::try_from)
+        .transpose()
+    }
+
+    fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<()> {
+        let row = NewCallbackRow::from(callback);
+        self.write("save company callback", |conn| {
+            // Update, else insert: upserts are not in the backends' common subset. Each
+            // statement replaces the whole row, so no transaction is needed; when a concurrent
+            // save inserted the row between the two, the insert's unique violation means
+            // "update after all" (the last save wins, as with any replace).
+            let replace = |conn: &mut AnyConnection| {
+                diesel::update(
+                    webhook_callbacks::table
+                        .filter(webhook_callbacks::company_id.eq(&row.company_id))
+                        .filter(webhook_callbacks::kind.eq(row.kind)),
+                )
+                .set(&row)
+                .execute(conn)
+            };
+            if replace(conn)? > 0 {
+                return Ok(());
+            }
+            match diesel::insert_into(webhook_callbacks::table)
+                .values(&row)
+                .execute(conn)
+            {
+                Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => {
+                    replace(conn).map(drop)
+                }
+                other => other.map(drop),
+            }
+        })
+    }
+
+    fn insert_deliveries(&self, deliveries: &[Delivery]) -> DomainResult<()> {
+        if deliveries.is_empty() {
+            return Ok(());
+        }
+        let rows: Vec<NewDeliveryRow<'_>> = deliveries.iter().map(NewDeliveryRow::from).collect();
+        self.write("insert deliveries", |conn| {
+            write_transaction(conn, |conn| insert_delivery_rows(conn, &rows))
+        })
+    }
+
+    fn claim_due_deliveries(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: usize,
+    ) -> DomainResult<Vec<Delivery>> {
+        let now = now.unix_millis();
+        let lease = lease_until.unix_millis();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<DeliveryRow> = self.write("claim due deliveries", |conn| {
+            write_transaction(conn, |conn| {
+                let due = || due_deliveries(now, claimable(), limit);
+                // The one query written per backend. On PostgreSQL, claimers run concurrently on
+                // pooled connections (and on other server instances): `FOR UPDATE SKIP LOCKED`
+                // locks the rows this claimer takes until its transaction ends and makes every
+                // other claimer pass over them instead of waiting; a claimer whose select began
+                // before that commit re-checks the committed row and drops it (its
+                // `next_attempt_at` is now the lease). Diesel offers `for_update`/`skip_locked` only on the Pg backend, not
+                // on `MultiBackend`, hence the match. SQLite has no row locks and needs none:
+                // every claim runs on the store's single writer connection inside BEGIN
+                // IMMEDIATE, which also excludes writers of other processes, so the plain
+                // select cannot race another claim.
+                let mut rows: Vec<DeliveryRow> = match conn {
+                    AnyConnection::Postgresql(pg) => due()
+                        .select(DeliveryRow::as_select())
+                        .for_update()
+                        .skip_locked()
+                        .load(pg)?,
+                    AnyConnection::Sqlite(sqlite) => {
+                        due().select(DeliveryRow::as_select()).load(sqlite)?
+                    }
+                };
+                if rows.is_empty() {
+                    return Ok(rows);
+                }
+                let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+                diesel::update(
+                    webhook_deliveries::table.filter(webhook_deliveries::id.eq_any(&ids)),
+                )
+                .set(webhook_deliveries::next_attempt_at.eq(lease))
+                .execute(conn)?;
+                for r in &mut rows {
+                    r.next_attempt_at = Some(lease);
+                }
+                Ok(rows)
+            })
+        })?;
+        rows.into_iter().map(Delivery::try_from).collect()
+    }
+
+    fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> DomainResult<()> {
+        let delivery_id = uuid_text(attempt.delivery_id);
+        let number = i64::from(attempt.number);
+        let row = NewAttemptRow::from(attempt);
+        let outcome = &attempt.outcome;
+        let recorded = self.write("record attempt", |conn| {
+            write_transaction(conn, |conn| {
+                // Compare-and-set on the attempt count (and a live status): a late or duplicate
+                // record (a dispatcher whose lease ran out while another one already recorded
+                // this attempt) changes nothing instead of moving the delivery backwards.
+                let moved = diesel::update(
+                    webhook_deliveries::table
+                        .filter(webhook_deliveries::id.eq(&delivery_id))
+                        .filter(webhook_deliveries::attempts.eq(number - 1))
+                        .filter(webhook_deliveries::status.eq_any(claimable())),
+                )
+                .set((
+                    webhook_deliveries::attempts.eq(number),
+                    webhook_deliveries::status.eq(after.status.as_str()),
+                    webhook_deliveries::next_attempt_at
+                        .eq(after.next_attempt_at.map(Timestamp::unix_millis)),
+                    webhook_deliveries::last_attempt_at.eq(attempt.at.unix_millis()),
+                    webhook_deliveries::last_response_status.eq(outcome.status.map(i32::from)),
+                    webhook_deliveries::last_error.eq(outcome.error.as_deref()),
+                ))
+                .execute(conn)?;
+                if moved == 0 {
+                    return Ok(false);
+                }
+                diesel::insert_into(webhook_attempts::table)
+                    .values(&row)
+                    .execute(conn)?;
+                Ok(true)
+            })
+        })?;
+        if recorded {
+            Ok(())
+        } else {
+            Err(DomainError::Internal(format!(
+                "webhook delivery {delivery_id}: attempt {number} not recorded (unknown delivery, \
+                 finished, or not at attempt {})",
+                number - 1
+            )))
+        }
+    }
+
+    fn deliveries(
+        &self,
+        company: CompanyId,
+        filter: &DeliveryFilter,
+    ) -> DomainResult<Vec<Delivery>> {
+        let limit = i64::try_from(filter.limit).unwrap_or(i64::MAX);
+        // The search term matches one of four columns exactly. Delivery ids are stored as
+        // lower-case hyphenated UUIDs and event names are lower case, so for those two the term
+        // is normalised (any UUID spelling, any letter case) and compared with `=`, which both
+        // backends answer cheaply and alike. Link uids are case-sensitive and order ids are the
+        // merchant's own strings: those match exactly (a `lower()` on the column would need
+        // expression indexes, and SQLite's `lower()` folds ASCII only).
+        let search = filter.search.as_deref().map(|s| {
+            let id = uuid::Uuid::try_parse(s).map_or_else(|_| s.to_ascii_lowercase(), uuid_text);
+            (id, s.to_ascii_lowercase(), s)
+        });
+        let rows: Vec<DeliveryRow> = self.run("list deliveries", |conn| {
+            let mut q = webhook_deliveries::table
+                .filter(webhook_deliveries::company_id.eq(company.to_string()))
+                .into_boxed();
+            if let Some(uid) = &filter.payment_link_uid {
+                q = q.filter(webhook_deliveries::payment_link_uid.eq(uid));
+            }
+            if let Some(status) = filter.status {
+                q = q.filter(webhook_deliveries::status.eq(status.as_str()));
+            }
+            if let Some((id, event, exact)) = &search {
+                q = q.filter(
+                    webhook_deliveries::id
+                        .eq(id)
+                        .or(webhook_deliveries::event.eq(event))
+                        .or(webhook_deliveries::payment_link_uid.eq(*exact))
+                        .or(webhook_deliveries::order_id.eq(*exact)),
+                );
+            }
+            q.order((
+                webhook_deliveries::created_at.desc(),
+                webhook_deliveries::id.desc(),
+            ))
+            .limit(limit)
+            .select(DeliveryRow::as_select())
+            .load(conn)
+        })?;
+        rows.into_iter().map(Delivery::try_from).collect()
+    }
+
+    fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Option<Delivery>> {
+        self.run("get delivery", |conn| {
+            webhook_deliveries::table
+                .filter(webhook_deliveries::id.eq(uuid_text(id)))
+                .filter(webhook_deliveries::company_id.eq(company.to_string()))
+                .select(DeliveryRow::as_select())
+                .first(conn)
+                .optional()
+        })?
+        .map(Delivery::try_from)
+        .transpose()
+    }
+
+    fn attempts(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Vec<AttemptRecord>> {
+        let rows: Vec<AttemptRow> = self.run("list attempts", |conn| {
+            webhook_attempts::table
+                .inner_join(webhook_deliveries::table)
+                .filter(webhook_attempts::delivery_id.eq(uuid_text(id)))
+                .filter(webhook_deliveries::company_id.eq(company.to_string()))
+                .order(webhook_attempts::number.asc())
+                .select(AttemptRow::as_select())
+                .load(conn)
+        })?;
+        rows.into_iter().map(AttemptRecord::try_from).collect()
+    }
+
+    fn enqueue_link_event(
+        &self,
+        link: PaymentLinkId,
+        build: &dyn Fn(u64) -> Vec<Delivery>,
+    ) -> DomainResult<Vec<Delivery>> {
+        let link_id = link.to_string();
+        let enqueued = self.write("enqueue link event", |conn| {
+            write_transaction(conn, |conn| {
+                // The UPDATE comes first: on PostgreSQL its row lock holds every other emitter
+                // of this link until this transaction ends, so the value read next is ours and
+                // numbers are handed out in commit order; on SQLite the transaction holds the
+                // database's write lock from BEGIN IMMEDIATE on.
+                let bumped = diesel::update(payment_links::table.find(&link_id))
+                    .set(payment_links::event_sequence.eq(payment_links::event_sequence + 1))
+                    .execute(conn)?;
+                if bumped == 0 {
+                    // Nothing was written; committing the empty transaction is harmless.
+                    return Ok(None);
+                }
+                // RETURNING is not in the backends' common subset, hence the read.
+                let sequence: i64 = payment_links::table
+                    .find(&link_id)
+                    .select(payment_links::event_sequence)
+                    .first(conn)?;
+                let sequence = u64::try_from(sequence)
+                    .map_err(|e| DieselError::DeserializationError(Box::new(e)))?;
+                let deliveries = build(sequence);
+                let rows: Vec<NewDeliveryRow<'_>> =
+                    deliveries.iter().map(NewDeliveryRow::from).collect();
+                // A failed insert rolls the sequence back with it.
+                insert_delivery_rows(conn, &rows)?;
+                drop(rows);
+                Ok(Some(deliveries))
+            })
+        })?;
+        enqueued.ok_or(DomainError::NotFound {
+            kind: "Payment link",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claimable_statuses_are_the_live_ones() {
+        let live: Vec<&str> = DeliveryStatus::ALL
+            .into_iter()
+            .filter(|s| !s.is_terminal())
+            .map(DeliveryStatus::as_str)
+            .collect();
+        assert_eq!(claimable().to_vec(), live);
+    }
+}

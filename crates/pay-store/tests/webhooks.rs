@@ -1,0 +1,1027 @@
+//! `WebhookStore` on `DieselStore`, run against SQLite and PostgreSQL alike: each case below
+//! becomes a `sqlite` and a `postgres` test (the latter skips without `PAY_TEST_POSTGRES_URL`).
+
+use std::cell::Cell;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+use diesel::connection::SimpleConnection;
+use diesel::Connection;
+use pay_domain::amount::Decimal;
+use pay_domain::ids::{CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, UserId};
+use pay_domain::integration::{Integration, StoredIntegration};
+use pay_domain::link::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
+use pay_domain::ports::{AttemptRecord, NewTenant, PaymentLinkStore, TenancyStore, WebhookStore};
+use pay_domain::secret::SecretDigest;
+use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
+use pay_domain::tenancy::{Company, Theme, UserRecord};
+use pay_domain::timestamp::Timestamp;
+use pay_domain::webhook::{
+    AfterAttempt, AttemptOutcome, CallbackKind, CompanyCallback, Delivery, DeliveryFilter,
+    DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent, SealedSecret, StoredSigningSecret,
+};
+use pay_domain::DomainError;
+use pay_store::{DieselStore, StoreConfig};
+use uuid::Uuid;
+
+// ----- fixtures -----
+
+const T0: i64 = 1_795_327_640_123;
+const LEASE: i64 = 60_000;
+
+fn ts(ms: i64) -> Timestamp {
+    Timestamp::from_unix_millis(ms).unwrap()
+}
+
+fn random_alnum(len: usize) -> String {
+    let mut s = String::new();
+    while s.len() < len {
+        s.push_str(&Uuid::new_v4().simple().to_string());
+    }
+    s.truncate(len);
+    s
+}
+
+fn open(url: &str) -> DieselStore {
+    let store = DieselStore::connect(&StoreConfig {
+        url: url.into(),
+        max_connections: 4,
+    })
+    .unwrap();
+    store.migrate().unwrap();
+    store
+}
+
+/// A raw connection beside the store, to plant what the ports cannot write.
+fn raw_sql(url: &str, sql: &str) {
+    if let Some(path) = url.strip_prefix("sqlite://") {
+        diesel::SqliteConnection::establish(path)
+            .unwrap()
+            .batch_execute(sql)
+            .unwrap();
+    } else {
+        diesel::PgConnection::establish(url)
+            .unwrap()
+            .batch_execute(sql)
+            .unwrap();
+    }
+}
+
+fn is_internal<T: std::fmt::Debug>(r: Result<T, DomainError>) -> bool {
+    matches!(r, Err(DomainError::Internal(_)))
+}
+
+/// A new company (with its owner, settings and key) in the store.
+fn company(store: &DieselStore) -> CompanyId {
+    let user = UserRecord {
+        id: UserId(Uuid::now_v7()),
+        email: format!("{}@example.com", random_alnum(12)),
+        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
+        created_at: ts(T0),
+    };
+    let company = Company {
+        id: CompanyId(Uuid::now_v7()),
+        name: "Acme Ltd".into(),
+        picture_url: None,
+        logo_url: None,
+        theme: Theme::Dark,
+        created_at: ts(T0),
+    };
+    let tenant = NewTenant {
+        owner: user.id,
+        new_user: Some(user),
+        integration: StoredIntegration {
+            integration: Integration {
+                partner_id: PartnerId(Uuid::now_v7()),
+                company_id: company.id,
+                key_id: KeyId::from_random(&random_alnum(KeyId::RANDOM_LEN)).unwrap(),
+                form_key_id: FormKeyId::from_random(&random_alnum(FormKeyId::RANDOM_LEN)).unwrap(),
+                name: "Shop backend".into(),
+                app_slug: "pay".into(),
+                allowed_origins: vec![],
+                enabled: true,
+                created_at: ts(T0),
+                last_used_at: None,
+            },
+            secret_digest: SecretDigest(random_alnum(64)),
+        },
+        settings: PaySettings {
+            status: ProductStatus::Active,
+            default_destination_asset: None,
+            fee_paid_by: FeePayer::Merchant,
+            skip_quote_acceptance: false,
+            merchant_surcharge_percent: Decimal::ZERO,
+            return_redirect_url: None,
+            success_redirect_url: None,
+            failure_redirect_url: None,
+            underpayment_percent_enabled: false,
+            underpayment_percent_threshold: Decimal::ZERO,
+            underpayment_fixed_enabled: false,
+            underpayment_fixed_threshold: Decimal::ZERO,
+        },
+        company,
+    };
+    store.create_tenant(&tenant).unwrap();
+    tenant.company.id
+}
+
+/// A new link of the company in the store.
+fn link(store: &DieselStore, company: CompanyId) -> PaymentLink {
+    let l = PaymentLink {
+        id: PaymentLinkId(Uuid::now_v7()),
+        uid: LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap(),
+        company_id: company,
+        status: LinkStatus::Active,
+        payload: PaymentLinkPayload {
+            title: None,
+            description: None,
+            amount: "12.50".into(),
+            fiat_currency: None,
+            currency: "USDC".into(),
+            asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
+            skip_quote_acceptance: None,
+            fee_paid_by: None,
+            order_id: Some("o-1".into()),
+            invoice_pdf_url: None,
+            customer_email: None,
+            client_id: None,
+            return_url: None,
+            success_url: None,
+            failure_url: None,
+            expiration_time: ExpirationTime::H24,
+            metadata: None,
+            runtime_mode: "merchant_target_net_v2".into(),
+            billing_version: "v2".into(),
+            merchant_name: None,
+            merchant_picture_url: None,
+            merchant_logo_url: None,
+            merchant_payment_link_theme: None,
+        },
+        created_at: ts(T0),
+        updated_at: ts(T0),
+        expires_at: None,
+        created_by: CreatedBy::Anonymous,
+    };
+    store.insert_link(&l).unwrap();
+    l
+}
+
+/// A pending delivery of the company, due at `due`, created at `created_at`.
+fn delivery(company: CompanyId, created_at: i64, due: i64) -> Delivery {
+    let id = Uuid::now_v7();
+    Delivery {
+        id,
+        group_id: Uuid::now_v7(),
+        company_id: company,
+        origin: DeliveryOrigin::Event,
+        event: EventKind::Payment(PaymentEvent::StatusChanged),
+        status: DeliveryStatus::Pending,
+        attempts: 0,
+        next_attempt_at: Some(ts(due)),
+        last_attempt_at: None,
+        last_response_status: None,
+        last_error: None,
+        payment_link_uid: None,
+        subscription_uid: None,
+        order_id: None,
+        target: CallbackKind::CompanyPayment,
+        url: "https://hooks.shop.example/pay".into(),
+        body: format!(r#"{{"deliveryId":"{id}","data":{{"amount":"12.50","note":"é ✓"}}}}"#),
+        created_at: ts(created_at),
+    }
+}
+
+fn sealed(tag: &str) -> StoredSigningSecret {
+    StoredSigningSecret {
+        sealed: SealedSecret {
+            key_id: format!("k-{tag}"),
+            sealed: format!("bm9uY2U{tag}Y2lwaGVy"),
+        },
+        last4: format!("{tag:0>4}"),
+        created_at: ts(T0),
+    }
+}
+
+fn callback(company: CompanyId, kind: CallbackKind, url: &str) -> CompanyCallback {
+    CompanyCallback {
+        company_id: company,
+        kind,
+        url: url.into(),
+        secret: sealed("a1"),
+        previous: None,
+        updated_at: ts(T0),
+    }
+}
+
+fn success(ms: u64) -> AttemptOutcome {
+    AttemptOutcome {
+        status: Some(200),
+        duration_ms: ms,
+        error: None,
+        response_excerpt: Some("ok".into()),
+        retry_after: None,
+    }
+}
+
+fn attempt(d: &Delivery, number: u32, at: i64, outcome: AttemptOutcome) -> AttemptRecord {
+    AttemptRecord {
+        delivery_id: d.id,
+        number,
+        at: ts(at),
+        outcome,
+    }
+}
+
+fn filter() -> DeliveryFilter {
+    DeliveryFilter {
+        limit: 50,
+        ..DeliveryFilter::default()
+    }
+}
+
+const NONE: Vec<Uuid> = Vec::new();
+
+fn ids(deliveries: &[Delivery]) -> Vec<Uuid> {
+    deliveries.iter().map(|d| d.id).collect()
+}
+
+fn want(deliveries: &[&Delivery]) -> Vec<Uuid> {
+    deliveries.iter().map(|d| d.id).collect()
+}
+
+/// Each case runs on a fresh, migrated database of each backend.
+macro_rules! both_backends {
+    ($($case:ident),* $(,)?) => {$(
+        mod $case {
+            #[test]
+            fn sqlite() {
+                let db = pay_store::testing::TestDb::sqlite();
+                let store = super::open(&db.url);
+                assert_eq!(store.backend(), pay_store::Backend::Sqlite);
+                super::$case(&store, &db.url);
+            }
+
+            #[test]
+            fn postgres() {
+                let Some(db) = pay_store::testing::TestDb::postgres() else { return };
+                let store = super::open(&db.url);
+                assert_eq!(store.backend(), pay_store::Backend::Postgres);
+                super::$case(&store, &db.url);
+            }
+        }
+    )*};
+}
+
+both_backends!(
+    callbacks_save_read_replace,
+    enqueue_numbers_events_per_link,
+    enqueue_rolls_back_with_its_deliveries,
+    enqueue_concurrently_gets_distinct_numbers,
+    insert_deliveries_is_all_or_nothing,
+    claim_due_oldest_first_with_lease,
+    record_attempt_moves_state_once,
+    delivery_log_filters,
+    attempts_listing_and_scoping,
+    corrupt_rows_are_internal_errors,
+    concurrent_dispatchers_claim_each_delivery_once,
+);
+
+// ----- cases -----
+
+fn callbacks_save_read_replace(store: &DieselStore, _url: &str) {
+    let a = company(store);
+    let b = company(store);
+    assert_eq!(
+        store
+            .company_callback(a, CallbackKind::CompanyPayment)
+            .unwrap(),
+        None
+    );
+
+    // Insert, without a previous secret.
+    let first = callback(a, CallbackKind::CompanyPayment, "https://a.example/hook");
+    store.save_company_callback(&first).unwrap();
+    assert_eq!(
+        store
+            .company_callback(a, CallbackKind::CompanyPayment)
+            .unwrap(),
+        Some(first.clone())
+    );
+
+    // Replace: rotated, with the previous secret and its grace period.
+    let rotated = CompanyCallback {
+        url: "https://a.example/hook2".into(),
+        secret: sealed("b2"),
+        previous: Some((sealed("a1"), ts(T0 + 86_400_000))),
+        updated_at: ts(T0 + 5),
+        ..first.clone()
+    };
+    store.save_company_callback(&rotated).unwrap();
+    assert_eq!(
+        store
+            .company_callback(a, CallbackKind::CompanyPayment)
+            .unwrap(),
+        Some(rotated.clone())
+    );
+
+    // Replace again without a previous secret: it is cleared.
+    let plain = CompanyCallback {
+        previous: None,
+        updated_at: ts(T0 + 9),
+        ..rotated
+    };
+    store.save_company_callback(&plain).unwrap();
+    assert_eq!(
+        store
+            .company_callback(a, CallbackKind::CompanyPayment)
+            .unwrap(),
+        Some(plain.clone())
+    );
+
+    // Kinds and companies are separate rows.
+    assert_eq!(
+        store
+            .company_callback(a, CallbackKind::LegacyShared)
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .company_callback(b, CallbackKind::CompanyPayment)
+            .unwrap(),
+        None
+    );
+    let legacy = callback(a, CallbackKind::LegacyShared, "https://a.example/legacy");
+    let other = callback(b, CallbackKind::CompanyPayment, "https://b.example/hook");
+    store.save_company_callback(&legacy).unwrap();
+    store.save_company_callback(&other).unwrap();
+    assert_eq!(
+        store
+            .company_callback(a, CallbackKind::LegacyShared)
+            .unwrap(),
+        Some(legacy)
+    );
+    assert_eq!(
+        store
+            .company_callback(a, CallbackKind::CompanyPayment)
+            .unwrap(),
+        Some(plain)
+    );
+    assert_eq!(
+        store
+            .company_callback(b, CallbackKind::CompanyPayment)
+            .unwrap(),
+        Some(other)
+    );
+
+    // An unknown company is refused (foreign key), not stored.
+    let ghost = callback(
+        CompanyId(Uuid::now_v7()),
+        CallbackKind::CompanyPayment,
+        "https://x.example",
+    );
+    assert!(is_internal(store.save_company_callback(&ghost)));
+}
+
+/// Builds one delivery per call whose body carries the sequence number it was given.
+fn builder(company: CompanyId, l: &PaymentLink) -> impl Fn(u64) -> Vec<Delivery> + '_ {
+    move |n| {
+        let mut d = delivery(company, T0, T0);
+        d.payment_link_uid = Some(l.uid.to_string());
+        d.body = format!(r#"{{"sequence":{n}}}"#);
+        vec![d]
+    }
+}
+
+fn sequences(deliveries: &[Delivery]) -> Vec<String> {
+    deliveries.iter().map(|d| d.body.clone()).collect()
+}
+
+fn enqueue_numbers_events_per_link(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l1 = link(store, c);
+    let l2 = link(store, c);
+    let b1 = builder(c, &l1);
+    let b2 = builder(c, &l2);
+    let mut made = Vec::new();
+    for (l, b, want) in [
+        (&l1, &b1, 1),
+        (&l1, &b1, 2),
+        (&l2, &b2, 1),
+        (&l1, &b1, 3),
+        (&l2, &b2, 2),
+    ] {
+        let out = store.enqueue_link_event(l.id, b).unwrap();
+        assert_eq!(sequences(&out), vec![format!(r#"{{"sequence":{want}}}"#)]);
+        made.extend(out);
+    }
+    // What was returned is what was stored.
+    for d in &made {
+        assert_eq!(store.delivery(c, d.id).unwrap().as_ref(), Some(d));
+    }
+    // Several deliveries per event (one per callback) share the number.
+    let two = |n: u64| {
+        let mut v = b1(n);
+        v.extend(b1(n));
+        v
+    };
+    let out = store.enqueue_link_event(l1.id, &two).unwrap();
+    assert_eq!(out.len(), 2);
+    assert_eq!(sequences(&out), vec![r#"{"sequence":4}"#; 2]);
+
+    // An unknown link: an error, `build` never called, nothing written.
+    let called = Cell::new(false);
+    let spy = |n: u64| {
+        called.set(true);
+        b1(n)
+    };
+    let e = store
+        .enqueue_link_event(PaymentLinkId(Uuid::now_v7()), &spy)
+        .unwrap_err();
+    assert_eq!(
+        e,
+        DomainError::NotFound {
+            kind: "Payment link"
+        }
+    );
+    assert!(!called.get());
+    assert_eq!(store.deliveries(c, &filter()).unwrap().len(), 7);
+}
+
+fn enqueue_rolls_back_with_its_deliveries(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let b = builder(c, &l);
+    let first = store.enqueue_link_event(l.id, &b).unwrap();
+    assert_eq!(sequences(&first), vec![r#"{"sequence":1}"#]);
+
+    // The second delivery reuses an existing id: the insert fails, and with it the whole event
+    // (the sequence bump and the first, valid delivery).
+    let fresh = Cell::new(None);
+    let clashing = |n: u64| {
+        let ok = b(n).remove(0);
+        fresh.set(Some(ok.id));
+        let mut dup = b(n).remove(0);
+        dup.id = first[0].id;
+        vec![ok, dup]
+    };
+    assert!(is_internal(store.enqueue_link_event(l.id, &clashing)));
+    let fresh = fresh.get().unwrap();
+    assert_eq!(store.delivery(c, fresh).unwrap(), None);
+    assert_eq!(store.deliveries(c, &filter()).unwrap().len(), 1);
+
+    // The failed event did not use up a number.
+    let next = store.enqueue_link_event(l.id, &b).unwrap();
+    assert_eq!(sequences(&next), vec![r#"{"sequence":2}"#]);
+}
+
+/// Many emitters of one link at once (and of another link beside them): every number once.
+fn enqueue_concurrently_gets_distinct_numbers(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l1 = link(store, c);
+    let l2 = link(store, c);
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let store = store.clone();
+            let l = if i % 4 == 3 { l2.clone() } else { l1.clone() };
+            thread::spawn(move || {
+                let b = builder(c, &l);
+                (0..10)
+                    .map(|_| store.enqueue_link_event(l.id, &b).unwrap()[0].body.clone())
+                    .map(|body| (l.id, body))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut got: Vec<(PaymentLinkId, String)> = Vec::new();
+    for t in threads {
+        got.extend(t.join().unwrap());
+    }
+    for (l, count) in [(l1.id, 60), (l2.id, 20)] {
+        let mut mine: Vec<String> = got
+            .iter()
+            .filter(|(id, _)| *id == l)
+            .map(|(_, b)| b.clone())
+            .collect();
+        mine.sort();
+        let mut want: Vec<String> = (1..=count)
+            .map(|n| format!(r#"{{"sequence":{n}}}"#))
+            .collect();
+        want.sort();
+        assert_eq!(mine, want);
+    }
+}
+
+fn insert_deliveries_is_all_or_nothing(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    store.insert_deliveries(&[]).unwrap();
+    let a = delivery(c, T0, T0);
+    let b = delivery(c, T0 + 1, T0);
+    store.insert_deliveries(&[a.clone(), b.clone()]).unwrap();
+    assert_eq!(
+        store.deliveries(c, &filter()).unwrap(),
+        vec![b.clone(), a.clone()]
+    );
+    // A batch with one bad row (a duplicate id) writes none of its rows.
+    let d = delivery(c, T0 + 2, T0);
+    assert!(is_internal(
+        store.insert_deliveries(&[d.clone(), a.clone()])
+    ));
+    assert_eq!(store.delivery(c, d.id).unwrap(), None);
+    // So does one for an unknown company.
+    let ghost = delivery(CompanyId(Uuid::now_v7()), T0, T0);
+    assert!(is_internal(store.insert_deliveries(&[ghost])));
+    assert_eq!(store.deliveries(c, &filter()).unwrap(), vec![b, a]);
+}
+
+fn claim_due_oldest_first_with_lease(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let now = T0 + 10_000;
+    let oldest = delivery(c, T0, now - 3000);
+    let mut middle = delivery(c, T0, now - 2000);
+    middle.status = DeliveryStatus::Retrying;
+    middle.attempts = 2;
+    middle.last_attempt_at = Some(ts(T0));
+    middle.last_response_status = Some(503);
+    middle.last_error = Some("busy".into());
+    let newest = delivery(c, T0, now);
+    let later = delivery(c, T0, now + 1000);
+    let mut done = delivery(c, T0, now - 5000);
+    done.status = DeliveryStatus::Succeeded;
+    done.next_attempt_at = None;
+    let mut failed = delivery(c, T0, now - 5000);
+    failed.status = DeliveryStatus::Failed;
+    let mut stale_done = delivery(c, T0, now - 5000);
+    // A terminal row that still has a date (should not happen) is never claimed either.
+    stale_done.status = DeliveryStatus::Succeeded;
+    // Inserted out of order, so that the order comes from the query.
+    store
+        .insert_deliveries(&[
+            newest.clone(),
+            later.clone(),
+            done,
+            middle.clone(),
+            failed,
+            oldest.clone(),
+            stale_done,
+        ])
+        .unwrap();
+
+    let leased = |d: &Delivery, until: i64| Delivery {
+        next_attempt_at: Some(ts(until)),
+        ..d.clone()
+    };
+    assert_eq!(
+        store
+            .claim_due_deliveries(ts(now), ts(now + LEASE), 0)
+            .unwrap(),
+        vec![]
+    );
+    let first = store
+        .claim_due_deliveries(ts(now), ts(now + LEASE), 2)
+        .unwrap();
+    assert_eq!(
+        first,
+        vec![leased(&oldest, now + LEASE), leased(&middle, now + LEASE)]
+    );
+    // The claim is stored, not only returned.
+    assert_eq!(
+        store.delivery(c, oldest.id).unwrap(),
+        Some(leased(&oldest, now + LEASE))
+    );
+    // Leased rows are not claimed again while the lease runs.
+    let second = store
+        .claim_due_deliveries(ts(now), ts(now + LEASE), 10)
+        .unwrap();
+    assert_eq!(second, vec![leased(&newest, now + LEASE)]);
+    assert_eq!(
+        store
+            .claim_due_deliveries(ts(now + LEASE - 1), ts(now + 2 * LEASE), 10)
+            .unwrap(),
+        vec![leased(&later, now + 2 * LEASE)]
+    );
+    assert_eq!(
+        store
+            .claim_due_deliveries(ts(now + LEASE - 1), ts(now + 2 * LEASE), 10)
+            .unwrap(),
+        vec![]
+    );
+    // Once the lease ends they are due again: oldest due first, ties by id.
+    let mut expired = [oldest.clone(), middle.clone(), newest.clone()];
+    expired.sort_by_key(|d| d.id.hyphenated().to_string());
+    let again = store
+        .claim_due_deliveries(ts(now + LEASE), ts(now + 3 * LEASE), 10)
+        .unwrap();
+    assert_eq!(
+        again,
+        expired
+            .iter()
+            .map(|d| leased(d, now + 3 * LEASE))
+            .collect::<Vec<_>>()
+    );
+}
+
+fn record_attempt_moves_state_once(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let d = delivery(c, T0, T0);
+    store.insert_deliveries(std::slice::from_ref(&d)).unwrap();
+    let claimed = store
+        .claim_due_deliveries(ts(T0), ts(T0 + LEASE), 1)
+        .unwrap()
+        .remove(0);
+
+    // Attempt 1 fails; the receiver asked to wait ten minutes.
+    let failure = AttemptOutcome {
+        status: Some(429),
+        duration_ms: 1234,
+        error: None,
+        response_excerpt: Some("slow down ✓".into()),
+        retry_after: Some(time::Duration::milliseconds(600_500)),
+    };
+    let first = attempt(&claimed, 1, T0 + 10, failure.clone());
+    let retry = AfterAttempt {
+        status: DeliveryStatus::Retrying,
+        next_attempt_at: Some(ts(T0 + 600_010)),
+    };
+    store.record_attempt(&first, &retry).unwrap();
+    let after_first = Delivery {
+        status: DeliveryStatus::Retrying,
+        attempts: 1,
+        next_attempt_at: Some(ts(T0 + 600_010)),
+        last_attempt_at: Some(ts(T0 + 10)),
+        last_response_status: Some(429),
+        last_error: None,
+        ..d.clone()
+    };
+    assert_eq!(store.delivery(c, d.id).unwrap(), Some(after_first.clone()));
+    assert_eq!(store.attempts(c, d.id).unwrap(), vec![first.clone()]);
+
+    // A late duplicate of attempt 1 (another dispatcher whose lease ran out) changes nothing.
+    let dup = attempt(&claimed, 1, T0 + 20, success(5));
+    let done = AfterAttempt {
+        status: DeliveryStatus::Succeeded,
+        next_attempt_at: None,
+    };
+    assert!(is_internal(store.record_attempt(&dup, &done)));
+    // So does one that skips a number.
+    assert!(is_internal(store.record_attempt(
+        &attempt(&claimed, 3, T0 + 20, success(5)),
+        &done
+    )));
+    assert_eq!(store.delivery(c, d.id).unwrap(), Some(after_first));
+    assert_eq!(store.attempts(c, d.id).unwrap(), vec![first.clone()]);
+
+    // Attempt 2 fails without a response: the error is kept, the status code cleared.
+    let broken = AttemptOutcome {
+        status: None,
+        duration_ms: 10_000,
+        error: Some("connect timeout".into()),
+        response_excerpt: None,
+        retry_after: None,
+    };
+    let second = attempt(&claimed, 2, T0 + 600_020, broken);
+    let retry2 = AfterAttempt {
+        status: DeliveryStatus::Retrying,
+        next_attempt_at: Some(ts(T0 + 900_020)),
+    };
+    store.record_attempt(&second, &retry2).unwrap();
+    let after_second = store.delivery(c, d.id).unwrap().unwrap();
+    assert_eq!(after_second.last_response_status, None);
+    assert_eq!(after_second.last_error.as_deref(), Some("connect timeout"));
+    assert_eq!(after_second.attempts, 2);
+
+    // Attempt 3 succeeds: terminal, nothing due.
+    let third = attempt(&claimed, 3, T0 + 900_030, success(42));
+    store.record_attempt(&third, &done).unwrap();
+    assert_eq!(
+        store.delivery(c, d.id).unwrap(),
+        Some(Delivery {
+            status: DeliveryStatus::Succeeded,
+            attempts: 3,
+            next_attempt_at: None,
+            last_attempt_at: Some(ts(T0 + 900_030)),
+            last_response_status: Some(200),
+            last_error: None,
+            ..d.clone()
+        })
+    );
+    assert_eq!(store.attempts(c, d.id).unwrap(), vec![first, second, third]);
+    // A finished delivery takes no more attempts, and an unknown one none at all.
+    assert!(is_internal(store.record_attempt(
+        &attempt(&claimed, 4, T0 + 900_040, success(1)),
+        &done
+    )));
+    let ghost = delivery(c, T0, T0);
+    assert!(is_internal(
+        store.record_attempt(&attempt(&ghost, 1, T0, success(1)), &done)
+    ));
+    assert_eq!(store.attempts(c, ghost.id).unwrap(), vec![]);
+    assert_eq!(
+        store
+            .claim_due_deliveries(ts(T0 + 10_000_000), ts(T0 + 20_000_000), 10)
+            .unwrap(),
+        vec![]
+    );
+}
+
+fn delivery_log_filters(store: &DieselStore, _url: &str) {
+    let a = company(store);
+    let b = company(store);
+    let l1 = link(store, a);
+    let l2 = link(store, a);
+    let lb = link(store, b);
+
+    let mk = |company: CompanyId, created: i64, l: &PaymentLink, order: Option<&str>| {
+        let mut d = delivery(company, created, T0);
+        d.payment_link_uid = Some(l.uid.to_string());
+        d.order_id = order.map(str::to_owned);
+        d
+    };
+    let d1 = mk(a, T0 + 1, &l1, Some("Order-77"));
+    let mut d2 = mk(a, T0 + 2, &l1, Some("Order-77"));
+    d2.event = EventKind::Test;
+    d2.status = DeliveryStatus::Failed;
+    d2.next_attempt_at = None;
+    let mut d3 = mk(a, T0 + 3, &l2, None);
+    d3.event = EventKind::Payment(PaymentEvent::PaymentLinkExpired);
+    d3.status = DeliveryStatus::Succeeded;
+    d3.next_attempt_at = None;
+    // Same instant as d3: the id breaks the tie (v7 ids: d4 sorts after d3).
+    let mut d4 = mk(a, T0 + 3, &l2, Some("order-77"));
+    d4.origin = DeliveryOrigin::Manual;
+    let mut subscription = delivery(a, T0 + 4, T0);
+    subscription.event = EventKind::SubscriptionStatusChanged;
+    subscription.subscription_uid = Some("sub_1".into());
+    // Another company: same order id, same event, never listed for `a`.
+    let other = mk(b, T0 + 5, &lb, Some("Order-77"));
+    store
+        .insert_deliveries(&[
+            d3.clone(),
+            other.clone(),
+            d1.clone(),
+            subscription.clone(),
+            d4.clone(),
+            d2.clone(),
+        ])
+        .unwrap();
+    let list = |f: DeliveryFilter| store.deliveries(a, &f).unwrap();
+
+    // Newest first, ties by id descending; the whole row comes back.
+    assert_eq!(
+        list(filter()),
+        vec![
+            subscription.clone(),
+            d4.clone(),
+            d3.clone(),
+            d2.clone(),
+            d1.clone()
+        ]
+    );
+    assert_eq!(store.deliveries(b, &filter()).unwrap(), vec![other.clone()]);
+    assert_eq!(
+        ids(&list(DeliveryFilter {
+            limit: 2,
+            ..filter()
+        })),
+        want(&[&subscription, &d4])
+    );
+
+    // Link uid and status, alone and together.
+    let by_link = |uid: &str| DeliveryFilter {
+        payment_link_uid: Some(uid.to_owned()),
+        ..filter()
+    };
+    assert_eq!(ids(&list(by_link(l1.uid.as_str()))), want(&[&d2, &d1]));
+    assert_eq!(ids(&list(by_link(l2.uid.as_str()))), want(&[&d4, &d3]));
+    assert_eq!(
+        list(by_link(lb.uid.as_str())),
+        vec![],
+        "another company's link"
+    );
+    let by_status = |s: DeliveryStatus| DeliveryFilter {
+        status: Some(s),
+        ..filter()
+    };
+    assert_eq!(
+        ids(&list(by_status(DeliveryStatus::Pending))),
+        want(&[&subscription, &d4, &d1])
+    );
+    assert_eq!(ids(&list(by_status(DeliveryStatus::Failed))), want(&[&d2]));
+    assert_eq!(list(by_status(DeliveryStatus::Retrying)), vec![]);
+    assert_eq!(
+        ids(&list(DeliveryFilter {
+            status: Some(DeliveryStatus::Pending),
+            ..by_link(l2.uid.as_str())
+        })),
+        want(&[&d4])
+    );
+
+    // Search: delivery id (any UUID spelling), event name (any case), link uid, order id
+    // (exact: "order-77" is another order than "Order-77").
+    let search = |s: &str| {
+        ids(&list(DeliveryFilter {
+            search: Some(s.to_owned()),
+            ..filter()
+        }))
+    };
+    assert_eq!(search(&d3.id.to_string()), want(&[&d3]));
+    assert_eq!(
+        search(&d3.id.hyphenated().to_string().to_uppercase()),
+        want(&[&d3])
+    );
+    assert_eq!(search(&d3.id.simple().to_string()), want(&[&d3]));
+    assert_eq!(
+        search(&other.id.to_string()),
+        NONE,
+        "another company's delivery"
+    );
+    assert_eq!(search("payment_link_expired"), want(&[&d3]));
+    assert_eq!(search("Payment_Link_Expired"), want(&[&d3]));
+    assert_eq!(search("test"), want(&[&d2]));
+    assert_eq!(
+        search("subscription_status_changed"),
+        want(&[&subscription])
+    );
+    assert_eq!(search(l2.uid.as_str()), want(&[&d4, &d3]));
+    assert_eq!(search(lb.uid.as_str()), NONE);
+    assert_eq!(search("Order-77"), want(&[&d2, &d1]));
+    assert_eq!(search("order-77"), want(&[&d4]));
+    assert_eq!(search("Order-7"), NONE);
+    assert_eq!(search("status_changed"), want(&[&d4, &d1]));
+    assert_eq!(search("nothing"), NONE);
+    assert_eq!(
+        ids(&list(DeliveryFilter {
+            search: Some("Order-77".into()),
+            status: Some(DeliveryStatus::Pending),
+            ..filter()
+        })),
+        want(&[&d1])
+    );
+    assert_eq!(
+        ids(&list(DeliveryFilter {
+            search: Some("status_changed".into()),
+            limit: 1,
+            ..filter()
+        })),
+        want(&[&d4])
+    );
+}
+
+fn attempts_listing_and_scoping(store: &DieselStore, _url: &str) {
+    let a = company(store);
+    let b = company(store);
+    let d = delivery(a, T0, T0);
+    let e = delivery(a, T0, T0);
+    store.insert_deliveries(&[d.clone(), e.clone()]).unwrap();
+    let retry = |at: i64| AfterAttempt {
+        status: DeliveryStatus::Retrying,
+        next_attempt_at: Some(ts(at)),
+    };
+    let failed = AttemptOutcome {
+        status: Some(500),
+        duration_ms: 7,
+        error: None,
+        response_excerpt: Some("boom".into()),
+        retry_after: None,
+    };
+    let mut records = Vec::new();
+    for n in 1..=3u32 {
+        let at = T0 + i64::from(n) * 300_000;
+        let r = attempt(&d, n, at, failed.clone());
+        store.record_attempt(&r, &retry(at + 300_000)).unwrap();
+        records.push(r);
+    }
+    let only = attempt(&e, 1, T0, success(3));
+    store
+        .record_attempt(
+            &only,
+            &AfterAttempt {
+                status: DeliveryStatus::Succeeded,
+                next_attempt_at: None,
+            },
+        )
+        .unwrap();
+
+    assert_eq!(store.attempts(a, d.id).unwrap(), records);
+    assert_eq!(store.attempts(a, e.id).unwrap(), vec![only]);
+    // Another company sees neither the delivery nor its attempts.
+    assert_eq!(store.delivery(b, d.id).unwrap(), None);
+    assert_eq!(store.attempts(b, d.id).unwrap(), vec![]);
+    assert_eq!(store.delivery(a, Uuid::now_v7()).unwrap(), None);
+    assert_eq!(store.attempts(a, Uuid::now_v7()).unwrap(), vec![]);
+}
+
+fn corrupt_rows_are_internal_errors(store: &DieselStore, url: &str) {
+    let c = company(store);
+    let d = delivery(c, T0, T0);
+    store.insert_deliveries(std::slice::from_ref(&d)).unwrap();
+    store
+        .record_attempt(
+            &attempt(&d, 1, T0, success(1)),
+            &AfterAttempt {
+                status: DeliveryStatus::Succeeded,
+                next_attempt_at: None,
+            },
+        )
+        .unwrap();
+    let mut cb = callback(c, CallbackKind::CompanyPayment, "https://a.example");
+    cb.previous = Some((sealed("z9"), ts(T0)));
+    store.save_company_callback(&cb).unwrap();
+    raw_sql(
+        url,
+        "UPDATE webhook_deliveries SET status = 'lost'; \
+         UPDATE webhook_attempts SET status_code = 70000; \
+         UPDATE webhook_callbacks SET prev_last4 = NULL;",
+    );
+    assert!(is_internal(store.deliveries(c, &filter())));
+    assert!(is_internal(store.delivery(c, d.id)));
+    assert!(is_internal(store.attempts(c, d.id)));
+    assert!(is_internal(
+        store.company_callback(c, CallbackKind::CompanyPayment)
+    ));
+}
+
+/// The acceptance test of the outbox: two "servers" (two stores on one database), each with
+/// four dispatcher threads claiming batches of ten and recording a success for each, until
+/// nothing is due. Every delivery is claimed and recorded exactly once.
+fn concurrent_dispatchers_claim_each_delivery_once(store: &DieselStore, url: &str) {
+    const TOTAL: usize = 1000;
+    let c = company(store);
+    let all: Vec<Delivery> = (0..TOTAL)
+        .map(|i| delivery(c, T0, T0 - i64::try_from(i % 97).unwrap()))
+        .collect();
+    for chunk in all.chunks(100) {
+        store.insert_deliveries(chunk).unwrap();
+    }
+
+    let servers = [store.clone(), open(url)];
+    let claimed: Arc<Mutex<Vec<Uuid>>> = Arc::default();
+    let threads: Vec<_> = servers
+        .iter()
+        .flat_map(|server| (0..4).map(move |_| server.clone()))
+        .map(|server| {
+            let claimed = Arc::clone(&claimed);
+            thread::spawn(move || {
+                let mut mine = 0usize;
+                loop {
+                    let batch = server
+                        .claim_due_deliveries(ts(T0), ts(T0 + LEASE), 10)
+                        .unwrap();
+                    if batch.is_empty() {
+                        return mine;
+                    }
+                    assert!(batch.len() <= 10);
+                    for d in batch {
+                        assert_eq!(d.next_attempt_at, Some(ts(T0 + LEASE)));
+                        claimed.lock().unwrap().push(d.id);
+                        server
+                            .record_attempt(
+                                &attempt(&d, d.attempts + 1, T0, success(1)),
+                                &AfterAttempt {
+                                    status: DeliveryStatus::Succeeded,
+                                    next_attempt_at: None,
+                                },
+                            )
+                            .unwrap();
+                        mine += 1;
+                    }
+                }
+            })
+        })
+        .collect();
+    let per_thread: Vec<usize> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert_eq!(per_thread.iter().sum::<usize>(), TOTAL);
+
+    let claimed = claimed.lock().unwrap();
+    let unique: HashSet<Uuid> = claimed.iter().copied().collect();
+    assert_eq!(claimed.len(), TOTAL, "no delivery claimed twice");
+    assert_eq!(
+        unique,
+        all.iter().map(|d| d.id).collect::<HashSet<_>>(),
+        "no delivery lost"
+    );
+    let done = store
+        .deliveries(
+            c,
+            &DeliveryFilter {
+                status: Some(DeliveryStatus::Succeeded),
+                limit: 2 * TOTAL,
+                ..DeliveryFilter::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(done.len(), TOTAL);
+    assert!(done
+        .iter()
+        .all(|d| d.attempts == 1 && d.next_attempt_at.is_none()));
+    for d in all.iter().step_by(37) {
+        assert_eq!(store.attempts(c, d.id).unwrap().len(), 1);
+    }
+    assert_eq!(
+        store
+            .claim_due_deliveries(ts(T0 + 10 * LEASE), ts(T0 + 11 * LEASE), 10)
+            .unwrap(),
+        vec![]
+    );
+}
