@@ -199,8 +199,10 @@ pub trait WebhookStore {
         company: CompanyId,
         kind: CallbackKind,
     ) -> DomainResult<Option<CompanyCallback>>;
-    /// Inserts or replaces the company's callback of that kind.
-    fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<()>;
+    /// Compare-and-set: writes `callback` only if the stored row of its (company, kind) has
+    /// version `callback.version - 1` (for version 1: only if there is no row). Returns false,
+    /// writing nothing, when another save came first.
+    fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<bool>;
     /// Inserts deliveries in ONE transaction.
     fn insert_deliveries(&self, deliveries: &[Delivery]) -> DomainResult<()>;
     /// Atomically claims up to `limit` deliveries that are pending or retrying with

@@ -118,6 +118,7 @@ diesel::table! {
         prev_created_at -> Nullable<BigInt>,
         prev_valid_until -> Nullable<BigInt>,
         updated_at -> BigInt,
+        version -> BigInt,
     }
 }
 

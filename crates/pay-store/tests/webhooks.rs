@@ -211,6 +211,7 @@ fn callback(company: CompanyId, kind: CallbackKind, url: &str) -> CompanyCallbac
         secret: sealed("a1"),
         previous: None,
         updated_at: ts(T0),
+        version: 1,
     }
 }
 
@@ -301,7 +302,7 @@ fn callbacks_save_read_replace(store: &DieselStore, _url: &str) {
 
     // Insert, without a previous secret.
     let first = callback(a, CallbackKind::CompanyPayment, "https://a.example/hook");
-    store.save_company_callback(&first).unwrap();
+    assert!(store.save_company_callback(&first).unwrap());
     assert_eq!(
         store
             .company_callback(a, CallbackKind::CompanyPayment)
@@ -315,9 +316,20 @@ fn callbacks_save_read_replace(store: &DieselStore, _url: &str) {
         secret: sealed("b2"),
         previous: Some((sealed("a1"), ts(T0 + 86_400_000))),
         updated_at: ts(T0 + 5),
+        version: 2,
         ..first.clone()
     };
-    store.save_company_callback(&rotated).unwrap();
+    assert!(store.save_company_callback(&rotated).unwrap());
+    // A save based on the version it replaced loses: nothing is written.
+    let stale = CompanyCallback {
+        url: "https://a.example/stale".into(),
+        ..rotated.clone()
+    };
+    assert!(!store.save_company_callback(&stale).unwrap());
+    assert!(
+        !store.save_company_callback(&first).unwrap(),
+        "version 1 again"
+    );
     assert_eq!(
         store
             .company_callback(a, CallbackKind::CompanyPayment)
@@ -329,9 +341,10 @@ fn callbacks_save_read_replace(store: &DieselStore, _url: &str) {
     let plain = CompanyCallback {
         previous: None,
         updated_at: ts(T0 + 9),
+        version: 3,
         ..rotated
     };
-    store.save_company_callback(&plain).unwrap();
+    assert!(store.save_company_callback(&plain).unwrap());
     assert_eq!(
         store
             .company_callback(a, CallbackKind::CompanyPayment)
@@ -354,8 +367,8 @@ fn callbacks_save_read_replace(store: &DieselStore, _url: &str) {
     );
     let legacy = callback(a, CallbackKind::LegacyShared, "https://a.example/legacy");
     let other = callback(b, CallbackKind::CompanyPayment, "https://b.example/hook");
-    store.save_company_callback(&legacy).unwrap();
-    store.save_company_callback(&other).unwrap();
+    assert!(store.save_company_callback(&legacy).unwrap());
+    assert!(store.save_company_callback(&other).unwrap());
     assert_eq!(
         store
             .company_callback(a, CallbackKind::LegacyShared)
@@ -927,7 +940,7 @@ fn corrupt_rows_are_internal_errors(store: &DieselStore, url: &str) {
         .unwrap();
     let mut cb = callback(c, CallbackKind::CompanyPayment, "https://a.example");
     cb.previous = Some((sealed("z9"), ts(T0)));
-    store.save_company_callback(&cb).unwrap();
+    assert!(store.save_company_callback(&cb).unwrap());
     raw_sql(
         url,
         "UPDATE webhook_deliveries SET status = 'lost'; \

@@ -22,6 +22,8 @@ CREATE TABLE webhook_callbacks (
     prev_created_at BIGINT NULL,
     prev_valid_until BIGINT NULL,
     updated_at BIGINT NOT NULL,
+    -- Compare-and-set: a save writes version n+1 only over version n.
+    version BIGINT NOT NULL,
     PRIMARY KEY (company_id, kind)
 );
 

@@ -600,7 +600,7 @@ impl WebhookStore for MemStore {
         Ok(self.stored_callback(company, kind))
     }
 
-    fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<()> {
+    fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<bool> {
         self.hit("save_company_callback");
         let mut t = self.tables();
         if !t.companies.iter().any(|(c, _)| c.id == callback.company_id) {
@@ -611,10 +611,12 @@ impl WebhookStore for MemStore {
             .iter_mut()
             .find(|c| c.company_id == callback.company_id && c.kind == callback.kind)
         {
-            Some(row) => *row = callback.clone(),
-            None => t.callbacks.push(callback.clone()),
+            Some(row) if row.version + 1 == callback.version => *row = callback.clone(),
+            Some(_) => return Ok(false),
+            None if callback.version == 1 => t.callbacks.push(callback.clone()),
+            None => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     fn insert_deliveries(&self, deliveries: &[Delivery]) -> DomainResult<()> {

@@ -94,33 +94,43 @@ impl Pay {
         self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
         let kind = company_kind(kind)?;
         validate_callback_url("url", url, self.webhooks.allow_private_targets)?;
-        let now = self.clock.now();
-        let (callback, issued) = match self.store.company_callback(company, kind)? {
-            Some(existing) => (
-                CompanyCallback {
-                    url: url.to_owned(),
-                    updated_at: now,
-                    ..existing
-                },
-                None,
-            ),
-            None => {
-                let (secret, stored) = self.new_signing_secret(company, kind, now)?;
-                (
+        // Compare-and-set, re-read on a lost race: a rotation or another save that landed in
+        // between is kept, never overwritten with what was read before it.
+        for _ in 0..3 {
+            let now = self.clock.now();
+            let (callback, issued) = match self.store.company_callback(company, kind)? {
+                Some(existing) => (
                     CompanyCallback {
-                        company_id: company,
-                        kind,
                         url: url.to_owned(),
-                        secret: stored,
-                        previous: None,
                         updated_at: now,
+                        version: existing.version + 1,
+                        ..existing
                     },
-                    Some(secret),
-                )
+                    None,
+                ),
+                None => {
+                    let (secret, stored) = self.new_signing_secret(company, kind, now)?;
+                    (
+                        CompanyCallback {
+                            company_id: company,
+                            kind,
+                            url: url.to_owned(),
+                            secret: stored,
+                            previous: None,
+                            updated_at: now,
+                            version: 1,
+                        },
+                        Some(secret),
+                    )
+                }
+            };
+            if self.store.save_company_callback(&callback)? {
+                return Ok((CallbackView::from(&callback), issued));
             }
-        };
-        self.store.save_company_callback(&callback)?;
-        Ok((CallbackView::from(&callback), issued))
+        }
+        Err(DomainError::Internal(
+            "callback kept changing under us".into(),
+        ))
     }
 
     /// Issues a new signing secret (returned this once). The previous one keeps signing, as a
@@ -133,20 +143,27 @@ impl Pay {
     ) -> DomainResult<(CallbackView, Secret)> {
         self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
         let kind = company_kind(kind)?;
-        let existing = self
-            .store
-            .company_callback(company, kind)?
-            .ok_or(DomainError::NotFound { kind: "Callback" })?;
-        let now = self.clock.now();
-        let (secret, stored) = self.new_signing_secret(company, kind, now)?;
-        let callback = CompanyCallback {
-            previous: Some((existing.secret, now.plus(ROTATION_GRACE))),
-            secret: stored,
-            updated_at: now,
-            ..existing
-        };
-        self.store.save_company_callback(&callback)?;
-        Ok((CallbackView::from(&callback), secret))
+        for _ in 0..3 {
+            let existing = self
+                .store
+                .company_callback(company, kind)?
+                .ok_or(DomainError::NotFound { kind: "Callback" })?;
+            let now = self.clock.now();
+            let (secret, stored) = self.new_signing_secret(company, kind, now)?;
+            let callback = CompanyCallback {
+                previous: Some((existing.secret.clone(), now.plus(ROTATION_GRACE))),
+                secret: stored,
+                updated_at: now,
+                version: existing.version + 1,
+                ..existing
+            };
+            if self.store.save_company_callback(&callback)? {
+                return Ok((CallbackView::from(&callback), secret));
+            }
+        }
+        Err(DomainError::Internal(
+            "callback kept changing under us".into(),
+        ))
     }
 
     /// Where a link's events go: the company payment callback, else the legacy shared one,

@@ -87,6 +87,8 @@ pub struct CompanyCallback {
     /// The secret before the last rotation, and until when it still signs.
     pub previous: Option<(StoredSigningSecret, Timestamp)>,
     pub updated_at: Timestamp,
+    /// Starts at 1 and grows by one with each save (compare-and-set).
+    pub version: u64,
 }
 
 impl CompanyCallback {
@@ -224,21 +226,63 @@ pub fn validate_callback_url(field: &str, url: &str, allow_private: bool) -> Dom
         Some(v6) => v6.split(']').next().unwrap_or(""),
         None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
     };
-    if host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost") {
-        return Err(DomainError::validation(
+    // A trailing dot names the same host ("localhost." is localhost).
+    let host = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
+    let refuse = || {
+        Err(DomainError::validation(
             field,
             format!("{field} must be a public address"),
-        ));
+        ))
+    };
+    if host == "localhost" || host.ends_with(".localhost") {
+        return refuse();
     }
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        if is_forbidden_ip(ip) {
-            return Err(DomainError::validation(
-                field,
-                format!("{field} must be a public address"),
-            ));
-        }
+    let ip = host
+        .parse::<IpAddr>()
+        .ok()
+        .or_else(|| lenient_ipv4(&host).map(IpAddr::V4));
+    if ip.is_some_and(is_forbidden_ip) {
+        return refuse();
     }
     Ok(())
+}
+
+/// IPv4 hosts as URL parsers read them (WHATWG): one to four dot-separated numbers, each
+/// decimal, `0x` hex or `0`-prefixed octal, the last filling the remaining bytes, so that
+/// `127.1`, `2130706433`, `0x7f.0.0.1` and `0177.0.0.1` are all 127.0.0.1. `None` when the
+/// host is a name.
+fn lenient_ipv4(host: &str) -> Option<Ipv4Addr> {
+    let parts: Vec<&str> = host.split('.').collect();
+    if parts.is_empty() || parts.len() > 4 {
+        return None;
+    }
+    let number = |p: &str| -> Option<u64> {
+        if p.is_empty() {
+            return None;
+        }
+        let (digits, radix) = if let Some(h) = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X"))
+        {
+            (h, 16)
+        } else if p.len() > 1 && p.starts_with('0') {
+            (&p[1..], 8)
+        } else {
+            (p, 10)
+        };
+        if digits.is_empty() {
+            return Some(0);
+        }
+        u64::from_str_radix(digits, radix).ok()
+    };
+    let nums: Vec<u64> = parts.iter().map(|p| number(p)).collect::<Option<_>>()?;
+    let (last, init) = nums.split_last()?;
+    if init.iter().any(|n| *n > 255) || *last >= 256u64.pow(5 - nums.len() as u32) {
+        return None;
+    }
+    let mut value = *last;
+    for (i, n) in init.iter().enumerate() {
+        value += n << (8 * (3 - i));
+    }
+    u32::try_from(value).ok().map(Ipv4Addr::from)
 }
 
 #[cfg(test)]
@@ -319,6 +363,23 @@ mod tests {
     }
 
     #[test]
+    fn lenient_ipv4_reads_hosts_like_url_parsers() {
+        let ip = |s: &str| lenient_ipv4(s).map(|a| a.to_string());
+        assert_eq!(ip("127.1").as_deref(), Some("127.0.0.1"));
+        assert_eq!(ip("2130706433").as_deref(), Some("127.0.0.1"));
+        assert_eq!(ip("0x7f.0.0.1").as_deref(), Some("127.0.0.1"));
+        assert_eq!(ip("0177.0.0.1").as_deref(), Some("127.0.0.1"));
+        assert_eq!(ip("8.8.8.8").as_deref(), Some("8.8.8.8"));
+        assert_eq!(ip("1.2.65535").as_deref(), Some("1.2.255.255"));
+        assert_eq!(ip("1.2.65536"), None);
+        assert_eq!(ip("256.1.1.1"), None);
+        assert_eq!(ip("4294967296"), None);
+        assert_eq!(ip("shop.example"), None);
+        assert_eq!(ip("1.2.3.4.5"), None);
+        assert_eq!(ip("08.1.1.1"), None, "8 is not an octal digit");
+    }
+
+    #[test]
     fn url_rules_when_saving() {
         assert!(validate_callback_url("url", "https://hooks.shop.example/pay", false).is_ok());
         assert!(validate_callback_url("url", "https://93.184.216.34/hook", false).is_ok());
@@ -330,7 +391,15 @@ mod tests {
             "https://[::ffff:10.0.0.1]:8443/hook",
             "https://169.254.169.254/latest/meta-data",
             "https://localhost:8443/hook",
+            "https://localhost./hook",
             "https://api.localhost/hook",
+            "https://127.1/hook",
+            "https://2130706433/hook",
+            "https://0x7f.0.0.1/hook",
+            "https://0x7f000001/hook",
+            "https://0177.0.0.1/hook",
+            "https://10.1/hook",
+            "https://0xa9fea9fe/hook",
             "ftp://x.example/",
         ] {
             let e = validate_callback_url("url", bad, false).unwrap_err();
@@ -366,6 +435,7 @@ mod tests {
             secret: stored("new"),
             previous: Some((stored("old"), t(1000))),
             updated_at: t(0),
+            version: 1,
         };
         assert_eq!(cb.live_secrets(t(999)).len(), 2);
         assert_eq!(cb.live_secrets(t(1000)).len(), 1);

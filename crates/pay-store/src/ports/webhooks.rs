@@ -70,34 +70,32 @@ impl WebhookStore for DieselStore {
         .transpose()
     }
 
-    fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<()> {
+    fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<bool> {
         let row = NewCallbackRow::from(callback);
         self.write("save company callback", |conn| {
-            // Update, else insert: upserts are not in the backends' common subset. Each
-            // statement replaces the whole row, so no transaction is needed; when a concurrent
-            // save inserted the row between the two, the insert's unique violation means
-            // "update after all" (the last save wins, as with any replace).
-            let replace = |conn: &mut AnyConnection| {
-                diesel::update(
-                    webhook_callbacks::table
-                        .filter(webhook_callbacks::company_id.eq(&row.company_id))
-                        .filter(webhook_callbacks::kind.eq(row.kind)),
-                )
-                .set(&row)
-                .execute(conn)
-            };
-            if replace(conn)? > 0 {
-                return Ok(());
+            if callback.version <= 1 {
+                // The first version: only if no row exists (a concurrent first save wins).
+                return match diesel::insert_into(webhook_callbacks::table)
+                    .values(&row)
+                    .execute(conn)
+                {
+                    Ok(n) => Ok(n == 1),
+                    Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => {
+                        Ok(false)
+                    }
+                    Err(e) => Err(e),
+                };
             }
-            match diesel::insert_into(webhook_callbacks::table)
-                .values(&row)
-                .execute(conn)
-            {
-                Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => {
-                    replace(conn).map(drop)
-                }
-                other => other.map(drop),
-            }
+            // Compare-and-set on the version: one statement, so no transaction is needed.
+            let n = diesel::update(
+                webhook_callbacks::table
+                    .filter(webhook_callbacks::company_id.eq(&row.company_id))
+                    .filter(webhook_callbacks::kind.eq(row.kind))
+                    .filter(webhook_callbacks::version.eq(row.version - 1)),
+            )
+            .set(&row)
+            .execute(conn)?;
+            Ok(n == 1)
         })
     }
 

@@ -55,6 +55,7 @@ pub(crate) struct CallbackRow {
     prev_created_at: Option<i64>,
     prev_valid_until: Option<i64>,
     updated_at: i64,
+    version: i64,
 }
 
 impl TryFrom<CallbackRow> for CompanyCallback {
@@ -98,6 +99,7 @@ impl TryFrom<CallbackRow> for CompanyCallback {
             },
             previous,
             updated_at: instant(r.updated_at, "webhook_callbacks.updated_at")?,
+            version: u64::try_from(r.version).map_err(|_| corrupt("webhook_callbacks.version"))?,
         })
     }
 }
@@ -125,6 +127,7 @@ pub(crate) struct NewCallbackRow<'a> {
     prev_created_at: Option<i64>,
     prev_valid_until: Option<i64>,
     updated_at: i64,
+    pub(crate) version: i64,
 }
 
 impl<'a> From<&'a CompanyCallback> for NewCallbackRow<'a> {
@@ -144,6 +147,7 @@ impl<'a> From<&'a CompanyCallback> for NewCallbackRow<'a> {
             prev_created_at: prev.map(|(s, _)| s.created_at.unix_millis()),
             prev_valid_until: prev.map(|(_, until)| until.unix_millis()),
             updated_at: c.updated_at.unix_millis(),
+            version: c.version as i64,
         }
     }
 }
