@@ -220,6 +220,16 @@ pub trait WebhookStore {
     /// `attempt.number`, and status, `next_attempt_at`, `last_attempt_at`,
     /// `last_response_status` and `last_error` follow.
     fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> DomainResult<()>;
+    /// Records a batch of attempts, each as `record_attempt` would, in as few transactions as
+    /// the adapter can (the dispatcher records a whole round at once). Returns, per item,
+    /// whether it was recorded; an attempt whose delivery moved on (a stale claim) is skipped
+    /// with `false`. The default records them one by one.
+    fn record_attempts(&self, batch: &[(AttemptRecord, AfterAttempt)]) -> DomainResult<Vec<bool>> {
+        batch
+            .iter()
+            .map(|(attempt, after)| self.record_attempt(attempt, after).map(|()| true))
+            .collect()
+    }
     /// The company's deliveries matching the filter, newest first, at most `filter.limit`.
     fn deliveries(
         &self,

@@ -40,16 +40,46 @@ impl Dispatcher {
         }
     }
 
-    /// Claims one batch and attempts every delivery in it; returns how many were attempted.
+    /// Claims one round, prepares every signed request in one store call, sends them
+    /// concurrently, and records every outcome in one transaction; returns how many deliveries
+    /// were attempted.
     pub async fn run_once(&self) -> anyhow::Result<usize> {
         let pay = self.pay.clone();
-        let claimed = tokio::task::spawn_blocking(move || pay.claim_due_deliveries(BATCH))
-            .await?
-            .map_err(|e| anyhow::anyhow!("claiming deliveries: {e}"))?;
-        let n = claimed.len();
-        futures_util::stream::iter(claimed)
-            .for_each_concurrent(CONCURRENCY, |d| self.attempt(d))
+        let round = tokio::task::spawn_blocking(move || {
+            let claimed = pay.claim_due_deliveries(BATCH)?;
+            let prepared = pay.prepare_attempts(&claimed);
+            Ok::<_, pay_domain::DomainError>(claimed.into_iter().zip(prepared).collect::<Vec<_>>())
+        })
+        .await?
+        .map_err(|e| anyhow::anyhow!("claiming deliveries: {e}"))?;
+        let n = round.len();
+        if n == 0 {
+            return Ok(0);
+        }
+        let outcomes: Vec<(Delivery, AttemptOutcome)> = futures_util::stream::iter(round)
+            .map(|(d, prepared)| async move {
+                let outcome = match prepared {
+                    Ok(request) => self.transport.send(&request).await,
+                    Err(e) => failed(format!("could not prepare the request: {e}")),
+                };
+                (d, outcome)
+            })
+            .buffer_unordered(CONCURRENCY)
+            .collect()
             .await;
+        let pay = self.pay.clone();
+        match tokio::task::spawn_blocking(move || pay.record_attempts(outcomes)).await? {
+            Ok(recorded) if recorded < n => {
+                tracing::warn!(
+                    attempted = n,
+                    recorded,
+                    "some attempts were on stale claims"
+                )
+            }
+            Ok(_) => {}
+            // The claims expire and those deliveries are tried again.
+            Err(e) => tracing::warn!(error = %e, "could not record a round of attempts"),
+        }
         Ok(n)
     }
 
@@ -62,27 +92,6 @@ impl Dispatcher {
                 return Ok(total);
             }
             total += n;
-        }
-    }
-
-    async fn attempt(&self, d: Delivery) {
-        let pay = self.pay.clone();
-        let for_prepare = d.clone();
-        let prepared = tokio::task::spawn_blocking(move || pay.prepare_attempt(&for_prepare)).await;
-        let outcome = match prepared {
-            Ok(Ok(request)) => self.transport.send(&request).await,
-            Ok(Err(e)) => failed(format!("could not prepare the request: {e}")),
-            Err(e) => failed(format!("could not prepare the request: {e}")),
-        };
-        let pay = self.pay.clone();
-        let id = d.id;
-        match tokio::task::spawn_blocking(move || pay.record_attempt(&d, outcome)).await {
-            Ok(Ok(after)) => {
-                tracing::debug!(delivery = %id, status = %after.status, "delivery attempted")
-            }
-            // The claim expires and the delivery is tried again.
-            Ok(Err(e)) => tracing::warn!(delivery = %id, error = %e, "could not record an attempt"),
-            Err(e) => tracing::warn!(delivery = %id, error = %e, "could not record an attempt"),
         }
     }
 

@@ -275,6 +275,7 @@ macro_rules! both_backends {
 }
 
 both_backends!(
+    record_attempts_in_one_batch,
     callbacks_save_read_replace,
     enqueue_numbers_events_per_link,
     enqueue_rolls_back_with_its_deliveries,
@@ -1037,4 +1038,44 @@ fn concurrent_dispatchers_claim_each_delivery_once(store: &DieselStore, url: &st
             .unwrap(),
         vec![]
     );
+}
+
+fn record_attempts_in_one_batch(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let ds: Vec<Delivery> = (0..3).map(|i| delivery(c, T0 + i, T0)).collect();
+    store.insert_deliveries(&ds).unwrap();
+    let claimed = store
+        .claim_due_deliveries(ts(T0), ts(T0 + LEASE), 10)
+        .unwrap();
+    assert_eq!(claimed.len(), 3);
+    let done = AfterAttempt {
+        status: DeliveryStatus::Succeeded,
+        next_attempt_at: None,
+    };
+    // The second one is stale (attempt 2 where the delivery is at 0): skipped, the others land.
+    let batch = vec![
+        (attempt(&ds[0], 1, T0 + 10, success(3)), done),
+        (attempt(&ds[1], 2, T0 + 10, success(3)), done),
+        (attempt(&ds[2], 1, T0 + 10, success(3)), done),
+    ];
+    assert_eq!(
+        store.record_attempts(&batch).unwrap(),
+        vec![true, false, true]
+    );
+    for (d, recorded) in ds.iter().zip([true, false, true]) {
+        let now = store.delivery(c, d.id).unwrap().unwrap();
+        if recorded {
+            assert_eq!((now.status, now.attempts), (DeliveryStatus::Succeeded, 1));
+            assert_eq!(store.attempts(c, d.id).unwrap().len(), 1);
+        } else {
+            assert_eq!((now.status, now.attempts), (DeliveryStatus::Pending, 0));
+            assert!(store.attempts(c, d.id).unwrap().is_empty());
+        }
+    }
+    // Replaying the same batch records nothing more.
+    assert_eq!(
+        store.record_attempts(&batch).unwrap(),
+        vec![false, false, false]
+    );
+    assert_eq!(store.record_attempts(&[]).unwrap(), Vec::<bool>::new());
 }

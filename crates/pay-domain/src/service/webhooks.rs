@@ -329,33 +329,29 @@ impl Pay {
     /// time (the receiver checks it against its own clock), even when the sandbox clock moved
     /// business time. Every live secret of the callback signs (two during a rotation).
     pub fn prepare_attempt(&self, d: &Delivery) -> DomainResult<OutboundRequest> {
-        let secrets = self.signing_secrets(d)?;
-        let attempt = d.attempts + 1;
+        self.prepare_attempts(std::slice::from_ref(d))
+            .pop()
+            .unwrap_or_else(|| Err(DomainError::Internal("nothing prepared".into())))
+    }
+
+    /// Step 2 for a whole round: each callback's secrets are read and opened once.
+    pub fn prepare_attempts(&self, deliveries: &[Delivery]) -> Vec<DomainResult<OutboundRequest>> {
+        let mut secrets: std::collections::HashMap<(CompanyId, CallbackKind), Vec<Secret>> =
+            std::collections::HashMap::new();
         let t = self.webhooks.wall_clock.now().unix_seconds();
-        let signature = self
-            .webhooks
-            .signer
-            .signature_header(&secrets, t, d.body.as_bytes());
-        let headers = vec![
-            ("content-type".to_owned(), "application/json".to_owned()),
-            ("user-agent".to_owned(), USER_AGENT.to_owned()),
-            ("x-pay-delivery-id".to_owned(), d.id.to_string()),
-            ("x-pay-delivery-group-id".to_owned(), d.group_id.to_string()),
-            (
-                "x-pay-delivery-origin".to_owned(),
-                d.origin.as_str().to_owned(),
-            ),
-            ("x-pay-event".to_owned(), d.event.short_name().to_owned()),
-            ("x-pay-attempt".to_owned(), attempt.to_string()),
-            ("x-pay-signature".to_owned(), signature),
-        ];
-        Ok(OutboundRequest {
-            delivery_id: d.id,
-            url: d.url.clone(),
-            headers,
-            body: d.body.clone(),
-            attempt,
-        })
+        deliveries
+            .iter()
+            .map(|d| {
+                let key = (d.company_id, d.target);
+                let live = match secrets.entry(key) {
+                    std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(self.signing_secrets(d)?)
+                    }
+                };
+                Ok(self.signed_request(d, live, t))
+            })
+            .collect()
     }
 
     fn signing_secrets(&self, d: &Delivery) -> DomainResult<Vec<Secret>> {
@@ -377,22 +373,76 @@ impl Pay {
         }
     }
 
+    fn signed_request(&self, d: &Delivery, secrets: &[Secret], t: i64) -> OutboundRequest {
+        let attempt = d.attempts + 1;
+        let signature = self
+            .webhooks
+            .signer
+            .signature_header(secrets, t, d.body.as_bytes());
+        let headers = vec![
+            ("content-type".to_owned(), "application/json".to_owned()),
+            ("user-agent".to_owned(), USER_AGENT.to_owned()),
+            ("x-pay-delivery-id".to_owned(), d.id.to_string()),
+            ("x-pay-delivery-group-id".to_owned(), d.group_id.to_string()),
+            (
+                "x-pay-delivery-origin".to_owned(),
+                d.origin.as_str().to_owned(),
+            ),
+            ("x-pay-event".to_owned(), d.event.short_name().to_owned()),
+            ("x-pay-attempt".to_owned(), attempt.to_string()),
+            ("x-pay-signature".to_owned(), signature),
+        ];
+        OutboundRequest {
+            delivery_id: d.id,
+            url: d.url.clone(),
+            headers,
+            body: d.body.clone(),
+            attempt,
+        }
+    }
+
     /// Dispatcher step 3: records the attempt and moves the delivery (one transaction).
     pub fn record_attempt(
         &self,
         d: &Delivery,
         outcome: AttemptOutcome,
     ) -> DomainResult<AfterAttempt> {
+        let (record, after) = self.decide(d, outcome)?;
+        self.store.record_attempt(&record, &after)?;
+        Ok(after)
+    }
+
+    /// Step 3 for a whole round, in as few transactions as the store can. Returns how many
+    /// were recorded (an attempt on a claim that moved on is skipped).
+    pub fn record_attempts(&self, round: Vec<(Delivery, AttemptOutcome)>) -> DomainResult<usize> {
+        let batch: Vec<(AttemptRecord, AfterAttempt)> = round
+            .into_iter()
+            .map(|(d, outcome)| self.decide(&d, outcome))
+            .collect::<DomainResult<_>>()?;
+        Ok(self
+            .store
+            .record_attempts(&batch)?
+            .into_iter()
+            .filter(|recorded| *recorded)
+            .count())
+    }
+
+    fn decide(
+        &self,
+        d: &Delivery,
+        outcome: AttemptOutcome,
+    ) -> DomainResult<(AttemptRecord, AfterAttempt)> {
         let now = self.clock.now();
         let attempt = d.attempts + 1;
         let after = after_attempt(d.status, attempt, &outcome, now)?;
-        let record = AttemptRecord {
-            delivery_id: d.id,
-            number: attempt,
-            at: now,
-            outcome,
-        };
-        self.store.record_attempt(&record, &after)?;
-        Ok(after)
+        Ok((
+            AttemptRecord {
+                delivery_id: d.id,
+                number: attempt,
+                at: now,
+                outcome,
+            },
+            after,
+        ))
     }
 }

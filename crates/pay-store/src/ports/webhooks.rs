@@ -163,49 +163,35 @@ impl WebhookStore for DieselStore {
     }
 
     fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> DomainResult<()> {
-        let delivery_id = uuid_text(attempt.delivery_id);
-        let number = i64::from(attempt.number);
-        let row = NewAttemptRow::from(attempt);
-        let outcome = &attempt.outcome;
         let recorded = self.write("record attempt", |conn| {
-            write_transaction(conn, |conn| {
-                // Compare-and-set on the attempt count (and a live status): a late or duplicate
-                // record (a dispatcher whose lease ran out while another one already recorded
-                // this attempt) changes nothing instead of moving the delivery backwards.
-                let moved = diesel::update(
-                    webhook_deliveries::table
-                        .filter(webhook_deliveries::id.eq(&delivery_id))
-                        .filter(webhook_deliveries::attempts.eq(number - 1))
-                        .filter(webhook_deliveries::status.eq_any(claimable())),
-                )
-                .set((
-                    webhook_deliveries::attempts.eq(number),
-                    webhook_deliveries::status.eq(after.status.as_str()),
-                    webhook_deliveries::next_attempt_at
-                        .eq(after.next_attempt_at.map(Timestamp::unix_millis)),
-                    webhook_deliveries::last_attempt_at.eq(attempt.at.unix_millis()),
-                    webhook_deliveries::last_response_status.eq(outcome.status.map(i32::from)),
-                    webhook_deliveries::last_error.eq(outcome.error.as_deref()),
-                ))
-                .execute(conn)?;
-                if moved == 0 {
-                    return Ok(false);
-                }
-                diesel::insert_into(webhook_attempts::table)
-                    .values(&row)
-                    .execute(conn)?;
-                Ok(true)
-            })
+            write_transaction(conn, |conn| record_one(conn, attempt, after))
         })?;
         if recorded {
             Ok(())
         } else {
             Err(DomainError::Internal(format!(
-                "webhook delivery {delivery_id}: attempt {number} not recorded (unknown delivery, \
-                 finished, or not at attempt {})",
-                number - 1
+                "webhook delivery {}: attempt {} not recorded (unknown delivery, finished, or \
+                 not at attempt {})",
+                attempt.delivery_id,
+                attempt.number,
+                attempt.number.saturating_sub(1)
             )))
         }
+    }
+
+    fn record_attempts(&self, batch: &[(AttemptRecord, AfterAttempt)]) -> DomainResult<Vec<bool>> {
+        if batch.is_empty() {
+            return Ok(vec![]);
+        }
+        // One transaction (one commit, one fsync) for a dispatcher's whole round.
+        self.write("record attempts", |conn| {
+            write_transaction(conn, |conn| {
+                batch
+                    .iter()
+                    .map(|(attempt, after)| record_one(conn, attempt, after))
+                    .collect()
+            })
+        })
     }
 
     fn deliveries(
@@ -319,6 +305,42 @@ impl WebhookStore for DieselStore {
             kind: "Payment link",
         })
     }
+}
+
+/// Records one attempt inside the caller's transaction; false when the delivery moved on.
+fn record_one(
+    conn: &mut AnyConnection,
+    attempt: &AttemptRecord,
+    after: &AfterAttempt,
+) -> QueryResult<bool> {
+    let delivery_id = uuid_text(attempt.delivery_id);
+    let number = i64::from(attempt.number);
+    let outcome = &attempt.outcome;
+    // Compare-and-set on the attempt count (and a live status): a late or duplicate record (a
+    // dispatcher whose lease ran out while another one already recorded this attempt) changes
+    // nothing instead of moving the delivery backwards.
+    let moved = diesel::update(
+        webhook_deliveries::table
+            .filter(webhook_deliveries::id.eq(&delivery_id))
+            .filter(webhook_deliveries::attempts.eq(number - 1))
+            .filter(webhook_deliveries::status.eq_any(claimable())),
+    )
+    .set((
+        webhook_deliveries::attempts.eq(number),
+        webhook_deliveries::status.eq(after.status.as_str()),
+        webhook_deliveries::next_attempt_at.eq(after.next_attempt_at.map(Timestamp::unix_millis)),
+        webhook_deliveries::last_attempt_at.eq(attempt.at.unix_millis()),
+        webhook_deliveries::last_response_status.eq(outcome.status.map(i32::from)),
+        webhook_deliveries::last_error.eq(outcome.error.as_deref()),
+    ))
+    .execute(conn)?;
+    if moved == 0 {
+        return Ok(false);
+    }
+    diesel::insert_into(webhook_attempts::table)
+        .values(&NewAttemptRow::from(attempt))
+        .execute(conn)?;
+    Ok(true)
 }
 
 #[cfg(test)]

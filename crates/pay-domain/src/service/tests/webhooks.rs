@@ -1494,3 +1494,46 @@ fn mem_store_enqueue_is_all_or_nothing_and_claims_only_live_deliveries() {
     w.store.tables().deliveries[0].status = DeliveryStatus::Retrying;
     assert_eq!(ids(&w.claim()), vec![template.id]);
 }
+
+#[test]
+fn a_round_is_prepared_with_one_secret_read_and_recorded_at_once() {
+    let w = world();
+    let a = w.team("Acme", "ops@acme.example");
+    let secret = w.set_callback(&a, PAY, HOOK);
+    let link = w.new_link(&a.key);
+    let sent: Vec<Delivery> = (0..3).map(|_| w.emit_one(&link)).collect();
+    let claimed = w.claim();
+    assert_eq!(claimed.len(), 3);
+    w.sealer.opened_with.lock().unwrap().clear();
+    let prepared = w.pay.prepare_attempts(&claimed);
+    assert_eq!(prepared.len(), 3);
+    for (req, d) in prepared.iter().zip(&claimed) {
+        let req = req.as_ref().unwrap();
+        assert_eq!(req.delivery_id, d.id);
+        assert!(header(req, "x-pay-signature").ends_with(&format!("v1={}", secret.expose())));
+    }
+    assert_eq!(
+        w.sealer.opened_with.lock().unwrap().len(),
+        1,
+        "the callback's secret is opened once per round"
+    );
+    // One outcome per delivery, recorded together; a second record of the same round is stale.
+    let round: Vec<(Delivery, AttemptOutcome)> =
+        claimed.iter().map(|d| (d.clone(), answered(200))).collect();
+    assert_eq!(w.pay.record_attempts(round).unwrap(), 3);
+    for d in &sent {
+        assert_eq!(w.delivery_now(d.id).status, DeliveryStatus::Succeeded);
+    }
+    let stale: Vec<(Delivery, AttemptOutcome)> =
+        claimed.iter().map(|d| (d.clone(), answered(200))).collect();
+    // The fake records one by one and refuses a stale one; the diesel store skips it (0).
+    if let Ok(n) = w.pay.record_attempts(stale) {
+        assert_eq!(
+            n, 0,
+            "attempts on finished deliveries are not recorded again"
+        );
+    }
+    for d in &sent {
+        assert_eq!(w.delivery_now(d.id).attempts, 1);
+    }
+}
