@@ -18,6 +18,9 @@ pub const BATCH: usize = 64;
 pub const CONCURRENCY: usize = 32;
 /// Wait between rounds when nothing was due.
 pub const IDLE_POLL: Duration = Duration::from_millis(200);
+/// Rounds in progress at once: while one round waits on the database (claim, record), others
+/// are sending. Claims never overlap, so this is safe as several dispatchers are.
+pub const PARALLEL_ROUNDS: usize = 4;
 
 /// One dispatcher.
 #[derive(Clone)]
@@ -85,29 +88,39 @@ impl Dispatcher {
 
     /// Runs rounds until nothing is due; returns how many attempts were made.
     pub async fn drain(&self) -> anyhow::Result<usize> {
-        let mut total = 0;
-        loop {
-            let n = self.run_once().await?;
-            if n == 0 {
-                return Ok(total);
+        let lanes = (0..PARALLEL_ROUNDS).map(|_| async {
+            let mut total = 0;
+            loop {
+                let n = self.run_once().await?;
+                if n == 0 {
+                    return Ok::<_, anyhow::Error>(total);
+                }
+                total += n;
             }
-            total += n;
+        });
+        let mut total = 0;
+        for lane in futures_util::future::join_all(lanes).await {
+            total += lane?;
         }
+        Ok(total)
     }
 
     /// Runs until the process stops.
     pub async fn run(self) {
         tracing::info!("webhook dispatcher running");
-        loop {
-            match self.run_once().await {
-                Ok(0) => tokio::time::sleep(IDLE_POLL).await,
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::error!(error = %e, "webhook dispatcher round failed");
-                    tokio::time::sleep(IDLE_POLL).await;
+        let lanes = (0..PARALLEL_ROUNDS).map(|_| async {
+            loop {
+                match self.run_once().await {
+                    Ok(0) => tokio::time::sleep(IDLE_POLL).await,
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::error!(error = %e, "webhook dispatcher round failed");
+                        tokio::time::sleep(IDLE_POLL).await;
+                    }
                 }
             }
-        }
+        });
+        futures_util::future::join_all(lanes).await;
     }
 }
 
