@@ -3,8 +3,6 @@
 
 use std::thread;
 
-use diesel::connection::SimpleConnection;
-use diesel::Connection;
 use pay_domain::amount::Decimal;
 use pay_domain::ids::{
     CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, SessionId, UserId,
@@ -18,29 +16,14 @@ use pay_domain::ports::{
 use pay_domain::secret::SecretDigest;
 use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
 use pay_domain::tenancy::{Company, Role, Theme, UserRecord};
-use pay_domain::timestamp::Timestamp;
-use pay_domain::DomainError;
 use pay_store::testing::TestDb;
 use pay_store::{Backend, DieselStore, StoreConfig, StoreError};
 use uuid::Uuid;
 
+mod common;
+use common::*;
+
 // ----- fixtures -----
-
-const T0: i64 = 1_795_327_640_123;
-
-fn ts(ms: i64) -> Timestamp {
-    Timestamp::from_unix_millis(ms).unwrap()
-}
-
-/// Alphanumeric randomness for the prefixed ids (hex is a subset).
-fn random_alnum(len: usize) -> String {
-    let mut s = String::new();
-    while s.len() < len {
-        s.push_str(&Uuid::new_v4().simple().to_string());
-    }
-    s.truncate(len);
-    s
-}
 
 fn digest() -> SecretDigest {
     SecretDigest(format!(
@@ -48,25 +31,6 @@ fn digest() -> SecretDigest {
         Uuid::new_v4().simple(),
         Uuid::new_v4().simple()
     ))
-}
-
-fn settings() -> PaySettings {
-    PaySettings {
-        status: ProductStatus::Active,
-        default_destination_asset: Some(
-            "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
-        ),
-        fee_paid_by: FeePayer::Merchant,
-        skip_quote_acceptance: false,
-        merchant_surcharge_percent: Decimal::ZERO,
-        return_redirect_url: None,
-        success_redirect_url: None,
-        failure_redirect_url: None,
-        underpayment_percent_enabled: false,
-        underpayment_percent_threshold: Decimal::ZERO,
-        underpayment_fixed_enabled: false,
-        underpayment_fixed_threshold: Decimal::ZERO,
-    }
 }
 
 fn integration(company: CompanyId, created_at: i64) -> StoredIntegration {
@@ -159,35 +123,6 @@ fn link(company: CompanyId, created_at: i64, created_by: CreatedBy) -> PaymentLi
         expires_at: Some(ts(created_at + 86_400_000)),
         created_by,
     }
-}
-
-fn open(url: &str) -> DieselStore {
-    let store = DieselStore::connect(&StoreConfig {
-        url: url.into(),
-        max_connections: 4,
-    })
-    .unwrap();
-    store.migrate().unwrap();
-    store
-}
-
-/// A raw connection beside the store, to plant what the ports cannot write.
-fn raw_sql(url: &str, sql: &str) {
-    if let Some(path) = url.strip_prefix("sqlite://") {
-        diesel::SqliteConnection::establish(path)
-            .unwrap()
-            .batch_execute(sql)
-            .unwrap();
-    } else {
-        diesel::PgConnection::establish(url)
-            .unwrap()
-            .batch_execute(sql)
-            .unwrap();
-    }
-}
-
-fn is_internal<T: std::fmt::Debug>(r: Result<T, DomainError>) -> bool {
-    matches!(r, Err(DomainError::Internal(_)))
 }
 
 /// Each case runs on a fresh, migrated database of each backend.

@@ -6,8 +6,6 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-use diesel::connection::SimpleConnection;
-use diesel::Connection;
 use pay_domain::amount::Decimal;
 use pay_domain::ids::{CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, UserId};
 use pay_domain::integration::{Integration, StoredIntegration};
@@ -16,61 +14,20 @@ use pay_domain::ports::{AttemptRecord, NewTenant, PaymentLinkStore, TenancyStore
 use pay_domain::secret::SecretDigest;
 use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
 use pay_domain::tenancy::{Company, Theme, UserRecord};
-use pay_domain::timestamp::Timestamp;
 use pay_domain::webhook::{
     AfterAttempt, AttemptOutcome, CallbackKind, CompanyCallback, Delivery, DeliveryFilter,
     DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent, SealedSecret, StoredSigningSecret,
 };
 use pay_domain::DomainError;
-use pay_store::{DieselStore, StoreConfig};
+use pay_store::DieselStore;
 use uuid::Uuid;
+
+mod common;
+use common::*;
 
 // ----- fixtures -----
 
-const T0: i64 = 1_795_327_640_123;
 const LEASE: i64 = 60_000;
-
-fn ts(ms: i64) -> Timestamp {
-    Timestamp::from_unix_millis(ms).unwrap()
-}
-
-fn random_alnum(len: usize) -> String {
-    let mut s = String::new();
-    while s.len() < len {
-        s.push_str(&Uuid::new_v4().simple().to_string());
-    }
-    s.truncate(len);
-    s
-}
-
-fn open(url: &str) -> DieselStore {
-    let store = DieselStore::connect(&StoreConfig {
-        url: url.into(),
-        max_connections: 4,
-    })
-    .unwrap();
-    store.migrate().unwrap();
-    store
-}
-
-/// A raw connection beside the store, to plant what the ports cannot write.
-fn raw_sql(url: &str, sql: &str) {
-    if let Some(path) = url.strip_prefix("sqlite://") {
-        diesel::SqliteConnection::establish(path)
-            .unwrap()
-            .batch_execute(sql)
-            .unwrap();
-    } else {
-        diesel::PgConnection::establish(url)
-            .unwrap()
-            .batch_execute(sql)
-            .unwrap();
-    }
-}
-
-fn is_internal<T: std::fmt::Debug>(r: Result<T, DomainError>) -> bool {
-    matches!(r, Err(DomainError::Internal(_)))
-}
 
 /// A new company (with its owner, settings and key) in the store.
 fn company(store: &DieselStore) -> CompanyId {
