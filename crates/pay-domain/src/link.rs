@@ -178,6 +178,9 @@ pub struct PaymentLinkPayload {
     pub merchant_logo_url: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merchant_payment_link_theme: Option<Theme>,
+    /// Anonymous links: the address the payment settles to (from `settlement.priorities`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settlement_address: Option<String>,
 }
 
 /// Which credential created a link (OAuth work filters lists and events by grant).
@@ -380,7 +383,120 @@ impl CreateLinkInput {
             merchant_picture_url: company.picture_url.clone(),
             merchant_logo_url: company.logo_url.clone(),
             merchant_payment_link_theme: Some(company.theme),
+            settlement_address: None,
         })
+    }
+}
+
+/// Anonymous (one-time) links belong to this reserved company: they have no merchant account,
+/// are never listed, and report to their own `webhookUrl`.
+pub const ANONYMOUS_COMPANY: CompanyId = CompanyId(uuid::Uuid::nil());
+/// Most settlement priorities an anonymous link may list.
+pub const MAX_SETTLEMENT_PRIORITIES: usize = 10;
+/// Anonymous links per client address per minute.
+pub const ANONYMOUS_LINKS_PER_MINUTE: u64 = 30;
+
+/// One entry of `settlement.priorities`: an asset and the address to settle it to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettlementPriority {
+    pub asset: String,
+    pub address: String,
+}
+
+/// `branding` of an anonymous link (it has no merchant profile to take it from).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Branding {
+    pub name: Option<String>,
+    pub logo_url: Option<String>,
+    pub theme: Option<String>,
+}
+
+/// The body of an anonymous link: the link fields, where to settle, how to brand the page,
+/// and where to report.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CreateAnonymousLinkInput {
+    pub link: CreateLinkInput,
+    pub priorities: Vec<SettlementPriority>,
+    pub branding: Branding,
+    pub webhook_url: Option<String>,
+}
+
+/// Field names of the anonymous-link body.
+pub const ANONYMOUS_LINK_EXTRA_FIELDS: &[&str] = &["settlement", "branding", "webhookUrl"];
+
+impl CreateAnonymousLinkInput {
+    /// The payload: the first settlement priority the catalogue can settle picks the asset and
+    /// the address; branding replaces the merchant profile. `asset` and `currency` are not
+    /// taken here (the priorities decide), so a caller cannot contradict them.
+    pub fn into_payload(self, catalogue: &AssetCatalogue) -> DomainResult<PaymentLinkPayload> {
+        if self.link.asset.is_some() {
+            return Err(DomainError::validation(
+                "asset",
+                "anonymous links settle by settlement.priorities; omit asset",
+            ));
+        }
+        if self.link.currency.is_some() {
+            return Err(DomainError::validation(
+                "currency",
+                "anonymous links settle by settlement.priorities; omit currency",
+            ));
+        }
+        if self.priorities.is_empty() || self.priorities.len() > MAX_SETTLEMENT_PRIORITIES {
+            return Err(DomainError::validation(
+                "settlement.priorities",
+                format!("settlement.priorities must list 1 to {MAX_SETTLEMENT_PRIORITIES} entries"),
+            ));
+        }
+        for (i, p) in self.priorities.iter().enumerate() {
+            let field = format!("settlement.priorities[{i}].address");
+            validate::text(&field, &p.address, 128, false)?;
+            if p.address.chars().any(char::is_whitespace) {
+                return Err(DomainError::validation(field, "an address has no spaces"));
+            }
+        }
+        let chosen = self
+            .priorities
+            .iter()
+            .find(|p| catalogue.get(&p.asset).is_some())
+            .ok_or_else(|| DomainError::InvalidDestinationAsset {
+                field: "settlement.priorities".into(),
+                message: "no settlement priority names an asset this service can settle".into(),
+            })?
+            .clone();
+        let b = &self.branding;
+        if let Some(n) = &b.name {
+            validate::text("branding.name", n, 100, false)?;
+        }
+        if let Some(u) = &b.logo_url {
+            validate::http_url("branding.logoUrl", u)?;
+        }
+        let theme = match &b.theme {
+            None => Theme::System,
+            Some(t) => Theme::parse(t).ok_or_else(|| {
+                DomainError::validation(
+                    "branding.theme",
+                    "branding.theme must be light, dark or system",
+                )
+            })?,
+        };
+        let settings = PaySettings {
+            default_destination_asset: Some(chosen.asset.clone()),
+            ..PaySettings::new_company_default(catalogue)
+        };
+        let company = Company {
+            id: ANONYMOUS_COMPANY,
+            name: b.name.clone().unwrap_or_default(),
+            picture_url: None,
+            logo_url: b.logo_url.clone(),
+            theme,
+            created_at: Timestamp::from_datetime(time::OffsetDateTime::UNIX_EPOCH),
+        };
+        let mut payload = self.link.into_payload(catalogue, &settings, &company)?;
+        if b.name.is_none() {
+            payload.merchant_name = None;
+        }
+        payload.settlement_address = Some(chosen.address);
+        Ok(payload)
     }
 }
 

@@ -12,7 +12,7 @@ use crate::tenancy::{Company, Membership, Role, UserRecord};
 use crate::timestamp::Timestamp;
 use crate::webhook::{
     AfterAttempt, AttemptOutcome, CallbackKind, CompanyCallback, Delivery, DeliveryFilter,
-    SealedSecret,
+    LinkWebhook, SealedSecret,
 };
 
 /// The service clock. Business time (expiry, schedules) comes from here so tests and the
@@ -251,6 +251,22 @@ pub trait WebhookStore {
     ) -> DomainResult<Vec<Delivery>>;
 }
 
+/// Anonymous links and a per-address rate limit.
+pub trait AnonymousLinkStore {
+    /// Inserts an anonymous link and its callback (when it has one) in ONE transaction.
+    fn insert_anonymous_link(
+        &self,
+        link: &PaymentLink,
+        webhook: Option<&LinkWebhook>,
+    ) -> DomainResult<()>;
+    /// The callback of an anonymous link.
+    fn link_webhook(&self, link_uid: &str) -> DomainResult<Option<LinkWebhook>>;
+    /// Counts one request in a rate-limit bucket (a digest, never a raw address).
+    fn record_rate_hit(&self, bucket: &str, at: Timestamp) -> DomainResult<()>;
+    /// Hits in the bucket at or after `since`.
+    fn rate_hits_since(&self, bucket: &str, since: Timestamp) -> DomainResult<u64>;
+}
+
 /// Readiness.
 pub trait HealthCheck {
     /// A round trip to the database.
@@ -265,6 +281,7 @@ pub trait PayStore:
     + PaymentLinkStore
     + SettingsStore
     + WebhookStore
+    + AnonymousLinkStore
     + HealthCheck
     + Send
     + Sync
@@ -278,6 +295,7 @@ impl<T> PayStore for T where
         + PaymentLinkStore
         + SettingsStore
         + WebhookStore
+        + AnonymousLinkStore
         + HealthCheck
         + Send
         + Sync

@@ -642,6 +642,7 @@ impl Pay {
     }
 }
 
+mod anonymous;
 mod webhooks;
 pub use webhooks::CallbackView;
 

@@ -546,3 +546,56 @@ pub struct DeliveryDetailDto {
     #[serde(rename = "attemptHistory")]
     pub attempt_history: Vec<AttemptDto>,
 }
+
+/// An anonymous link: the link, and its callback's signing secret when a `webhookUrl` was
+/// given (shown this once).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AnonymousLinkDto {
+    #[serde(flatten)]
+    pub link: PaymentLinkDto,
+    #[serde(rename = "webhookSecret", skip_serializing_if = "Option::is_none")]
+    pub webhook_secret: Option<String>,
+}
+
+/// One settlement priority: an asset identifier and the address to settle it to.
+#[derive(Debug, Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct SettlementPriorityRequest {
+    #[schema(example = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")]
+    pub asset: String,
+    #[schema(example = "0x52908400098527886E0F7030069857D2E4169EE7")]
+    pub address: String,
+}
+
+/// `settlement` of an anonymous link.
+#[derive(Debug, Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct SettlementRequest {
+    /// 1 to 10; the first one the service can settle wins.
+    pub priorities: Vec<SettlementPriorityRequest>,
+}
+
+/// `branding` of an anonymous link.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct BrandingRequest {
+    pub name: Option<String>,
+    pub logo_url: Option<String>,
+    #[schema(example = "system")]
+    pub theme: Option<String>,
+}
+
+/// Body of an anonymous link: the link fields (without `asset` and `currency`, which the
+/// priorities decide) plus `settlement`, `branding` and `webhookUrl`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct CreateAnonymousLinkRequest {
+    #[serde(flatten)]
+    pub link: CreatePaymentLinkRequest,
+    pub settlement: SettlementRequest,
+    pub branding: Option<BrandingRequest>,
+    /// https on a public address; its signing secret is returned once as `webhookSecret`.
+    pub webhook_url: Option<String>,
+}

@@ -118,6 +118,11 @@ impl Fields {
         self.map.contains_key(field)
     }
 
+    /// The raw value of a field, for nested objects read by the caller.
+    pub fn opt_value(&mut self, field: &str) -> Option<Value> {
+        self.map.remove(field)
+    }
+
     /// An optional string; absent or `null` is `None`.
     pub fn opt_string(&mut self, field: &str) -> Result<Option<String>, ApiError> {
         match self.map.remove(field) {

@@ -44,6 +44,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(companies::update_integration)
         .service(companies::delete_integration)
         .service(links::create_link)
+        .service(links::create_anonymous_link)
         .service(links::list_links)
         .service(links::get_link)
         .service(links::update_link_status)
@@ -78,6 +79,7 @@ const ROUTE_PATHS: &[&str] = &[
     "/api/partner/v1/companies/{companyId}/integrations",
     "/api/partner/v1/companies/{companyId}/integrations/{partnerId}",
     "/api/partner/v1/pay/payment-links",
+    "/api/public/anonymous-payment-links",
     "/api/partner/v1/pay/payment-links/{uid}",
     "/api/partner/v1/pay/settings",
     "/api/partner/v1/pay/destination-assets",

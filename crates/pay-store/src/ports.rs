@@ -29,6 +29,7 @@ use crate::schema::{
 };
 use crate::DieselStore;
 
+mod anonymous;
 mod webhooks;
 
 /// Says what failed; diesel's messages carry no bound values, so no secret reaches the log.

@@ -21,8 +21,10 @@ use crate::schema::{
     browser_sessions, companies, integrations, memberships, pay_settings, payment_links, users,
 };
 
+mod anonymous;
 mod webhooks;
 
+pub(crate) use anonymous::*;
 pub(crate) use webhooks::*;
 
 /// Names the column only: values may be secrets or personal data.

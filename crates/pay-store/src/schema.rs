@@ -158,6 +158,25 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    link_webhooks (link_uid) {
+        link_uid -> Text,
+        url -> Text,
+        secret_key_id -> Text,
+        secret_sealed -> Text,
+        secret_last4 -> Text,
+        secret_created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    rate_hits (id) {
+        id -> Text,
+        bucket -> Text,
+        at -> BigInt,
+    }
+}
+
 diesel::joinable!(memberships -> companies (company_id));
 diesel::joinable!(pay_settings -> companies (company_id));
 

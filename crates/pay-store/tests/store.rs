@@ -108,6 +108,7 @@ fn payload(amount: &str) -> PaymentLinkPayload {
         merchant_picture_url: None,
         merchant_logo_url: Some("https://cdn.example/logo.png".into()),
         merchant_payment_link_theme: Some(Theme::Dark),
+        settlement_address: None,
     }
 }
 

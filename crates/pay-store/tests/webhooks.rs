@@ -114,6 +114,7 @@ fn link(store: &DieselStore, company: CompanyId) -> PaymentLink {
             merchant_picture_url: None,
             merchant_logo_url: None,
             merchant_payment_link_theme: None,
+            settlement_address: None,
         },
         created_at: ts(T0),
         updated_at: ts(T0),

@@ -20,6 +20,7 @@ use crate::webhook::{
     SealedSecret,
 };
 
+mod anonymous;
 mod webhooks;
 
 // =====================================================================================
@@ -50,6 +51,8 @@ struct Tables {
     attempts: Vec<AttemptRecord>,
     /// The last event sequence number handed out per link.
     sequences: Vec<(PaymentLinkId, u64)>,
+    link_webhooks: Vec<crate::webhook::LinkWebhook>,
+    rate_hits: Vec<(String, Timestamp)>,
 }
 
 /// Every store port over `Mutex`ed vectors, with a call counter per method.
@@ -775,6 +778,51 @@ impl WebhookStore for MemStore {
         }
         t.deliveries.extend(built.iter().cloned());
         Ok(built)
+    }
+}
+
+impl crate::ports::AnonymousLinkStore for MemStore {
+    fn insert_anonymous_link(
+        &self,
+        link: &PaymentLink,
+        webhook: Option<&crate::webhook::LinkWebhook>,
+    ) -> DomainResult<()> {
+        self.hit("insert_anonymous_link");
+        let mut t = self.tables();
+        if t.links.iter().any(|l| l.uid == link.uid || l.id == link.id) {
+            return Err(unique_violation("payment_links.uid"));
+        }
+        t.links.push(link.clone());
+        if let Some(w) = webhook {
+            t.link_webhooks.push(w.clone());
+        }
+        Ok(())
+    }
+
+    fn link_webhook(&self, link_uid: &str) -> DomainResult<Option<crate::webhook::LinkWebhook>> {
+        self.hit("link_webhook");
+        Ok(self
+            .tables()
+            .link_webhooks
+            .iter()
+            .find(|w| w.link_uid == link_uid)
+            .cloned())
+    }
+
+    fn record_rate_hit(&self, bucket: &str, at: Timestamp) -> DomainResult<()> {
+        self.hit("record_rate_hit");
+        self.tables().rate_hits.push((bucket.to_owned(), at));
+        Ok(())
+    }
+
+    fn rate_hits_since(&self, bucket: &str, since: Timestamp) -> DomainResult<u64> {
+        self.hit("rate_hits_since");
+        Ok(self
+            .tables()
+            .rate_hits
+            .iter()
+            .filter(|(b, at)| b == bucket && *at >= since)
+            .count() as u64)
     }
 }
 

@@ -13,7 +13,7 @@ use crate::timestamp::Timestamp;
 use crate::webhook::{
     after_attempt, last4, signing_secret, validate_callback_url, AfterAttempt, AttemptOutcome,
     CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryOrigin, DeliveryStatus,
-    EventKind, LinkSnapshot, OutboundRequest, PaymentEventDraft, SessionSnapshot,
+    EventKind, LinkSnapshot, LinkWebhook, OutboundRequest, PaymentEventDraft, SessionSnapshot,
     StoredSigningSecret, CLAIM_LEASE, LOG_LIMIT_DEFAULT, LOG_LIMIT_MAX, ROTATION_GRACE,
     SECRET_RANDOM_LEN, USER_AGENT,
 };
@@ -179,7 +179,13 @@ impl Pay {
                 }
                 Ok(vec![])
             }
-            CreatedBy::Grant(_) | CreatedBy::Anonymous => Ok(vec![]),
+            CreatedBy::Anonymous => Ok(self
+                .store
+                .link_webhook(link.uid.as_str())?
+                .map(|w| vec![(CallbackKind::AnonymousLink, w.url)])
+                .unwrap_or_default()),
+            // The OAuth work routes these to the grant's webhook subscription.
+            CreatedBy::Grant(_) => Ok(vec![]),
         }
     }
 
@@ -367,8 +373,21 @@ impl Pay {
                     .map(|s| self.webhooks.sealer.open(&s.sealed, &aad))
                     .collect()
             }
-            CallbackKind::AnonymousLink | CallbackKind::Grant => Err(DomainError::Internal(
-                format!("{} callbacks are not wired yet", d.target.as_str()),
+            CallbackKind::AnonymousLink => {
+                let uid = d.payment_link_uid.as_deref().ok_or_else(|| {
+                    DomainError::Internal("anonymous delivery without a link".into())
+                })?;
+                let hook = self
+                    .store
+                    .link_webhook(uid)?
+                    .ok_or_else(|| DomainError::Internal("link callback removed".into()))?;
+                Ok(vec![self
+                    .webhooks
+                    .sealer
+                    .open(&hook.secret.sealed, &LinkWebhook::aad(uid))?])
+            }
+            CallbackKind::Grant => Err(DomainError::Internal(
+                "grant callbacks arrive with the OAuth work".into(),
             )),
         }
     }

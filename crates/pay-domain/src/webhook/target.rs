@@ -111,6 +111,21 @@ impl CompanyCallback {
     }
 }
 
+/// The per-link callback of an anonymous link, keyed by the link's uid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkWebhook {
+    pub link_uid: String,
+    pub url: String,
+    pub secret: StoredSigningSecret,
+}
+
+impl LinkWebhook {
+    /// Associated data binding the sealed secret to its link.
+    pub fn aad(link_uid: &str) -> String {
+        format!("link_webhooks:{link_uid}")
+    }
+}
+
 /// A new signing secret from a random base62 string of `SECRET_RANDOM_LEN` characters.
 pub fn signing_secret(random: &str) -> Secret {
     Secret::new(format!("{SECRET_PREFIX}{random}"))

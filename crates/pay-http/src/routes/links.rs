@@ -1,20 +1,28 @@
 //! Payment links: create, list, detail, status.
 
-use actix_web::{get, patch, post, web, HttpResponse};
-use pay_domain::link::{CreateLinkInput, LinkStatus, CREATE_LINK_FIELDS};
+use actix_web::{get, patch, post, web, HttpRequest, HttpResponse};
+use pay_domain::link::{
+    Branding, CreateAnonymousLinkInput, CreateLinkInput, LinkStatus, SettlementPriority,
+    ANONYMOUS_LINK_EXTRA_FIELDS, CREATE_LINK_FIELDS,
+};
 use pay_domain::service::Pay;
 use pay_domain::DomainError;
+use serde_json::Value;
 
 use crate::auth::{blocking, Credentials};
 use crate::dto::{
-    CreatePaymentLinkRequest, PaymentLinkDetailDto, PaymentLinkDto, PaymentLinkList,
-    UpdateLinkStatusRequest,
+    AnonymousLinkDto, CreateAnonymousLinkRequest, CreatePaymentLinkRequest, PaymentLinkDetailDto,
+    PaymentLinkDto, PaymentLinkList, UpdateLinkStatusRequest,
 };
 use crate::error::{ApiError, ErrorBody};
-use crate::json::JsonBody;
+use crate::json::{Fields, JsonBody};
 
 fn read_create(body: JsonBody) -> Result<CreateLinkInput, ApiError> {
     let mut f = body.fields(CREATE_LINK_FIELDS)?;
+    read_link_fields(&mut f)
+}
+
+fn read_link_fields(f: &mut Fields) -> Result<CreateLinkInput, ApiError> {
     Ok(CreateLinkInput {
         title: f.opt_string("title")?,
         description: f.opt_string("description")?,
@@ -36,13 +44,146 @@ fn read_create(body: JsonBody) -> Result<CreateLinkInput, ApiError> {
     })
 }
 
+fn invalid(field: &str, want: &str) -> ApiError {
+    ApiError::Domain(DomainError::validation(
+        field,
+        format!("{field} must be {want}"),
+    ))
+}
+
+/// An object with only the given keys (the first other one is `unknown_field`, by its path).
+fn strict_object<'a>(
+    v: &'a Value,
+    path: &str,
+    allowed: &[&str],
+) -> Result<&'a serde_json::Map<String, Value>, ApiError> {
+    let map = v
+        .as_object()
+        .ok_or_else(|| invalid(path, "a JSON object"))?;
+    if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(ApiError::UnknownField(format!("{path}.{k}")));
+    }
+    Ok(map)
+}
+
+fn opt_str(
+    map: &serde_json::Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<Option<String>, ApiError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(invalid(&format!("{path}.{key}"), "a string")),
+    }
+}
+
+/// The anonymous-link body: the link fields plus `settlement`, `branding` and `webhookUrl`.
+fn read_anonymous(body: JsonBody) -> Result<CreateAnonymousLinkInput, ApiError> {
+    let allowed: Vec<&str> = CREATE_LINK_FIELDS
+        .iter()
+        .chain(ANONYMOUS_LINK_EXTRA_FIELDS)
+        .copied()
+        .collect();
+    let mut f = body.fields(&allowed)?;
+    let settlement = f.opt_value("settlement");
+    let branding = f.opt_value("branding");
+    let webhook_url = f.opt_string("webhookUrl")?;
+    let link = read_link_fields(&mut f)?;
+    let settlement = settlement.ok_or_else(|| {
+        ApiError::Domain(DomainError::validation(
+            "settlement.priorities",
+            "settlement.priorities is required",
+        ))
+    })?;
+    let s = strict_object(&settlement, "settlement", &["priorities"])?;
+    let list = s
+        .get("priorities")
+        .and_then(Value::as_array)
+        .ok_or_else(|| invalid("settlement.priorities", "an array of {asset, address}"))?;
+    let mut priorities = Vec::with_capacity(list.len());
+    for (i, p) in list.iter().enumerate() {
+        let path = format!("settlement.priorities[{i}]");
+        let o = strict_object(p, &path, &["asset", "address"])?;
+        let asset = opt_str(o, "asset", &path)?
+            .ok_or_else(|| invalid(&format!("{path}.asset"), "a string"))?;
+        let address = opt_str(o, "address", &path)?
+            .ok_or_else(|| invalid(&format!("{path}.address"), "a string"))?;
+        priorities.push(SettlementPriority { asset, address });
+    }
+    let branding = match branding {
+        None | Some(Value::Null) => Branding::default(),
+        Some(v) => {
+            let o = strict_object(&v, "branding", &["name", "logoUrl", "theme"])?;
+            Branding {
+                name: opt_str(o, "name", "branding")?,
+                logo_url: opt_str(o, "logoUrl", "branding")?,
+                theme: opt_str(o, "theme", "branding")?,
+            }
+        }
+    };
+    Ok(CreateAnonymousLinkInput {
+        link,
+        priorities,
+        branding,
+        webhook_url,
+    })
+}
+
+fn client_addr(req: &HttpRequest) -> String {
+    req.peer_addr()
+        .map(|a| a.ip().to_string())
+        .unwrap_or_default()
+}
+
+async fn anonymous(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    body: JsonBody,
+) -> Result<HttpResponse, ApiError> {
+    let addr = client_addr(&req);
+    let p = pay.clone();
+    let (link, secret) = blocking(move || {
+        let input = read_anonymous(body)?;
+        Ok(p.create_anonymous_link(input, &addr)?)
+    })
+    .await?;
+    Ok(HttpResponse::Created()
+        .insert_header(("cache-control", "no-store"))
+        .json(AnonymousLinkDto {
+            link: PaymentLinkDto::new(link, &pay.public_pay_url),
+            webhook_secret: secret.map(|s| s.expose().to_owned()),
+        }))
+}
+
+/// Create an anonymous one-time link: no account; it settles to the first of your
+/// `settlement.priorities` the service can settle, is branded with `branding`, and reports to
+/// `webhookUrl` with a signing secret returned only here. 30 per minute per client address.
+#[utoipa::path(
+    tag = "Payment links",
+    request_body = CreateAnonymousLinkRequest,
+    responses(
+        (status = 201, description = "The link, and `webhookSecret` when a `webhookUrl` was given", body = AnonymousLinkDto),
+        (status = 400, description = "Invalid body; `invalid_destination_asset` when no priority can be settled", body = ErrorBody),
+        (status = 429, description = "Too many from this address; see `Retry-After`", body = ErrorBody),
+    )
+)]
+#[post("/api/public/anonymous-payment-links")]
+pub async fn create_anonymous_link(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    body: JsonBody,
+) -> Result<HttpResponse, ApiError> {
+    anonymous(pay, req, body).await
+}
+
 /// Create a payment link.
 #[utoipa::path(
     tag = "Payment links",
     request_body = CreatePaymentLinkRequest,
     security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
     responses(
-        (status = 201, description = "The new link", body = PaymentLinkDto),
+        (status = 201, description = "The new link (without any credential: an anonymous one-time link, as `POST /api/public/anonymous-payment-links`)", body = PaymentLinkDto),
         (status = 400, description = "Invalid body (`invalid_json`, `unknown_field`, `validation_failed`, `invalid_destination_asset`, `ambiguous_currency`, `missing_destination_asset`)", body = ErrorBody),
         (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
         (status = 403, description = "Session without `settings.manage` or CSRF token", body = ErrorBody),
@@ -54,8 +195,14 @@ fn read_create(body: JsonBody) -> Result<CreateLinkInput, ApiError> {
 pub async fn create_link(
     pay: web::Data<Pay>,
     creds: Credentials,
+    req: HttpRequest,
     body: JsonBody,
 ) -> Result<HttpResponse, ApiError> {
+    // Without any credential the spec creates an anonymous one-time link. Half a key pair, a
+    // bad session or an `Authorization` header is still a credential, and fails as one.
+    if matches!(creds, Credentials::None) {
+        return anonymous(pay, req, body).await;
+    }
     let p = pay.clone();
     let link = blocking(move || {
         let principal = creds.principal(&p)?;

@@ -56,8 +56,22 @@ async fn missing_or_half_credentials_are_unauthorized(app: TestApp) {
         .unwrap()
         .to_owned();
     for (m, path, body) in payment_routes(&uid) {
+        // Without any credential, creating a link is the spec's anonymous link (its own
+        // tests are in anonymous.rs): this body lacks `settlement`, so it is a 400, not a 401.
+        let create = m == Method::POST && path == "/api/partner/v1/pay/payment-links";
+        let got = send(&app, app.anon(m.clone(), &path), &body).await;
+        if create {
+            assert_error(
+                &got,
+                400,
+                "validation_failed",
+                Some("settlement.priorities"),
+            );
+        } else {
+            assert_error(&got, 401, "unauthorized", None);
+            assert_eq!(got.1["error"], "Unauthorized", "{m} {path}");
+        }
         let variants = [
-            app.anon(m.clone(), &path),
             app.anon(m.clone(), &path)
                 .header("x-svc-key-id", &app.t.key_id),
             app.anon(m.clone(), &path)

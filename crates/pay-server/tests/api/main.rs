@@ -5,6 +5,7 @@
 
 mod helpers;
 
+mod anonymous;
 mod companies;
 mod credentials;
 mod links;

@@ -1,0 +1,82 @@
+//! Anonymous (one-time) links: created without an account, settled to the caller's address,
+//! reporting to the caller's own `webhookUrl` with a secret returned once. Rate limited per
+//! client address.
+
+use time::Duration;
+
+use crate::error::{DomainError, DomainResult};
+use crate::ids::{LinkUid, PaymentLinkId};
+use crate::link::{
+    CreateAnonymousLinkInput, CreatedBy, LinkStatus, PaymentLink, ANONYMOUS_COMPANY,
+    ANONYMOUS_LINKS_PER_MINUTE,
+};
+use crate::secret::Secret;
+use crate::service::Pay;
+use crate::webhook::{
+    last4, signing_secret, validate_callback_url, LinkWebhook, StoredSigningSecret,
+    SECRET_RANDOM_LEN,
+};
+
+const WINDOW: Duration = Duration::minutes(1);
+
+impl Pay {
+    /// Creates an anonymous link; returns it and, when a `webhookUrl` was given, the signing
+    /// secret of that callback (shown this once).
+    pub fn create_anonymous_link(
+        &self,
+        input: CreateAnonymousLinkInput,
+        client_addr: &str,
+    ) -> DomainResult<(PaymentLink, Option<Secret>)> {
+        let now = self.clock.now();
+        let bucket = self
+            .crypto
+            .digest(&format!("anonymous-links|{client_addr}"))
+            .0;
+        if self.store.rate_hits_since(&bucket, now.minus(WINDOW))? >= ANONYMOUS_LINKS_PER_MINUTE {
+            return Err(DomainError::RateLimited {
+                retry_after_secs: WINDOW.whole_seconds() as u64,
+            });
+        }
+        self.store.record_rate_hit(&bucket, now)?;
+        if let Some(url) = &input.webhook_url {
+            validate_callback_url("webhookUrl", url, self.webhooks.allow_private_targets)?;
+        }
+        let webhook_url = input.webhook_url.clone();
+        let payload = input.into_payload(&self.assets)?;
+        let uid = LinkUid::parse(&self.crypto.random_alphanumeric(LinkUid::LEN))
+            .ok_or_else(|| DomainError::Internal("bad uid from generator".into()))?;
+        let link = PaymentLink {
+            id: PaymentLinkId(self.crypto.new_uuid()),
+            uid,
+            company_id: ANONYMOUS_COMPANY,
+            status: LinkStatus::Active,
+            expires_at: payload.expiration_time.expires_at(now),
+            payload,
+            created_at: now,
+            updated_at: now,
+            created_by: CreatedBy::Anonymous,
+        };
+        let (webhook, secret) = match webhook_url {
+            None => (None, None),
+            Some(url) => {
+                let secret = signing_secret(&self.crypto.random_alphanumeric(SECRET_RANDOM_LEN));
+                let sealed = self
+                    .webhooks
+                    .sealer
+                    .seal(&secret, &LinkWebhook::aad(link.uid.as_str()))?;
+                let webhook = LinkWebhook {
+                    link_uid: link.uid.to_string(),
+                    url,
+                    secret: StoredSigningSecret {
+                        sealed,
+                        last4: last4(&secret),
+                        created_at: now,
+                    },
+                };
+                (Some(webhook), Some(secret))
+            }
+        };
+        self.store.insert_anonymous_link(&link, webhook.as_ref())?;
+        Ok((link, secret))
+    }
+}

@@ -1,0 +1,88 @@
+//! `AnonymousLinkStore` on `DieselStore`: anonymous links with their per-link callback, and
+//! the rate-limit hits that throttle their creation.
+
+use diesel::prelude::*;
+use pay_domain::link::{PaymentLink, ANONYMOUS_COMPANY};
+use pay_domain::ports::AnonymousLinkStore;
+use pay_domain::timestamp::Timestamp;
+use pay_domain::webhook::LinkWebhook;
+use pay_domain::{DomainError, DomainResult};
+
+use crate::conn::write_transaction;
+use crate::rows::{LinkWebhookRow, NewLinkRow, NewLinkWebhookRow};
+use crate::schema::{link_webhooks, payment_links, rate_hits};
+use crate::DieselStore;
+
+impl AnonymousLinkStore for DieselStore {
+    fn insert_anonymous_link(
+        &self,
+        link: &PaymentLink,
+        webhook: Option<&LinkWebhook>,
+    ) -> DomainResult<()> {
+        // Caller bugs, refused before anything is written: a merchant's link stored through
+        // this path, or a callback filed under another link's uid.
+        if !link.is_anonymous() || link.company_id != ANONYMOUS_COMPANY {
+            return Err(DomainError::Internal(
+                "insert anonymous link: not an anonymous link of the anonymous company".into(),
+            ));
+        }
+        if webhook.is_some_and(|w| w.link_uid != link.uid.as_str()) {
+            return Err(DomainError::Internal(
+                "insert anonymous link: callback of another link".into(),
+            ));
+        }
+        let row = NewLinkRow::try_from(link)?;
+        let webhook = webhook.map(NewLinkWebhookRow::from);
+        self.write("insert anonymous link", |conn| {
+            write_transaction(conn, |conn| {
+                diesel::insert_into(payment_links::table)
+                    .values(&row)
+                    .execute(conn)?;
+                if let Some(w) = &webhook {
+                    diesel::insert_into(link_webhooks::table)
+                        .values(w)
+                        .execute(conn)?;
+                }
+                Ok(())
+            })
+        })
+    }
+
+    fn link_webhook(&self, link_uid: &str) -> DomainResult<Option<LinkWebhook>> {
+        self.run("link webhook", |conn| {
+            link_webhooks::table
+                .find(link_uid)
+                .select(LinkWebhookRow::as_select())
+                .first(conn)
+                .optional()
+        })?
+        .map(LinkWebhook::try_from)
+        .transpose()
+    }
+
+    fn record_rate_hit(&self, bucket: &str, at: Timestamp) -> DomainResult<()> {
+        // Random, not time-ordered: hits of one bucket in the same millisecond must not collide.
+        let id = uuid::Uuid::new_v4().hyphenated().to_string();
+        self.write("record rate hit", |conn| {
+            diesel::insert_into(rate_hits::table)
+                .values((
+                    rate_hits::id.eq(id),
+                    rate_hits::bucket.eq(bucket),
+                    rate_hits::at.eq(at.unix_millis()),
+                ))
+                .execute(conn)
+        })?;
+        Ok(())
+    }
+
+    fn rate_hits_since(&self, bucket: &str, since: Timestamp) -> DomainResult<u64> {
+        let n: i64 = self.run("count rate hits", |conn| {
+            rate_hits::table
+                .filter(rate_hits::bucket.eq(bucket))
+                .filter(rate_hits::at.ge(since.unix_millis()))
+                .count()
+                .get_result(conn)
+        })?;
+        Ok(u64::try_from(n).unwrap_or_default())
+    }
+}
