@@ -20,6 +20,7 @@ use pay_domain::DomainError;
 use pay_store::DieselStore;
 use uuid::Uuid;
 
+#[macro_use]
 mod common;
 use common::*;
 
@@ -89,29 +90,6 @@ fn all_deliveries() -> DeliveryFilter {
         limit: 50,
         ..DeliveryFilter::default()
     }
-}
-
-/// Each case runs on a fresh, migrated database of each backend.
-macro_rules! both_backends {
-    ($($case:ident),* $(,)?) => {$(
-        mod $case {
-            #[test]
-            fn sqlite() {
-                let db = pay_store::testing::TestDb::sqlite();
-                let store = super::open(&db.url);
-                assert_eq!(store.backend(), pay_store::Backend::Sqlite);
-                super::$case(&store, &db.url);
-            }
-
-            #[test]
-            fn postgres() {
-                let Some(db) = pay_store::testing::TestDb::postgres() else { return };
-                let store = super::open(&db.url);
-                assert_eq!(store.backend(), pay_store::Backend::Postgres);
-                super::$case(&store, &db.url);
-            }
-        }
-    )*};
 }
 
 both_backends!(

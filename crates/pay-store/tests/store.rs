@@ -20,6 +20,7 @@ use pay_store::testing::TestDb;
 use pay_store::{Backend, DieselStore, StoreConfig, StoreError};
 use uuid::Uuid;
 
+#[macro_use]
 mod common;
 use common::*;
 
@@ -124,29 +125,6 @@ fn link(company: CompanyId, created_at: i64, created_by: CreatedBy) -> PaymentLi
         expires_at: Some(ts(created_at + 86_400_000)),
         created_by,
     }
-}
-
-/// Each case runs on a fresh, migrated database of each backend.
-macro_rules! both_backends {
-    ($($case:ident),* $(,)?) => {$(
-        mod $case {
-            #[test]
-            fn sqlite() {
-                let db = pay_store::testing::TestDb::sqlite();
-                let store = super::open(&db.url);
-                assert_eq!(store.backend(), pay_store::Backend::Sqlite);
-                super::$case(&store, &db.url);
-            }
-
-            #[test]
-            fn postgres() {
-                let Some(db) = pay_store::testing::TestDb::postgres() else { return };
-                let store = super::open(&db.url);
-                assert_eq!(store.backend(), pay_store::Backend::Postgres);
-                super::$case(&store, &db.url);
-            }
-        }
-    )*};
 }
 
 both_backends!(

@@ -22,6 +22,7 @@ use pay_domain::DomainError;
 use pay_store::DieselStore;
 use uuid::Uuid;
 
+#[macro_use]
 mod common;
 use common::*;
 
@@ -207,29 +208,6 @@ fn ids(deliveries: &[Delivery]) -> Vec<Uuid> {
 
 fn want(deliveries: &[&Delivery]) -> Vec<Uuid> {
     deliveries.iter().map(|d| d.id).collect()
-}
-
-/// Each case runs on a fresh, migrated database of each backend.
-macro_rules! both_backends {
-    ($($case:ident),* $(,)?) => {$(
-        mod $case {
-            #[test]
-            fn sqlite() {
-                let db = pay_store::testing::TestDb::sqlite();
-                let store = super::open(&db.url);
-                assert_eq!(store.backend(), pay_store::Backend::Sqlite);
-                super::$case(&store, &db.url);
-            }
-
-            #[test]
-            fn postgres() {
-                let Some(db) = pay_store::testing::TestDb::postgres() else { return };
-                let store = super::open(&db.url);
-                assert_eq!(store.backend(), pay_store::Backend::Postgres);
-                super::$case(&store, &db.url);
-            }
-        }
-    )*};
 }
 
 both_backends!(

@@ -10,6 +10,29 @@ use pay_domain::DomainError;
 use pay_store::{DieselStore, StoreConfig};
 use uuid::Uuid;
 
+/// Each case runs on a fresh, migrated database of each backend.
+macro_rules! both_backends {
+    ($($case:ident),* $(,)?) => {$(
+        mod $case {
+            #[test]
+            fn sqlite() {
+                let db = pay_store::testing::TestDb::sqlite();
+                let store = super::open(&db.url);
+                assert_eq!(store.backend(), pay_store::Backend::Sqlite);
+                super::$case(&store, &db.url);
+            }
+
+            #[test]
+            fn postgres() {
+                let Some(db) = pay_store::testing::TestDb::postgres() else { return };
+                let store = super::open(&db.url);
+                assert_eq!(store.backend(), pay_store::Backend::Postgres);
+                super::$case(&store, &db.url);
+            }
+        }
+    )*};
+}
+
 pub const T0: i64 = 1_795_327_640_123;
 
 pub fn ts(ms: i64) -> Timestamp {
