@@ -48,8 +48,8 @@ fn start_receiver(count: Arc<AtomicU64>) -> String {
     format!("http://127.0.0.1:{port}/hook")
 }
 
-/// The ceiling: sign and POST `n` bodies, `CONCURRENCY` in flight.
-async fn bare_loop(url: &str, n: usize, body: &str) -> f64 {
+/// The ceiling: sign and POST `n` bodies, `in_flight` at a time (1: a plain loop).
+async fn bare_loop(url: &str, n: usize, body: &str, in_flight: usize) -> f64 {
     let transport = HttpTransport::new(TransportConfig {
         allow_private: true,
         ..TransportConfig::default()
@@ -60,7 +60,7 @@ async fn bare_loop(url: &str, n: usize, body: &str) -> f64 {
     )];
     let start = Instant::now();
     futures_util::stream::iter(0..n)
-        .for_each_concurrent(CONCURRENCY, |i| {
+        .for_each_concurrent(in_flight, |i| {
             let transport = &transport;
             let secret = &secret;
             async move {
@@ -164,34 +164,43 @@ fn main() {
         let body = serde_json::json!({"type": "pay.webhook.test", "paymentLink": {"amount": "12.50", "note": "x".repeat(600)}}).to_string();
         let mut rows: Vec<(&str, Vec<f64>, Vec<f64>)> = Vec::new();
         let mut ceiling_r = Vec::new();
+        let mut sequential_r = Vec::new();
+        let mut pg1_seq_r = Vec::new();
         let (mut sqlite_r, mut pg1_r, mut pg2_r) = (Vec::new(), Vec::new(), Vec::new());
         let pg_available = std::env::var("PAY_TEST_POSTGRES_URL").is_ok();
         if !pg_available {
             eprintln!("SKIP: PostgreSQL rounds (set PAY_TEST_POSTGRES_URL)");
         }
         for round in 1..=rounds {
-            let ceiling = bare_loop(&url, n, &body).await;
+            let sequential = bare_loop(&url, n, &body, 1).await;
+            sequential_r.push(sequential);
+            let ceiling = bare_loop(&url, n, &body, CONCURRENCY).await;
             ceiling_r.push(ceiling);
             let db = TestDb::sqlite();
             let s = dispatch(&db.url, &url, n, 1).await;
             sqlite_r.push(s / ceiling);
-            let mut line = format!("round {round}: ceiling {ceiling:.0}/s, sqlite {s:.0}/s");
+            let mut line = format!(
+                "round {round}: plain loop {sequential:.0}/s, {CONCURRENCY} in flight {ceiling:.0}/s, sqlite {s:.0}/s"
+            );
             if pg_available {
                 let db = TestDb::postgres().unwrap();
                 let one = dispatch(&db.url, &url, n, 1).await;
                 let db = TestDb::postgres().unwrap();
                 let two = dispatch(&db.url, &url, n, 2).await;
                 pg1_r.push(one / ceiling);
+                pg1_seq_r.push(one / sequential);
                 pg2_r.push(two / one);
                 line += &format!(", postgres one {one:.0}/s, two {two:.0}/s");
             }
             println!("{line}");
         }
         rows.push(("sqlite / ceiling", sqlite_r.clone(), vec![]));
-        println!("median ceiling (bare sign-and-POST, {CONCURRENCY} in flight): {:.0}/s", median(ceiling_r.clone()));
-        println!("median SQLite dispatcher / ceiling: {:.2}", median(sqlite_r));
+        println!("median plain sign-and-POST loop (one in flight): {:.0}/s", median(sequential_r));
+        println!("median sign-and-POST with {CONCURRENCY} in flight: {:.0}/s", median(ceiling_r.clone()));
+        println!("median SQLite dispatcher / {CONCURRENCY} in flight: {:.2}", median(sqlite_r));
         if !pg1_r.is_empty() {
-            println!("median PostgreSQL one dispatcher / ceiling: {:.2}", median(pg1_r));
+            println!("median PostgreSQL one dispatcher / plain loop: {:.2}", median(pg1_seq_r));
+            println!("median PostgreSQL one dispatcher / {CONCURRENCY} in flight: {:.2}", median(pg1_r));
             println!("median PostgreSQL two dispatchers / one: {:.2}", median(pg2_r));
         }
         println!("receiver got {} requests", count.load(Ordering::Relaxed));
