@@ -120,6 +120,25 @@ impl Decimal {
         })
     }
 
+    /// `pct` percent of this value, exact (scale grows by the percent's scale plus two).
+    pub fn percent(self, pct: Decimal) -> Option<Decimal> {
+        let mut mantissa = self.mantissa.checked_mul(pct.mantissa)?;
+        let mut scale = self.scale + pct.scale + 2;
+        // Drop trailing zeros so comparisons stay well inside u128.
+        while scale > 0 && mantissa.is_multiple_of(10) && mantissa != 0 {
+            mantissa /= 10;
+            scale -= 1;
+        }
+        if scale > 2 * MAX_SCALE + 2 {
+            return None;
+        }
+        Some(Decimal {
+            negative: (self.negative != pct.negative) && mantissa != 0,
+            mantissa,
+            scale,
+        })
+    }
+
     pub fn checked_sub(self, other: Decimal) -> Option<Decimal> {
         self.checked_add(Decimal {
             negative: !other.negative && other.mantissa != 0,
@@ -250,6 +269,17 @@ mod tests {
         assert!(d("-2") < d("-1.5"));
         assert!(d("1.000001") > d("1"));
         assert_eq!(d("1.50").significant_scale(), 1);
+    }
+
+    #[test]
+    fn percentages_are_exact() {
+        assert_eq!(d("100").percent(d("1")).unwrap(), d("1"));
+        assert_eq!(d("12.50").percent(d("2.5")).unwrap().to_string(), "0.3125");
+        assert_eq!(
+            d("0.000001").percent(d("0.5")).unwrap().to_string(),
+            "0.000000005"
+        );
+        assert_eq!(d("10").percent(d("-1")).unwrap(), d("-0.1"));
     }
 
     #[test]

@@ -42,6 +42,9 @@ pub enum DomainError {
     /// A refused state change.
     #[error("cannot change status from {from} to {to}")]
     InvalidTransition { from: LinkStatus, to: LinkStatus },
+    /// A refused payment-session move.
+    #[error("a {from} session cannot take {event}")]
+    SessionTransition { from: &'static str, event: String },
     /// A store or crypto adapter failed; the message is for the log only.
     #[error("internal error: {0}")]
     Internal(String),

@@ -11,6 +11,7 @@ pub mod link;
 pub mod ports;
 pub mod secret;
 pub mod service;
+pub mod session;
 pub mod settings;
 pub mod tenancy;
 pub mod timestamp;

@@ -112,6 +112,12 @@ impl ApiError {
                     d.to_string(),
                     Some("status".into()),
                 ),
+                D::SessionTransition { .. } => (
+                    StatusCode::CONFLICT,
+                    "invalid_session_transition",
+                    d.to_string(),
+                    None,
+                ),
                 D::Internal(_) => (
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "internal_error",
