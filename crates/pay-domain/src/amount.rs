@@ -120,6 +120,73 @@ impl Decimal {
         })
     }
 
+    /// Drops trailing fractional zeros (`1.50` -> `1.5`); the value is unchanged.
+    pub fn normalized(mut self) -> Decimal {
+        while self.scale > 0 && self.mantissa != 0 && self.mantissa.is_multiple_of(10) {
+            self.mantissa /= 10;
+            self.scale -= 1;
+        }
+        self
+    }
+
+    /// The exact product.
+    pub fn checked_mul(self, other: Decimal) -> Option<Decimal> {
+        let mantissa = self.mantissa.checked_mul(other.mantissa)?;
+        Some(
+            Decimal {
+                negative: (self.negative != other.negative) && mantissa != 0,
+                mantissa,
+                scale: self.scale + other.scale,
+            }
+            .normalized(),
+        )
+    }
+
+    /// `self / other` with `scale` fractional digits, rounded as asked. Only for non-negative
+    /// operands (amounts and prices); `None` on a zero divisor, a negative operand or overflow.
+    pub fn checked_div(self, other: Decimal, scale: u32, rounding: Rounding) -> Option<Decimal> {
+        if other.is_zero() || self.negative || other.negative {
+            return None;
+        }
+        // (a / 10^sa) / (b / 10^sb) * 10^scale = a * 10^(sb + scale) / (b * 10^sa)
+        let num = self
+            .mantissa
+            .checked_mul(10u128.checked_pow(other.scale.checked_add(scale)?)?)?;
+        let den = other
+            .mantissa
+            .checked_mul(10u128.checked_pow(self.scale)?)?;
+        let (q, r) = (num / den, num % den);
+        let mantissa = match rounding {
+            Rounding::Down => q,
+            Rounding::Up if r > 0 => q.checked_add(1)?,
+            Rounding::Up => q,
+        };
+        Some(Decimal {
+            negative: false,
+            mantissa,
+            scale,
+        })
+    }
+
+    /// Rounds to `scale` fractional digits (no change when already that short).
+    pub fn round_to(self, scale: u32, rounding: Rounding) -> Decimal {
+        if self.scale <= scale {
+            return self;
+        }
+        let factor = 10u128.pow(self.scale - scale);
+        let (q, r) = (self.mantissa / factor, self.mantissa % factor);
+        // Away from zero for Up (a payer never sends too little), toward zero for Down.
+        let mantissa = match rounding {
+            Rounding::Up if r > 0 => q + 1,
+            _ => q,
+        };
+        Decimal {
+            negative: self.negative && mantissa != 0,
+            mantissa,
+            scale,
+        }
+    }
+
     /// `pct` percent of this value, exact (scale grows by the percent's scale plus two).
     pub fn percent(self, pct: Decimal) -> Option<Decimal> {
         let mut mantissa = self.mantissa.checked_mul(pct.mantissa)?;
@@ -188,6 +255,15 @@ impl fmt::Display for Decimal {
         let (int, frac) = padded.split_at(padded.len() - scale);
         write!(f, "{int}.{frac}")
     }
+}
+
+/// How a result that does not fit the wanted precision is rounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rounding {
+    /// Toward zero (what the merchant is promised: never more than arrives).
+    Down,
+    /// Away from zero (what the payer is asked: never less than owed).
+    Up,
 }
 
 /// A positive amount to collect, kept exactly as the caller wrote it (the API echoes it).
@@ -269,6 +345,45 @@ mod tests {
         assert!(d("-2") < d("-1.5"));
         assert!(d("1.000001") > d("1"));
         assert_eq!(d("1.50").significant_scale(), 1);
+    }
+
+    #[test]
+    fn products_divisions_and_rounding() {
+        assert_eq!(
+            d("1.5").checked_mul(d("2.25")).unwrap().to_string(),
+            "3.375"
+        );
+        assert_eq!(d("-2").checked_mul(d("0.5")).unwrap(), d("-1"));
+        let third = d("1").checked_div(d("3"), 6, Rounding::Down).unwrap();
+        assert_eq!(third.to_string(), "0.333333");
+        assert_eq!(
+            d("1")
+                .checked_div(d("3"), 6, Rounding::Up)
+                .unwrap()
+                .to_string(),
+            "0.333334"
+        );
+        assert_eq!(
+            d("10")
+                .checked_div(d("4"), 2, Rounding::Up)
+                .unwrap()
+                .to_string(),
+            "2.50"
+        );
+        assert_eq!(
+            d("25.00")
+                .checked_div(d("3125.50"), 18, Rounding::Up)
+                .unwrap()
+                .to_string(),
+            "0.007998720204767238"
+        );
+        assert_eq!(d("1").checked_div(d("0"), 2, Rounding::Up), None);
+        assert_eq!(d("-1").checked_div(d("2"), 2, Rounding::Up), None);
+        assert_eq!(d("1.234").round_to(2, Rounding::Up).to_string(), "1.24");
+        assert_eq!(d("1.234").round_to(2, Rounding::Down).to_string(), "1.23");
+        assert_eq!(d("1.230").round_to(2, Rounding::Up).to_string(), "1.23");
+        assert_eq!(d("1.2").round_to(4, Rounding::Up).to_string(), "1.2");
+        assert_eq!(d("1.500").normalized().to_string(), "1.5");
     }
 
     #[test]

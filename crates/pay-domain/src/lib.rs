@@ -9,6 +9,7 @@ pub mod ids;
 pub mod integration;
 pub mod link;
 pub mod ports;
+pub mod quote;
 pub mod secret;
 pub mod service;
 pub mod session;
