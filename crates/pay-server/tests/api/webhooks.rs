@@ -711,7 +711,137 @@ async fn two_dispatchers_deliver_each_event_once(app: TestApp) {
     assert_eq!(pending["data"].as_array().unwrap().len(), 0, "no loss");
 }
 
+async fn webhook_routes_check_credentials_and_permissions(app: TestApp) {
+    let rx = Receiver::start();
+    let s = app.login_owner(&app.t).await;
+    set_callback(&app, &s, &rx.url).await;
+    let link = app.create_link(json!({"amount": "1"})).await;
+    let uid = link["uid"].as_str().unwrap().to_owned();
+    let d = test_event(&app, &uid).await;
+    let id = d["id"].as_str().unwrap().to_owned();
+    let routes: Vec<(Method, String, Option<Value>, bool)> = vec![
+        (
+            Method::GET,
+            "/api/partner/v1/pay/webhook-requests".into(),
+            None,
+            false,
+        ),
+        (
+            Method::GET,
+            format!("/api/partner/v1/pay/webhook-requests/{id}"),
+            None,
+            false,
+        ),
+        (
+            Method::POST,
+            format!("/api/partner/v1/pay/webhook-requests/{id}/resend"),
+            None,
+            true,
+        ),
+        (
+            Method::POST,
+            "/api/partner/v1/pay/webhook-requests/test".into(),
+            Some(json!({"paymentLinkUid": uid})),
+            true,
+        ),
+    ];
+    let send = |rb: reqwest::RequestBuilder, body: &Option<Value>| {
+        let rb = match body {
+            Some(b) => rb.json(b),
+            None => rb,
+        };
+        rb.send()
+    };
+    let (email, pw) = app.add_member(&app.t, "member").await;
+    let member = app.login(&email, &pw).await;
+    for (m, path, body, writes) in &routes {
+        for rb in [
+            app.anon(m.clone(), path),
+            app.anon(m.clone(), path)
+                .header("x-svc-key-id", &app.t.key_id),
+            app.anon(m.clone(), path)
+                .header("x-svc-key-secret", &app.t.key_secret),
+        ] {
+            assert_error(
+                &read(send(rb, body).await.unwrap()).await,
+                401,
+                "unauthorized",
+                None,
+            );
+        }
+        for rb in [
+            app.anon(m.clone(), path)
+                .header("x-svc-key-id", &app.t.key_id)
+                .header(
+                    "x-svc-key-secret",
+                    "mksec_wrongwrongwrongwrongwrongwrongwrongwrong",
+                ),
+            app.anon(m.clone(), path)
+                .header("authorization", "Bearer abc"),
+        ] {
+            assert_error(
+                &read(send(rb, body).await.unwrap()).await,
+                401,
+                "invalid_credentials",
+                None,
+            );
+        }
+        let got = read(
+            send(app.in_session(&member, m.clone(), path), body)
+                .await
+                .unwrap(),
+        )
+        .await;
+        if *writes {
+            assert_error(&got, 403, "forbidden", None);
+            let got = read(
+                send(app.in_session_no_csrf(&s, m.clone(), path), body)
+                    .await
+                    .unwrap(),
+            )
+            .await;
+            assert_error(&got, 403, "forbidden", None);
+        } else {
+            assert_eq!(got.0, 200, "members read {path}: {}", got.1);
+        }
+        let got = read(
+            send(app.in_session(&s, m.clone(), path), body)
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert!(
+            got.0.is_success(),
+            "the owner's session: {m} {path}: {}",
+            got.1
+        );
+    }
+    // A disabled key is refused on every webhook route.
+    let keys = format!(
+        "/api/partner/v1/companies/{}/integrations",
+        app.t.company_id
+    );
+    let partner = read(app.in_session(&s, Method::GET, &keys).send().await.unwrap())
+        .await
+        .1["data"][0]["partner_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let off = app
+        .in_session(&s, Method::PATCH, &format!("{keys}/{partner}"))
+        .json(&json!({"enabled": false}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(off.status(), 200);
+    for (m, path, body, _) in &routes {
+        let got = read(send(app.req(m.clone(), path), body).await.unwrap()).await;
+        assert_error(&got, 401, "invalid_credentials", None);
+    }
+}
+
 on_both_backends!(
+    webhook_routes_check_credentials_and_permissions,
     callback_settings,
     a_signed_delivery_with_the_spec_headers,
     retries_every_five_minutes_then_fails,
