@@ -148,14 +148,24 @@ impl Decimal {
         if other.is_zero() || self.negative || other.negative {
             return None;
         }
-        // (a / 10^sa) / (b / 10^sb) * 10^scale = a * 10^(sb + scale) / (b * 10^sa)
-        let num = self
-            .mantissa
-            .checked_mul(10u128.checked_pow(other.scale.checked_add(scale)?)?)?;
-        let den = other
-            .mantissa
-            .checked_mul(10u128.checked_pow(self.scale)?)?;
-        let (q, r) = (num / den, num % den);
+        // (a / 10^sa) / (b / 10^sb) * 10^scale = a * 10^(sb + scale - sa) / b. The power of
+        // ten is applied one digit at a time (long division), so a long price (18 decimals)
+        // divided at 18 decimals never needs a 10^40 intermediate.
+        let (a, b) = (self.normalized(), other.normalized());
+        let exp = i64::from(b.scale) + i64::from(scale) - i64::from(a.scale);
+        let (mut q, mut r, den) = if exp >= 0 {
+            (a.mantissa / b.mantissa, a.mantissa % b.mantissa, b.mantissa)
+        } else {
+            let den = b
+                .mantissa
+                .checked_mul(10u128.checked_pow(u32::try_from(-exp).ok()?)?)?;
+            (a.mantissa / den, a.mantissa % den, den)
+        };
+        for _ in 0..exp.max(0) {
+            r = r.checked_mul(10)?;
+            q = q.checked_mul(10)?.checked_add(r / den)?;
+            r %= den;
+        }
         let mantissa = match rounding {
             Rounding::Down => q,
             Rounding::Up if r > 0 => q.checked_add(1)?,
@@ -378,6 +388,22 @@ mod tests {
             "0.007998720204767238"
         );
         assert_eq!(d("1").checked_div(d("0"), 2, Rounding::Up), None);
+        // A long price at 18 decimals divided at 18 decimals (100 EUR of ETH).
+        let eth_in_eur = d("2314.814814814814814814");
+        assert_eq!(
+            d("101.0000")
+                .checked_div(eth_in_eur, 18, Rounding::Up)
+                .unwrap()
+                .to_string(),
+            "0.043632000000000001"
+        );
+        assert_eq!(
+            d("100")
+                .checked_div(d("0.0004"), 2, Rounding::Down)
+                .unwrap()
+                .to_string(),
+            "250000.00"
+        );
         assert_eq!(d("-1").checked_div(d("2"), 2, Rounding::Up), None);
         assert_eq!(d("1.234").round_to(2, Rounding::Up).to_string(), "1.24");
         assert_eq!(d("1.234").round_to(2, Rounding::Down).to_string(), "1.23");

@@ -170,6 +170,24 @@ mod tests {
     }
 
     #[test]
+    fn long_prices_quote_at_full_precision() {
+        // 100.00 EUR paid in ETH priced 2500 USD / 1.08 (a price with 18 decimals).
+        let q = quote(&QuoteRequest {
+            invoice_amount: d("100.00"),
+            pay_price: d("2314.814814814814814814"),
+            pay_decimals: 18,
+            buy_price: d("0.925925925925925925"),
+            buy_decimals: 6,
+            fee_percent: d("1"),
+            fee_payer: FeePayer::Client,
+            surcharge_percent: d("0"),
+        })
+        .unwrap();
+        assert_eq!(q.required_sell_amount.to_string(), "0.043632000000000001");
+        assert_eq!(q.expected_buy_amount.to_string(), "108.000000");
+    }
+
+    #[test]
     fn rounding_never_shortchanges_the_merchant() {
         // 10 USD in BTC at 30,000: 0.000333333... BTC, asked as 0.00033334 (up, 8 decimals).
         let q = quote(&QuoteRequest {
