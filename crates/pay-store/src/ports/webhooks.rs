@@ -183,13 +183,38 @@ impl WebhookStore for DieselStore {
         if batch.is_empty() {
             return Ok(vec![]);
         }
-        // One transaction (one commit, one fsync) for a dispatcher's whole round.
+        // One transaction (one commit, one fsync) for a dispatcher's whole round: each
+        // delivery moves by its own compare-and-set update, then the attempts of the ones that
+        // moved are inserted together.
         self.write("record attempts", |conn| {
             write_transaction(conn, |conn| {
-                batch
+                let moved: Vec<bool> = batch
                     .iter()
-                    .map(|(attempt, after)| record_one(conn, attempt, after))
-                    .collect()
+                    .map(|(attempt, after)| move_delivery(conn, attempt, after))
+                    .collect::<QueryResult<_>>()?;
+                let rows: Vec<NewAttemptRow<'_>> = batch
+                    .iter()
+                    .zip(&moved)
+                    .filter(|(_, m)| **m)
+                    .map(|((attempt, _), _)| NewAttemptRow::from(attempt))
+                    .collect();
+                match conn {
+                    // One multi-row INSERT: PostgreSQL takes it; diesel's MultiBackend cannot
+                    // batch inserts for SQLite, where a statement is an in-process call anyway.
+                    AnyConnection::Postgresql(pg) if !rows.is_empty() => {
+                        diesel::insert_into(webhook_attempts::table)
+                            .values(&rows)
+                            .execute(pg)?;
+                    }
+                    _ => {
+                        for row in &rows {
+                            diesel::insert_into(webhook_attempts::table)
+                                .values(row)
+                                .execute(conn)?;
+                        }
+                    }
+                }
+                Ok(moved)
             })
         })
     }
@@ -313,6 +338,21 @@ fn record_one(
     attempt: &AttemptRecord,
     after: &AfterAttempt,
 ) -> QueryResult<bool> {
+    if !move_delivery(conn, attempt, after)? {
+        return Ok(false);
+    }
+    diesel::insert_into(webhook_attempts::table)
+        .values(&NewAttemptRow::from(attempt))
+        .execute(conn)?;
+    Ok(true)
+}
+
+/// Moves a delivery by an attempt's outcome; false when it moved on already.
+fn move_delivery(
+    conn: &mut AnyConnection,
+    attempt: &AttemptRecord,
+    after: &AfterAttempt,
+) -> QueryResult<bool> {
     let delivery_id = uuid_text(attempt.delivery_id);
     let number = i64::from(attempt.number);
     let outcome = &attempt.outcome;
@@ -334,13 +374,7 @@ fn record_one(
         webhook_deliveries::last_error.eq(outcome.error.as_deref()),
     ))
     .execute(conn)?;
-    if moved == 0 {
-        return Ok(false);
-    }
-    diesel::insert_into(webhook_attempts::table)
-        .values(&NewAttemptRow::from(attempt))
-        .execute(conn)?;
-    Ok(true)
+    Ok(moved == 1)
 }
 
 #[cfg(test)]
