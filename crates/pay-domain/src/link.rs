@@ -395,6 +395,8 @@ pub const ANONYMOUS_COMPANY: CompanyId = CompanyId(uuid::Uuid::nil());
 pub const MAX_SETTLEMENT_PRIORITIES: usize = 10;
 /// Anonymous links per client address per minute.
 pub const ANONYMOUS_LINKS_PER_MINUTE: u64 = 30;
+/// The window the anonymous-link limit counts in.
+pub const ANONYMOUS_RATE_WINDOW: Duration = Duration::minutes(1);
 
 /// One entry of `settlement.priorities`: an asset and the address to settle it to.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -301,10 +301,19 @@ pub trait Processor: Send + Sync {
     ) -> DomainResult<DepositChannel>;
 }
 
-/// Readiness.
+/// Readiness and housekeeping.
 pub trait HealthCheck {
     /// A round trip to the database.
     fn ping(&self) -> DomainResult<()>;
+    /// Deletes rows that no rule reads any more: sessions that expired before
+    /// `sessions_before`, login failures before `failures_before`, rate-limit hits before
+    /// `hits_before`. Returns how many rows went.
+    fn prune(
+        &self,
+        sessions_before: Timestamp,
+        failures_before: Timestamp,
+        hits_before: Timestamp,
+    ) -> DomainResult<u64>;
 }
 
 /// Everything the service needs from storage, as one object.

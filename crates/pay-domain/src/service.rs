@@ -640,6 +640,17 @@ impl Pay {
     pub fn ready(&self) -> DomainResult<()> {
         self.store.ping()
     }
+
+    /// Housekeeping: forgets expired sessions, and login failures and rate-limit hits older
+    /// than the windows that count them. Returns how many rows went.
+    pub fn prune(&self) -> DomainResult<u64> {
+        let now = self.now();
+        self.store.prune(
+            now,
+            now.minus(LOGIN_WINDOW),
+            now.minus(crate::link::ANONYMOUS_RATE_WINDOW),
+        )
+    }
 }
 
 mod anonymous;

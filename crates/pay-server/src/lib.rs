@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod dispatcher;
+pub mod janitor;
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -178,6 +179,7 @@ impl Application {
         if self.run_dispatcher {
             actix_rt::spawn(self.dispatcher.run());
         }
+        actix_rt::spawn(janitor::run(self.pay.clone()));
         self.server.await
     }
 

@@ -75,6 +75,7 @@ fn main() -> anyhow::Result<()> {
         Command::Worker => {
             let pay = build_pay(&config, open_store(&config)?)?;
             actix_rt::System::new().block_on(async move {
+                actix_rt::spawn(pay_server::janitor::run(pay.clone()));
                 let dispatcher = build_dispatcher(&config, pay)?;
                 tokio::select! {
                     _ = dispatcher.run() => {}

@@ -25,7 +25,7 @@ use crate::rows::{
 };
 use crate::schema::{
     browser_sessions, companies, integrations, login_failures, memberships, pay_settings,
-    payment_links, users,
+    payment_links, rate_hits, users,
 };
 use crate::DieselStore;
 
@@ -474,5 +474,33 @@ impl SettingsStore for DieselStore {
 impl HealthCheck for DieselStore {
     fn ping(&self) -> DomainResult<()> {
         self.run("ping", |conn| conn.batch_execute("SELECT 1"))
+    }
+
+    fn prune(
+        &self,
+        sessions_before: Timestamp,
+        failures_before: Timestamp,
+        hits_before: Timestamp,
+    ) -> DomainResult<u64> {
+        let n = self.write("prune", |conn| {
+            write_transaction(conn, |conn| {
+                let sessions = diesel::delete(
+                    browser_sessions::table
+                        .filter(browser_sessions::expires_at.lt(sessions_before.unix_millis())),
+                )
+                .execute(conn)?;
+                let failures = diesel::delete(
+                    login_failures::table
+                        .filter(login_failures::failed_at.lt(failures_before.unix_millis())),
+                )
+                .execute(conn)?;
+                let hits = diesel::delete(
+                    rate_hits::table.filter(rate_hits::at.lt(hits_before.unix_millis())),
+                )
+                .execute(conn)?;
+                Ok(sessions + failures + hits)
+            })
+        })?;
+        Ok(n as u64)
     }
 }

@@ -128,6 +128,7 @@ fn link(company: CompanyId, created_at: i64, created_by: CreatedBy) -> PaymentLi
 }
 
 both_backends!(
+    prune_forgets_what_no_rule_reads,
     migrations_are_idempotent,
     create_tenant_then_every_read,
     duplicate_email_writes_nothing,
@@ -1020,4 +1021,38 @@ fn cache_invalidation_postgres() {
     if let Some(db) = TestDb::postgres() {
         cache_invalidation(&db.url);
     }
+}
+
+fn prune_forgets_what_no_rule_reads(store: &DieselStore, _url: &str) {
+    use pay_domain::ports::AnonymousLinkStore;
+    let t = tenant("prune@example.com");
+    store.create_tenant(&t).unwrap();
+    let session = |expires: i64| StoredSession {
+        id: SessionId(Uuid::now_v7()),
+        token_digest: digest(),
+        csrf_digest: digest(),
+        user_id: t.owner,
+        company_id: t.company.id,
+        created_at: ts(T0),
+        expires_at: ts(expires),
+    };
+    let (old, live) = (session(T0 + 10), session(T0 + 10_000));
+    store.insert_session(&old).unwrap();
+    store.insert_session(&live).unwrap();
+    let key = digest().0;
+    store.record_login_failure(&key, ts(T0)).unwrap();
+    store.record_login_failure(&key, ts(T0 + 5_000)).unwrap();
+    store.record_rate_hit("bucket", ts(T0)).unwrap();
+    store.record_rate_hit("bucket", ts(T0 + 5_000)).unwrap();
+    // Cut-offs just past the old rows: one of each goes.
+    assert_eq!(store.prune(ts(T0 + 11), ts(T0 + 1), ts(T0 + 1)).unwrap(), 3);
+    assert_eq!(store.session_by_token(&old.token_digest).unwrap(), None);
+    assert_eq!(
+        store.session_by_token(&live.token_digest).unwrap(),
+        Some(live.clone())
+    );
+    assert_eq!(store.login_failures_since(&key, ts(0)).unwrap(), 1);
+    assert_eq!(store.rate_hits_since("bucket", ts(0)).unwrap(), 1);
+    // Nothing else is old enough.
+    assert_eq!(store.prune(ts(T0 + 11), ts(T0 + 1), ts(T0 + 1)).unwrap(), 0);
 }

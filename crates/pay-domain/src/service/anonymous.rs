@@ -2,13 +2,11 @@
 //! reporting to the caller's own `webhookUrl` with a secret returned once. Rate limited per
 //! client address.
 
-use time::Duration;
-
 use crate::error::{DomainError, DomainResult};
 use crate::ids::{LinkUid, PaymentLinkId};
 use crate::link::{
     CreateAnonymousLinkInput, CreatedBy, LinkStatus, PaymentLink, ANONYMOUS_COMPANY,
-    ANONYMOUS_LINKS_PER_MINUTE,
+    ANONYMOUS_LINKS_PER_MINUTE, ANONYMOUS_RATE_WINDOW as WINDOW,
 };
 use crate::secret::Secret;
 use crate::service::Pay;
@@ -16,8 +14,6 @@ use crate::webhook::{
     last4, signing_secret, validate_callback_url, LinkWebhook, StoredSigningSecret,
     SECRET_RANDOM_LEN,
 };
-
-const WINDOW: Duration = Duration::minutes(1);
 
 impl Pay {
     /// Creates an anonymous link; returns it and, when a `webhookUrl` was given, the signing

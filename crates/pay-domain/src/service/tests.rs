@@ -831,6 +831,21 @@ impl HealthCheck for MemStore {
         self.hit("ping");
         Ok(())
     }
+
+    fn prune(
+        &self,
+        sessions_before: Timestamp,
+        failures_before: Timestamp,
+        hits_before: Timestamp,
+    ) -> DomainResult<u64> {
+        self.hit("prune");
+        let mut t = self.tables();
+        let before = t.sessions.len() + t.failures.len() + t.rate_hits.len();
+        t.sessions.retain(|s| s.expires_at >= sessions_before);
+        t.failures.retain(|(_, at)| *at >= failures_before);
+        t.rate_hits.retain(|(_, at)| *at >= hits_before);
+        Ok((before - t.sessions.len() - t.failures.len() - t.rate_hits.len()) as u64)
+    }
 }
 
 /// A clock the test moves (unix milliseconds).
@@ -2600,4 +2615,59 @@ fn ready_pings_the_store() {
     let w = world();
     assert_eq!(w.pay.ready(), Ok(()));
     assert_eq!(w.store.calls("ping"), 1);
+}
+
+#[test]
+fn prune_cuts_at_each_rules_window() {
+    use crate::ports::{AnonymousLinkStore, HealthCheck};
+    let w = world();
+    let t = w
+        .pay
+        .bootstrap(
+            "Acme",
+            "ops@acme.example",
+            &Secret::new("correct horse battery"),
+        )
+        .unwrap();
+    let _ = t;
+    // A failed login now, and one 16 minutes ago; a rate hit now and 2 minutes ago.
+    w.store
+        .record_login_failure("k", w.now().minus(Duration::minutes(16)))
+        .unwrap();
+    w.store.record_login_failure("k", w.now()).unwrap();
+    w.store
+        .record_rate_hit("b", w.now().minus(Duration::minutes(2)))
+        .unwrap();
+    w.store.record_rate_hit("b", w.now()).unwrap();
+    let login = w
+        .pay
+        .login(
+            "ops@acme.example",
+            &Secret::new("correct horse battery"),
+            "198.51.100.1",
+        )
+        .unwrap();
+    assert_eq!(w.pay.prune().unwrap(), 2, "the old failure and the old hit");
+    assert_eq!(
+        w.store
+            .login_failures_since("k", Timestamp::from_unix_millis(0).unwrap())
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        w.store
+            .rate_hits_since("b", Timestamp::from_unix_millis(0).unwrap())
+            .unwrap(),
+        1
+    );
+    // Just over twelve hours later the session has expired and goes too.
+    w.advance(Duration::hours(12) + Duration::seconds(1));
+    assert_eq!(w.pay.prune().unwrap(), 3);
+    assert_eq!(
+        w.pay
+            .authenticate_session(login.session_token.expose())
+            .unwrap_err(),
+        DomainError::Unauthorized
+    );
+    let _ = HealthCheck::ping(&*w.store);
 }
