@@ -2,10 +2,9 @@
 //! These are the only routes that take a company id, and only from a signed-in session.
 
 use actix_web::{delete, get, patch, post, web, HttpResponse};
-use pay_domain::ids::{CompanyId, PartnerId};
+use pay_domain::ids::PartnerId;
 use pay_domain::integration::{NewIntegrationInput, CREATE_INTEGRATION_FIELDS};
 use pay_domain::service::Pay;
-use pay_domain::DomainError;
 
 use crate::auth::{blocking, Credentials};
 use crate::dto::{
@@ -14,11 +13,7 @@ use crate::dto::{
 };
 use crate::error::{ApiError, ErrorBody};
 use crate::json::JsonBody;
-
-/// A `{companyId}` the user cannot access is 403, malformed or not.
-fn company_id(s: &str) -> Result<CompanyId, ApiError> {
-    CompanyId::parse(s).ok_or(ApiError::Domain(DomainError::Forbidden))
-}
+use crate::routes::company_id;
 
 /// A malformed `{partnerId}` cannot exist: it becomes an id no record has, so the team check
 /// still runs first and the answer is the same 404 as for an unknown id.

@@ -7,3 +7,13 @@ pub mod meta;
 pub mod session;
 pub mod settings;
 pub mod webhooks;
+
+use pay_domain::ids::CompanyId;
+use pay_domain::DomainError;
+
+use crate::error::ApiError;
+
+/// A `{companyId}` the user cannot access is the spec's 403, malformed or not.
+pub(crate) fn company_id(s: &str) -> Result<CompanyId, ApiError> {
+    CompanyId::parse(s).ok_or(ApiError::Domain(DomainError::Forbidden))
+}

@@ -3,7 +3,6 @@
 //! manual resend, and a test event.
 
 use actix_web::{get, post, put, web, HttpRequest, HttpResponse};
-use pay_domain::ids::CompanyId;
 use pay_domain::service::{CallbackView, Pay};
 use pay_domain::webhook::{CallbackKind, DeliveryFilter, DeliveryStatus};
 use pay_domain::DomainError;
@@ -15,10 +14,7 @@ use crate::dto::{
 };
 use crate::error::{ApiError, ErrorBody};
 use crate::json::JsonBody;
-
-fn company_id(s: &str) -> Result<CompanyId, ApiError> {
-    CompanyId::parse(s).ok_or(ApiError::Domain(DomainError::Forbidden))
-}
+use crate::routes::company_id;
 
 fn callback_body(view: Option<CallbackView>, secret: Option<String>) -> CallbackDto {
     CallbackDto {
