@@ -9,6 +9,9 @@ pub enum DomainError {
     /// One input field is wrong (type, range, length or format).
     #[error("{message}")]
     Validation { field: String, message: String },
+    /// A field (form field) that the route does not take.
+    #[error("unknown field {field}")]
+    UnknownField { field: String },
     /// `asset` (or `currency`) names no enabled settlement asset.
     #[error("{message}")]
     InvalidDestinationAsset { field: String, message: String },
@@ -45,6 +48,20 @@ pub enum DomainError {
     /// A refused payment-session move.
     #[error("a {from} session cannot take {event}")]
     SessionTransition { from: &'static str, event: String },
+    /// The link is paused, archived or expired: it takes no new payment or request.
+    #[error("the payment link is {state}; it takes no new payments")]
+    LinkNotActive { state: &'static str },
+    /// The merchant has no settlement wallet for the link's asset: payments cannot start.
+    #[error(
+        "the merchant cannot receive {asset} at the moment; payments to this link cannot start"
+    )]
+    StartBlocked { asset: String },
+    /// A one-time link another payer already paid.
+    #[error("this one-time payment link is already paid")]
+    LinkAlreadyPaid,
+    /// `send-request-email` without an e-mail in the body or on the link.
+    #[error("no e-mail: pass `email` or set the link's customerEmail")]
+    MissingEmail,
     /// A store or crypto adapter failed; the message is for the log only.
     #[error("internal error: {0}")]
     Internal(String),

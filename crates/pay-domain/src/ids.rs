@@ -55,6 +55,10 @@ uuid_id!(
     /// A signed-in browser session.
     SessionId
 );
+uuid_id!(
+    /// One payer's payment session on a link (the spec's `session.id`).
+    PaymentSessionId
+);
 
 macro_rules! prefixed_id {
     ($(#[$doc:meta])* $name:ident, $prefix:expr, $len:expr) => {

@@ -4,10 +4,13 @@
 
 pub mod amount;
 pub mod assets;
+pub mod checkout;
 pub mod error;
+pub mod gateway;
 pub mod ids;
 pub mod integration;
 pub mod link;
+pub mod mail;
 pub mod ports;
 pub mod quote;
 pub mod secret;

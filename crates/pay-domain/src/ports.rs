@@ -21,6 +21,12 @@ pub trait Clock: Send + Sync {
     fn now(&self) -> Timestamp;
 }
 
+/// The sandbox test clock: moves the service clock forward (never back).
+pub trait ClockControl: Send + Sync {
+    /// Moves the clock `by` forward and returns the new now.
+    fn advance(&self, by: time::Duration) -> Timestamp;
+}
+
 /// Randomness, digests and password hashing.
 pub trait Crypto: Send + Sync {
     /// `len` characters from `[A-Za-z0-9]`, from a cryptographically secure generator.
@@ -291,6 +297,14 @@ pub trait Processor: Send + Sync {
     fn fee_percent(&self) -> crate::amount::Decimal;
     /// Whether payers can pay with this asset.
     fn supports(&self, asset: &crate::assets::DestinationAsset) -> bool;
+    /// The merchant's settlement wallet for `asset` (where settled funds go); `None` when the
+    /// merchant has none there, which blocks payment starts
+    /// (`start_blocked_missing_company_wallet`).
+    fn merchant_wallet(
+        &self,
+        company: crate::ids::CompanyId,
+        asset: &crate::assets::DestinationAsset,
+    ) -> DomainResult<Option<String>>;
     /// Opens a deposit channel for `amount` of `asset`. MUST be idempotent per `session`:
     /// asking again returns the same channel.
     fn open_channel(
@@ -325,6 +339,9 @@ pub trait PayStore:
     + SettingsStore
     + WebhookStore
     + AnonymousLinkStore
+    + crate::checkout::CheckoutStore
+    + crate::gateway::FormKeyStore
+    + crate::mail::MailStore
     + HealthCheck
     + Send
     + Sync
@@ -339,6 +356,9 @@ impl<T> PayStore for T where
         + SettingsStore
         + WebhookStore
         + AnonymousLinkStore
+        + crate::checkout::CheckoutStore
+        + crate::gateway::FormKeyStore
+        + crate::mail::MailStore
         + HealthCheck
         + Send
         + Sync

@@ -60,6 +60,26 @@ pub struct Pay {
     /// `{public_pay_url}`: where hosted checkout pages live.
     pub public_pay_url: String,
     pub webhooks: Arc<WebhookPorts>,
+    pub payments: Arc<PaymentPorts>,
+}
+
+/// What payments need besides the store.
+pub struct PaymentPorts {
+    pub processor: Arc<dyn crate::ports::Processor>,
+    pub prices: Arc<dyn crate::ports::PriceSource>,
+    /// Sandbox mode: the sandbox events route and the test clock are on.
+    pub sandbox: bool,
+    /// Moves the service clock (the sandbox test clock).
+    pub clock_control: Arc<dyn crate::ports::ClockControl>,
+}
+
+impl std::fmt::Debug for PaymentPorts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PaymentPorts")
+            .field("processor", &self.processor.name())
+            .field("sandbox", &self.sandbox)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What webhooks need besides the store.
@@ -581,11 +601,17 @@ impl Pay {
                         .store
                         .set_link_status(p.company_id, &link.uid, from, to, now)?
                     {
-                        return Ok(PaymentLink {
+                        let link = PaymentLink {
                             status: to,
                             updated_at: now,
                             ..link
-                        });
+                        };
+                        // Pausing or archiving ends the payers' unfinished sessions. Should
+                        // this stop half-way, the expiry work ends the rest.
+                        if to != LinkStatus::Active {
+                            self.end_sessions_of_inactive_link(&link)?;
+                        }
+                        return Ok(link);
                     }
                 }
             }
@@ -654,7 +680,16 @@ impl Pay {
 }
 
 mod anonymous;
+mod checkout;
+mod gateway;
+mod mail;
 mod webhooks;
+
+pub use checkout::{
+    CheckoutView, DueWorkReport, LinkDetail, Resolution, SandboxEvent, DUE_BATCH,
+    MAX_CLOCK_ADVANCE_SECS,
+};
+pub use gateway::GatewayForm;
 pub use webhooks::CallbackView;
 
 #[cfg(test)]

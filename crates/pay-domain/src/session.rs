@@ -182,7 +182,8 @@ pub fn transition(from: SessionStatus, event: SessionEvent) -> DomainResult<Sess
         (S::Processing, E::Settled { short: false }) => S::Complete,
         (S::Processing, E::Settled { short: true }) => S::Underpaid,
         (S::Pending | S::Processing, E::Fail) => S::Failed,
-        (S::Underpaid, E::RequestRefund) => S::RefundPending,
+        // Processing: the deposit cannot be kept (a one-time link another payer already paid).
+        (S::Processing | S::Underpaid, E::RequestRefund) => S::RefundPending,
         (S::RefundPending, E::RefundAddressReceived) => S::RefundPending,
         (S::RefundPending, E::Refunded) => S::Refunded,
         (S::Underpaid, E::ManualResolution) => S::Complete,
@@ -239,6 +240,7 @@ mod tests {
             (S::Pending, E::Fail, S::Failed),
             (S::Processing, E::Fail, S::Failed),
             (S::Underpaid, E::RequestRefund, S::RefundPending),
+            (S::Processing, E::RequestRefund, S::RefundPending),
             (S::RefundPending, E::RefundAddressReceived, S::RefundPending),
             (S::RefundPending, E::Refunded, S::Refunded),
             (S::Underpaid, E::ManualResolution, S::Complete),

@@ -2,6 +2,8 @@
 //! domain values by explicit conversions; request schemas exist for the OpenAPI document,
 //! while bodies are read strictly by `json::Fields`.
 
+pub mod checkout;
+
 use pay_domain::assets::DestinationAsset;
 use pay_domain::ids::{LinkUid, PaymentLinkId};
 use pay_domain::integration::Integration;
@@ -86,11 +88,9 @@ pub struct PaymentLinkDetailDto {
     pub link: PaymentLinkDto,
     /// The latest payment session, or null before any payer started one.
     #[serde(rename = "latestSession")]
-    #[schema(value_type = Option<Object>)]
-    pub latest_session: Option<Value>,
+    pub latest_session: Option<checkout::PaymentSessionDto>,
     /// Events of the link, oldest first.
-    #[schema(value_type = Vec<Object>)]
-    pub timeline: Vec<Value>,
+    pub timeline: Vec<checkout::TimelineEventDto>,
 }
 
 /// The stored link definition.

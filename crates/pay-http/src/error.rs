@@ -46,7 +46,9 @@ pub enum ApiError {
 }
 
 impl ApiError {
-    fn parts(&self) -> (StatusCode, &'static str, String, Option<String>) {
+    /// Status, `errorCode`, message and field: the one mapping (the gateway's HTML pages use
+    /// it too).
+    pub(crate) fn parts(&self) -> (StatusCode, &'static str, String, Option<String>) {
         use DomainError as D;
         match self {
             ApiError::Domain(d) => match d {
@@ -54,6 +56,12 @@ impl ApiError {
                     StatusCode::BAD_REQUEST,
                     "validation_failed",
                     message.clone(),
+                    Some(field.clone()),
+                ),
+                D::UnknownField { field } => (
+                    StatusCode::BAD_REQUEST,
+                    "unknown_field",
+                    d.to_string(),
                     Some(field.clone()),
                 ),
                 D::InvalidDestinationAsset { field, message } => (
@@ -111,6 +119,24 @@ impl ApiError {
                     "invalid_status_transition",
                     d.to_string(),
                     Some("status".into()),
+                ),
+                D::LinkNotActive { .. } => {
+                    (StatusCode::CONFLICT, "link_not_active", d.to_string(), None)
+                }
+                D::StartBlocked { .. } => (
+                    StatusCode::CONFLICT,
+                    "start_blocked_missing_company_wallet",
+                    d.to_string(),
+                    None,
+                ),
+                D::LinkAlreadyPaid => {
+                    (StatusCode::CONFLICT, "link_not_active", d.to_string(), None)
+                }
+                D::MissingEmail => (
+                    StatusCode::BAD_REQUEST,
+                    "missing_email",
+                    d.to_string(),
+                    Some("email".into()),
                 ),
                 D::SessionTransition { .. } => (
                     StatusCode::CONFLICT,

@@ -3,6 +3,7 @@
 //! hands it a ready `Pay`.
 
 pub mod auth;
+pub mod checkout_page;
 pub mod dto;
 pub mod error;
 pub mod json;
@@ -17,7 +18,7 @@ use actix_web::{middleware, web, App, HttpRequest, HttpServer};
 use pay_domain::service::Pay;
 
 use crate::error::ApiError;
-use crate::routes::{companies, links, meta, session, settings, webhooks};
+use crate::routes::{checkout, companies, gateway, links, meta, session, settings, webhooks};
 
 /// Settings of the HTTP edge.
 #[derive(Debug, Clone)]
@@ -44,10 +45,24 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(companies::update_integration)
         .service(companies::delete_integration)
         .service(links::create_link)
+        .service(gateway::gateway_pay)
         .service(links::create_anonymous_link)
         .service(links::list_links)
         .service(links::get_link)
         .service(links::update_link_status)
+        .service(routes::mail::send_request_email)
+        .service(checkout::checkout_view)
+        .service(checkout::start_session)
+        .service(checkout::get_session)
+        .service(checkout::accept_session)
+        .service(checkout::cancel_session)
+        .service(checkout::refresh_quote)
+        .service(checkout::refund_address)
+        .service(checkout::sandbox_event)
+        .service(checkout::public_sandbox_event)
+        .service(checkout::get_clock)
+        .service(checkout::advance_clock)
+        .service(checkout::manual_resolution)
         .service(settings::get_settings)
         .service(settings::put_settings)
         .service(settings::destination_assets)
@@ -61,8 +76,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(webhooks::send_test_event)
         .service(webhooks::get_delivery)
         .service(webhooks::resend_delivery);
+    checkout_page::configure(cfg);
     // Registered after the handlers: a known path with another method lands here (405).
-    for path in ROUTE_PATHS {
+    for path in ROUTE_PATHS.iter().chain(checkout_page::PATHS) {
         cfg.service(web::resource(*path).to(method_not_allowed));
     }
 }
@@ -80,7 +96,20 @@ const ROUTE_PATHS: &[&str] = &[
     "/api/partner/v1/companies/{companyId}/integrations/{partnerId}",
     "/api/partner/v1/pay/payment-links",
     "/api/public/anonymous-payment-links",
+    "/gateway/pay/{payKeyId}",
     "/api/partner/v1/pay/payment-links/{uid}",
+    "/api/partner/v1/pay/payment-links/{uid}/send-request-email",
+    "/api/partner/v1/pay/payment-links/{uid}/manual-resolution",
+    "/api/public/checkout/{uid}",
+    "/api/public/checkout/{uid}/sessions",
+    "/api/public/checkout/{uid}/sessions/{sessionId}",
+    "/api/public/checkout/{uid}/sessions/{sessionId}/accept",
+    "/api/public/checkout/{uid}/sessions/{sessionId}/cancel",
+    "/api/public/checkout/{uid}/sessions/{sessionId}/refresh",
+    "/api/public/checkout/{uid}/sessions/{sessionId}/refund-address",
+    "/api/partner/v1/pay/sandbox/payment-links/{uid}/events",
+    "/api/public/sandbox/payment-links/{uid}/events",
+    "/api/partner/v1/pay/sandbox/clock",
     "/api/partner/v1/pay/settings",
     "/api/partner/v1/pay/destination-assets",
     "/api/partner/v1/companies/{companyId}/payment-callback",

@@ -5,7 +5,7 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use crate::error::ErrorBody;
-use crate::routes::{companies, links, meta, session, settings, webhooks};
+use crate::routes::{checkout, companies, gateway, links, meta, session, settings, webhooks};
 
 #[derive(Debug, OpenApi)]
 #[openapi(
@@ -27,10 +27,24 @@ use crate::routes::{companies, links, meta, session, settings, webhooks};
         companies::update_integration,
         companies::delete_integration,
         links::create_link,
+        gateway::gateway_pay,
         links::create_anonymous_link,
         links::list_links,
         links::get_link,
         links::update_link_status,
+        crate::routes::mail::send_request_email,
+        checkout::manual_resolution,
+        checkout::checkout_view,
+        checkout::start_session,
+        checkout::get_session,
+        checkout::accept_session,
+        checkout::cancel_session,
+        checkout::refresh_quote,
+        checkout::refund_address,
+        checkout::sandbox_event,
+        checkout::public_sandbox_event,
+        checkout::get_clock,
+        checkout::advance_clock,
         settings::get_settings,
         settings::put_settings,
         settings::destination_assets,
@@ -128,9 +142,14 @@ mod tests {
             ),
             ("/api/partner/v1/pay/payment-links", "post"),
             ("/api/public/anonymous-payment-links", "post"),
+            ("/gateway/pay/{payKeyId}", "post"),
             ("/api/partner/v1/pay/payment-links", "get"),
             ("/api/partner/v1/pay/payment-links/{uid}", "get"),
             ("/api/partner/v1/pay/payment-links/{uid}", "patch"),
+            (
+                "/api/partner/v1/pay/payment-links/{uid}/send-request-email",
+                "post",
+            ),
             ("/api/partner/v1/pay/settings", "get"),
             ("/api/partner/v1/pay/settings", "put"),
             ("/api/partner/v1/pay/destination-assets", "get"),

@@ -4,6 +4,7 @@
 
 use pay_domain::amount::Decimal;
 use pay_domain::assets::DestinationAsset;
+use pay_domain::ids::CompanyId;
 use pay_domain::ports::{DepositChannel, Processor};
 use pay_domain::{DomainError, DomainResult};
 use sha2::{Digest, Sha256};
@@ -19,6 +20,9 @@ const DEFAULT_FEE_PERCENT: &str = "1";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxProcessor {
     fee_percent: Decimal,
+    /// Asset identifiers for which merchants have no settlement wallet (to rehearse blocked
+    /// starts); empty by default.
+    no_wallet: Vec<String>,
 }
 
 impl SandboxProcessor {
@@ -26,6 +30,7 @@ impl SandboxProcessor {
     pub fn new() -> Self {
         SandboxProcessor {
             fee_percent: Decimal::parse(DEFAULT_FEE_PERCENT).expect("a literal decimal"),
+            no_wallet: Vec::new(),
         }
     }
 
@@ -40,7 +45,17 @@ impl SandboxProcessor {
                 ),
             ));
         }
-        Ok(SandboxProcessor { fee_percent })
+        Ok(SandboxProcessor {
+            fee_percent,
+            no_wallet: Vec::new(),
+        })
+    }
+
+    /// The same sandbox where merchants have no settlement wallet for these assets, so that
+    /// starting a payment that settles in one of them is blocked.
+    pub fn without_wallets(mut self, asset_identifiers: &[&str]) -> Self {
+        self.no_wallet = asset_identifiers.iter().map(|s| (*s).to_owned()).collect();
+        self
     }
 }
 
@@ -73,6 +88,20 @@ impl Processor for SandboxProcessor {
     /// Every asset: the sandbox moves no real funds.
     fn supports(&self, _asset: &DestinationAsset) -> bool {
         true
+    }
+
+    /// A pure function of the company and the asset's chain: the sandbox address of the
+    /// company's UUID on that chain (as unpayable as the deposit addresses); `None` for the
+    /// assets given to [`SandboxProcessor::without_wallets`].
+    fn merchant_wallet(
+        &self,
+        company: CompanyId,
+        asset: &DestinationAsset,
+    ) -> DomainResult<Option<String>> {
+        if self.no_wallet.contains(&asset.asset_identifier) {
+            return Ok(None);
+        }
+        Ok(Some(deposit_address(company.0, &asset.chain_code)))
     }
 
     /// A pure function of `session` and `asset`: the channel id is [`channel_id`], the
@@ -133,6 +162,19 @@ mod tests {
         assert_eq!(p.name(), "sandbox");
         assert_eq!(p.fee_percent(), d("1"));
         assert_eq!(SandboxProcessor::new(), p);
+        let company = CompanyId(session(S1));
+        let wallet = p.merchant_wallet(company, &asset(ETH)).unwrap().unwrap();
+        assert_eq!(wallet, deposit_address(session(S1), "ethereum"));
+        assert_eq!(
+            p.merchant_wallet(company, &asset(ETH)).unwrap(),
+            Some(wallet)
+        );
+        let blocked = SandboxProcessor::new().without_wallets(&[ETH]);
+        assert_eq!(blocked.merchant_wallet(company, &asset(ETH)).unwrap(), None);
+        assert!(blocked
+            .merchant_wallet(company, &asset(BTC))
+            .unwrap()
+            .is_some());
         for a in AssetCatalogue::builtin().all() {
             assert!(p.supports(a), "{}", a.asset_identifier);
         }

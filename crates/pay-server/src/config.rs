@@ -30,8 +30,18 @@ pub struct Config {
     pub encryption_keys_old: Vec<String>,
     /// Development and tests: webhooks may reach http and private addresses.
     pub allow_private_targets: bool,
-    /// Run the webhook dispatcher inside `serve`.
+    /// Run the outbox workers (webhook dispatcher, mailer) inside `serve`.
     pub dispatcher: bool,
+    /// `PAY_SMTP_URL`: where mails go (`smtp://`, `smtp://…?tls=required`, `smtps://`; may
+    /// carry a password). Unset: mails stay in the outbox and are logged.
+    pub smtp_url: Option<pay_domain::secret::Secret>,
+    /// `PAY_MAIL_FROM`: the sender of every mail.
+    pub mail_from: String,
+    /// `PAY_PROCESSOR`: the payment processor; `sandbox` (the default, a test mode with the
+    /// sandbox events route and the test clock) is the one built in.
+    pub processor: String,
+    /// `PAY_SANDBOX_PRICES_FILE`: the sandbox's price table (JSON), else the built-in one.
+    pub sandbox_prices_file: Option<String>,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -53,6 +63,23 @@ fn bool_var(name: &str, default: bool) -> anyhow::Result<bool> {
         Some("0" | "false" | "no") => Ok(false),
         Some(v) => bail!("{name} must be true or false, got {v:?}"),
     }
+}
+
+/// The sender when `PAY_MAIL_FROM` is unset (set a real one: servers refuse `@localhost`).
+pub const DEFAULT_MAIL_FROM: &str = "Pay <no-reply@localhost>";
+
+/// `PAY_SMTP_URL`, checked at start (scheme, host, no password in clear to a remote host).
+fn smtp_url(v: Option<String>) -> anyhow::Result<Option<pay_domain::secret::Secret>> {
+    let Some(url) = v else { return Ok(None) };
+    pay_mail::parse_smtp_url(url.trim()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Some(pay_domain::secret::Secret::new(url.trim())))
+}
+
+/// `PAY_MAIL_FROM`, checked at start; `DEFAULT_MAIL_FROM` when unset.
+fn mail_from(v: Option<String>) -> anyhow::Result<String> {
+    let from = v.unwrap_or_else(|| DEFAULT_MAIL_FROM.to_owned());
+    pay_mail::parse_from(&from).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(from.trim().to_owned())
 }
 
 impl Config {
@@ -108,6 +135,14 @@ impl Config {
                 .unwrap_or_default(),
             allow_private_targets: bool_var("PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS", false)?,
             dispatcher: bool_var("PAY_DISPATCHER", true)?,
+            smtp_url: smtp_url(var("PAY_SMTP_URL"))?,
+            mail_from: mail_from(var("PAY_MAIL_FROM"))?,
+            processor: match var("PAY_PROCESSOR") {
+                None => "sandbox".into(),
+                Some(p) if p == "sandbox" => p,
+                Some(p) => bail!("PAY_PROCESSOR {p:?} is not a processor this build has (sandbox)"),
+            },
+            sandbox_prices_file: var("PAY_SANDBOX_PRICES_FILE"),
         })
     }
 
@@ -130,6 +165,10 @@ impl Config {
             encryption_keys_old: vec![],
             allow_private_targets: true,
             dispatcher: false,
+            smtp_url: None,
+            mail_from: DEFAULT_MAIL_FROM.into(),
+            processor: "sandbox".into(),
+            sandbox_prices_file: None,
         }
     }
 
@@ -171,6 +210,15 @@ impl Config {
         };
         pay_webhooks::Keyring::from_base64(&key, &old)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    }
+
+    /// The sandbox price table: `PAY_SANDBOX_PRICES_FILE` or the built-in one.
+    pub fn sandbox_prices(&self) -> anyhow::Result<pay_processor::SandboxPrices> {
+        let Some(path) = &self.sandbox_prices_file else {
+            return Ok(pay_processor::SandboxPrices::builtin());
+        };
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+        pay_processor::SandboxPrices::from_json(&text).map_err(|e| anyhow::anyhow!("{path}: {e}"))
     }
 
     /// The operator's asset catalogue: `PAY_ASSETS_FILE` (a JSON array of assets) or the
@@ -251,5 +299,49 @@ mod tests {
         assert!(c.asset_catalogue().is_err());
         c.assets_file = None;
         assert_eq!(c.asset_catalogue().unwrap().all().len(), 9);
+    }
+
+    #[test]
+    fn smtp_url_is_optional_and_checked() {
+        assert!(smtp_url(None).unwrap().is_none());
+        for ok in [
+            "smtp://127.0.0.1:2525",
+            " smtps://user:pw@smtp.example.com ",
+            "smtp://user:pw@smtp.example.com:587?tls=required",
+        ] {
+            let got = smtp_url(Some(ok.into())).unwrap().unwrap();
+            assert_eq!(got.expose(), ok.trim());
+            assert_eq!(format!("{got:?}"), "***", "the URL may hold a password");
+        }
+        for bad in [
+            "http://smtp.example.com",
+            "smtp://",
+            "smtp://user:hunter2@smtp.example.com",
+            "smtp://smtp.example.com?tls=sometimes",
+        ] {
+            let e = smtp_url(Some(bad.into())).unwrap_err().to_string();
+            assert!(e.starts_with("PAY_SMTP_URL"), "{e}");
+            assert!(!e.contains("hunter2"), "{e}");
+        }
+    }
+
+    #[test]
+    fn mail_from_has_a_default_and_is_checked() {
+        assert_eq!(mail_from(None).unwrap(), DEFAULT_MAIL_FROM);
+        assert_eq!(
+            mail_from(Some(" Shop <billing@shop.example> ".into())).unwrap(),
+            "Shop <billing@shop.example>"
+        );
+        assert_eq!(
+            mail_from(Some("billing@shop.example".into())).unwrap(),
+            "billing@shop.example"
+        );
+        for bad in ["not an address", "Shop <>", "a@b@c"] {
+            let e = mail_from(Some(bad.into())).unwrap_err().to_string();
+            assert!(e.starts_with("PAY_MAIL_FROM"), "{e}");
+        }
+        let c = Config::for_database("sqlite://x.db");
+        assert!(c.smtp_url.is_none());
+        assert_eq!(c.mail_from, DEFAULT_MAIL_FROM);
     }
 }

@@ -4,15 +4,17 @@
 pub mod config;
 pub mod dispatcher;
 pub mod janitor;
+pub mod mailer;
+pub mod scheduler;
 
 use std::net::TcpListener;
 use std::sync::Arc;
 
 use anyhow::Context;
 use pay_auth::AuthCrypto;
-use pay_domain::ports::Clock;
+use pay_domain::ports::{Clock, ClockControl};
 use pay_domain::secret::Secret;
-use pay_domain::service::{BootstrapOutcome, Pay, WebhookPorts};
+use pay_domain::service::{BootstrapOutcome, Pay, PaymentPorts, WebhookPorts};
 use pay_domain::timestamp::Timestamp;
 use pay_http::HttpConfig;
 use pay_store::{DieselStore, StoreConfig};
@@ -21,6 +23,7 @@ use serde_json::json;
 
 pub use config::Config;
 pub use dispatcher::Dispatcher;
+pub use mailer::Mailer;
 
 /// Real time.
 #[derive(Debug, Clone, Copy, Default)]
@@ -29,6 +32,30 @@ pub struct SystemClock;
 impl Clock for SystemClock {
     fn now(&self) -> Timestamp {
         Timestamp::from_datetime(time::OffsetDateTime::now_utc())
+    }
+}
+
+/// The service clock: real time plus the sandbox test clock's offset (zero until moved; only
+/// sandbox mode moves it). The offset lives in this process.
+#[derive(Debug, Default)]
+pub struct ServiceClock {
+    offset_ms: std::sync::atomic::AtomicI64,
+}
+
+impl Clock for ServiceClock {
+    fn now(&self) -> Timestamp {
+        SystemClock.now().plus(time::Duration::milliseconds(
+            self.offset_ms.load(std::sync::atomic::Ordering::SeqCst),
+        ))
+    }
+}
+
+impl ClockControl for ServiceClock {
+    fn advance(&self, by: time::Duration) -> Timestamp {
+        let ms = i64::try_from(by.whole_milliseconds()).unwrap_or(i64::MAX);
+        self.offset_ms
+            .fetch_add(ms.max(0), std::sync::atomic::Ordering::SeqCst);
+        self.now()
     }
 }
 
@@ -47,20 +74,35 @@ pub fn open_store(config: &Config) -> anyhow::Result<DieselStore> {
 
 /// The domain service over the real adapters, on real time.
 pub fn build_pay(config: &Config, store: DieselStore) -> anyhow::Result<Pay> {
-    build_pay_with_clock(config, store, Arc::new(SystemClock))
+    build_pay_with_clock(config, store, Arc::new(ServiceClock::default()))
 }
 
 /// The same with another service clock (tests; the sandbox test clock). Signature timestamps
 /// always use real time.
-pub fn build_pay_with_clock(
+pub fn build_pay_with_clock<C: Clock + ClockControl + 'static>(
     config: &Config,
     store: DieselStore,
-    clock: Arc<dyn Clock>,
+    clock: Arc<C>,
+) -> anyhow::Result<Pay> {
+    build_pay_with(
+        config,
+        store,
+        clock,
+        Arc::new(pay_processor::SandboxProcessor::new()),
+    )
+}
+
+/// The same with another processor (tests rehearse a merchant without a wallet).
+pub fn build_pay_with<C: Clock + ClockControl + 'static>(
+    config: &Config,
+    store: DieselStore,
+    clock: Arc<C>,
+    processor: Arc<dyn pay_domain::ports::Processor>,
 ) -> anyhow::Result<Pay> {
     Ok(Pay {
         store: Arc::new(store),
         crypto: Arc::new(AuthCrypto::new()),
-        clock,
+        clock: clock.clone(),
         assets: Arc::new(config.asset_catalogue()?),
         public_pay_url: config.public_pay_url.clone(),
         webhooks: Arc::new(WebhookPorts {
@@ -68,6 +110,12 @@ pub fn build_pay_with_clock(
             signer: Arc::new(HmacSigner),
             wall_clock: Arc::new(SystemClock),
             allow_private_targets: config.allow_private_targets,
+        }),
+        payments: Arc::new(PaymentPorts {
+            processor,
+            prices: Arc::new(config.sandbox_prices()?),
+            sandbox: config.processor == "sandbox",
+            clock_control: clock,
         }),
     })
 }
@@ -121,6 +169,7 @@ pub struct Application {
     server: actix_web::dev::Server,
     pay: Pay,
     dispatcher: Dispatcher,
+    mailer: Mailer,
     run_dispatcher: bool,
 }
 
@@ -151,11 +200,13 @@ impl Application {
         };
         let server = pay_http::build_server(pay.clone(), http, listener, config.workers)?;
         let dispatcher = build_dispatcher(config, pay.clone())?;
+        let mailer = Mailer::from_config(config, pay.clone())?;
         Ok(Application {
             port,
             server,
             pay,
             dispatcher,
+            mailer,
             run_dispatcher: config.dispatcher,
         })
     }
@@ -173,13 +224,20 @@ impl Application {
         self.dispatcher.clone()
     }
 
+    /// The mailer over this application's service (tests drive it round by round).
+    pub fn mailer(&self) -> Mailer {
+        self.mailer.clone()
+    }
+
     /// Runs until the server stops (SIGINT/SIGTERM: graceful shutdown), with the webhook
-    /// dispatcher beside it unless configured off.
+    /// dispatcher and the mailer beside it unless configured off.
     pub async fn run(self) -> std::io::Result<()> {
         if self.run_dispatcher {
             actix_rt::spawn(self.dispatcher.run());
+            actix_rt::spawn(self.mailer.run());
         }
         actix_rt::spawn(janitor::run(self.pay.clone()));
+        actix_rt::spawn(scheduler::run(self.pay.clone()));
         self.server.await
     }
 

@@ -27,7 +27,8 @@ enum Command {
     Serve,
     /// Run pending database migrations and exit.
     Migrate,
-    /// Run only the webhook dispatcher (any number may run beside the servers).
+    /// Run only the outbox workers, the webhook dispatcher and the mailer (any number may run
+    /// beside the servers).
     Worker,
     /// Operator commands.
     #[command(subcommand)]
@@ -76,9 +77,12 @@ fn main() -> anyhow::Result<()> {
             let pay = build_pay(&config, open_store(&config)?)?;
             actix_rt::System::new().block_on(async move {
                 actix_rt::spawn(pay_server::janitor::run(pay.clone()));
-                let dispatcher = build_dispatcher(&config, pay)?;
+                actix_rt::spawn(pay_server::scheduler::run(pay.clone()));
+                let dispatcher = build_dispatcher(&config, pay.clone())?;
+                let mailer = pay_server::Mailer::from_config(&config, pay)?;
                 tokio::select! {
                     _ = dispatcher.run() => {}
+                    _ = mailer.run() => {}
                     _ = tokio::signal::ctrl_c() => tracing::info!("worker stopping"),
                 }
                 Ok(())

@@ -30,6 +30,9 @@ use crate::schema::{
 use crate::DieselStore;
 
 mod anonymous;
+mod checkout;
+mod gateway;
+mod mail;
 mod webhooks;
 
 /// Says what failed; diesel's messages carry no bound values, so no secret reaches the log.

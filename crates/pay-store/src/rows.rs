@@ -22,9 +22,13 @@ use crate::schema::{
 };
 
 mod anonymous;
+mod checkout;
+mod mail;
 mod webhooks;
 
 pub(crate) use anonymous::*;
+pub(crate) use checkout::*;
+pub(crate) use mail::*;
 pub(crate) use webhooks::*;
 
 /// Names the column only: values may be secrets or personal data.

@@ -100,6 +100,7 @@ diesel::table! {
         grant_id -> Nullable<Text>,
         anonymous -> Bool,
         event_sequence -> BigInt,
+        paid_session_id -> Nullable<Text>,
     }
 }
 
@@ -177,6 +178,73 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    payment_sessions (id) {
+        id -> Text,
+        link_id -> Text,
+        company_id -> Text,
+        status -> Text,
+        previous_status -> Nullable<Text>,
+        version -> BigInt,
+        invoice_asset -> Text,
+        invoice_amount -> Text,
+        selected_sell_asset -> Text,
+        required_sell_amount -> Text,
+        expected_buy_amount -> Text,
+        destination_address -> Text,
+        deposit_address -> Nullable<Text>,
+        channel_id -> Nullable<Text>,
+        composite_channel_id -> Nullable<Text>,
+        source_chain -> Nullable<Text>,
+        expires_at -> BigInt,
+        settlement -> Text,
+        error_message -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    processor_events (event_id) {
+        event_id -> Text,
+        session_id -> Nullable<Text>,
+        applied_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    timeline_events (id) {
+        id -> Text,
+        link_id -> Text,
+        session_id -> Nullable<Text>,
+        #[sql_name = "type"]
+        kind -> Text,
+        created_at -> BigInt,
+        data -> Text,
+    }
+}
+
+diesel::table! {
+    mail_outbox (id) {
+        id -> Text,
+        company_id -> Text,
+        link_id -> Text,
+        link_uid -> Text,
+        kind -> Text,
+        recipient -> Text,
+        subject -> Text,
+        text_body -> Text,
+        html_body -> Text,
+        status -> Text,
+        attempts -> BigInt,
+        next_attempt_at -> Nullable<BigInt>,
+        last_attempt_at -> Nullable<BigInt>,
+        last_error -> Nullable<Text>,
+        created_at -> BigInt,
+        sent_at -> Nullable<BigInt>,
+    }
+}
+
 diesel::joinable!(memberships -> companies (company_id));
 diesel::joinable!(pay_settings -> companies (company_id));
 
@@ -184,3 +252,6 @@ diesel::joinable!(webhook_attempts -> webhook_deliveries (delivery_id));
 
 diesel::allow_tables_to_appear_in_same_query!(companies, memberships, pay_settings);
 diesel::allow_tables_to_appear_in_same_query!(webhook_attempts, webhook_deliveries);
+
+diesel::joinable!(payment_sessions -> payment_links (link_id));
+diesel::allow_tables_to_appear_in_same_query!(payment_links, payment_sessions);

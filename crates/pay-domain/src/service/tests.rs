@@ -21,6 +21,9 @@ use crate::webhook::{
 };
 
 mod anonymous;
+mod checkout;
+mod gateway;
+mod mail;
 mod webhooks;
 
 // =====================================================================================
@@ -53,6 +56,12 @@ struct Tables {
     sequences: Vec<(PaymentLinkId, u64)>,
     link_webhooks: Vec<crate::webhook::LinkWebhook>,
     rate_hits: Vec<(String, Timestamp)>,
+    payment_sessions: Vec<crate::checkout::PaymentSession>,
+    processor_events: Vec<String>,
+    timeline: Vec<crate::checkout::TimelineEvent>,
+    /// One-time links' completed payment.
+    paid_links: Vec<(PaymentLinkId, crate::ids::PaymentSessionId)>,
+    mails: Vec<crate::mail::OutgoingMail>,
 }
 
 /// Every store port over `Mutex`ed vectors, with a call counter per method.
@@ -87,6 +96,7 @@ const WRITE_METHODS: &[&str] = &[
     "claim_due_deliveries",
     "record_attempt",
     "enqueue_link_event",
+    "write_link_event",
 ];
 
 fn unique_violation(what: &str) -> DomainError {
@@ -859,6 +869,13 @@ impl FixedClock {
     }
 }
 
+impl crate::ports::ClockControl for FixedClock {
+    fn advance(&self, by: Duration) -> Timestamp {
+        FixedClock::advance(self, by);
+        self.now()
+    }
+}
+
 impl Clock for FixedClock {
     fn now(&self) -> Timestamp {
         Timestamp::from_unix_millis(self.0.load(Ordering::SeqCst)).unwrap()
@@ -1036,6 +1053,7 @@ struct World {
     signer: Arc<FakeSigner>,
     /// Real time for signatures; the service clock (`clock`) is business time.
     wall: Arc<FixedClock>,
+    processor: Arc<checkout::FakeProcessor>,
 }
 
 fn world() -> World {
@@ -1050,6 +1068,7 @@ fn world_with(allow_private_targets: bool) -> World {
     let sealer = Arc::new(FakeSealer::default());
     let signer = Arc::new(FakeSigner::default());
     let wall = Arc::new(FixedClock(AtomicI64::new(WALL_MS)));
+    let processor = Arc::new(checkout::FakeProcessor::default());
     let pay = Pay {
         store: store.clone(),
         crypto: crypto.clone(),
@@ -1062,6 +1081,12 @@ fn world_with(allow_private_targets: bool) -> World {
             wall_clock: wall.clone(),
             allow_private_targets,
         }),
+        payments: Arc::new(PaymentPorts {
+            processor: processor.clone(),
+            prices: Arc::new(checkout::FakePrices),
+            sandbox: true,
+            clock_control: clock.clone(),
+        }),
     };
     World {
         pay,
@@ -1071,6 +1096,7 @@ fn world_with(allow_private_targets: bool) -> World {
         sealer,
         signer,
         wall,
+        processor,
     }
 }
 

@@ -169,7 +169,7 @@ impl Pay {
     /// Where a link's events go: the company payment callback, else the legacy shared one,
     /// for links made by API keys and sessions. Grant-made links go to their grant's
     /// subscription and anonymous links to their own URL (added with that work).
-    fn targets(&self, link: &PaymentLink) -> DomainResult<Vec<(CallbackKind, String)>> {
+    pub(crate) fn targets(&self, link: &PaymentLink) -> DomainResult<Vec<(CallbackKind, String)>> {
         match link.created_by {
             CreatedBy::ApiKey(_) | CreatedBy::User(_) => {
                 for kind in [CallbackKind::CompanyPayment, CallbackKind::LegacyShared] {

@@ -252,11 +252,11 @@ pub async fn get_link(
 ) -> Result<HttpResponse, ApiError> {
     let p = pay.clone();
     let uid = uid.into_inner();
-    let link = blocking(move || Ok(p.get_link(&creds.principal(&p)?, &uid)?)).await?;
+    let detail = blocking(move || Ok(p.link_detail(&creds.principal(&p)?, &uid)?)).await?;
     Ok(HttpResponse::Ok().json(PaymentLinkDetailDto {
-        link: PaymentLinkDto::new(link, &pay.public_pay_url),
-        latest_session: None,
-        timeline: Vec::new(),
+        link: PaymentLinkDto::new(detail.link, &pay.public_pay_url),
+        latest_session: detail.latest_session.map(Into::into),
+        timeline: detail.timeline.into_iter().map(Into::into).collect(),
     }))
 }
 

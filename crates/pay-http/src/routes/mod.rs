@@ -1,8 +1,11 @@
 //! Routes, one module per resource; each handler reads its input strictly, calls one use case
 //! on the blocking pool and converts the result.
 
+pub mod checkout;
 pub mod companies;
+pub mod gateway;
 pub mod links;
+pub mod mail;
 pub mod meta;
 pub mod session;
 pub mod settings;

@@ -45,6 +45,14 @@ impl ManualClock {
     }
 }
 
+impl pay_domain::ports::ClockControl for ManualClock {
+    fn advance(&self, by: time::Duration) -> Timestamp {
+        self.0
+            .fetch_add(by.whole_milliseconds() as i64, Ordering::SeqCst);
+        self.now()
+    }
+}
+
 impl Clock for ManualClock {
     fn now(&self) -> Timestamp {
         Timestamp::from_unix_millis(self.0.load(Ordering::SeqCst)).unwrap()

@@ -6,9 +6,13 @@
 mod helpers;
 
 mod anonymous;
+mod checkout;
+mod checkout_page;
 mod companies;
 mod credentials;
+mod gateway;
 mod links;
+mod mail;
 mod meta;
 mod settings;
 mod webhooks;

@@ -85,7 +85,7 @@ fn callback_path(company: &str) -> String {
 }
 
 /// Sets the main tenant's payment callback; returns the signing secret.
-async fn set_callback(app: &TestApp, s: &Session, url: &str) -> String {
+pub async fn set_callback(app: &TestApp, s: &Session, url: &str) -> String {
     let got = read(
         app.in_session(s, Method::PUT, &callback_path(&app.t.company_id))
             .json(&json!({ "url": url }))
@@ -136,7 +136,7 @@ fn stripe_verifies(payload: &str, header: &str, secret: &str) -> Option<bool> {
     Some(out.status.success())
 }
 
-fn now_secs() -> i64 {
+pub fn now_secs() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
 }
 

@@ -43,7 +43,10 @@ fn due_deliveries(now: i64, statuses: [&'static str; 2], limit: i64) -> _ {
 
 /// One INSERT per row (a multi-row INSERT is not in `MultiBackend`'s SQLite support); callers
 /// run it inside a write transaction, so it is all rows or none.
-fn insert_delivery_rows(conn: &mut AnyConnection, rows: &[NewDeliveryRow<'_>]) -> QueryResult<()> {
+pub(super) fn insert_delivery_rows(
+    conn: &mut AnyConnection,
+    rows: &[NewDeliveryRow<'_>],
+) -> QueryResult<()> {
     for row in rows {
         diesel::insert_into(webhook_deliveries::table)
             .values(row)

@@ -1,0 +1,480 @@
+//! `send-request-email` and the mailer's steps over the fakes: authorisation like every link
+//! mutation, the address rules and default, the link's state, what lands in the outbox, and
+//! claim, lease, record (compare-and-set) and the retry policy.
+
+use super::*;
+use crate::mail::{
+    MailId, MailKind, MailStatus, MailStore, OutgoingMail, SendOutcome, CLAIM_LEASE, MAX_ATTEMPTS,
+    RETRY_DELAYS,
+};
+
+impl MailStore for MemStore {
+    fn insert_mail(&self, mail: &OutgoingMail) -> DomainResult<()> {
+        self.hit("insert_mail");
+        let mut t = self.tables();
+        if !t.companies.iter().any(|(c, _)| c.id == mail.company_id) {
+            return Err(DomainError::Internal("foreign key: company".into()));
+        }
+        if !t
+            .links
+            .iter()
+            .any(|l| l.id == mail.link_id && l.uid == mail.link_uid)
+        {
+            return Err(DomainError::Internal("foreign key: link".into()));
+        }
+        if t.mails.iter().any(|m| m.id == mail.id) {
+            return Err(unique_violation("mail_outbox.id"));
+        }
+        t.mails.push(mail.clone());
+        Ok(())
+    }
+
+    fn claim_due_mails(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: usize,
+    ) -> DomainResult<Vec<OutgoingMail>> {
+        self.hit("claim_due_mails");
+        let mut t = self.tables();
+        let mut due: Vec<usize> = (0..t.mails.len())
+            .filter(|&i| {
+                let m = &t.mails[i];
+                m.status == MailStatus::Pending && m.next_attempt_at.is_some_and(|at| at <= now)
+            })
+            .collect();
+        due.sort_by_key(|&i| (t.mails[i].next_attempt_at, t.mails[i].id));
+        due.truncate(limit);
+        Ok(due
+            .into_iter()
+            .map(|i| {
+                t.mails[i].next_attempt_at = Some(lease_until);
+                t.mails[i].clone()
+            })
+            .collect())
+    }
+
+    fn record_mail_attempt(
+        &self,
+        id: MailId,
+        number: u32,
+        at: Timestamp,
+        after: &crate::mail::AfterMailAttempt,
+    ) -> DomainResult<bool> {
+        self.hit("record_mail_attempt");
+        let mut t = self.tables();
+        let Some(m) = t
+            .mails
+            .iter_mut()
+            .find(|m| m.id == id && m.status == MailStatus::Pending && m.attempts + 1 == number)
+        else {
+            return Ok(false);
+        };
+        m.attempts = number;
+        m.last_attempt_at = Some(at);
+        m.status = after.status;
+        m.next_attempt_at = after.next_attempt_at;
+        m.last_error = after.last_error.clone();
+        m.sent_at = after.sent_at;
+        Ok(true)
+    }
+
+    fn mail(&self, id: MailId) -> DomainResult<Option<OutgoingMail>> {
+        self.hit("mail");
+        Ok(self.tables().mails.iter().find(|m| m.id == id).cloned())
+    }
+
+    fn link_mails(&self, company: CompanyId, link: &LinkUid) -> DomainResult<Vec<OutgoingMail>> {
+        self.hit("link_mails");
+        let mut v: Vec<OutgoingMail> = self
+            .tables()
+            .mails
+            .iter()
+            .filter(|m| m.company_id == company && &m.link_uid == link)
+            .cloned()
+            .collect();
+        v.sort_by_key(|m| std::cmp::Reverse((m.created_at, m.id)));
+        Ok(v)
+    }
+
+    fn pending_mails_after(
+        &self,
+        after: Option<MailId>,
+        limit: usize,
+    ) -> DomainResult<Vec<OutgoingMail>> {
+        self.hit("pending_mails_after");
+        let mut v: Vec<OutgoingMail> = self
+            .tables()
+            .mails
+            .iter()
+            .filter(|m| m.status == MailStatus::Pending && after.is_none_or(|a| m.id > a))
+            .cloned()
+            .collect();
+        v.sort_by_key(|m| m.id);
+        v.truncate(limit);
+        Ok(v)
+    }
+}
+
+const PAYER: &str = "payer@example.com";
+
+fn link_for(w: &World, p: &Principal, customer_email: Option<&str>) -> PaymentLink {
+    w.pay
+        .create_link(
+            p,
+            CreateLinkInput {
+                amount: "12.50".into(),
+                fiat_currency: Some("USD".into()),
+                title: Some("Order 42".into()),
+                customer_email: customer_email.map(str::to_owned),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+}
+
+fn mails(w: &World) -> Vec<OutgoingMail> {
+    w.store.tables().mails.clone()
+}
+
+fn keyed(w: &World) -> (BootstrapOutcome, Principal) {
+    let b = w.tenant("Acme Goods", "owner@acme.example");
+    let p = w.key_principal(&b);
+    (b, p)
+}
+
+#[test]
+fn the_default_address_is_the_links_customer_email() {
+    let w = world();
+    let (b, p) = keyed(&w);
+    let link = link_for(&w, &p, Some(PAYER));
+    let to = w
+        .pay
+        .send_request_email(&p, link.uid.as_str(), None)
+        .unwrap();
+    assert_eq!(to, PAYER);
+    let all = mails(&w);
+    assert_eq!(all.len(), 1, "one row in the outbox, nothing sent");
+    let m = &all[0];
+    assert_eq!(m.company_id, b.company_id);
+    assert_eq!((m.link_id, &m.link_uid), (link.id, &link.uid));
+    assert_eq!(m.kind, MailKind::PaymentRequest);
+    assert_eq!(m.to, PAYER);
+    assert_eq!(m.status, MailStatus::Pending);
+    assert_eq!(m.attempts, 0);
+    assert_eq!(m.next_attempt_at, Some(w.now()), "due at once");
+    assert_eq!(m.created_at, w.now());
+    assert_eq!(
+        (m.last_attempt_at, &m.last_error, m.sent_at),
+        (None, &None, None)
+    );
+    assert_eq!(
+        m.subject,
+        "Payment request from Acme Goods: Order 42 (12.50 USD)"
+    );
+    let url = format!("https://pay.example/pay/{}", link.uid);
+    assert!(m.text_body.contains(&url), "{}", m.text_body);
+    assert!(m.html_body.contains(&format!("href=\"{url}\"")));
+    assert_eq!(w.store.calls("insert_mail"), 1);
+    // Readable back by id and per link.
+    assert_eq!(w.store.mail(m.id).unwrap().as_ref(), Some(m));
+    assert_eq!(w.store.link_mails(b.company_id, &link.uid).unwrap(), all);
+}
+
+#[test]
+fn an_explicit_address_wins_and_is_normalised() {
+    let w = world();
+    let (_, p) = keyed(&w);
+    let link = link_for(&w, &p, Some(PAYER));
+    let to = w
+        .pay
+        .send_request_email(
+            &p,
+            link.uid.as_str(),
+            Some("  Other.Person@Example.ORG ".into()),
+        )
+        .unwrap();
+    assert_eq!(to, "Other.Person@example.org");
+    assert_eq!(mails(&w)[0].to, "Other.Person@example.org");
+    // Each call queues another mail (a resend).
+    w.pay
+        .send_request_email(&p, link.uid.as_str(), None)
+        .unwrap();
+    assert_eq!(mails(&w).len(), 2);
+}
+
+#[test]
+fn without_any_address_it_is_missing_email() {
+    let w = world();
+    let (_, p) = keyed(&w);
+    let link = link_for(&w, &p, None);
+    assert_eq!(
+        w.pay.send_request_email(&p, link.uid.as_str(), None),
+        Err(DomainError::MissingEmail)
+    );
+    assert!(mails(&w).is_empty());
+    assert_eq!(w.store.calls("insert_mail"), 0);
+}
+
+#[test]
+fn a_bad_address_is_a_validation_error_on_email() {
+    let w = world();
+    let (_, p) = keyed(&w);
+    let link = link_for(&w, &p, Some(PAYER));
+    let long = format!("{}@example.com", "a".repeat(250));
+    for bad in [
+        "",
+        "  ",
+        "nope",
+        "a@b",
+        "a@b.example\r\nBcc: x@evil.example",
+        "x@example.com,y@example.com",
+        long.as_str(),
+    ] {
+        assert_eq!(
+            field_of(
+                w.pay
+                    .send_request_email(&p, link.uid.as_str(), Some(bad.into()))
+            ),
+            "email",
+            "{bad:?}"
+        );
+    }
+    assert!(mails(&w).is_empty());
+}
+
+#[test]
+fn a_link_that_is_not_active_takes_no_request() {
+    let w = world();
+    let (_, p) = keyed(&w);
+    for (status, state) in [
+        (LinkStatus::Paused, "paused"),
+        (LinkStatus::Archived, "archived"),
+    ] {
+        let link = link_for(&w, &p, Some(PAYER));
+        w.store.force_status(&link.uid, status);
+        assert_eq!(
+            w.pay.send_request_email(&p, link.uid.as_str(), None),
+            Err(DomainError::LinkNotActive { state })
+        );
+        // The address is checked first: a bad one is still a 400.
+        assert_eq!(
+            field_of(
+                w.pay
+                    .send_request_email(&p, link.uid.as_str(), Some("x".into()))
+            ),
+            "email"
+        );
+    }
+    // Past its expiry (24 h by default) an active link is expired.
+    let link = link_for(&w, &p, Some(PAYER));
+    w.advance(Duration::hours(24));
+    assert_eq!(
+        w.pay.send_request_email(&p, link.uid.as_str(), None),
+        Err(DomainError::LinkNotActive { state: "expired" })
+    );
+    assert!(mails(&w).is_empty());
+}
+
+#[test]
+fn authorised_like_every_link_mutation() {
+    let w = world();
+    let (b, p) = keyed(&w);
+    let link = link_for(&w, &p, Some(PAYER));
+    let uid = link.uid.as_str();
+
+    // Another company's link, an unknown uid and a malformed one are not found.
+    let other = w.tenant("Other Co", "owner@other.example");
+    let other_p = w.key_principal(&other);
+    assert_eq!(
+        w.pay.send_request_email(&other_p, uid, None),
+        Err(LINK_NOT_FOUND)
+    );
+    assert_eq!(
+        w.pay.send_request_email(&p, "ZZZZZZZZZZZZZZZZZZZZZZ", None),
+        Err(LINK_NOT_FOUND)
+    );
+    assert_eq!(
+        w.pay.send_request_email(&p, "../etc", None),
+        Err(LINK_NOT_FOUND)
+    );
+
+    // A member's session may read links but not write them.
+    let member = w.member(b.company_id, "member@acme.example", Role::Member);
+    let mp = w.session_principal(&member);
+    assert_eq!(
+        w.pay.send_request_email(&mp, uid, None),
+        Err(DomainError::Forbidden)
+    );
+    // An owner's session may.
+    let (_, owner) = w.sign_in("owner@acme.example");
+    let op = w.session_principal(&owner);
+    assert!(w.pay.send_request_email(&op, uid, None).is_ok());
+
+    // OAuth: the write scope is needed, and only the grant's own links are visible.
+    let reader = grant(b.company_id, 1, &[Scope::PaymentLinksRead]);
+    assert_eq!(
+        w.pay.send_request_email(&reader, uid, None),
+        Err(DomainError::InvalidCredentials)
+    );
+    let writer = grant(
+        b.company_id,
+        2,
+        &[Scope::PaymentLinksRead, Scope::PaymentLinksWrite],
+    );
+    assert_eq!(
+        w.pay.send_request_email(&writer, uid, None),
+        Err(LINK_NOT_FOUND),
+        "a key's link is not the grant's"
+    );
+    let own = link_for(&w, &writer, Some(PAYER));
+    assert!(w
+        .pay
+        .send_request_email(&writer, own.uid.as_str(), None)
+        .is_ok());
+
+    // Refusals wrote nothing; the two successes queued one mail each.
+    assert_eq!(mails(&w).len(), 2);
+}
+
+fn queued(w: &World) -> (Principal, OutgoingMail) {
+    let (_, p) = keyed(w);
+    let link = link_for(w, &p, Some(PAYER));
+    w.pay
+        .send_request_email(&p, link.uid.as_str(), None)
+        .unwrap();
+    (p, mails(w).pop().unwrap())
+}
+
+#[test]
+fn a_claim_hides_the_mail_for_the_lease() {
+    let w = world();
+    let (_, m) = queued(&w);
+    let claimed = w.pay.claim_due_mails(10).unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].id, m.id);
+    assert_eq!(claimed[0].next_attempt_at, Some(w.now().plus(CLAIM_LEASE)));
+    assert!(w.pay.claim_due_mails(10).unwrap().is_empty(), "leased");
+    w.advance(CLAIM_LEASE - Duration::seconds(1));
+    assert!(w.pay.claim_due_mails(10).unwrap().is_empty());
+    // A mailer that died mid-send: the lease runs out and the mail is claimed again.
+    w.advance(Duration::seconds(1));
+    assert_eq!(w.pay.claim_due_mails(10).unwrap().len(), 1);
+    assert_eq!(w.pay.claim_due_mails(0).unwrap().len(), 0);
+}
+
+#[test]
+fn a_sent_mail_is_recorded_once() {
+    let w = world();
+    let (_, _) = queued(&w);
+    let claimed = w.pay.claim_due_mails(10).unwrap().pop().unwrap();
+    w.advance(Duration::seconds(3));
+    let after = w
+        .pay
+        .record_mail_outcome(&claimed, SendOutcome::Sent)
+        .unwrap()
+        .expect("recorded");
+    assert_eq!(after.status, MailStatus::Sent);
+    let stored = w.store.mail(claimed.id).unwrap().unwrap();
+    assert_eq!(stored.status, MailStatus::Sent);
+    assert_eq!(stored.attempts, 1);
+    assert_eq!(stored.sent_at, Some(w.now()));
+    assert_eq!(stored.last_attempt_at, Some(w.now()));
+    assert_eq!(stored.next_attempt_at, None);
+    // A second mailer holding the same (stale) claim records nothing.
+    assert_eq!(
+        w.pay
+            .record_mail_outcome(&claimed, SendOutcome::Transient("late".into()))
+            .unwrap(),
+        None
+    );
+    assert_eq!(w.store.mail(claimed.id).unwrap().unwrap(), stored);
+    assert!(w.pay.claim_due_mails(10).unwrap().is_empty(), "terminal");
+    assert!(w.pay.pending_mails_after(None, 10).unwrap().is_empty());
+}
+
+#[test]
+fn transient_failures_retry_on_the_schedule_then_give_up() {
+    let w = world();
+    let (_, m) = queued(&w);
+    for attempt in 1..=MAX_ATTEMPTS {
+        let claimed = w.pay.claim_due_mails(10).unwrap().pop().expect("due");
+        assert_eq!(claimed.attempts, attempt - 1);
+        let after = w
+            .pay
+            .record_mail_outcome(
+                &claimed,
+                SendOutcome::Transient(format!("421 {PAYER} busy, try {attempt}")),
+            )
+            .unwrap()
+            .unwrap();
+        let stored = w.store.mail(m.id).unwrap().unwrap();
+        assert_eq!(stored.attempts, attempt);
+        assert_eq!(
+            stored.last_error.as_deref(),
+            Some(format!("421 <recipient> busy, try {attempt}").as_str()),
+            "the address is masked"
+        );
+        if attempt < MAX_ATTEMPTS {
+            let wait = RETRY_DELAYS[attempt as usize - 1];
+            assert_eq!(after.status, MailStatus::Pending);
+            assert_eq!(stored.next_attempt_at, Some(w.now().plus(wait)));
+            w.advance(wait - Duration::seconds(1));
+            assert!(w.pay.claim_due_mails(10).unwrap().is_empty(), "not due yet");
+            w.advance(Duration::seconds(1));
+        } else {
+            assert_eq!(after.status, MailStatus::Failed);
+            assert_eq!(stored.next_attempt_at, None);
+        }
+    }
+    w.advance(Duration::days(1));
+    assert!(w.pay.claim_due_mails(10).unwrap().is_empty());
+}
+
+#[test]
+fn a_permanent_refusal_fails_at_once() {
+    let w = world();
+    let (_, m) = queued(&w);
+    let claimed = w.pay.claim_due_mails(10).unwrap().pop().unwrap();
+    let after = w
+        .pay
+        .record_mail_outcome(
+            &claimed,
+            SendOutcome::Permanent(format!(
+                "550 5.1.1 <{}>: no such user",
+                PAYER.to_uppercase()
+            )),
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(after.status, MailStatus::Failed);
+    let stored = w.store.mail(m.id).unwrap().unwrap();
+    assert_eq!(
+        stored.last_error.as_deref(),
+        Some("550 5.1.1 <<recipient>>: no such user")
+    );
+    assert_eq!((stored.attempts, stored.sent_at), (1, None));
+}
+
+#[test]
+fn pending_mails_are_listed_after_a_cursor() {
+    let w = world();
+    let (p, first) = queued(&w);
+    let link = link_for(&w, &p, Some(PAYER));
+    w.pay
+        .send_request_email(&p, link.uid.as_str(), None)
+        .unwrap();
+    let all = w.pay.pending_mails_after(None, 10).unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[0].id, first.id);
+    let rest = w.pay.pending_mails_after(Some(first.id), 10).unwrap();
+    assert_eq!(rest.len(), 1);
+    assert!(w
+        .pay
+        .pending_mails_after(Some(rest[0].id), 10)
+        .unwrap()
+        .is_empty());
+    assert_eq!(w.pay.pending_mails_after(None, 1).unwrap().len(), 1);
+    // Listing claims nothing: both are still due for a mailer with a transport.
+    assert_eq!(w.pay.claim_due_mails(10).unwrap().len(), 2);
+}

@@ -1,0 +1,523 @@
+//! The hosted checkout page at a link's `publicUrl` (`/pay/{uid}`): server-rendered HTML for
+//! payers, built on the same use cases as the JSON Checkout API. It works without JavaScript:
+//! every action is an HTML form posted to a page route that answers 303 to
+//! `/pay/{uid}?session={id}`; the inline script only polls the session, runs countdowns, copies
+//! and redirects. Each response carries a strict CSP whose nonce admits the one inline style and
+//! script.
+
+pub mod escape;
+pub mod qr;
+pub mod render;
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{get, post, web, HttpRequest, HttpResponse};
+use pay_domain::checkout::PaymentSession;
+use pay_domain::ids::{LinkUid, PaymentSessionId};
+use pay_domain::service::{CheckoutView, Pay};
+use pay_domain::DomainError;
+
+use crate::auth::blocking;
+use crate::error::ApiError;
+use crate::routes::gateway::{decode_form, FormBody, FormError};
+use render::{Ctx, Problem, Screen};
+
+/// Length of the per-response CSP nonce (alphanumeric, about 131 bits).
+const NONCE_LEN: usize = 22;
+
+/// The origin (`scheme://host[:port]`) of the public pay URL: the only `Origin` a page form
+/// may come from.
+pub fn public_origin(public_pay_url: &str) -> Option<String> {
+    let url = url::Url::parse(public_pay_url).ok()?;
+    url.host_str()?;
+    Some(url.origin().ascii_serialization())
+}
+
+/// The path of the public pay URL without its trailing slash (`""` at the root): the page
+/// links its forms and the script its API calls under it, so a service behind a path prefix
+/// still works.
+pub fn path_prefix(public_pay_url: &str) -> String {
+    url::Url::parse(public_pay_url)
+        .map(|u| u.path().trim_end_matches('/').to_owned())
+        .unwrap_or_default()
+}
+
+/// Whether a form post may proceed: no `Origin` (older browsers, non-browser clients) or
+/// exactly the public origin. `null`, several values or another site's origin are refused.
+fn origin_allowed(public_pay_url: &str, req: &HttpRequest) -> bool {
+    let mut all = req.headers().get_all(header::ORIGIN);
+    let Some(first) = all.next() else {
+        return true;
+    };
+    if all.next().is_some() {
+        return false;
+    }
+    match (first.to_str(), public_origin(public_pay_url)) {
+        (Ok(given), Some(public)) => given.eq_ignore_ascii_case(&public),
+        _ => false,
+    }
+}
+
+/// The Content-Security-Policy of a page: nothing but the nonce'd inline style and script,
+/// same-origin fetches and form posts, images from here, `data:` and the logo's origin.
+pub fn csp(nonce: &str, logo_origin: Option<&str>) -> String {
+    let logo = logo_origin.map(|o| format!(" {o}")).unwrap_or_default();
+    format!(
+        "default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; \
+         img-src 'self' data:{logo}; connect-src 'self'; form-action 'self'; \
+         frame-ancestors 'none'; base-uri 'none'"
+    )
+}
+
+/// A rendered page with its security headers.
+fn respond(
+    status: StatusCode,
+    nonce: &str,
+    logo_origin: Option<&str>,
+    html: String,
+) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        // `same-origin`, not `no-referrer`: nothing reaches other origins either way, but under
+        // `no-referrer` browsers send `Origin: null` with the page's own form posts, and the
+        // origin check below could not tell them from another site's.
+        .insert_header((header::REFERRER_POLICY, "same-origin"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, csp(nonce, logo_origin)))
+        .body(html)
+}
+
+/// Per-request rendering state.
+struct Page {
+    nonce: String,
+    prefix: String,
+    now: pay_domain::timestamp::Timestamp,
+}
+
+impl Page {
+    fn new(pay: &Pay) -> Page {
+        Page {
+            nonce: pay.crypto.random_alphanumeric(NONCE_LEN),
+            prefix: path_prefix(&pay.public_pay_url),
+            now: pay.clock.now(),
+        }
+    }
+
+    fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            nonce: &self.nonce,
+            prefix: &self.prefix,
+            now: self.now,
+        }
+    }
+
+    fn screen(&self, status: StatusCode, view: &CheckoutView, screen: &Screen<'_>) -> HttpResponse {
+        let origin = view.logo_url.as_deref().and_then(render::logo_origin);
+        let logo = origin.as_ref().and(view.logo_url.as_deref());
+        let html = render::page(self.ctx(), view, screen, logo);
+        respond(status, &self.nonce, origin.as_deref(), html)
+    }
+
+    /// A session's page, its pay asset looked up in the catalogue.
+    fn session(
+        &self,
+        status: StatusCode,
+        pay: &Pay,
+        view: &CheckoutView,
+        session: &PaymentSession,
+        error: Option<&str>,
+    ) -> HttpResponse {
+        let screen = Screen::Session {
+            session,
+            asset: pay.assets.get(&session.selected_sell_asset),
+            error,
+        };
+        self.screen(status, view, &screen)
+    }
+
+    fn problem(
+        &self,
+        status: StatusCode,
+        heading: &str,
+        message: &str,
+        view: Option<&CheckoutView>,
+    ) -> HttpResponse {
+        let html = render::problem(self.ctx(), &Problem { heading, message }, view);
+        respond(status, &self.nonce, None, html)
+    }
+
+    /// The page for an error of the domain or the edge.
+    fn error(&self, e: &ApiError, view: Option<&CheckoutView>) -> HttpResponse {
+        let (status, _, message, _) = e.parts();
+        match e {
+            ApiError::Domain(DomainError::NotFound { kind }) if *kind == "Payment session" => self
+                .problem(
+                    status,
+                    "Payment not found",
+                    "This payment does not exist or belongs to another link.",
+                    view,
+                ),
+            ApiError::Domain(DomainError::NotFound { .. }) => self.problem(
+                status,
+                "Payment link not found",
+                "Check the link you were given, or ask the merchant for a new one.",
+                None,
+            ),
+            ApiError::Domain(DomainError::StartBlocked { .. }) => self.problem(
+                status,
+                "Payments are not possible right now",
+                "The merchant cannot receive this payment at the moment. Please try again later or contact them.",
+                view,
+            ),
+            _ if status.is_server_error() => self.problem(
+                status,
+                "Something went wrong",
+                "Please try again in a moment.",
+                view,
+            ),
+            _ => self.problem(status, "This did not work", &message, view),
+        }
+    }
+
+    fn form_error(&self, e: &FormError) -> HttpResponse {
+        match e {
+            FormError::NotAForm => self.problem(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "This is not a form submission",
+                "Send the form as application/x-www-form-urlencoded.",
+                None,
+            ),
+            FormError::TooLarge => self.problem(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "The form is too large",
+                "The form body is larger than this page accepts.",
+                None,
+            ),
+            FormError::Malformed(why) => self.problem(
+                StatusCode::BAD_REQUEST,
+                "The form could not be read",
+                why,
+                None,
+            ),
+        }
+    }
+
+    fn foreign_origin(&self) -> HttpResponse {
+        self.problem(
+            StatusCode::FORBIDDEN,
+            "This form came from another site",
+            "Payment forms are only accepted from this payment page. Open the payment link again and use the page itself.",
+            None,
+        )
+    }
+}
+
+fn see_other(location: String) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, location))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .finish()
+}
+
+/// `{prefix}/pay/{uid}?session={id}`, from ids the domain accepted.
+fn session_page(prefix: &str, uid: &str, session: &str) -> Option<String> {
+    let uid = LinkUid::parse(uid)?;
+    let id = PaymentSessionId::parse(session)?;
+    Some(format!("{prefix}/pay/{uid}?session={id}"))
+}
+
+/// The value of `session` in the query string, if any.
+fn session_param(req: &HttpRequest) -> Option<String> {
+    decode_form(req.query_string().as_bytes())
+        .ok()?
+        .into_iter()
+        .find(|(k, _)| k == "session")
+        .map(|(_, v)| v)
+}
+
+/// Exactly the named fields, each at most once; anything else is refused by name.
+fn fields(form: Vec<(String, String)>, allowed: &[&str]) -> Result<Vec<(String, String)>, String> {
+    let mut seen: Vec<&str> = Vec::new();
+    for (k, _) in &form {
+        if !allowed.contains(&k.as_str()) {
+            return Err(format!(
+                "The form has a field this page does not take: {k}."
+            ));
+        }
+        if seen.contains(&k.as_str()) {
+            return Err(format!("The form repeats the field {k}."));
+        }
+        seen.push(k);
+    }
+    Ok(form)
+}
+
+fn field(form: &[(String, String)], name: &str) -> Option<String> {
+    form.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+}
+
+/// The hosted checkout: choose an asset, or `?session=` one payer's session in any state.
+#[get("/pay/{uid}")]
+pub async fn checkout_page(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    uid: web::Path<String>,
+) -> HttpResponse {
+    let page = Page::new(&pay);
+    let uid = uid.into_inner();
+    let session = session_param(&req);
+    let p = pay.clone();
+    let result = blocking(move || {
+        let view = p.checkout_view(&uid)?;
+        let s = session.map(|id| p.checkout_session(&uid, &id).map_err(ApiError::from));
+        Ok((view, s))
+    })
+    .await;
+    let (view, session) = match result {
+        Ok(found) => found,
+        Err(e) => return page.error(&e, None),
+    };
+    match session {
+        Some(Ok(s)) => page.session(StatusCode::OK, &pay, &view, &s, None),
+        Some(Err(e)) => page.error(&e, Some(&view)),
+        None if view.state != "active" => {
+            page.screen(StatusCode::OK, &view, &Screen::Inactive { message: None })
+        }
+        None => page.screen(StatusCode::OK, &view, &Screen::Choose { error: None }),
+    }
+}
+
+/// No-JavaScript start: `payAsset` from the form; 303 to the new session's page.
+#[post("/pay/{uid}/start")]
+pub async fn start(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    uid: web::Path<String>,
+    body: FormBody,
+) -> HttpResponse {
+    let page = Page::new(&pay);
+    if !origin_allowed(&pay.public_pay_url, &req) {
+        return page.foreign_origin();
+    }
+    let form = match body.0 {
+        Ok(f) => f,
+        Err(e) => return page.form_error(&e),
+    };
+    let uid = uid.into_inner();
+    let p = pay.clone();
+    let result = blocking(move || {
+        let view = p.checkout_view(&uid)?;
+        let asset = match fields(form, &["payAsset"]) {
+            Ok(f) => field(&f, "payAsset").filter(|a| !a.is_empty()),
+            Err(why) => return Ok((view, Err(why))),
+        };
+        let Some(asset) = asset else {
+            return Ok((view, Err("Choose what to pay with.".to_owned())));
+        };
+        let started = p.start_session(&uid, &asset).map_err(ApiError::from);
+        Ok((view, Ok(started)))
+    })
+    .await;
+    let (view, started) = match result {
+        Ok(r) => r,
+        Err(e) => return page.error(&e, None),
+    };
+    match started {
+        Err(why) => page.screen(
+            StatusCode::BAD_REQUEST,
+            &view,
+            &Screen::Choose { error: Some(&why) },
+        ),
+        Ok(Ok(s)) => see_other(format!(
+            "{}/pay/{}?session={}",
+            page.prefix, view.link.uid, s.id
+        )),
+        Ok(Err(e)) => action_error(&page, &view, &e, None),
+    }
+}
+
+/// How a refused action shows: a link that stopped taking payments gets its clear page (409);
+/// a session that already moved on is simply shown as it is now (303); a bad payAsset is the
+/// choice again with the message (400).
+fn action_error(
+    page: &Page,
+    view: &CheckoutView,
+    e: &ApiError,
+    session: Option<&str>,
+) -> HttpResponse {
+    match e {
+        ApiError::Domain(DomainError::LinkNotActive { .. } | DomainError::LinkAlreadyPaid) => {
+            let message = e.to_string();
+            page.screen(
+                StatusCode::CONFLICT,
+                view,
+                &Screen::Inactive {
+                    message: Some(&message),
+                },
+            )
+        }
+        ApiError::Domain(DomainError::SessionTransition { .. }) => {
+            match session.and_then(|id| session_page(&page.prefix, &view.link.uid.to_string(), id))
+            {
+                Some(to) => see_other(to),
+                None => page.error(e, Some(view)),
+            }
+        }
+        ApiError::Domain(DomainError::Validation { message, .. }) if session.is_none() => page
+            .screen(
+                StatusCode::BAD_REQUEST,
+                view,
+                &Screen::Choose {
+                    error: Some(message),
+                },
+            ),
+        _ => page.error(e, Some(view)),
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Action {
+    Accept,
+    Cancel,
+    Refresh,
+    RefundAddress,
+}
+
+async fn session_action(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: FormBody,
+    action: Action,
+) -> HttpResponse {
+    let page = Page::new(&pay);
+    if !origin_allowed(&pay.public_pay_url, &req) {
+        return page.foreign_origin();
+    }
+    let form = match body.0 {
+        Ok(f) => f,
+        Err(e) => return page.form_error(&e),
+    };
+    let (uid, id) = path.into_inner();
+    let p = pay.clone();
+    let sid = id.clone();
+    let result = blocking(move || {
+        let view = p.checkout_view(&uid)?;
+        let allowed: &[&str] = match action {
+            Action::RefundAddress => &["address"],
+            _ => &[],
+        };
+        let form = match fields(form, allowed) {
+            Ok(f) => f,
+            Err(why) => return Ok((view, Err(why))),
+        };
+        let done = match action {
+            Action::Accept => p.accept_session(&uid, &sid),
+            Action::Cancel => p.cancel_session(&uid, &sid),
+            Action::Refresh => p.refresh_quote(&uid, &sid),
+            Action::RefundAddress => {
+                let address = field(&form, "address").unwrap_or_default();
+                p.submit_refund_address(&uid, &sid, &address)
+            }
+        };
+        // A refused refund address is shown on the session's own page, beside the form.
+        let current = match &done {
+            Err(DomainError::Validation { .. }) => p.checkout_session(&uid, &sid).ok(),
+            _ => None,
+        };
+        Ok((view, Ok((done.map_err(ApiError::from), current))))
+    })
+    .await;
+    let (view, outcome) = match result {
+        Ok(r) => r,
+        Err(e) => return page.error(&e, None),
+    };
+    match outcome {
+        Err(why) => page.problem(
+            StatusCode::BAD_REQUEST,
+            "The form could not be used",
+            &why,
+            Some(&view),
+        ),
+        Ok((Ok(s), _)) => see_other(format!(
+            "{}/pay/{}?session={}",
+            page.prefix, view.link.uid, s.id
+        )),
+        Ok((Err(ApiError::Domain(DomainError::Validation { message, .. })), Some(current))) => page
+            .session(
+                StatusCode::BAD_REQUEST,
+                &pay,
+                &view,
+                &current,
+                Some(&message),
+            ),
+        Ok((Err(e), _)) => action_error(&page, &view, &e, Some(&id)),
+    }
+}
+
+/// No-JavaScript accept of the quote; 303 to the session's page.
+#[post("/pay/{uid}/s/{sessionId}/accept")]
+pub async fn accept(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: FormBody,
+) -> HttpResponse {
+    session_action(pay, req, path, body, Action::Accept).await
+}
+
+/// No-JavaScript cancel; 303 to the session's page.
+#[post("/pay/{uid}/s/{sessionId}/cancel")]
+pub async fn cancel(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: FormBody,
+) -> HttpResponse {
+    session_action(pay, req, path, body, Action::Cancel).await
+}
+
+/// No-JavaScript quote refresh; 303 to the session's page.
+#[post("/pay/{uid}/s/{sessionId}/refresh")]
+pub async fn refresh(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: FormBody,
+) -> HttpResponse {
+    session_action(pay, req, path, body, Action::Refresh).await
+}
+
+/// No-JavaScript refund address (`address`); 303 to the session's page.
+#[post("/pay/{uid}/s/{sessionId}/refund-address")]
+pub async fn refund_address(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: FormBody,
+) -> HttpResponse {
+    session_action(pay, req, path, body, Action::RefundAddress).await
+}
+
+/// The page routes, for the 405 list.
+pub const PATHS: &[&str] = &[
+    "/pay/{uid}",
+    "/pay/{uid}/start",
+    "/pay/{uid}/s/{sessionId}/accept",
+    "/pay/{uid}/s/{sessionId}/cancel",
+    "/pay/{uid}/s/{sessionId}/refresh",
+    "/pay/{uid}/s/{sessionId}/refund-address",
+];
+
+/// Registers the page routes.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(checkout_page)
+        .service(start)
+        .service(accept)
+        .service(cancel)
+        .service(refresh)
+        .service(refund_address);
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,585 @@
+//! Rendering of every state, escaping of user input, the size budget and the CSP pieces.
+
+use pay_domain::assets::AssetCatalogue;
+use pay_domain::checkout::PaymentSession;
+use pay_domain::ids::{CompanyId, LinkUid, PaymentLinkId, PaymentSessionId};
+use pay_domain::link::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
+use pay_domain::service::CheckoutView;
+use pay_domain::session::SessionStatus;
+use pay_domain::tenancy::Theme;
+use pay_domain::timestamp::Timestamp;
+use serde_json::{json, Map, Value};
+
+use super::render::{self, clock, logo_origin, sentence, Ctx, Problem, Screen};
+use super::{csp, path_prefix, public_origin};
+
+/// The page budget: HTML with its inline style and script.
+const MAX_PAGE_BYTES: usize = 60 * 1024;
+const NONCE: &str = "n0nceN0nceN0nceN0nce12";
+const ETH: &str = "eip155:1/slip44:60";
+const HOSTILE: &str = "<script>alert(\"x\")</script> & 'q'";
+
+fn t(secs: i64) -> Timestamp {
+    Timestamp::from_unix_millis(1_795_327_640_000 + secs * 1000).unwrap()
+}
+
+fn ctx() -> Ctx<'static> {
+    Ctx {
+        nonce: NONCE,
+        prefix: "",
+        now: t(0),
+    }
+}
+
+fn view(state: &'static str) -> CheckoutView {
+    let assets = AssetCatalogue::builtin();
+    CheckoutView {
+        link: PaymentLink {
+            id: PaymentLinkId(uuid::Uuid::from_u128(1)),
+            uid: LinkUid::parse("AbCdEfGhIjKlMnOpQrStUv").unwrap(),
+            company_id: CompanyId(uuid::Uuid::from_u128(2)),
+            status: LinkStatus::Active,
+            payload: PaymentLinkPayload {
+                title: Some(format!("Order {HOSTILE}")),
+                description: Some(format!("Two mugs {HOSTILE}")),
+                amount: "12.50".into(),
+                fiat_currency: Some("USD".into()),
+                currency: "USDC".into(),
+                asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
+                skip_quote_acceptance: None,
+                fee_paid_by: None,
+                order_id: None,
+                invoice_pdf_url: None,
+                customer_email: None,
+                client_id: None,
+                return_url: None,
+                success_url: None,
+                failure_url: None,
+                expiration_time: ExpirationTime::H24,
+                metadata: None,
+                runtime_mode: "merchant_target_net_v2".into(),
+                billing_version: "v2".into(),
+                merchant_name: Some(format!("Acme {HOSTILE}")),
+                merchant_picture_url: None,
+                merchant_logo_url: None,
+                merchant_payment_link_theme: None,
+                settlement_address: None,
+            },
+            created_at: t(-60),
+            updated_at: t(-60),
+            expires_at: None,
+            created_by: CreatedBy::Anonymous,
+        },
+        state,
+        display_currency: "USD".into(),
+        merchant_name: format!("Acme {HOSTILE}"),
+        logo_url: None,
+        theme: Theme::System,
+        pay_assets: assets.all().to_vec(),
+        review_required: true,
+        success_url: Some("https://shop.example/thanks?order=1&x=2".into()),
+        failure_url: Some("https://shop.example/sorry".into()),
+        return_url: Some("https://shop.example/cart".into()),
+    }
+}
+
+fn session(status: SessionStatus, settlement: Value) -> PaymentSession {
+    let Value::Object(settlement) = settlement else {
+        panic!("settlement is an object")
+    };
+    let open = !matches!(status, SessionStatus::Quote);
+    PaymentSession {
+        id: PaymentSessionId(uuid::Uuid::from_u128(7)),
+        link_id: PaymentLinkId(uuid::Uuid::from_u128(1)),
+        company_id: CompanyId(uuid::Uuid::from_u128(2)),
+        status,
+        previous_status: None,
+        version: 2,
+        invoice_asset: "USD".into(),
+        invoice_amount: "12.50".into(),
+        selected_sell_asset: ETH.into(),
+        required_sell_amount: "0.005".into(),
+        expected_buy_amount: "12.37".into(),
+        destination_address: "0xmerchant".into(),
+        deposit_address: open.then(|| "0x52908400098527886E0F7030069857D2E4169EE7".into()),
+        channel_id: None,
+        composite_channel_id: None,
+        source_chain: open.then(|| "ethereum".into()),
+        expires_at: t(29 * 60 + 59),
+        settlement,
+        error_message: None,
+        created_at: t(-10),
+        updated_at: t(-5),
+    }
+}
+
+fn render_session(v: &CheckoutView, s: &PaymentSession, error: Option<&str>) -> String {
+    let assets = AssetCatalogue::builtin();
+    render::page(
+        ctx(),
+        v,
+        &Screen::Session {
+            session: s,
+            asset: assets.get(&s.selected_sell_asset),
+            error,
+        },
+        None,
+    )
+}
+
+/// Every `src`/`href`/`action` value of the page.
+fn references(html: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for attr in ["src=\"", "href=\"", "action=\"", "url("] {
+        let mut rest = html;
+        while let Some(i) = rest.find(attr) {
+            rest = &rest[i + attr.len()..];
+            let end = rest.find(['"', ')']).unwrap_or(rest.len());
+            out.push(rest[..end].to_owned());
+        }
+    }
+    out
+}
+
+/// Whether any tag carries an `on...=` attribute.
+fn has_event_handler(html: &str) -> bool {
+    html.split('<').skip(1).any(|tag| {
+        let tag = tag.split('>').next().unwrap_or("");
+        tag.split_whitespace().skip(1).any(|attr| {
+            let name = attr.split('=').next().unwrap_or("").to_ascii_lowercase();
+            name.len() > 2 && name.starts_with("on") && attr.contains('=')
+        })
+    })
+}
+
+/// Checks every page must pass: escaped input, the nonce on the one style and script, the
+/// size budget, no foreign resources, the live region.
+#[track_caller]
+fn check(html: &str) {
+    assert!(html.len() <= MAX_PAGE_BYTES, "{} bytes", html.len());
+    assert!(!html.contains("<script>alert"), "unescaped user input");
+    assert!(html.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;"));
+    assert_eq!(html.matches("<script").count(), 1, "one script");
+    assert_eq!(html.matches("<style").count(), 1, "one style sheet");
+    assert!(html.contains(&format!("<script nonce=\"{NONCE}\">")));
+    assert!(html.contains(&format!("<style nonce=\"{NONCE}\">")));
+    assert!(
+        !html.contains(" style=\""),
+        "no style attributes (the CSP refuses them)"
+    );
+    assert!(!has_event_handler(html), "no inline event handlers");
+    assert!(html.contains("aria-live=\"polite\""));
+    assert!(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\""));
+    for r in references(html) {
+        let local = r.starts_with('/') && !r.starts_with("//");
+        let merchant = r.starts_with("https://shop.example/");
+        assert!(local || merchant, "foreign reference {r:?}");
+    }
+}
+
+#[test]
+fn the_choice_lists_every_pay_asset_in_one_form() {
+    let v = view("active");
+    let html = render::page(ctx(), &v, &Screen::Choose { error: None }, None);
+    check(&html);
+    assert!(html.contains("<form method=\"post\" action=\"/pay/AbCdEfGhIjKlMnOpQrStUv/start\">"));
+    assert_eq!(
+        html.matches("name=\"payAsset\"").count(),
+        v.pay_assets.len()
+    );
+    assert!(html.contains(&format!("value=\"{ETH}\" required")));
+    assert!(html.contains("<legend>Choose what to pay with</legend>"));
+    assert!(html.contains("12.50 USD"));
+    assert!(html.contains("<a href=\"https://shop.example/cart\" rel=\"noreferrer\">"));
+    assert!(
+        !html.contains("http-equiv=\"refresh\""),
+        "no refresh while choosing"
+    );
+    assert!(html.contains("class=\"t-system\""));
+
+    let html = render::page(
+        ctx(),
+        &v,
+        &Screen::Choose {
+            error: Some(HOSTILE),
+        },
+        None,
+    );
+    check(&html);
+    assert!(html.contains("role=\"alert\""));
+}
+
+#[test]
+fn the_review_shows_the_quote_its_expiry_and_three_actions() {
+    let v = view("active");
+    let mut s = session(SessionStatus::Quote, json!({}));
+    s.expires_at = t(9 * 60 + 30);
+    let html = render_session(&v, &s, None);
+    check(&html);
+    assert!(html.contains("<h1>Review your payment</h1>"));
+    assert!(html.contains("0.005 ETH"));
+    assert!(html.contains("data-left=\"570\">9:30</span>"));
+    let id = "00000000-0000-0000-0000-000000000007";
+    for a in ["accept", "refresh", "cancel"] {
+        assert!(
+            html.contains(&format!(
+                "action=\"/pay/AbCdEfGhIjKlMnOpQrStUv/s/{id}/{a}\""
+            )),
+            "{a}"
+        );
+    }
+    assert!(html.contains(&format!(
+        "data-poll=\"/api/public/checkout/AbCdEfGhIjKlMnOpQrStUv/sessions/{id}\""
+    )));
+    assert!(html.contains("data-status=\"quote\""));
+    assert!(
+        !html.contains("http-equiv=\"refresh\""),
+        "the payer is reading"
+    );
+    assert!(!html.contains("<svg"), "no address before acceptance");
+}
+
+#[test]
+fn the_deposit_shows_address_amount_qr_and_countdown() {
+    let v = view("active");
+    let s = session(SessionStatus::Pending, json!({}));
+    let html = render_session(&v, &s, None);
+    check(&html);
+    assert!(html.contains("<h1>Send your payment</h1>"));
+    assert!(html.contains(
+        "<svg class=\"qr\" role=\"img\" aria-label=\"QR code of the ETH deposit address\""
+    ));
+    assert!(html.contains(
+        "<code class=\"addr\" id=\"address\">0x52908400098527886E0F7030069857D2E4169EE7</code>"
+    ));
+    assert!(html
+        .contains("data-copy=\"0x52908400098527886E0F7030069857D2E4169EE7\" hidden>Copy address"));
+    assert!(html.contains("<span class=\"mono\" id=\"amount\">0.005</span> ETH"));
+    assert!(html.contains("data-left=\"1799\">29:59</span>"));
+    assert!(html.contains("on Ethereum"));
+    assert!(html.contains(&format!(
+        "<noscript><meta http-equiv=\"refresh\" content=\"{}\"></noscript>",
+        render::NOSCRIPT_REFRESH_SECS
+    )));
+    assert!(html.contains("/cancel\""));
+}
+
+#[test]
+fn complete_redirects_to_the_success_url_after_a_moment() {
+    let v = view("active");
+    let s = session(
+        SessionStatus::Complete,
+        json!({"receivedAmount": "0.006", "overpaidBy": "0.001"}),
+    );
+    let html = render_session(&v, &s, None);
+    check(&html);
+    assert!(html.contains("<h1>Payment complete</h1>"));
+    let url = "https://shop.example/thanks?order=1&amp;x=2";
+    assert!(html.contains(&format!("data-redirect=\"{url}\" data-delay=\"2000\"")));
+    assert!(html.contains(&format!("<a class=\"btn primary\" href=\"{url}\"")));
+    assert!(html.contains(&format!("content=\"3;url={url}\"")));
+    assert!(
+        !html.contains("data-poll=\""),
+        "a finished session is not polled"
+    );
+    assert!(html.contains("0.001 ETH more"));
+
+    // A success URL that is not a web URL is never followed nor linked.
+    let mut v = view("active");
+    v.success_url = Some("javascript:alert(1)".into());
+    let html = render_session(&v, &s, None);
+    check(&html);
+    assert!(!html.contains("javascript:"));
+    assert!(!html.contains("data-redirect=\""));
+}
+
+#[test]
+fn failures_link_to_the_failure_url_and_a_new_start() {
+    let v = view("active");
+    for (status, previous, heading) in [
+        (SessionStatus::Failed, None, "Payment failed"),
+        (
+            SessionStatus::Cancelled,
+            Some(SessionStatus::Pending),
+            "Payment cancelled",
+        ),
+        (
+            SessionStatus::Expired,
+            Some(SessionStatus::Pending),
+            "This payment request expired",
+        ),
+        (
+            SessionStatus::Expired,
+            Some(SessionStatus::Quote),
+            "The quote expired",
+        ),
+    ] {
+        let mut s = session(status, json!({}));
+        s.previous_status = previous;
+        s.error_message = Some(format!("processor said {HOSTILE}"));
+        let html = render_session(&v, &s, None);
+        check(&html);
+        assert!(html.contains(&format!("<h1>{heading}</h1>")), "{heading}");
+        assert!(
+            html.contains("href=\"https://shop.example/sorry\""),
+            "{heading}"
+        );
+        assert!(
+            html.contains("href=\"/pay/AbCdEfGhIjKlMnOpQrStUv\">Try again"),
+            "{heading}"
+        );
+        assert!(!html.contains("data-poll=\""));
+        assert!(!html.contains("http-equiv"));
+    }
+    // No new start on a link that stopped.
+    let mut s = session(
+        SessionStatus::Expired,
+        json!({"late": true, "lateAmount": "0.005"}),
+    );
+    s.previous_status = Some(SessionStatus::Pending);
+    let html = render_session(&view("paused"), &s, None);
+    check(&html);
+    assert!(!html.contains("Try again"));
+    assert!(html.contains("arrived after this request ended"));
+}
+
+#[test]
+fn processing_underpaid_and_refunds() {
+    let v = view("active");
+    let html = render_session(
+        &v,
+        &session(
+            SessionStatus::Processing,
+            json!({"receivedAmount": "0.005"}),
+        ),
+        None,
+    );
+    check(&html);
+    assert!(html.contains("<h1>Payment received</h1>"));
+    assert!(html.contains("http-equiv=\"refresh\""));
+
+    let s = session(
+        SessionStatus::Underpaid,
+        json!({"receivedAmount": "0.003", "shortBy": "0.002"}),
+    );
+    let html = render_session(&v, &s, None);
+    check(&html);
+    assert!(html.contains("<dt>Still due</dt><dd><strong>0.002 ETH</strong>"));
+    assert!(html.contains("<span class=\"mono\" id=\"amount\">0.002</span>"));
+    assert!(html.contains("<svg class=\"qr\""));
+
+    let s = session(
+        SessionStatus::RefundPending,
+        json!({"refundReason": "link_already_paid"}),
+    );
+    let html = render_session(&v, &s, None);
+    check(&html);
+    assert!(html.contains("already paid by someone else"));
+    assert!(html.contains("<label class=\"block\" for=\"refund-address\">"));
+    assert!(html.contains("name=\"address\" required"));
+    assert!(
+        !html.contains("http-equiv"),
+        "no reload while the payer types"
+    );
+    let html = render_session(
+        &v,
+        &s,
+        Some("a refund address is 1 to 128 letters and digits"),
+    );
+    check(&html);
+    assert!(html.contains("aria-invalid=\"true\" aria-describedby=\"refund-error\""));
+    assert!(html.contains("id=\"refund-error\" role=\"alert\""));
+
+    let s = session(
+        SessionStatus::RefundPending,
+        json!({"refundAddress": "0xabc"}),
+    );
+    let html = render_session(&v, &s, None);
+    check(&html);
+    assert!(!html.contains("<form method=\"post\" action=\"/pay/AbCdEfGhIjKlMnOpQrStUv/s/00000000-0000-0000-0000-000000000007/refund-address\""));
+    assert!(html.contains("<code>0xabc</code>"));
+    assert!(html.contains("http-equiv=\"refresh\""));
+
+    let s = session(SessionStatus::Refunded, json!({"refundAddress": "0xabc"}));
+    let html = render_session(&v, &s, None);
+    check(&html);
+    assert!(html.contains("<h1>Payment refunded</h1>"));
+}
+
+#[test]
+fn stopped_links_get_a_clear_page_without_forms() {
+    for (state, heading) in [
+        ("paused", "This payment link is paused"),
+        ("archived", "This payment link is no longer available"),
+        ("expired", "This payment link has expired"),
+    ] {
+        let html = render::page(
+            ctx(),
+            &view(state),
+            &Screen::Inactive {
+                message: Some("the payment link is paused; it takes no new payments"),
+            },
+            None,
+        );
+        check(&html);
+        assert!(html.contains(&format!("<h1>{heading}</h1>")));
+        assert!(html.contains(&format!("data-state=\"{state}\"")));
+        assert!(!html.contains("<form"), "{state}");
+        assert!(html.contains("it takes no new payments"));
+    }
+}
+
+#[test]
+fn themes_and_logos() {
+    let mut v = view("active");
+    v.theme = Theme::Dark;
+    v.logo_url = Some("https://cdn.shop.example/logo.png".into());
+    let logo = logo_origin(v.logo_url.as_deref().unwrap());
+    assert_eq!(logo.as_deref(), Some("https://cdn.shop.example"));
+    let html = render::page(
+        ctx(),
+        &v,
+        &Screen::Choose { error: None },
+        v.logo_url.as_deref(),
+    );
+    assert!(html.contains("class=\"t-dark\""));
+    assert!(html.contains("<meta name=\"color-scheme\" content=\"dark\">"));
+    assert!(html.contains("<img src=\"https://cdn.shop.example/logo.png\" alt=\"\""));
+    // The dark palette applies to the dark theme and, by media query, to the system theme.
+    assert!(html.contains(".t-dark{--bg:#111113"));
+    assert!(html.contains("@media (prefers-color-scheme:dark){.t-system{--bg:#111113"));
+    v.theme = Theme::Light;
+    let html = render::page(ctx(), &v, &Screen::Choose { error: None }, None);
+    assert!(html.contains("class=\"t-light\""));
+    assert!(!html.contains("<img"));
+
+    assert_eq!(
+        logo_origin("https://cdn.example:8443/a.png").as_deref(),
+        Some("https://cdn.example:8443")
+    );
+    assert_eq!(
+        logo_origin("https://CDN.Example/a.png").as_deref(),
+        Some("https://cdn.example")
+    );
+    for bad in [
+        "http://cdn.example/logo.png",
+        "data:image/png;base64,AAAA",
+        "javascript:alert(1)",
+        "https://u:p@cdn.example/a.png",
+        "/logo.png",
+        "not a url",
+    ] {
+        assert_eq!(logo_origin(bad), None, "{bad}");
+    }
+}
+
+#[test]
+fn problems_are_pages_too() {
+    let html = render::problem(
+        ctx(),
+        &Problem {
+            heading: "Payment link not found",
+            message: HOSTILE,
+        },
+        None,
+    );
+    check(&html);
+    assert!(html.contains("<h1>Payment link not found</h1>"));
+    let v = view("active");
+    let html = render::problem(
+        ctx(),
+        &Problem {
+            heading: "Payment not found",
+            message: "x",
+        },
+        Some(&v),
+    );
+    assert!(html.contains("href=\"/pay/AbCdEfGhIjKlMnOpQrStUv\">Start again"));
+}
+
+#[test]
+fn a_path_prefix_reaches_forms_polls_and_links() {
+    let v = view("active");
+    let s = session(SessionStatus::Pending, json!({}));
+    let c = Ctx {
+        prefix: "/checkout",
+        ..ctx()
+    };
+    let assets = AssetCatalogue::builtin();
+    let html = render::page(
+        c,
+        &v,
+        &Screen::Session {
+            session: &s,
+            asset: assets.get(ETH),
+            error: None,
+        },
+        None,
+    );
+    assert!(html.contains("action=\"/checkout/pay/AbCdEfGhIjKlMnOpQrStUv/s/"));
+    assert!(html.contains("data-poll=\"/checkout/api/public/checkout/"));
+    assert!(html.contains("data-page=\"/checkout/pay/AbCdEfGhIjKlMnOpQrStUv?session="));
+}
+
+#[test]
+fn origins_prefixes_policies_and_clocks() {
+    assert_eq!(
+        public_origin("https://pay.example.com").as_deref(),
+        Some("https://pay.example.com")
+    );
+    assert_eq!(
+        public_origin("https://Pay.Example.com:443/x/").as_deref(),
+        Some("https://pay.example.com")
+    );
+    assert_eq!(
+        public_origin("http://127.0.0.1:8080").as_deref(),
+        Some("http://127.0.0.1:8080")
+    );
+    assert_eq!(public_origin("nonsense"), None);
+    assert_eq!(path_prefix("https://pay.example.com"), "");
+    assert_eq!(path_prefix("https://pay.example.com/"), "");
+    assert_eq!(path_prefix("https://example.com/checkout/"), "/checkout");
+
+    let p = csp("abc", Some("https://cdn.example"));
+    for part in [
+        "default-src 'none'",
+        "script-src 'nonce-abc'",
+        "style-src 'nonce-abc'",
+        "img-src 'self' data: https://cdn.example;",
+        "connect-src 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+    ] {
+        assert!(p.contains(part), "{part} in {p}");
+    }
+    assert!(csp("abc", None).contains("img-src 'self' data:;"));
+
+    assert_eq!(
+        sentence("the payment link is paused; it takes no new payments"),
+        "The payment link is paused; it takes no new payments."
+    );
+    assert_eq!(
+        sentence("eip155:1/x is not an asset this link can be paid with"),
+        "eip155:1/x is not an asset this link can be paid with."
+    );
+    assert_eq!(sentence("Done."), "Done.");
+    assert_eq!(sentence(""), "");
+    assert_eq!(clock(0), "0:00");
+    assert_eq!(clock(-5), "0:00");
+    assert_eq!(clock(59), "0:59");
+    assert_eq!(clock(600), "10:00");
+    assert_eq!(clock(3600 + 61), "1:01:01");
+}
+
+#[test]
+fn settlement_values_are_escaped() {
+    let v = view("active");
+    let mut m = Map::new();
+    m.insert("receivedAmount".into(), json!(HOSTILE));
+    m.insert("shortBy".into(), json!(HOSTILE));
+    let mut s = session(SessionStatus::Underpaid, Value::Object(m));
+    s.deposit_address = Some(HOSTILE.into());
+    let html = render_session(&v, &s, None);
+    check(&html);
+}

@@ -1,0 +1,409 @@
+//! The public Checkout API (the hosted page is built on it; an embedded checkout can use it
+//! alone), the sandbox processor's events and test clock, and the merchant's manual
+//! resolution of an underpayment.
+
+use actix_web::{get, post, web, HttpResponse};
+use pay_domain::amount::Decimal;
+use pay_domain::service::{Pay, Resolution, SandboxEvent};
+use pay_domain::DomainError;
+
+use crate::auth::{blocking, Credentials};
+use crate::dto::checkout::{
+    AdvanceClockRequest, CheckoutDto, ClockDto, ManualResolutionRequest, PaymentSessionDto,
+    RefundAddressRequest, SandboxEventRequest, StartSessionRequest,
+};
+use crate::error::{ApiError, ErrorBody};
+use crate::json::JsonBody;
+
+/// Longest caller-given sandbox event id.
+const MAX_EVENT_ID_LEN: usize = 200;
+
+fn session_response(status: actix_web::http::StatusCode, s: PaymentSessionDto) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header(("cache-control", "no-store"))
+        .json(s)
+}
+
+/// The public view of a payment link: what it asks, who asks, what it can be paid with.
+#[utoipa::path(
+    tag = "Checkout",
+    params(("uid" = String, Path, description = "Public link identifier")),
+    responses(
+        (status = 200, description = "The link's public view", body = CheckoutDto),
+        (status = 404, description = "Unknown link", body = ErrorBody),
+    )
+)]
+#[get("/api/public/checkout/{uid}")]
+pub async fn checkout_view(
+    pay: web::Data<Pay>,
+    uid: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let uid = uid.into_inner();
+    let view = blocking(move || Ok(pay.checkout_view(&uid)?)).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header(("cache-control", "no-store"))
+        .json(CheckoutDto::from(view)))
+}
+
+/// Start a payment session paying with `payAsset`: a quote to review (`quote`), or, when the
+/// link skips the review, an open deposit channel (`pending`).
+#[utoipa::path(
+    tag = "Checkout",
+    params(("uid" = String, Path, description = "Public link identifier")),
+    request_body = StartSessionRequest,
+    responses(
+        (status = 201, description = "The new session", body = PaymentSessionDto),
+        (status = 400, description = "Invalid body or `payAsset`", body = ErrorBody),
+        (status = 404, description = "Unknown link", body = ErrorBody),
+        (status = 409, description = "`link_not_active` (paused, archived, expired) or `start_blocked_missing_company_wallet`", body = ErrorBody),
+    )
+)]
+#[post("/api/public/checkout/{uid}/sessions")]
+pub async fn start_session(
+    pay: web::Data<Pay>,
+    uid: web::Path<String>,
+    body: JsonBody,
+) -> Result<HttpResponse, ApiError> {
+    let uid = uid.into_inner();
+    let s = blocking(move || {
+        let asset = body.fields(&["payAsset"])?.string("payAsset")?;
+        Ok(pay.start_session(&uid, &asset)?)
+    })
+    .await?;
+    Ok(session_response(
+        actix_web::http::StatusCode::CREATED,
+        s.into(),
+    ))
+}
+
+/// A session of the link (work that fell due, such as expiry, is applied first).
+#[utoipa::path(
+    tag = "Checkout",
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("sessionId" = String, Path, description = "Session id"),
+    ),
+    responses(
+        (status = 200, description = "The session", body = PaymentSessionDto),
+        (status = 404, description = "Unknown link or session", body = ErrorBody),
+    )
+)]
+#[get("/api/public/checkout/{uid}/sessions/{sessionId}")]
+pub async fn get_session(
+    pay: web::Data<Pay>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (uid, id) = path.into_inner();
+    let s = blocking(move || Ok(pay.checkout_session(&uid, &id)?)).await?;
+    Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
+}
+
+/// Accept the quote: the deposit channel opens (`pending`).
+#[utoipa::path(
+    tag = "Checkout",
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("sessionId" = String, Path, description = "Session id"),
+    ),
+    responses(
+        (status = 200, description = "The session after the move", body = PaymentSessionDto),
+        (status = 404, description = "Unknown link or session", body = ErrorBody),
+        (status = 409, description = "`invalid_session_transition`, or `link_not_active`", body = ErrorBody),
+    )
+)]
+#[post("/api/public/checkout/{uid}/sessions/{sessionId}/accept")]
+pub async fn accept_session(
+    pay: web::Data<Pay>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (uid, id) = path.into_inner();
+    let s = blocking(move || Ok(pay.accept_session(&uid, &id)?)).await?;
+    Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
+}
+
+/// Cancel a session that waits for the payer (`quote` or `pending`).
+#[utoipa::path(
+    tag = "Checkout",
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("sessionId" = String, Path, description = "Session id"),
+    ),
+    responses(
+        (status = 200, description = "The session after the move", body = PaymentSessionDto),
+        (status = 404, description = "Unknown link or session", body = ErrorBody),
+        (status = 409, description = "`invalid_session_transition`, or `link_not_active`", body = ErrorBody),
+    )
+)]
+#[post("/api/public/checkout/{uid}/sessions/{sessionId}/cancel")]
+pub async fn cancel_session(
+    pay: web::Data<Pay>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (uid, id) = path.into_inner();
+    let s = blocking(move || Ok(pay.cancel_session(&uid, &id)?)).await?;
+    Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
+}
+
+/// Refresh the prices of a quote that has not expired (a new 10-minute quote).
+#[utoipa::path(
+    tag = "Checkout",
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("sessionId" = String, Path, description = "Session id"),
+    ),
+    responses(
+        (status = 200, description = "The session after the move", body = PaymentSessionDto),
+        (status = 404, description = "Unknown link or session", body = ErrorBody),
+        (status = 409, description = "`invalid_session_transition`, or `link_not_active`", body = ErrorBody),
+    )
+)]
+#[post("/api/public/checkout/{uid}/sessions/{sessionId}/refresh")]
+pub async fn refresh_quote(
+    pay: web::Data<Pay>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (uid, id) = path.into_inner();
+    let s = blocking(move || Ok(pay.refresh_quote(&uid, &id)?)).await?;
+    Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
+}
+
+/// Give the address a refund goes to (a session in `refund_pending`).
+#[utoipa::path(
+    tag = "Checkout",
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("sessionId" = String, Path, description = "Session id"),
+    ),
+    request_body = RefundAddressRequest,
+    responses(
+        (status = 200, description = "The session", body = PaymentSessionDto),
+        (status = 400, description = "Invalid body or address", body = ErrorBody),
+        (status = 404, description = "Unknown link or session", body = ErrorBody),
+        (status = 409, description = "`invalid_session_transition`: no refund is pending", body = ErrorBody),
+    )
+)]
+#[post("/api/public/checkout/{uid}/sessions/{sessionId}/refund-address")]
+pub async fn refund_address(
+    pay: web::Data<Pay>,
+    path: web::Path<(String, String)>,
+    body: JsonBody,
+) -> Result<HttpResponse, ApiError> {
+    let (uid, id) = path.into_inner();
+    let s = blocking(move || {
+        let address = body.fields(&["address"])?.string("address")?;
+        Ok(pay.submit_refund_address(&uid, &id, &address)?)
+    })
+    .await?;
+    Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
+}
+
+/// A sandbox event, its id and the session it drives (default: the latest).
+type SandboxRequest = (SandboxEvent, Option<String>, Option<String>);
+
+fn read_sandbox_event(body: JsonBody) -> Result<SandboxRequest, ApiError> {
+    let mut f = body.fields(&["type", "amount", "hold", "eventId", "sessionId"])?;
+    let session = f.opt_string("sessionId")?;
+    let kind = f.string("type")?;
+    let amount = f.opt_string("amount")?;
+    let hold = f.opt_bool("hold")?;
+    let event_id = f.opt_string("eventId")?;
+    if let Some(id) = &event_id {
+        if id.is_empty() || id.len() > MAX_EVENT_ID_LEN || id.chars().any(char::is_control) {
+            return Err(DomainError::validation(
+                "eventId",
+                format!("eventId is 1 to {MAX_EVENT_ID_LEN} printable characters"),
+            )
+            .into());
+        }
+    }
+    let only_deposit = |field: &str, given: bool| -> Result<(), ApiError> {
+        if given && kind != "deposit" {
+            return Err(DomainError::validation(
+                field,
+                format!("{field} is for deposit events only"),
+            )
+            .into());
+        }
+        Ok(())
+    };
+    only_deposit("amount", amount.is_some())?;
+    only_deposit("hold", hold.is_some())?;
+    let event = match kind.as_str() {
+        "deposit" => {
+            let text = amount
+                .ok_or_else(|| DomainError::validation("amount", "a deposit needs an amount"))?;
+            let amount = Decimal::parse(&text)
+                .ok()
+                .filter(|d| !d.is_negative() && !d.is_zero())
+                .ok_or_else(|| {
+                    DomainError::validation("amount", "amount must be a positive decimal string")
+                })?;
+            SandboxEvent::Deposit {
+                amount,
+                hold: hold.unwrap_or(false),
+            }
+        }
+        "settle" => SandboxEvent::Settle,
+        "expire" => SandboxEvent::Expire,
+        "fail" => SandboxEvent::Fail,
+        "refund" => SandboxEvent::Refund,
+        _ => {
+            return Err(DomainError::validation(
+                "type",
+                "type must be deposit, settle, expire, fail or refund",
+            )
+            .into())
+        }
+    };
+    Ok((event, event_id, session))
+}
+
+/// Sandbox: drive the link's latest session as a chain would (`deposit` settles at once
+/// unless `hold`; `settle`, `expire`, `fail`, `refund`). Off outside sandbox mode.
+#[utoipa::path(
+    tag = "Sandbox",
+    params(("uid" = String, Path, description = "Public link identifier")),
+    request_body = SandboxEventRequest,
+    security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
+    responses(
+        (status = 200, description = "The session after the event", body = PaymentSessionDto),
+        (status = 400, description = "Invalid body", body = ErrorBody),
+        (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
+        (status = 404, description = "Unknown link, another company's, no session, or not in sandbox mode", body = ErrorBody),
+        (status = 409, description = "`invalid_session_transition`", body = ErrorBody),
+    )
+)]
+#[post("/api/partner/v1/pay/sandbox/payment-links/{uid}/events")]
+pub async fn sandbox_event(
+    pay: web::Data<Pay>,
+    creds: Credentials,
+    uid: web::Path<String>,
+    body: JsonBody,
+) -> Result<HttpResponse, ApiError> {
+    let uid = uid.into_inner();
+    let s = blocking(move || {
+        let p = creds.principal(&pay)?;
+        let (event, id, session) = read_sandbox_event(body)?;
+        Ok(pay.sandbox_event(Some(&p), &uid, event, id.as_deref(), session.as_deref())?)
+    })
+    .await?;
+    Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
+}
+
+/// Sandbox: the same for anonymous links, without credentials.
+#[utoipa::path(
+    tag = "Sandbox",
+    params(("uid" = String, Path, description = "Public identifier of an anonymous link")),
+    request_body = SandboxEventRequest,
+    responses(
+        (status = 200, description = "The session after the event", body = PaymentSessionDto),
+        (status = 400, description = "Invalid body", body = ErrorBody),
+        (status = 404, description = "Unknown or not anonymous link, no session, or not in sandbox mode", body = ErrorBody),
+        (status = 409, description = "`invalid_session_transition`", body = ErrorBody),
+    )
+)]
+#[post("/api/public/sandbox/payment-links/{uid}/events")]
+pub async fn public_sandbox_event(
+    pay: web::Data<Pay>,
+    uid: web::Path<String>,
+    body: JsonBody,
+) -> Result<HttpResponse, ApiError> {
+    let uid = uid.into_inner();
+    let s = blocking(move || {
+        let (event, id, session) = read_sandbox_event(body)?;
+        Ok(pay.sandbox_event(None, &uid, event, id.as_deref(), session.as_deref())?)
+    })
+    .await?;
+    Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
+}
+
+/// Sandbox: the service clock's now.
+#[utoipa::path(
+    tag = "Sandbox",
+    security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
+    responses(
+        (status = 200, description = "Now, on the service clock", body = ClockDto),
+        (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
+        (status = 404, description = "Not in sandbox mode", body = ErrorBody),
+    )
+)]
+#[get("/api/partner/v1/pay/sandbox/clock")]
+pub async fn get_clock(pay: web::Data<Pay>, creds: Credentials) -> Result<HttpResponse, ApiError> {
+    let now = blocking(move || Ok(pay.test_clock_now(&creds.principal(&pay)?)?)).await?;
+    Ok(HttpResponse::Ok().json(ClockDto { now }))
+}
+
+/// Sandbox: move the service clock forward and run the work that became due (expiry of
+/// quotes, deposit requests, sessions of expired links; webhook retries fall due by it too).
+#[utoipa::path(
+    tag = "Sandbox",
+    request_body = AdvanceClockRequest,
+    security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
+    responses(
+        (status = 200, description = "Now, after the move", body = ClockDto),
+        (status = 400, description = "Invalid body", body = ErrorBody),
+        (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
+        (status = 404, description = "Not in sandbox mode", body = ErrorBody),
+    )
+)]
+#[post("/api/partner/v1/pay/sandbox/clock")]
+pub async fn advance_clock(
+    pay: web::Data<Pay>,
+    creds: Credentials,
+    body: JsonBody,
+) -> Result<HttpResponse, ApiError> {
+    let now = blocking(move || {
+        let p = creds.principal(&pay)?;
+        let mut f = body.fields(&["advanceSeconds"])?;
+        let text = f.opt_number_text("advanceSeconds")?.ok_or_else(|| {
+            DomainError::validation("advanceSeconds", "advanceSeconds is required")
+        })?;
+        let seconds: i64 = text.parse().map_err(|_| {
+            DomainError::validation("advanceSeconds", "advanceSeconds must be a whole number")
+        })?;
+        Ok(pay.advance_test_clock(&p, seconds)?)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(ClockDto { now }))
+}
+
+/// Resolve the link's underpaid session by hand: `complete` keeps what arrived and completes
+/// the payment (`manual_resolution_completed`); `refund` requests the payer's refund address.
+#[utoipa::path(
+    tag = "Payment links",
+    params(("uid" = String, Path, description = "Public link identifier")),
+    request_body = ManualResolutionRequest,
+    security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
+    responses(
+        (status = 200, description = "The session after the decision", body = PaymentSessionDto),
+        (status = 400, description = "Invalid body", body = ErrorBody),
+        (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
+        (status = 404, description = "Unknown link, another company's, or no session", body = ErrorBody),
+        (status = 409, description = "`invalid_session_transition`: the latest session is not underpaid", body = ErrorBody),
+    )
+)]
+#[post("/api/partner/v1/pay/payment-links/{uid}/manual-resolution")]
+pub async fn manual_resolution(
+    pay: web::Data<Pay>,
+    creds: Credentials,
+    uid: web::Path<String>,
+    body: JsonBody,
+) -> Result<HttpResponse, ApiError> {
+    let uid = uid.into_inner();
+    let s = blocking(move || {
+        let p = creds.principal(&pay)?;
+        let action = body.fields(&["action"])?.string("action")?;
+        let resolution = match action.as_str() {
+            "complete" => Resolution::Complete,
+            "refund" => Resolution::Refund,
+            _ => {
+                return Err(
+                    DomainError::validation("action", "action must be complete or refund").into(),
+                )
+            }
+        };
+        Ok(pay.resolve_underpayment(&p, &uid, resolution)?)
+    })
+    .await?;
+    Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
+}

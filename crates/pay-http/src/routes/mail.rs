@@ -1,0 +1,151 @@
+//! `send-request-email`: queues a link's payment request for a customer. The mail goes into
+//! the outbox in the request; the mailer sends it later (nothing is sent inline), hence 202.
+
+use actix_web::dev::Payload;
+use actix_web::http::header;
+use actix_web::{post, web, FromRequest, HttpRequest, HttpResponse};
+use futures_util::future::LocalBoxFuture;
+use futures_util::StreamExt;
+use pay_domain::service::Pay;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+use crate::auth::{blocking, Credentials};
+use crate::error::{ApiError, ErrorBody};
+use crate::json::{parse_object, Fields, MAX_JSON_BYTES};
+
+/// The body of `send-request-email`. The whole body is optional: no body, an empty one, `null`
+/// or `{}` sends to the link's `customerEmail`.
+#[derive(Debug, Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct SendRequestEmailRequest {
+    /// Where to send the link; default the link's `customerEmail`. `null` means the default.
+    #[schema(example = "payer@example.com", max_length = 254)]
+    pub email: Option<String>,
+}
+
+/// The request was queued.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SendRequestEmailResponse {
+    #[schema(example = true)]
+    pub ok: bool,
+    /// The address the mail goes to (trimmed, domain in lower case).
+    #[schema(example = "payer@example.com")]
+    pub email: String,
+}
+
+/// A JSON object body that may also be absent: an empty body (any or no content type) or a
+/// JSON `null` is `None`; anything else must be one `application/json` object of at most
+/// 64 KiB, as for every other route. Like `JsonBody`, extraction never fails the request by itself, so the handler
+/// checks credentials first.
+#[derive(Debug)]
+pub struct OptionalJsonBody(pub Result<Option<Map<String, Value>>, ApiError>);
+
+impl OptionalJsonBody {
+    /// The object with only the `allowed` fields; `None` when there was no body.
+    pub fn fields(self, allowed: &[&str]) -> Result<Option<Fields>, ApiError> {
+        self.0?.map(|m| Fields::new(m, allowed)).transpose()
+    }
+}
+
+impl FromRequest for OptionalJsonBody {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| {
+                let essence = v.split(';').next().unwrap_or("").trim();
+                essence.eq_ignore_ascii_case("application/json")
+            })
+            .unwrap_or(false);
+        let declared = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        let mut payload = payload.take();
+        Box::pin(async move {
+            Ok(OptionalJsonBody(
+                read_optional(json, declared, &mut payload).await,
+            ))
+        })
+    }
+}
+
+async fn read_optional(
+    json: bool,
+    declared: Option<usize>,
+    payload: &mut Payload,
+) -> Result<Option<Map<String, Value>>, ApiError> {
+    if declared.is_some_and(|n| n > MAX_JSON_BYTES) {
+        return Err(ApiError::PayloadTooLarge(MAX_JSON_BYTES));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk =
+            chunk.map_err(|e| ApiError::InvalidJson(format!("could not read body: {e}")))?;
+        if body.len() + chunk.len() > MAX_JSON_BYTES {
+            return Err(ApiError::PayloadTooLarge(MAX_JSON_BYTES));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    if !json {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    // The document says the body is optional, which OpenAPI spells "an object or null".
+    if body.trim_ascii() == b"null" {
+        return Ok(None);
+    }
+    parse_object(&body).map(Some)
+}
+
+/// Send (or resend) a link's payment request by e-mail: a plain-text and an HTML message with
+/// the hosted checkout URL. The mail is queued in the outbox and sent by the mailer; each call
+/// queues one more mail.
+#[utoipa::path(
+    tag = "Payment links",
+    params(("uid" = String, Path, description = "Public link identifier")),
+    request_body(
+        content = Option<SendRequestEmailRequest>,
+        description = "Optional: no body, an empty body, `null` or `{}` sends to the link's `customerEmail`",
+        content_type = "application/json"
+    ),
+    security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
+    responses(
+        (status = 202, description = "Queued for sending", body = SendRequestEmailResponse),
+        (status = 400, description = "`missing_email` (no `email` and no `customerEmail` on the link), `validation_failed` (field `email`), `invalid_json`, `unknown_field`", body = ErrorBody),
+        (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
+        (status = 403, description = "Session without `settings.manage` or CSRF token", body = ErrorBody),
+        (status = 404, description = "Unknown, or another company's", body = ErrorBody),
+        (status = 409, description = "`link_not_active`: the link is paused, archived or expired", body = ErrorBody),
+        (status = 413, description = "Body over 64 KiB", body = ErrorBody),
+        (status = 415, description = "A non-empty body that is not application/json", body = ErrorBody),
+    )
+)]
+#[post("/api/partner/v1/pay/payment-links/{uid}/send-request-email")]
+pub async fn send_request_email(
+    pay: web::Data<Pay>,
+    creds: Credentials,
+    uid: web::Path<String>,
+    body: OptionalJsonBody,
+) -> Result<HttpResponse, ApiError> {
+    let uid = uid.into_inner();
+    let email = blocking(move || {
+        let principal = creds.principal(&pay)?;
+        let email = match body.fields(&["email"])? {
+            Some(mut f) => f.opt_string("email")?,
+            None => None,
+        };
+        Ok(pay.send_request_email(&principal, &uid, email)?)
+    })
+    .await?;
+    Ok(HttpResponse::Accepted().json(SendRequestEmailResponse { ok: true, email }))
+}

@@ -1,0 +1,397 @@
+//! `CheckoutStore` on `DieselStore`: payment sessions, the link's timeline, and the one write
+//! that moves a session (processor event once, one-time claim, compare-and-set on the session's
+//! version, timeline, webhook outbox) in one transaction. Written once for both backends.
+//! Sessions change all the time, so none of this goes through the hot-read cache.
+
+use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
+use pay_domain::checkout::{
+    CheckoutStore, DueSession, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent,
+    WriteOutcome,
+};
+use pay_domain::ids::{LinkUid, PaymentLinkId, PaymentSessionId};
+use pay_domain::link::{LinkStatus, PaymentLink};
+use pay_domain::session::SessionStatus;
+use pay_domain::timestamp::Timestamp;
+use pay_domain::webhook::Delivery;
+use pay_domain::{DomainError, DomainResult};
+
+use super::webhooks::insert_delivery_rows;
+use crate::conn::{write_transaction, AnyConnection};
+use crate::rows::{
+    corrupt, write_instant, LinkRow, NewDeliveryRow, NewPaymentSessionRow, NewTimelineRow,
+    PaymentSessionRow, TimelineRow,
+};
+use crate::schema::{payment_links, payment_sessions, processor_events, timeline_events};
+use crate::DieselStore;
+
+/// The statuses of sessions still waiting for the payer (`SessionStatus::is_unfinished`).
+fn unfinished() -> [&'static str; 2] {
+    [
+        SessionStatus::Quote.as_str(),
+        SessionStatus::Pending.as_str(),
+    ]
+}
+
+/// Why a write changed nothing. Carried out of the transaction closure (whose error rolls it
+/// back) and turned into the port's answer there.
+enum Refusal {
+    Stale,
+    Duplicate,
+    LinkAlreadyPaid,
+    UnknownLink,
+}
+
+/// The write, converted to rows before a connection is taken.
+struct Prepared<'a> {
+    link_id: String,
+    /// The processor event id and the session it applies to.
+    processor_event: Option<(&'a str, Option<PaymentSessionId>)>,
+    claim: Option<String>,
+    session: Option<NewPaymentSessionRow<'a>>,
+    /// `Some` for an update: the version the stored row must still have.
+    expected_version: Option<i64>,
+    timeline: Vec<NewTimelineRow<'a>>,
+    webhook_events: i64,
+    /// When the write happened (the claimed link's `updated_at`, the event's `applied_at`).
+    at: i64,
+}
+
+impl<'a> Prepared<'a> {
+    fn new(write: &'a LinkEventWrite) -> DomainResult<Self> {
+        let bug = |what: &str| DomainError::Internal(format!("write link event: {what}"));
+        let (session, expected_version) = match &write.change {
+            SessionChange::Insert(s) => (Some(s), None),
+            SessionChange::Update {
+                session,
+                expected_version,
+            } => {
+                if session.version != expected_version.saturating_add(1) {
+                    return Err(bug("an update must store expected_version + 1"));
+                }
+                (Some(session), Some(*expected_version))
+            }
+            SessionChange::None => (None, None),
+        };
+        // Caller bugs, refused before anything is written: rows filed under another link.
+        if session.is_some_and(|s| s.link_id != write.link_id)
+            || write.timeline.iter().any(|e| e.link_id != write.link_id)
+        {
+            return Err(bug("session or timeline entry of another link"));
+        }
+        let webhook_events =
+            i64::try_from(write.webhook_events).map_err(|_| bug("too many webhook events"))?;
+        // A write with neither a session nor a timeline entry has no instant of its own; the
+        // wall clock dates it (only bookkeeping columns take it).
+        let at = write_instant(session, &write.timeline)
+            .unwrap_or_else(|| Timestamp::from_datetime(time::OffsetDateTime::now_utc()));
+        Ok(Prepared {
+            link_id: write.link_id.to_string(),
+            processor_event: write
+                .processor_event_id
+                .as_deref()
+                .map(|e| (e, session.map(|s| s.id).or(write.claim_link))),
+            claim: write.claim_link.map(|s| s.to_string()),
+            session: session.map(NewPaymentSessionRow::try_from).transpose()?,
+            expected_version,
+            timeline: write
+                .timeline
+                .iter()
+                .map(NewTimelineRow::try_from)
+                .collect::<DomainResult<_>>()?,
+            webhook_events,
+            at: at.unix_millis(),
+        })
+    }
+}
+
+/// The steps of `write_link_event` inside its transaction; `Err(Refusal)` rolls it back.
+///
+/// Every step that locks the link's row (the claim, the sequence bump) comes before the
+/// session's row is written: two writes about one session, one claiming the link and one
+/// emitting a webhook, would otherwise lock the two rows in opposite orders on PostgreSQL and
+/// deadlock. The deliveries themselves are still built and inserted last.
+fn apply(
+    conn: &mut AnyConnection,
+    w: &Prepared<'_>,
+    build: &dyn Fn(u64) -> Vec<Delivery>,
+) -> QueryResult<Result<Vec<Delivery>, Refusal>> {
+    // (a) The processor event, once. The check answers a redelivery without an error; the
+    // primary key settles two first deliveries racing on PostgreSQL: the second INSERT waits
+    // for the first transaction and fails when it commits.
+    if let Some((event_id, session_id)) = &w.processor_event {
+        let seen = processor_events::table
+            .find(event_id)
+            .select(processor_events::event_id)
+            .first::<String>(conn)
+            .optional()?;
+        if seen.is_some() {
+            return Ok(Err(Refusal::Duplicate));
+        }
+        match diesel::insert_into(processor_events::table)
+            .values((
+                processor_events::event_id.eq(event_id),
+                processor_events::session_id.eq(session_id.map(|s| s.to_string())),
+                processor_events::applied_at.eq(w.at),
+            ))
+            .execute(conn)
+        {
+            Ok(_) => {}
+            Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => {
+                return Ok(Err(Refusal::Duplicate))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+
+    // (b) The one-time claim: compare-and-set on the empty `paid_session_id`.
+    if let Some(session_id) = &w.claim {
+        let claimed = diesel::update(
+            payment_links::table
+                .filter(payment_links::id.eq(&w.link_id))
+                .filter(payment_links::paid_session_id.is_null()),
+        )
+        .set((
+            payment_links::paid_session_id.eq(session_id),
+            payment_links::status.eq(LinkStatus::Archived.as_str()),
+            payment_links::updated_at.eq(w.at),
+        ))
+        .execute(conn)?;
+        if claimed == 0 {
+            return Ok(Err(Refusal::LinkAlreadyPaid));
+        }
+    }
+
+    // (e, first half) The event sequence: the UPDATE first, so that on PostgreSQL its row lock
+    // holds every other emitter of this link until this transaction ends and the value read
+    // later is ours (as in `enqueue_link_event`).
+    if w.webhook_events > 0 {
+        let bumped = diesel::update(payment_links::table.find(&w.link_id))
+            .set(payment_links::event_sequence.eq(payment_links::event_sequence + w.webhook_events))
+            .execute(conn)?;
+        if bumped == 0 {
+            return Ok(Err(Refusal::UnknownLink));
+        }
+    }
+
+    // (c) The session: a new row, or compare-and-set on its version.
+    if let Some(row) = &w.session {
+        match w.expected_version {
+            None => {
+                diesel::insert_into(payment_sessions::table)
+                    .values(row)
+                    .execute(conn)?;
+            }
+            Some(expected) => {
+                let updated = diesel::update(
+                    payment_sessions::table
+                        .filter(payment_sessions::id.eq(&row.id))
+                        .filter(payment_sessions::link_id.eq(&row.link_id))
+                        .filter(payment_sessions::version.eq(expected)),
+                )
+                .set(row)
+                .execute(conn)?;
+                if updated == 0 {
+                    return Ok(Err(Refusal::Stale));
+                }
+            }
+        }
+    }
+
+    // (d) The timeline.
+    for row in &w.timeline {
+        diesel::insert_into(timeline_events::table)
+            .values(row)
+            .execute(conn)?;
+    }
+
+    // (e, second half) The numbers handed out, and the deliveries built with them.
+    if w.webhook_events == 0 {
+        return Ok(Ok(Vec::new()));
+    }
+    // RETURNING is not in the backends' common subset, hence the read.
+    let last: i64 = payment_links::table
+        .find(&w.link_id)
+        .select(payment_links::event_sequence)
+        .first(conn)?;
+    let first = u64::try_from(last - w.webhook_events + 1)
+        .map_err(|e| DieselError::DeserializationError(Box::new(e)))?;
+    let deliveries = build(first);
+    let rows: Vec<NewDeliveryRow<'_>> = deliveries.iter().map(NewDeliveryRow::from).collect();
+    insert_delivery_rows(conn, &rows)?;
+    drop(rows);
+    Ok(Ok(deliveries))
+}
+
+impl CheckoutStore for DieselStore {
+    fn public_link(&self, uid: &str) -> DomainResult<Option<PaymentLink>> {
+        self.run("public link", |conn| {
+            payment_links::table
+                .filter(payment_links::uid.eq(uid))
+                .select(LinkRow::as_select())
+                .first(conn)
+                .optional()
+        })?
+        .map(PaymentLink::try_from)
+        .transpose()
+    }
+
+    fn processor_event_applied(&self, event_id: &str) -> DomainResult<bool> {
+        let found = self.run("processor event applied", |conn| {
+            processor_events::table
+                .find(event_id)
+                .select(processor_events::event_id)
+                .first::<String>(conn)
+                .optional()
+        })?;
+        Ok(found.is_some())
+    }
+
+    fn write_link_event(
+        &self,
+        write: &LinkEventWrite,
+        build: &dyn Fn(u64) -> Vec<Delivery>,
+    ) -> DomainResult<WriteOutcome> {
+        let prepared = Prepared::new(write)?;
+        let mut refused = None;
+        let written = self.write("write link event", |conn| {
+            write_transaction(conn, |conn| match apply(conn, &prepared, build)? {
+                Ok(deliveries) => Ok(deliveries),
+                Err(refusal) => {
+                    refused = Some(refusal);
+                    Err(DieselError::RollbackTransaction)
+                }
+            })
+        });
+        match refused {
+            None => written.map(WriteOutcome::Applied),
+            Some(Refusal::Stale) => Ok(WriteOutcome::Stale),
+            Some(Refusal::Duplicate) => Ok(WriteOutcome::Duplicate),
+            Some(Refusal::LinkAlreadyPaid) => Ok(WriteOutcome::LinkAlreadyPaid),
+            Some(Refusal::UnknownLink) => Err(DomainError::NotFound {
+                kind: "Payment link",
+            }),
+        }
+    }
+
+    fn payment_session(&self, id: PaymentSessionId) -> DomainResult<Option<PaymentSession>> {
+        self.run("payment session", |conn| {
+            payment_sessions::table
+                .find(id.to_string())
+                .select(PaymentSessionRow::as_select())
+                .first(conn)
+                .optional()
+        })?
+        .map(PaymentSession::try_from)
+        .transpose()
+    }
+
+    fn latest_session(&self, link: PaymentLinkId) -> DomainResult<Option<PaymentSession>> {
+        self.run("latest session", |conn| {
+            payment_sessions::table
+                .filter(payment_sessions::link_id.eq(link.to_string()))
+                // Session ids are v7 UUIDs: they break same-millisecond ties in creation order.
+                .order((
+                    payment_sessions::created_at.desc(),
+                    payment_sessions::id.desc(),
+                ))
+                .select(PaymentSessionRow::as_select())
+                .first(conn)
+                .optional()
+        })?
+        .map(PaymentSession::try_from)
+        .transpose()
+    }
+
+    fn unfinished_sessions(&self, link: PaymentLinkId) -> DomainResult<Vec<PaymentSession>> {
+        let rows: Vec<PaymentSessionRow> = self.run("unfinished sessions", |conn| {
+            payment_sessions::table
+                .filter(payment_sessions::link_id.eq(link.to_string()))
+                .filter(payment_sessions::status.eq_any(unfinished()))
+                .order((
+                    payment_sessions::created_at.asc(),
+                    payment_sessions::id.asc(),
+                ))
+                .select(PaymentSessionRow::as_select())
+                .load(conn)
+        })?;
+        rows.into_iter().map(PaymentSession::try_from).collect()
+    }
+
+    fn timeline(&self, link: PaymentLinkId) -> DomainResult<Vec<TimelineEvent>> {
+        let rows: Vec<TimelineRow> = self.run("timeline", |conn| {
+            timeline_events::table
+                .filter(timeline_events::link_id.eq(link.to_string()))
+                .order((timeline_events::created_at.asc(), timeline_events::id.asc()))
+                .select(TimelineRow::as_select())
+                .load(conn)
+        })?;
+        rows.into_iter().map(TimelineEvent::try_from).collect()
+    }
+
+    fn due_sessions(&self, now: Timestamp, limit: usize) -> DomainResult<Vec<DueSession>> {
+        let now = now.unix_millis();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<(PaymentSessionRow, String, String, Option<i64>)> =
+            self.run("due sessions", |conn| {
+                payment_sessions::table
+                    .inner_join(payment_links::table)
+                    .filter(payment_sessions::status.eq_any(unfinished()))
+                    .filter(
+                        payment_sessions::expires_at
+                            .le(now)
+                            .or(payment_links::status.ne(LinkStatus::Active.as_str()))
+                            .or(payment_links::expires_at.le(now)),
+                    )
+                    .order((
+                        payment_sessions::expires_at.asc(),
+                        payment_sessions::id.asc(),
+                    ))
+                    .limit(limit)
+                    .select((
+                        PaymentSessionRow::as_select(),
+                        payment_links::uid,
+                        payment_links::status,
+                        payment_links::expires_at,
+                    ))
+                    .load(conn)
+            })?;
+        rows.into_iter()
+            .map(|(session, link_uid, link_status, link_expires_at)| {
+                if LinkUid::parse(&link_uid).is_none() {
+                    return Err(corrupt("payment_links.uid"));
+                }
+                Ok(DueSession {
+                    session: session.try_into()?,
+                    link_uid,
+                    link_status: LinkStatus::parse(&link_status)
+                        .ok_or_else(|| corrupt("payment_links.status"))?,
+                    link_expires_at: link_expires_at
+                        .map(|ms| {
+                            Timestamp::from_unix_millis(ms)
+                                .ok_or_else(|| corrupt("payment_links.expires_at"))
+                        })
+                        .transpose()?,
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unfinished_statuses_are_the_domains() {
+        let want: Vec<&str> = SessionStatus::ALL
+            .into_iter()
+            .filter(|s| s.is_unfinished())
+            .map(SessionStatus::as_str)
+            .collect();
+        assert_eq!(unfinished().to_vec(), want);
+    }
+}

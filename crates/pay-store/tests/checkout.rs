@@ -1,0 +1,1180 @@
+//! `CheckoutStore` on `DieselStore`, run against SQLite and PostgreSQL alike: each case below
+//! becomes a `sqlite` and a `postgres` test (the latter skips without `PAY_TEST_POSTGRES_URL`).
+
+use std::cell::Cell;
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use diesel::{Connection, QueryableByName, RunQueryDsl};
+use pay_domain::amount::Decimal;
+use pay_domain::checkout::{
+    CheckoutStore, DueSession, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent,
+    WriteOutcome,
+};
+use pay_domain::ids::{
+    CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, PaymentSessionId, UserId,
+};
+use pay_domain::integration::{Integration, StoredIntegration};
+use pay_domain::link::{
+    CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload, ANONYMOUS_COMPANY,
+};
+use pay_domain::ports::WebhookStore;
+use pay_domain::ports::{AnonymousLinkStore, NewTenant, PaymentLinkStore, TenancyStore};
+use pay_domain::secret::SecretDigest;
+use pay_domain::session::SessionStatus;
+use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
+use pay_domain::tenancy::{Company, Theme, UserRecord};
+use pay_domain::webhook::{
+    CallbackKind, Delivery, DeliveryFilter, DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent,
+};
+use pay_domain::DomainError;
+use pay_store::DieselStore;
+use serde_json::{json, Map, Value};
+use uuid::Uuid;
+
+#[macro_use]
+mod common;
+use common::*;
+
+// ----- fixtures -----
+
+/// A new company (with its owner, settings and key) in the store.
+fn company(store: &DieselStore) -> CompanyId {
+    let user = UserRecord {
+        id: UserId(Uuid::now_v7()),
+        email: format!("{}@example.com", random_alnum(12)),
+        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
+        created_at: ts(T0),
+    };
+    let company = Company {
+        id: CompanyId(Uuid::now_v7()),
+        name: "Acme Ltd".into(),
+        picture_url: None,
+        logo_url: None,
+        theme: Theme::Dark,
+        created_at: ts(T0),
+    };
+    let tenant = NewTenant {
+        owner: user.id,
+        new_user: Some(user),
+        integration: StoredIntegration {
+            integration: Integration {
+                partner_id: PartnerId(Uuid::now_v7()),
+                company_id: company.id,
+                key_id: KeyId::from_random(&random_alnum(KeyId::RANDOM_LEN)).unwrap(),
+                form_key_id: FormKeyId::from_random(&random_alnum(FormKeyId::RANDOM_LEN)).unwrap(),
+                name: "Shop backend".into(),
+                app_slug: "pay".into(),
+                allowed_origins: vec![],
+                enabled: true,
+                created_at: ts(T0),
+                last_used_at: None,
+            },
+            secret_digest: SecretDigest(random_alnum(64)),
+        },
+        settings: PaySettings {
+            status: ProductStatus::Active,
+            default_destination_asset: None,
+            fee_paid_by: FeePayer::Merchant,
+            skip_quote_acceptance: false,
+            merchant_surcharge_percent: Decimal::ZERO,
+            return_redirect_url: None,
+            success_redirect_url: None,
+            failure_redirect_url: None,
+            underpayment_percent_enabled: false,
+            underpayment_percent_threshold: Decimal::ZERO,
+            underpayment_fixed_enabled: false,
+            underpayment_fixed_threshold: Decimal::ZERO,
+        },
+        company,
+    };
+    store.create_tenant(&tenant).unwrap();
+    tenant.company.id
+}
+
+/// A link of the company (not yet stored).
+fn new_link(company: CompanyId, status: LinkStatus, expires_at: Option<i64>) -> PaymentLink {
+    PaymentLink {
+        id: PaymentLinkId(Uuid::now_v7()),
+        uid: LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap(),
+        company_id: company,
+        status,
+        payload: PaymentLinkPayload {
+            title: Some("Order 1".into()),
+            description: None,
+            amount: "12.50".into(),
+            fiat_currency: None,
+            currency: "USDC".into(),
+            asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
+            skip_quote_acceptance: None,
+            fee_paid_by: None,
+            order_id: Some("o-1".into()),
+            invoice_pdf_url: None,
+            customer_email: None,
+            client_id: None,
+            return_url: None,
+            success_url: None,
+            failure_url: None,
+            expiration_time: ExpirationTime::H24,
+            metadata: None,
+            runtime_mode: "merchant_target_net_v2".into(),
+            billing_version: "v2".into(),
+            merchant_name: None,
+            merchant_picture_url: None,
+            merchant_logo_url: None,
+            merchant_payment_link_theme: None,
+            settlement_address: None,
+        },
+        created_at: ts(T0),
+        updated_at: ts(T0),
+        expires_at: expires_at.map(ts),
+        created_by: CreatedBy::ApiKey(PartnerId(Uuid::now_v7())),
+    }
+}
+
+/// An active link of the company, without expiry, in the store.
+fn link(store: &DieselStore, company: CompanyId) -> PaymentLink {
+    let l = new_link(company, LinkStatus::Active, None);
+    store.insert_link(&l).unwrap();
+    l
+}
+
+/// A link of the company with the given status and expiry, in the store.
+fn link_with(
+    store: &DieselStore,
+    company: CompanyId,
+    status: LinkStatus,
+    expires_at: Option<i64>,
+) -> PaymentLink {
+    let l = new_link(company, status, expires_at);
+    store.insert_link(&l).unwrap();
+    l
+}
+
+/// A session of the link (not yet stored), every optional field empty.
+fn session(
+    l: &PaymentLink,
+    status: SessionStatus,
+    created_at: i64,
+    expires_at: i64,
+) -> PaymentSession {
+    session_with_id(
+        PaymentSessionId(Uuid::now_v7()),
+        l,
+        status,
+        created_at,
+        expires_at,
+    )
+}
+
+fn session_with_id(
+    id: PaymentSessionId,
+    l: &PaymentLink,
+    status: SessionStatus,
+    created_at: i64,
+    expires_at: i64,
+) -> PaymentSession {
+    PaymentSession {
+        id,
+        link_id: l.id,
+        company_id: l.company_id,
+        status,
+        previous_status: None,
+        version: 1,
+        invoice_asset: "USD".into(),
+        invoice_amount: "12.50".into(),
+        selected_sell_asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
+        required_sell_amount: "12.562500".into(),
+        expected_buy_amount: "12.50".into(),
+        destination_address: "0x00000000000000000000000000000000000000aa".into(),
+        deposit_address: None,
+        channel_id: None,
+        composite_channel_id: None,
+        source_chain: None,
+        expires_at: ts(expires_at),
+        settlement: Map::new(),
+        error_message: None,
+        created_at: ts(created_at),
+        updated_at: ts(created_at),
+    }
+}
+
+/// The session after one more write: status moved, version and `updated_at` advanced.
+fn moved(s: &PaymentSession, to: SessionStatus, at: i64) -> PaymentSession {
+    PaymentSession {
+        previous_status: Some(s.status),
+        status: to,
+        version: s.version + 1,
+        updated_at: ts(at),
+        ..s.clone()
+    }
+}
+
+fn object(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => panic!("not an object"),
+    }
+}
+
+fn entry(l: &PaymentLink, session: Option<PaymentSessionId>, kind: &str, at: i64) -> TimelineEvent {
+    TimelineEvent {
+        id: Uuid::now_v7(),
+        link_id: l.id,
+        session_id: session,
+        kind: kind.into(),
+        created_at: ts(at),
+        data: object(json!({"note": kind, "amount": "12.50"})),
+    }
+}
+
+/// A write with nothing but the session change.
+fn write(l: &PaymentLink, change: SessionChange) -> LinkEventWrite {
+    LinkEventWrite {
+        link_id: l.id,
+        change,
+        processor_event_id: None,
+        claim_link: None,
+        timeline: vec![],
+        webhook_events: 0,
+    }
+}
+
+fn insert(l: &PaymentLink, s: &PaymentSession) -> LinkEventWrite {
+    LinkEventWrite {
+        timeline: vec![entry(
+            l,
+            Some(s.id),
+            "quote_created",
+            s.created_at.unix_millis(),
+        )],
+        ..write(l, SessionChange::Insert(s.clone()))
+    }
+}
+
+fn update(l: &PaymentLink, before: &PaymentSession, after: &PaymentSession) -> LinkEventWrite {
+    LinkEventWrite {
+        timeline: vec![entry(
+            l,
+            Some(after.id),
+            "status_changed",
+            after.updated_at.unix_millis(),
+        )],
+        ..write(
+            l,
+            SessionChange::Update {
+                session: after.clone(),
+                expected_version: before.version,
+            },
+        )
+    }
+}
+
+/// Builds one delivery per sequence number handed out (`count` of them, from `first`), its body
+/// naming the number.
+fn builder(company: CompanyId, l: &PaymentLink, count: u64) -> impl Fn(u64) -> Vec<Delivery> + '_ {
+    move |first| {
+        (first..first + count)
+            .map(|n| {
+                let id = Uuid::now_v7();
+                Delivery {
+                    id,
+                    group_id: Uuid::now_v7(),
+                    company_id: company,
+                    origin: DeliveryOrigin::Event,
+                    event: EventKind::Payment(PaymentEvent::StatusChanged),
+                    status: DeliveryStatus::Pending,
+                    attempts: 0,
+                    next_attempt_at: Some(ts(T0)),
+                    last_attempt_at: None,
+                    last_response_status: None,
+                    last_error: None,
+                    payment_link_uid: Some(l.uid.to_string()),
+                    subscription_uid: None,
+                    order_id: Some("o-1".into()),
+                    target: CallbackKind::CompanyPayment,
+                    url: "https://hooks.shop.example/pay".into(),
+                    body: format!(r#"{{"sequence":{n}}}"#),
+                    created_at: ts(T0),
+                }
+            })
+            .collect()
+    }
+}
+
+/// `build` for writes that must not call it.
+fn never(_: u64) -> Vec<Delivery> {
+    panic!("build called")
+}
+
+fn applied(outcome: WriteOutcome) -> Vec<Delivery> {
+    match outcome {
+        WriteOutcome::Applied(d) => d,
+        other => panic!("expected Applied, got {other:?}"),
+    }
+}
+
+fn sequences(deliveries: &[Delivery]) -> Vec<String> {
+    deliveries.iter().map(|d| d.body.clone()).collect()
+}
+
+fn all_deliveries() -> DeliveryFilter {
+    DeliveryFilter {
+        limit: 500,
+        ..DeliveryFilter::default()
+    }
+}
+
+/// What the ports do not show: the link's one paid session, read beside the store.
+fn paid_session_id(url: &str, l: &PaymentLink) -> Option<String> {
+    #[derive(QueryableByName)]
+    struct Paid {
+        #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+        paid_session_id: Option<String>,
+    }
+    // The id is a UUID we made: safe to put in the text.
+    let sql = format!(
+        "SELECT paid_session_id FROM payment_links WHERE id = '{}'",
+        l.id
+    );
+    let rows: Vec<Paid> = if let Some(path) = url.strip_prefix("sqlite://") {
+        diesel::sql_query(sql)
+            .load(&mut diesel::SqliteConnection::establish(path).unwrap())
+            .unwrap()
+    } else {
+        diesel::sql_query(sql)
+            .load(&mut diesel::PgConnection::establish(url).unwrap())
+            .unwrap()
+    };
+    assert_eq!(rows.len(), 1, "the link exists");
+    rows.into_iter().next().unwrap().paid_session_id
+}
+
+both_backends!(
+    session_and_timeline_round_trip,
+    update_is_compare_and_set,
+    duplicate_processor_event_writes_nothing,
+    failed_write_rolls_back_everything,
+    claim_link_once,
+    concurrent_claims_one_winner,
+    concurrent_duplicate_events_apply_once,
+    concurrent_claim_and_emit_on_one_session,
+    webhook_events_take_consecutive_numbers,
+    latest_session_newest_first,
+    unfinished_sessions_oldest_first,
+    due_sessions_for_each_reason,
+    public_link_of_any_company,
+    caller_bugs_are_refused,
+    corrupt_rows_are_internal_errors,
+);
+
+// ----- cases -----
+
+fn session_and_timeline_round_trip(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    assert_eq!(store.latest_session(l.id).unwrap(), None);
+    assert_eq!(store.timeline(l.id).unwrap(), vec![]);
+
+    // Every field set, the settlement a nested object with exact decimals and non-ASCII text.
+    let full = PaymentSession {
+        previous_status: Some(SessionStatus::Pending),
+        deposit_address: Some("0x00000000000000000000000000000000000000bb".into()),
+        channel_id: Some("ch_123".into()),
+        composite_channel_id: Some("eip155:8453:ch_123".into()),
+        source_chain: Some("eip155:8453".into()),
+        settlement: object(json!({
+            "receivedAmount": "12.562499999999999999",
+            "shortfall": "0.000000000000000001",
+            "lateDeposits": [{"amount": "1.5", "txHash": "0xabc"}],
+            "resolution": null,
+            "note": "é ✓",
+            "refundAddress": "0x00000000000000000000000000000000000000cc"
+        })),
+        error_message: Some("deposit below minimum — retry".into()),
+        updated_at: ts(T0 + 7),
+        ..session(&l, SessionStatus::Processing, T0 + 1, T0 + 1_800_000)
+    };
+    // Every optional field empty.
+    let bare = session(&l, SessionStatus::Quote, T0 + 2, T0 + 60_000);
+    let t1 = TimelineEvent {
+        data: object(json!({"from": "pending", "to": "processing", "amounts": ["1", "2"]})),
+        ..entry(&l, Some(full.id), "status_changed", T0 + 1)
+    };
+    let t2 = TimelineEvent {
+        data: Map::new(),
+        ..entry(&l, None, "start_blocked_missing_company_wallet", T0 + 1)
+    };
+    let called = Cell::new(false);
+    let spy = |_: u64| {
+        called.set(true);
+        vec![]
+    };
+    let out = store
+        .write_link_event(
+            &LinkEventWrite {
+                timeline: vec![t1.clone(), t2.clone()],
+                ..write(&l, SessionChange::Insert(full.clone()))
+            },
+            &spy,
+        )
+        .unwrap();
+    assert_eq!(out, WriteOutcome::Applied(vec![]));
+    assert!(!called.get(), "build is not called without webhook events");
+    // A new session carrying a processor event id: the event row names a session that the same
+    // transaction inserts after it.
+    let opened = LinkEventWrite {
+        processor_event_id: Some("evt_opened".into()),
+        ..write(&l, SessionChange::Insert(bare.clone()))
+    };
+    assert_eq!(
+        applied(store.write_link_event(&opened, &never).unwrap()),
+        vec![]
+    );
+    assert_eq!(
+        store.write_link_event(&opened, &never).unwrap(),
+        WriteOutcome::Duplicate
+    );
+
+    assert_eq!(store.payment_session(full.id).unwrap(), Some(full.clone()));
+    assert_eq!(store.payment_session(bare.id).unwrap(), Some(bare.clone()));
+    assert_eq!(
+        store
+            .payment_session(PaymentSessionId(Uuid::now_v7()))
+            .unwrap(),
+        None
+    );
+    // Timeline: oldest first, ties in id order.
+    let mut want = vec![t1, t2];
+    want.sort_by_key(|e| (e.created_at, e.id));
+    assert_eq!(store.timeline(l.id).unwrap(), want);
+
+    // A write about the link alone (no session row).
+    let t3 = entry(&l, None, "link_viewed", T0 + 3);
+    let out = store
+        .write_link_event(
+            &LinkEventWrite {
+                timeline: vec![t3.clone()],
+                ..write(&l, SessionChange::None)
+            },
+            &never,
+        )
+        .unwrap();
+    assert_eq!(out, WriteOutcome::Applied(vec![]));
+    want.push(t3);
+    assert_eq!(store.timeline(l.id).unwrap(), want);
+    // Another link's timeline is its own.
+    let other = link(store, c);
+    assert_eq!(store.timeline(other.id).unwrap(), vec![]);
+}
+
+fn update_is_compare_and_set(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let v1 = session(&l, SessionStatus::Quote, T0, T0 + 60_000);
+    applied(store.write_link_event(&insert(&l, &v1), &never).unwrap());
+
+    // The right version: written, with its timeline entry and delivery.
+    let v2 = PaymentSession {
+        deposit_address: Some("0xdead".into()),
+        expires_at: ts(T0 + 1_800_000),
+        ..moved(&v1, SessionStatus::Pending, T0 + 10)
+    };
+    let b = builder(c, &l, 1);
+    let out = applied(
+        store
+            .write_link_event(
+                &LinkEventWrite {
+                    webhook_events: 1,
+                    ..update(&l, &v1, &v2)
+                },
+                &b,
+            )
+            .unwrap(),
+    );
+    assert_eq!(sequences(&out), vec![r#"{"sequence":1}"#]);
+    assert_eq!(store.payment_session(v1.id).unwrap(), Some(v2.clone()));
+    let timeline = store.timeline(l.id).unwrap();
+    assert_eq!(timeline.len(), 2);
+
+    // A write based on version 1 again: Stale, nothing written (session, timeline, deliveries,
+    // event sequence), `build` never called.
+    let lost = PaymentSession {
+        error_message: Some("lost".into()),
+        ..moved(&v1, SessionStatus::Cancelled, T0 + 11)
+    };
+    let out = store
+        .write_link_event(
+            &LinkEventWrite {
+                webhook_events: 1,
+                ..update(&l, &v1, &lost)
+            },
+            &never,
+        )
+        .unwrap();
+    assert_eq!(out, WriteOutcome::Stale);
+    assert_eq!(store.payment_session(v1.id).unwrap(), Some(v2.clone()));
+    assert_eq!(store.timeline(l.id).unwrap(), timeline);
+    assert_eq!(store.deliveries(c, &all_deliveries()).unwrap().len(), 1);
+
+    // Optional fields cleared by an update are stored as NULL.
+    let v3 = PaymentSession {
+        deposit_address: None,
+        ..moved(&v2, SessionStatus::Cancelled, T0 + 12)
+    };
+    applied(
+        store
+            .write_link_event(&update(&l, &v2, &v3), &never)
+            .unwrap(),
+    );
+    assert_eq!(store.payment_session(v1.id).unwrap(), Some(v3));
+
+    // The stale write did not use up a sequence number.
+    let next = store.enqueue_link_event(l.id, &builder(c, &l, 1)).unwrap();
+    assert_eq!(sequences(&next), vec![r#"{"sequence":2}"#]);
+
+    // An update of a session that does not exist is stale too.
+    let ghost = session(&l, SessionStatus::Quote, T0, T0 + 60_000);
+    let out = store
+        .write_link_event(
+            &update(&l, &ghost, &moved(&ghost, SessionStatus::Pending, T0 + 1)),
+            &never,
+        )
+        .unwrap();
+    assert_eq!(out, WriteOutcome::Stale);
+    assert_eq!(store.payment_session(ghost.id).unwrap(), None);
+}
+
+fn duplicate_processor_event_writes_nothing(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let v1 = session(&l, SessionStatus::Pending, T0, T0 + 60_000);
+    applied(store.write_link_event(&insert(&l, &v1), &never).unwrap());
+
+    let v2 = moved(&v1, SessionStatus::Processing, T0 + 10);
+    let b = builder(c, &l, 1);
+    let first = LinkEventWrite {
+        processor_event_id: Some("evt_deposit_1".into()),
+        webhook_events: 1,
+        ..update(&l, &v1, &v2)
+    };
+    applied(store.write_link_event(&first, &b).unwrap());
+    let timeline = store.timeline(l.id).unwrap();
+
+    // The same event again, even as a write that would otherwise apply (right version): nothing
+    // written, `build` never called.
+    let v3 = moved(&v2, SessionStatus::Complete, T0 + 20);
+    let again = LinkEventWrite {
+        processor_event_id: Some("evt_deposit_1".into()),
+        webhook_events: 1,
+        ..update(&l, &v2, &v3)
+    };
+    assert_eq!(
+        store.write_link_event(&again, &never).unwrap(),
+        WriteOutcome::Duplicate
+    );
+    // Also when it carries no session change.
+    let bare = LinkEventWrite {
+        processor_event_id: Some("evt_deposit_1".into()),
+        timeline: vec![entry(&l, None, "late", T0 + 21)],
+        ..write(&l, SessionChange::None)
+    };
+    assert_eq!(
+        store.write_link_event(&bare, &never).unwrap(),
+        WriteOutcome::Duplicate
+    );
+    assert_eq!(store.payment_session(v1.id).unwrap(), Some(v2.clone()));
+    assert_eq!(store.timeline(l.id).unwrap(), timeline);
+    assert_eq!(store.deliveries(c, &all_deliveries()).unwrap().len(), 1);
+
+    // Another event id applies.
+    let other = LinkEventWrite {
+        processor_event_id: Some("evt_settled_1".into()),
+        webhook_events: 1,
+        ..update(&l, &v2, &v3)
+    };
+    let out = applied(store.write_link_event(&other, &b).unwrap());
+    assert_eq!(sequences(&out), vec![r#"{"sequence":2}"#]);
+    assert_eq!(store.payment_session(v1.id).unwrap(), Some(v3));
+}
+
+/// A step failing late (a delivery that cannot be inserted) takes every earlier step with it:
+/// the processor event, the claim, the session and the timeline.
+fn failed_write_rolls_back_everything(store: &DieselStore, url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let v1 = session(&l, SessionStatus::Pending, T0, T0 + 60_000);
+    applied(store.write_link_event(&insert(&l, &v1), &never).unwrap());
+    let existing = store.enqueue_link_event(l.id, &builder(c, &l, 1)).unwrap();
+
+    let v2 = moved(&v1, SessionStatus::Complete, T0 + 10);
+    let w = LinkEventWrite {
+        processor_event_id: Some("evt_1".into()),
+        claim_link: Some(v1.id),
+        webhook_events: 1,
+        ..update(&l, &v1, &v2)
+    };
+    let good = builder(c, &l, 1);
+    let clashing = |n: u64| {
+        let mut d = good(n);
+        d[0].id = existing[0].id;
+        d
+    };
+    assert!(is_internal(store.write_link_event(&w, &clashing)));
+    assert_eq!(store.payment_session(v1.id).unwrap(), Some(v1.clone()));
+    assert_eq!(store.timeline(l.id).unwrap().len(), 1);
+    assert_eq!(store.public_link(l.uid.as_str()).unwrap(), Some(l.clone()));
+    assert_eq!(paid_session_id(url, &l), None);
+    assert_eq!(store.deliveries(c, &all_deliveries()).unwrap().len(), 1);
+
+    // The same write again applies: the event id, the claim and the number were not used up.
+    let out = applied(store.write_link_event(&w, &good).unwrap());
+    assert_eq!(sequences(&out), vec![r#"{"sequence":2}"#]);
+    assert_eq!(store.payment_session(v1.id).unwrap(), Some(v2));
+    assert_eq!(paid_session_id(url, &l), Some(v1.id.to_string()));
+}
+
+fn claim_link_once(store: &DieselStore, url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let s1 = session(&l, SessionStatus::Processing, T0, T0 + 60_000);
+    let s2 = session(&l, SessionStatus::Processing, T0 + 1, T0 + 60_000);
+    for s in [&s1, &s2] {
+        applied(store.write_link_event(&insert(&l, s), &never).unwrap());
+    }
+    assert_eq!(paid_session_id(url, &l), None);
+
+    // A claim whose session write is stale: nothing written, the link stays unclaimed.
+    let stale = LinkEventWrite {
+        claim_link: Some(s1.id),
+        ..update(
+            &l,
+            &moved(&s1, SessionStatus::Processing, T0),
+            &moved(
+                &moved(&s1, SessionStatus::Processing, T0),
+                SessionStatus::Complete,
+                T0 + 5,
+            ),
+        )
+    };
+    assert_eq!(
+        store.write_link_event(&stale, &never).unwrap(),
+        WriteOutcome::Stale
+    );
+    assert_eq!(paid_session_id(url, &l), None);
+    assert_eq!(store.public_link(l.uid.as_str()).unwrap(), Some(l.clone()));
+
+    // The first claim: the link is archived (at the session's time) and names the session.
+    let s1_done = moved(&s1, SessionStatus::Complete, T0 + 10);
+    let claim1 = LinkEventWrite {
+        claim_link: Some(s1.id),
+        webhook_events: 1,
+        ..update(&l, &s1, &s1_done)
+    };
+    applied(store.write_link_event(&claim1, &builder(c, &l, 1)).unwrap());
+    assert_eq!(paid_session_id(url, &l), Some(s1.id.to_string()));
+    let archived = PaymentLink {
+        status: LinkStatus::Archived,
+        updated_at: ts(T0 + 10),
+        ..l.clone()
+    };
+    assert_eq!(
+        store.public_link(l.uid.as_str()).unwrap(),
+        Some(archived.clone())
+    );
+    let timeline = store.timeline(l.id).unwrap();
+
+    // A second session's claim: LinkAlreadyPaid, nothing written.
+    let s2_done = moved(&s2, SessionStatus::Complete, T0 + 20);
+    let claim2 = LinkEventWrite {
+        claim_link: Some(s2.id),
+        processor_event_id: Some("evt_s2".into()),
+        webhook_events: 1,
+        ..update(&l, &s2, &s2_done)
+    };
+    assert_eq!(
+        store.write_link_event(&claim2, &never).unwrap(),
+        WriteOutcome::LinkAlreadyPaid
+    );
+    assert_eq!(store.payment_session(s2.id).unwrap(), Some(s2.clone()));
+    assert_eq!(store.timeline(l.id).unwrap(), timeline);
+    assert_eq!(store.deliveries(c, &all_deliveries()).unwrap().len(), 1);
+    assert_eq!(paid_session_id(url, &l), Some(s1.id.to_string()));
+    assert_eq!(store.public_link(l.uid.as_str()).unwrap(), Some(archived));
+    // Its processor event was not recorded either: without the claim it applies.
+    let plain = LinkEventWrite {
+        claim_link: None,
+        ..claim2
+    };
+    applied(store.write_link_event(&plain, &builder(c, &l, 1)).unwrap());
+    assert_eq!(store.payment_session(s2.id).unwrap(), Some(s2_done));
+}
+
+/// 50 payers of one one-time link complete at once: one wins, 49 find it paid.
+fn concurrent_claims_one_winner(store: &DieselStore, url: &str) {
+    const THREADS: usize = 50;
+    let c = company(store);
+    let l = link(store, c);
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let threads: Vec<_> = (0..THREADS)
+        .map(|i| {
+            let store = store.clone();
+            let l = l.clone();
+            let barrier = Arc::clone(&barrier);
+            thread::spawn(move || {
+                let s = session(&l, SessionStatus::Processing, T0 + i as i64, T0 + 60_000);
+                applied(store.write_link_event(&insert(&l, &s), &never).unwrap());
+                barrier.wait();
+                let done = moved(&s, SessionStatus::Complete, T0 + 100);
+                let w = LinkEventWrite {
+                    claim_link: Some(s.id),
+                    processor_event_id: Some(format!("evt_{i}")),
+                    webhook_events: 1,
+                    ..update(&l, &s, &done)
+                };
+                let out = store.write_link_event(&w, &builder(c, &l, 1)).unwrap();
+                (s.id, out)
+            })
+        })
+        .collect();
+    let results: Vec<(PaymentSessionId, WriteOutcome)> =
+        threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let winners: Vec<PaymentSessionId> = results
+        .iter()
+        .filter(|(_, o)| matches!(o, WriteOutcome::Applied(_)))
+        .map(|(id, _)| *id)
+        .collect();
+    let paid = results
+        .iter()
+        .filter(|(_, o)| *o == WriteOutcome::LinkAlreadyPaid)
+        .count();
+    assert_eq!(winners.len(), 1, "{results:?}");
+    assert_eq!(paid, THREADS - 1);
+    let winner = winners[0];
+    assert_eq!(paid_session_id(url, &l), Some(winner.to_string()));
+    assert_eq!(
+        store.public_link(l.uid.as_str()).unwrap().unwrap().status,
+        LinkStatus::Archived
+    );
+    // Only the winner moved; only its delivery and timeline entry were written.
+    for (id, _) in &results {
+        let s = store.payment_session(*id).unwrap().unwrap();
+        let want = if *id == winner { 2 } else { 1 };
+        assert_eq!(s.version, want);
+    }
+    let deliveries = store.deliveries(c, &all_deliveries()).unwrap();
+    assert_eq!(sequences(&deliveries), vec![r#"{"sequence":1}"#]);
+    assert_eq!(store.timeline(l.id).unwrap().len(), THREADS + 1);
+}
+
+/// A processor delivering one event 20 times at once: applied once.
+fn concurrent_duplicate_events_apply_once(store: &DieselStore, _url: &str) {
+    const THREADS: usize = 20;
+    let c = company(store);
+    let l = link(store, c);
+    let v1 = session(&l, SessionStatus::Pending, T0, T0 + 60_000);
+    applied(store.write_link_event(&insert(&l, &v1), &never).unwrap());
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let threads: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let store = store.clone();
+            let l = l.clone();
+            let v1 = v1.clone();
+            let barrier = Arc::clone(&barrier);
+            thread::spawn(move || {
+                let w = LinkEventWrite {
+                    processor_event_id: Some("evt_same".into()),
+                    webhook_events: 1,
+                    ..update(&l, &v1, &moved(&v1, SessionStatus::Processing, T0 + 10))
+                };
+                barrier.wait();
+                store.write_link_event(&w, &builder(c, &l, 1)).unwrap()
+            })
+        })
+        .collect();
+    let results: Vec<WriteOutcome> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let applied_count = results
+        .iter()
+        .filter(|o| matches!(o, WriteOutcome::Applied(_)))
+        .count();
+    let duplicates = results
+        .iter()
+        .filter(|o| **o == WriteOutcome::Duplicate)
+        .count();
+    assert_eq!(applied_count, 1, "{results:?}");
+    assert_eq!(duplicates, THREADS - 1, "{results:?}");
+    assert_eq!(store.payment_session(v1.id).unwrap().unwrap().version, 2);
+    assert_eq!(store.timeline(l.id).unwrap().len(), 2);
+    assert_eq!(store.deliveries(c, &all_deliveries()).unwrap().len(), 1);
+}
+
+/// Writes about one session racing, some claiming the link and some emitting webhooks: they
+/// lock the link's and the session's rows in one order, so one applies and the others lose
+/// cleanly (no deadlock error on PostgreSQL).
+fn concurrent_claim_and_emit_on_one_session(store: &DieselStore, _url: &str) {
+    const THREADS: usize = 20;
+    let c = company(store);
+    let l = link(store, c);
+    let v1 = session(&l, SessionStatus::Processing, T0, T0 + 60_000);
+    applied(store.write_link_event(&insert(&l, &v1), &never).unwrap());
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let threads: Vec<_> = (0..THREADS)
+        .map(|i| {
+            let store = store.clone();
+            let l = l.clone();
+            let v1 = v1.clone();
+            let barrier = Arc::clone(&barrier);
+            thread::spawn(move || {
+                let claiming = i % 2 == 0;
+                let to = if claiming {
+                    SessionStatus::Complete
+                } else {
+                    SessionStatus::Underpaid
+                };
+                let w = LinkEventWrite {
+                    claim_link: claiming.then_some(v1.id),
+                    webhook_events: 1,
+                    ..update(&l, &v1, &moved(&v1, to, T0 + 10))
+                };
+                barrier.wait();
+                store.write_link_event(&w, &builder(c, &l, 1))
+            })
+        })
+        .collect();
+    let results: Vec<WriteOutcome> = threads
+        .into_iter()
+        .map(|t| t.join().unwrap().unwrap())
+        .collect();
+    let applied_count = results
+        .iter()
+        .filter(|o| matches!(o, WriteOutcome::Applied(_)))
+        .count();
+    assert_eq!(applied_count, 1, "{results:?}");
+    assert!(results.iter().all(|o| matches!(
+        o,
+        WriteOutcome::Applied(_) | WriteOutcome::Stale | WriteOutcome::LinkAlreadyPaid
+    )));
+    assert_eq!(store.payment_session(v1.id).unwrap().unwrap().version, 2);
+    assert_eq!(store.deliveries(c, &all_deliveries()).unwrap().len(), 1);
+}
+
+fn webhook_events_take_consecutive_numbers(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let other = link(store, c);
+    let first = store.enqueue_link_event(l.id, &builder(c, &l, 1)).unwrap();
+    assert_eq!(sequences(&first), vec![r#"{"sequence":1}"#]);
+    // Another link's numbers are its own.
+    store
+        .enqueue_link_event(other.id, &builder(c, &other, 1))
+        .unwrap();
+
+    let v1 = session(&l, SessionStatus::Quote, T0, T0 + 60_000);
+    let firsts = std::cell::RefCell::new(Vec::new());
+    let b = builder(c, &l, 2);
+    let recording = |n: u64| {
+        firsts.borrow_mut().push(n);
+        b(n)
+    };
+    let out = applied(
+        store
+            .write_link_event(
+                &LinkEventWrite {
+                    webhook_events: 2,
+                    ..insert(&l, &v1)
+                },
+                &recording,
+            )
+            .unwrap(),
+    );
+    assert_eq!(
+        *firsts.borrow(),
+        vec![2],
+        "build is called once, with the first"
+    );
+    assert_eq!(
+        sequences(&out),
+        vec![r#"{"sequence":2}"#, r#"{"sequence":3}"#]
+    );
+    // What was returned is what was stored, through the delivery ports.
+    for d in &out {
+        assert_eq!(store.delivery(c, d.id).unwrap().as_ref(), Some(d));
+    }
+    let listed = store
+        .deliveries(
+            c,
+            &DeliveryFilter {
+                payment_link_uid: Some(l.uid.to_string()),
+                ..all_deliveries()
+            },
+        )
+        .unwrap();
+    assert_eq!(listed.len(), 3);
+    for d in &out {
+        assert!(listed.contains(d));
+    }
+    // The next number follows.
+    let next = store.enqueue_link_event(l.id, &builder(c, &l, 1)).unwrap();
+    assert_eq!(sequences(&next), vec![r#"{"sequence":4}"#]);
+
+    // Emitting for an unknown link: NotFound, `build` never called, nothing written.
+    let ghost = new_link(c, LinkStatus::Active, None);
+    let e = store
+        .write_link_event(
+            &LinkEventWrite {
+                webhook_events: 1,
+                ..write(&ghost, SessionChange::None)
+            },
+            &never,
+        )
+        .unwrap_err();
+    assert_eq!(
+        e,
+        DomainError::NotFound {
+            kind: "Payment link"
+        }
+    );
+}
+
+fn latest_session_newest_first(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let other = link(store, c);
+    // Two sessions in the same millisecond: the larger id is the newer one.
+    let mut ids = [Uuid::now_v7(), Uuid::now_v7()];
+    ids.sort();
+    let old = session(&l, SessionStatus::Expired, T0, T0 + 1);
+    let tie_low = session_with_id(
+        PaymentSessionId(ids[0]),
+        &l,
+        SessionStatus::Quote,
+        T0 + 10,
+        T0 + 60_000,
+    );
+    let tie_high = session_with_id(
+        PaymentSessionId(ids[1]),
+        &l,
+        SessionStatus::Cancelled,
+        T0 + 10,
+        T0 + 60_000,
+    );
+    let before = session(&l, SessionStatus::Quote, T0 + 5, T0 + 60_000);
+    // Written out of order, so that insertion order cannot explain the answer.
+    for s in [&tie_high, &old, &tie_low, &before] {
+        applied(store.write_link_event(&insert(&l, s), &never).unwrap());
+    }
+    assert_eq!(store.latest_session(l.id).unwrap(), Some(tie_high));
+    assert_eq!(store.latest_session(other.id).unwrap(), None);
+    let mine = session(&other, SessionStatus::Pending, T0, T0 + 60_000);
+    applied(
+        store
+            .write_link_event(&insert(&other, &mine), &never)
+            .unwrap(),
+    );
+    assert_eq!(store.latest_session(other.id).unwrap(), Some(mine));
+}
+
+fn unfinished_sessions_oldest_first(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let other = link(store, c);
+    let pending = session(&l, SessionStatus::Pending, T0 + 2, T0 + 60_000);
+    let quote = session(&l, SessionStatus::Quote, T0 + 1, T0 + 60_000);
+    let mut sessions = vec![pending.clone(), quote.clone()];
+    for status in [
+        SessionStatus::Processing,
+        SessionStatus::Complete,
+        SessionStatus::Underpaid,
+        SessionStatus::RefundPending,
+        SessionStatus::Refunded,
+        SessionStatus::Expired,
+        SessionStatus::Cancelled,
+        SessionStatus::Failed,
+    ] {
+        sessions.push(session(&l, status, T0, T0 + 60_000));
+    }
+    sessions.push(session(&other, SessionStatus::Quote, T0, T0 + 60_000));
+    for s in &sessions {
+        let owner = if s.link_id == l.id { &l } else { &other };
+        applied(store.write_link_event(&insert(owner, s), &never).unwrap());
+    }
+    assert_eq!(
+        store.unfinished_sessions(l.id).unwrap(),
+        vec![quote, pending]
+    );
+    assert_eq!(store.unfinished_sessions(other.id).unwrap().len(), 1);
+    assert_eq!(
+        store
+            .unfinished_sessions(PaymentLinkId(Uuid::now_v7()))
+            .unwrap(),
+        vec![]
+    );
+}
+
+fn due_sessions_for_each_reason(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let now = T0 + 1_000;
+    let active = link(store, c);
+    let paused = link_with(store, c, LinkStatus::Paused, None);
+    let archived = link_with(store, c, LinkStatus::Archived, None);
+    let expired = link_with(store, c, LinkStatus::Active, Some(now - 100));
+    let expiring_at_now = link_with(store, c, LinkStatus::Active, Some(now));
+    let later = link_with(store, c, LinkStatus::Active, Some(now + 5_000));
+
+    let add = |l: &PaymentLink, status: SessionStatus, expires_at: i64| {
+        let s = session(l, status, T0, expires_at);
+        applied(store.write_link_event(&insert(l, &s), &never).unwrap());
+        s
+    };
+    // Due: its own deadline passed (or is now), the link paused / archived / expired.
+    let past = add(&active, SessionStatus::Pending, now - 500);
+    let at_now = add(&active, SessionStatus::Quote, now);
+    let on_paused = add(&paused, SessionStatus::Quote, now + 5_000);
+    let on_archived = add(&archived, SessionStatus::Pending, now + 6_000);
+    let on_expired = add(&expired, SessionStatus::Quote, now + 7_000);
+    let on_expiring = add(&expiring_at_now, SessionStatus::Pending, now + 8_000);
+    // Not due: future deadlines on an active link, or finished sessions whatever their dates.
+    add(&active, SessionStatus::Quote, now + 1);
+    add(&later, SessionStatus::Pending, now + 9_000);
+    for status in SessionStatus::ALL
+        .into_iter()
+        .filter(|s| !s.is_unfinished())
+    {
+        add(&active, status, now - 900);
+        add(&paused, status, now + 1);
+        add(&expired, status, now + 1);
+    }
+
+    let due = |l: &PaymentLink, s: &PaymentSession| DueSession {
+        session: s.clone(),
+        link_uid: l.uid.to_string(),
+        link_status: l.status,
+        link_expires_at: l.expires_at,
+    };
+    let want = vec![
+        due(&active, &past),
+        due(&active, &at_now),
+        due(&paused, &on_paused),
+        due(&archived, &on_archived),
+        due(&expired, &on_expired),
+        due(&expiring_at_now, &on_expiring),
+    ];
+    assert_eq!(store.due_sessions(ts(now), 100).unwrap(), want);
+    // Oldest deadline first, at most `limit`.
+    assert_eq!(store.due_sessions(ts(now), 2).unwrap(), want[..2].to_vec());
+    assert_eq!(store.due_sessions(ts(now), 0).unwrap(), vec![]);
+    // Earlier, fewer are due: only the inactive links' sessions.
+    assert_eq!(
+        store.due_sessions(ts(T0), 100).unwrap(),
+        vec![due(&paused, &on_paused), due(&archived, &on_archived)]
+    );
+    // Once a session is finished it is no longer due.
+    let done = moved(&past, SessionStatus::Expired, now);
+    applied(
+        store
+            .write_link_event(&update(&active, &past, &done), &never)
+            .unwrap(),
+    );
+    assert_eq!(
+        store.due_sessions(ts(now), 100).unwrap(),
+        want[1..].to_vec()
+    );
+}
+
+fn public_link_of_any_company(store: &DieselStore, _url: &str) {
+    let a = company(store);
+    let b = company(store);
+    let la = link(store, a);
+    let lb = link_with(store, b, LinkStatus::Paused, Some(T0 + 86_400_000));
+    let anon = PaymentLink {
+        company_id: ANONYMOUS_COMPANY,
+        payload: PaymentLinkPayload {
+            settlement_address: Some("0x00000000000000000000000000000000000000aa".into()),
+            ..new_link(a, LinkStatus::Active, None).payload
+        },
+        created_by: CreatedBy::Anonymous,
+        ..new_link(a, LinkStatus::Active, Some(T0 + 86_400_000))
+    };
+    store.insert_anonymous_link(&anon, None).unwrap();
+    for l in [&la, &lb, &anon] {
+        assert_eq!(store.public_link(l.uid.as_str()).unwrap().as_ref(), Some(l));
+    }
+    let unknown = LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap();
+    assert_eq!(store.public_link(unknown.as_str()).unwrap(), None);
+    assert_eq!(store.public_link("").unwrap(), None);
+    assert_eq!(store.public_link("not a uid ' OR 1=1 --").unwrap(), None);
+}
+
+/// Writes that can only come from a bug are refused before anything is written.
+fn caller_bugs_are_refused(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let other = link(store, c);
+    let v1 = session(&l, SessionStatus::Quote, T0, T0 + 60_000);
+    applied(store.write_link_event(&insert(&l, &v1), &never).unwrap());
+
+    // An update that does not store expected_version + 1.
+    let same_version = PaymentSession {
+        version: 1,
+        ..moved(&v1, SessionStatus::Pending, T0 + 1)
+    };
+    assert!(is_internal(
+        store.write_link_event(&update(&l, &v1, &same_version), &never)
+    ));
+    // A session filed under another link.
+    let foreign = session(&other, SessionStatus::Quote, T0, T0 + 60_000);
+    assert!(is_internal(store.write_link_event(
+        &write(&l, SessionChange::Insert(foreign.clone())),
+        &never
+    )));
+    // A timeline entry of another link.
+    assert!(is_internal(store.write_link_event(
+        &LinkEventWrite {
+            timeline: vec![entry(&other, None, "x", T0)],
+            ..write(&l, SessionChange::None)
+        },
+        &never
+    )));
+    // A session inserted twice.
+    assert!(is_internal(
+        store.write_link_event(&insert(&l, &v1), &never)
+    ));
+    assert_eq!(store.payment_session(v1.id).unwrap(), Some(v1));
+    assert_eq!(store.payment_session(foreign.id).unwrap(), None);
+    assert_eq!(store.timeline(l.id).unwrap().len(), 1);
+    assert_eq!(store.timeline(other.id).unwrap(), vec![]);
+}
+
+fn corrupt_rows_are_internal_errors(store: &DieselStore, url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let s = session(&l, SessionStatus::Pending, T0, T0 + 60_000);
+    applied(store.write_link_event(&insert(&l, &s), &never).unwrap());
+    raw_sql(
+        url,
+        &format!(
+            "UPDATE payment_sessions SET settlement = 'not json' WHERE id = '{}'",
+            s.id
+        ),
+    );
+    assert!(is_internal(store.payment_session(s.id)));
+    assert!(is_internal(store.latest_session(l.id)));
+    assert!(is_internal(store.unfinished_sessions(l.id)));
+    assert!(is_internal(store.due_sessions(ts(T0 + 120_000), 10)));
+    raw_sql(
+        url,
+        &format!(
+            "UPDATE payment_sessions SET settlement = '{{}}', status = 'paid' WHERE id = '{}'",
+            s.id
+        ),
+    );
+    assert!(is_internal(store.payment_session(s.id)));
+    raw_sql(
+        url,
+        &format!(
+            "UPDATE timeline_events SET data = '[1]' WHERE link_id = '{}'",
+            l.id
+        ),
+    );
+    assert!(is_internal(store.timeline(l.id)));
+}

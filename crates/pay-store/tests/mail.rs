@@ -1,0 +1,409 @@
+//! `MailStore` on `DieselStore`, run against SQLite and PostgreSQL alike: each case below
+//! becomes a `sqlite` and a `postgres` test (the latter skips without `PAY_TEST_POSTGRES_URL`).
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+use pay_domain::amount::Decimal;
+use pay_domain::ids::{CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, UserId};
+use pay_domain::integration::{Integration, StoredIntegration};
+use pay_domain::link::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
+use pay_domain::mail::{AfterMailAttempt, MailId, MailKind, MailStatus, MailStore, OutgoingMail};
+use pay_domain::ports::{NewTenant, PaymentLinkStore, TenancyStore};
+use pay_domain::secret::SecretDigest;
+use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
+use pay_domain::tenancy::{Company, Theme, UserRecord};
+use pay_store::DieselStore;
+use uuid::Uuid;
+
+#[macro_use]
+mod common;
+use common::*;
+
+const LEASE: i64 = 120_000;
+
+fn company(store: &DieselStore) -> CompanyId {
+    let user = UserRecord {
+        id: UserId(Uuid::now_v7()),
+        email: format!("{}@example.com", random_alnum(12)),
+        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
+        created_at: ts(T0),
+    };
+    let company = Company {
+        id: CompanyId(Uuid::now_v7()),
+        name: "Acme Ltd".into(),
+        picture_url: None,
+        logo_url: None,
+        theme: Theme::Dark,
+        created_at: ts(T0),
+    };
+    let tenant = NewTenant {
+        owner: user.id,
+        new_user: Some(user),
+        integration: StoredIntegration {
+            integration: Integration {
+                partner_id: PartnerId(Uuid::now_v7()),
+                company_id: company.id,
+                key_id: KeyId::from_random(&random_alnum(KeyId::RANDOM_LEN)).unwrap(),
+                form_key_id: FormKeyId::from_random(&random_alnum(FormKeyId::RANDOM_LEN)).unwrap(),
+                name: "Shop backend".into(),
+                app_slug: "pay".into(),
+                allowed_origins: vec![],
+                enabled: true,
+                created_at: ts(T0),
+                last_used_at: None,
+            },
+            secret_digest: SecretDigest(random_alnum(64)),
+        },
+        settings: PaySettings {
+            status: ProductStatus::Active,
+            default_destination_asset: None,
+            fee_paid_by: FeePayer::Merchant,
+            skip_quote_acceptance: false,
+            merchant_surcharge_percent: Decimal::ZERO,
+            return_redirect_url: None,
+            success_redirect_url: None,
+            failure_redirect_url: None,
+            underpayment_percent_enabled: false,
+            underpayment_percent_threshold: Decimal::ZERO,
+            underpayment_fixed_enabled: false,
+            underpayment_fixed_threshold: Decimal::ZERO,
+        },
+        company,
+    };
+    store.create_tenant(&tenant).unwrap();
+    tenant.company.id
+}
+
+fn link(store: &DieselStore, company: CompanyId) -> PaymentLink {
+    let l = PaymentLink {
+        id: PaymentLinkId(Uuid::now_v7()),
+        uid: LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap(),
+        company_id: company,
+        status: LinkStatus::Active,
+        payload: PaymentLinkPayload {
+            title: None,
+            description: None,
+            amount: "12.50".into(),
+            fiat_currency: None,
+            currency: "USDC".into(),
+            asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
+            skip_quote_acceptance: None,
+            fee_paid_by: None,
+            order_id: None,
+            invoice_pdf_url: None,
+            customer_email: Some("payer@example.com".into()),
+            client_id: None,
+            return_url: None,
+            success_url: None,
+            failure_url: None,
+            expiration_time: ExpirationTime::H24,
+            metadata: None,
+            runtime_mode: "merchant_target_net_v2".into(),
+            billing_version: "v2".into(),
+            merchant_name: Some("Acme Ltd".into()),
+            merchant_picture_url: None,
+            merchant_logo_url: None,
+            merchant_payment_link_theme: None,
+            settlement_address: None,
+        },
+        created_at: ts(T0),
+        updated_at: ts(T0),
+        expires_at: None,
+        created_by: CreatedBy::Anonymous,
+    };
+    store.insert_link(&l).unwrap();
+    l
+}
+
+/// A pending mail for the link, due at `due`, created at `created_at`.
+fn mail(l: &PaymentLink, created_at: i64, due: i64) -> OutgoingMail {
+    OutgoingMail {
+        id: MailId(Uuid::now_v7()),
+        company_id: l.company_id,
+        link_id: l.id,
+        link_uid: l.uid.clone(),
+        kind: MailKind::PaymentRequest,
+        to: "Payer.Name+tag@example.com".into(),
+        subject: "Payment request from Acme Ltd (12.50 USDC) – é ✓".into(),
+        text_body: "Hello,\n\nPay here: https://pay.example/pay/x\n".into(),
+        html_body: "<p>Hello, <a href=\"https://pay.example/pay/x\">pay</a> &amp; é</p>".into(),
+        status: MailStatus::Pending,
+        attempts: 0,
+        next_attempt_at: Some(ts(due)),
+        last_attempt_at: None,
+        last_error: None,
+        created_at: ts(created_at),
+        sent_at: None,
+    }
+}
+
+fn sent(at: i64) -> AfterMailAttempt {
+    AfterMailAttempt {
+        status: MailStatus::Sent,
+        next_attempt_at: None,
+        last_error: None,
+        sent_at: Some(ts(at)),
+    }
+}
+
+fn retry(next: i64, error: &str) -> AfterMailAttempt {
+    AfterMailAttempt {
+        status: MailStatus::Pending,
+        next_attempt_at: Some(ts(next)),
+        last_error: Some(error.into()),
+        sent_at: None,
+    }
+}
+
+both_backends!(
+    insert_and_read_back_exactly,
+    insert_refuses_unknown_link_and_duplicate_id,
+    claim_due_oldest_first_with_lease,
+    record_is_compare_and_set,
+    link_mails_are_company_scoped_newest_first,
+    pending_mails_after_a_cursor,
+    concurrent_mailers_claim_each_mail_once,
+);
+
+fn insert_and_read_back_exactly(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let m = mail(&l, T0, T0);
+    store.insert_mail(&m).unwrap();
+    assert_eq!(store.mail(m.id).unwrap(), Some(m.clone()));
+    assert_eq!(store.mail(MailId(Uuid::now_v7())).unwrap(), None);
+    // Every optional column round-trips too.
+    let mut full = mail(&l, T0 + 1, T0 + 1);
+    full.status = MailStatus::Failed;
+    full.attempts = 8;
+    full.next_attempt_at = None;
+    full.last_attempt_at = Some(ts(T0 + 5));
+    full.last_error = Some("550 <recipient>: no".into());
+    full.sent_at = Some(ts(T0 + 6));
+    store.insert_mail(&full).unwrap();
+    assert_eq!(store.mail(full.id).unwrap(), Some(full));
+}
+
+fn insert_refuses_unknown_link_and_duplicate_id(store: &DieselStore, url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let m = mail(&l, T0, T0);
+    store.insert_mail(&m).unwrap();
+    assert!(is_internal(store.insert_mail(&m)), "duplicate id");
+    let mut orphan = mail(&l, T0, T0);
+    orphan.link_id = PaymentLinkId(Uuid::now_v7());
+    assert!(is_internal(store.insert_mail(&orphan)), "unknown link");
+    let mut stranger = mail(&l, T0, T0);
+    stranger.company_id = CompanyId(Uuid::now_v7());
+    assert!(is_internal(store.insert_mail(&stranger)), "unknown company");
+    // A corrupt row is an internal error, not a panic or a default.
+    raw_sql(
+        url,
+        &format!(
+            "UPDATE mail_outbox SET status = 'bogus' WHERE id = '{}'",
+            m.id
+        ),
+    );
+    assert!(is_internal(store.mail(m.id)));
+}
+
+fn claim_due_oldest_first_with_lease(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let now = T0 + 1000;
+    let late = mail(&l, T0, now - 10);
+    let early = mail(&l, T0, now - 500);
+    let future = mail(&l, T0, now + 1);
+    let mut done = mail(&l, T0, now - 900);
+    done.status = MailStatus::Sent;
+    done.next_attempt_at = None;
+    // A terminal row that still has a date (should not happen) is never claimed either.
+    let mut odd = mail(&l, T0, now - 900);
+    odd.status = MailStatus::Failed;
+    for m in [&late, &early, &future, &done, &odd] {
+        store.insert_mail(m).unwrap();
+    }
+    assert!(store
+        .claim_due_mails(ts(now), ts(now + LEASE), 0)
+        .unwrap()
+        .is_empty());
+    let got = store.claim_due_mails(ts(now), ts(now + LEASE), 1).unwrap();
+    assert_eq!(got.iter().map(|m| m.id).collect::<Vec<_>>(), vec![early.id]);
+    assert_eq!(got[0].next_attempt_at, Some(ts(now + LEASE)));
+    let got = store.claim_due_mails(ts(now), ts(now + LEASE), 10).unwrap();
+    assert_eq!(got.iter().map(|m| m.id).collect::<Vec<_>>(), vec![late.id]);
+    // The claim is stored, not only returned.
+    assert_eq!(
+        store.mail(late.id).unwrap().unwrap().next_attempt_at,
+        Some(ts(now + LEASE))
+    );
+    // Leased rows are not claimed again while the lease runs; `future` falls due meanwhile.
+    let got = store
+        .claim_due_mails(ts(now + LEASE - 1), ts(now + 2 * LEASE), 10)
+        .unwrap();
+    assert_eq!(
+        got.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![future.id]
+    );
+    // When the lease ends they are claimable again (a mailer died mid-send).
+    let got = store
+        .claim_due_mails(ts(now + LEASE), ts(now + 3 * LEASE), 10)
+        .unwrap();
+    assert_eq!(
+        got.iter().map(|m| m.id).collect::<HashSet<_>>(),
+        HashSet::from([early.id, late.id])
+    );
+}
+
+fn record_is_compare_and_set(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let m = mail(&l, T0, T0);
+    store.insert_mail(&m).unwrap();
+    // Attempt 1 fails and is rescheduled.
+    assert!(store
+        .record_mail_attempt(m.id, 1, ts(T0 + 10), &retry(T0 + 60_010, "421 busy"))
+        .unwrap());
+    let stored = store.mail(m.id).unwrap().unwrap();
+    assert_eq!(stored.attempts, 1);
+    assert_eq!(stored.status, MailStatus::Pending);
+    assert_eq!(stored.last_attempt_at, Some(ts(T0 + 10)));
+    assert_eq!(stored.next_attempt_at, Some(ts(T0 + 60_010)));
+    assert_eq!(stored.last_error.as_deref(), Some("421 busy"));
+    // A duplicate of attempt 1 (a stale claim) and an attempt out of order change nothing.
+    assert!(!store
+        .record_mail_attempt(m.id, 1, ts(T0 + 20), &sent(T0 + 20))
+        .unwrap());
+    assert!(!store
+        .record_mail_attempt(m.id, 3, ts(T0 + 20), &sent(T0 + 20))
+        .unwrap());
+    assert!(!store
+        .record_mail_attempt(MailId(Uuid::now_v7()), 1, ts(T0), &sent(T0))
+        .unwrap());
+    assert_eq!(store.mail(m.id).unwrap().unwrap(), stored);
+    // Attempt 2 succeeds: terminal, the error cleared.
+    assert!(store
+        .record_mail_attempt(m.id, 2, ts(T0 + 60_020), &sent(T0 + 60_020))
+        .unwrap());
+    let done = store.mail(m.id).unwrap().unwrap();
+    assert_eq!(done.status, MailStatus::Sent);
+    assert_eq!(done.attempts, 2);
+    assert_eq!(done.sent_at, Some(ts(T0 + 60_020)));
+    assert_eq!(
+        (done.next_attempt_at, done.last_error.clone()),
+        (None, None)
+    );
+    // Nothing moves a terminal mail.
+    assert!(!store
+        .record_mail_attempt(m.id, 3, ts(T0 + 70_000), &retry(T0 + 80_000, "x"))
+        .unwrap());
+    assert_eq!(store.mail(m.id).unwrap().unwrap(), done);
+    assert!(store
+        .claim_due_mails(ts(T0 + 10_000_000), ts(T0 + 20_000_000), 10)
+        .unwrap()
+        .is_empty());
+}
+
+fn link_mails_are_company_scoped_newest_first(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let other_link = link(store, c);
+    let a = mail(&l, T0, T0);
+    let b = mail(&l, T0 + 5, T0);
+    let elsewhere = mail(&other_link, T0, T0);
+    for m in [&a, &b, &elsewhere] {
+        store.insert_mail(m).unwrap();
+    }
+    let got: Vec<MailId> = store
+        .link_mails(c, &l.uid)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(got, vec![b.id, a.id]);
+    let stranger = company(store);
+    assert!(store.link_mails(stranger, &l.uid).unwrap().is_empty());
+}
+
+fn pending_mails_after_a_cursor(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    let ms: Vec<OutgoingMail> = (0..5).map(|i| mail(&l, T0 + i, T0)).collect();
+    for m in &ms {
+        store.insert_mail(m).unwrap();
+    }
+    // One of them is done already.
+    assert!(store
+        .record_mail_attempt(ms[2].id, 1, ts(T0), &sent(T0))
+        .unwrap());
+    let ids = |v: Vec<OutgoingMail>| v.into_iter().map(|m| m.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(store.pending_mails_after(None, 10).unwrap()),
+        vec![ms[0].id, ms[1].id, ms[3].id, ms[4].id]
+    );
+    assert_eq!(
+        ids(store.pending_mails_after(Some(ms[1].id), 1).unwrap()),
+        vec![ms[3].id]
+    );
+    assert!(store
+        .pending_mails_after(Some(ms[4].id), 10)
+        .unwrap()
+        .is_empty());
+    // Listing claims nothing.
+    assert_eq!(
+        store
+            .claim_due_mails(ts(T0), ts(T0 + LEASE), 10)
+            .unwrap()
+            .len(),
+        4
+    );
+}
+
+/// Two "servers" (two stores on one database), each with four mailer threads claiming batches
+/// of five and recording a success for each, until nothing is due: every mail is claimed and
+/// recorded exactly once.
+fn concurrent_mailers_claim_each_mail_once(store: &DieselStore, url: &str) {
+    const TOTAL: usize = 300;
+    let c = company(store);
+    let l = link(store, c);
+    let all: Vec<OutgoingMail> = (0..TOTAL)
+        .map(|i| mail(&l, T0, T0 - i64::try_from(i % 37).unwrap()))
+        .collect();
+    for m in &all {
+        store.insert_mail(m).unwrap();
+    }
+    let servers = [store.clone(), open(url)];
+    let claimed: Arc<Mutex<Vec<MailId>>> = Arc::default();
+    let threads: Vec<_> = servers
+        .iter()
+        .flat_map(|server| (0..4).map(move |_| server.clone()))
+        .map(|server| {
+            let claimed = Arc::clone(&claimed);
+            thread::spawn(move || loop {
+                let batch = server.claim_due_mails(ts(T0), ts(T0 + LEASE), 5).unwrap();
+                if batch.is_empty() {
+                    return;
+                }
+                for m in batch {
+                    claimed.lock().unwrap().push(m.id);
+                    assert!(server
+                        .record_mail_attempt(m.id, 1, ts(T0), &sent(T0))
+                        .unwrap());
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let claimed = claimed.lock().unwrap();
+    assert_eq!(claimed.len(), TOTAL, "no mail claimed twice");
+    assert_eq!(
+        claimed.iter().copied().collect::<HashSet<_>>(),
+        all.iter().map(|m| m.id).collect::<HashSet<_>>(),
+        "no mail lost"
+    );
+    assert!(store.pending_mails_after(None, 10).unwrap().is_empty());
+}
