@@ -71,6 +71,9 @@ pub struct PaymentPorts {
     pub sandbox: bool,
     /// Moves the service clock (the sandbox test clock).
     pub clock_control: Arc<dyn crate::ports::ClockControl>,
+    /// Bumped whenever this process changes a link's status (merchant moves, a one-time link
+    /// paid): caches of public link pages compare it to drop what they rendered before.
+    pub link_epoch: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for PaymentPorts {
@@ -608,6 +611,7 @@ impl Pay {
                         };
                         // Pausing or archiving ends the payers' unfinished sessions. Should
                         // this stop half-way, the expiry work ends the rest.
+                        self.link_changed();
                         if to != LinkStatus::Active {
                             self.end_sessions_of_inactive_link(&link)?;
                         }

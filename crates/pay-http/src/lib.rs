@@ -146,6 +146,10 @@ pub fn build_server(
             .app_data(pay.clone())
             .app_data(config.clone())
             .app_data(zones.clone())
+            // One per worker thread: answered on the event loop without a lock.
+            .app_data(web::Data::new(checkout_page::cache::PageCache::new(
+                pay.crypto.random_alphanumeric(32),
+            )))
             .configure(configure)
             .default_service(web::to(|req: HttpRequest| async move {
                 actix_web::ResponseError::error_response(&not_found(req).await)

@@ -137,11 +137,7 @@ impl Config {
             dispatcher: bool_var("PAY_DISPATCHER", true)?,
             smtp_url: smtp_url(var("PAY_SMTP_URL"))?,
             mail_from: mail_from(var("PAY_MAIL_FROM"))?,
-            processor: match var("PAY_PROCESSOR") {
-                None => "sandbox".into(),
-                Some(p) if p == "sandbox" => p,
-                Some(p) => bail!("PAY_PROCESSOR {p:?} is not a processor this build has (sandbox)"),
-            },
+            processor: processor(var("PAY_PROCESSOR"))?,
             sandbox_prices_file: var("PAY_SANDBOX_PRICES_FILE"),
         })
     }
@@ -252,9 +248,46 @@ fn write_private(path: &std::path::Path, contents: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `PAY_PROCESSOR`: `sandbox` (the default) is the processor this build has.
+fn processor(v: Option<String>) -> anyhow::Result<String> {
+    match v.as_deref().map(str::trim) {
+        None | Some("sandbox") => Ok("sandbox".into()),
+        Some(other) => bail!("PAY_PROCESSOR {other:?} is not a processor this build has (sandbox)"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_processor_is_the_sandbox_unless_told_otherwise() {
+        assert_eq!(processor(None).unwrap(), "sandbox");
+        assert_eq!(processor(Some("sandbox".into())).unwrap(), "sandbox");
+        let e = processor(Some("stripe".into())).unwrap_err().to_string();
+        assert!(e.contains("PAY_PROCESSOR") && e.contains("stripe"), "{e}");
+    }
+
+    #[test]
+    fn the_operator_replaces_the_sandbox_prices() {
+        let path = std::env::temp_dir().join(format!("pay-prices-{}.json", std::process::id()));
+        let mut c = Config::for_database("sqlite://x.db");
+        c.sandbox_prices_file = Some(path.display().to_string());
+        std::fs::write(&path, r#"{"assets": {"eip155:1/slip44:60": "3000"}}"#).unwrap();
+        let prices = c.sandbox_prices().unwrap();
+        use pay_domain::ports::PriceSource;
+        assert_eq!(
+            prices.price("eip155:1/slip44:60", "USD").unwrap(),
+            Some(pay_domain::amount::Decimal::parse("3000").unwrap())
+        );
+        std::fs::write(&path, r#"{"assets": {"eip155:1/slip44:60": 3000}}"#).unwrap();
+        assert!(c.sandbox_prices().is_err(), "numbers are refused");
+        let _ = std::fs::remove_file(&path);
+        c.sandbox_prices_file = Some("/nonexistent/prices.json".into());
+        assert!(c.sandbox_prices().is_err());
+        c.sandbox_prices_file = None;
+        assert!(c.sandbox_prices().is_ok(), "the built-in table");
+    }
 
     fn with_assets(name: &str, json: &str) -> anyhow::Result<AssetCatalogue> {
         let path =

@@ -116,6 +116,7 @@ pub fn build_pay_with<C: Clock + ClockControl + 'static>(
             prices: Arc::new(config.sandbox_prices()?),
             sandbox: config.processor == "sandbox",
             clock_control: clock,
+            link_epoch: Default::default(),
         }),
     })
 }

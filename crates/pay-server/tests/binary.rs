@@ -185,7 +185,7 @@ fn first_start_prints_demo_credentials_once_and_the_readme_walkthrough_works() {
         ("x-svc-key-secret", secret.as_str()),
     ];
     let links = format!("{}/api/partner/v1/pay/payment-links", s.base);
-    // The README walk-through: create, list, read, pause, archive.
+    // The README walk-through: create, list, read, pay in the sandbox, pause, archive.
     let (st, link, _) = http(
         "POST",
         &links,
@@ -206,6 +206,38 @@ fn first_start_prints_demo_credentials_once_and_the_readme_walkthrough_works() {
         (st, detail["payload"]["amount"].as_str()),
         (200, Some("25.00"))
     );
+    // Paid in the sandbox through the public Checkout API.
+    let checkout = format!("{}/api/public/checkout/{uid}/sessions", s.base);
+    let (st, quote, _) = http(
+        "POST",
+        &checkout,
+        &[],
+        Some(json!({"payAsset": "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"})),
+    );
+    assert_eq!(
+        (st, quote["status"].as_str()),
+        (201, Some("quote")),
+        "{quote}"
+    );
+    let session = quote["id"].as_str().unwrap();
+    let (st, pending, _) = http("POST", &format!("{checkout}/{session}/accept"), &[], None);
+    assert_eq!((st, pending["status"].as_str()), (200, Some("pending")));
+    let (st, done, _) = http(
+        "POST",
+        &format!(
+            "{}/api/partner/v1/pay/sandbox/payment-links/{uid}/events",
+            s.base
+        ),
+        &auth,
+        Some(json!({"type": "deposit", "amount": quote["requiredSellAmount"]})),
+    );
+    assert_eq!(
+        (st, done["status"].as_str()),
+        (200, Some("complete")),
+        "{done}"
+    );
+    let (_, detail, _) = http("GET", &one, &auth, None);
+    assert_eq!(detail["latestSession"]["status"], "complete");
     let (st, paused, _) = http("PATCH", &one, &auth, Some(json!({"status": "paused"})));
     assert_eq!((st, paused["status"].as_str()), (200, Some("paused")));
     let (st, archived, _) = http("PATCH", &one, &auth, Some(json!({"status": "archived"})));

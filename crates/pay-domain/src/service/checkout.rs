@@ -151,6 +151,19 @@ fn link_state(link: &PaymentLink, now: Timestamp) -> &'static str {
 impl Pay {
     // ----- reads -----
 
+    /// The link-status epoch of this process (see `PaymentPorts::link_epoch`).
+    pub fn link_epoch(&self) -> u64 {
+        self.payments
+            .link_epoch
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub(crate) fn link_changed(&self) {
+        self.payments
+            .link_epoch
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
     fn checkout_link(&self, uid: &str) -> DomainResult<PaymentLink> {
         let uid = LinkUid::parse(uid).ok_or_else(link_not_found)?;
         self.store
@@ -834,6 +847,8 @@ impl Pay {
             .payments
             .clock_control
             .advance(time::Duration::seconds(seconds));
+        // Links may have expired on the new clock.
+        self.link_changed();
         // Everything due now, in bounded rounds.
         for _ in 0..100 {
             let report = self.run_due_work(DUE_BATCH)?;
@@ -1018,7 +1033,12 @@ impl Pay {
             };
             let build = self.delivery_builder(link, Some(&after), &kinds, trigger, now)?;
             match self.store.write_link_event(&write, &build)? {
-                WriteOutcome::Applied(_) => return Ok(after),
+                WriteOutcome::Applied(_) => {
+                    if plan.claim {
+                        self.link_changed();
+                    }
+                    return Ok(after);
+                }
                 WriteOutcome::Duplicate => return self.reread(current.id),
                 WriteOutcome::LinkAlreadyPaid => return Err(DomainError::LinkAlreadyPaid),
                 WriteOutcome::Stale => current = self.reread(current.id)?,

@@ -1086,6 +1086,7 @@ fn world_with(allow_private_targets: bool) -> World {
             prices: Arc::new(checkout::FakePrices),
             sandbox: true,
             clock_control: clock.clone(),
+            link_epoch: Default::default(),
         }),
     };
     World {

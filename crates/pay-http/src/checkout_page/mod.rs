@@ -5,6 +5,7 @@
 //! and redirects. Each response carries a strict CSP whose nonce admits the one inline style and
 //! script.
 
+pub mod cache;
 pub mod escape;
 pub mod qr;
 pub mod render;
@@ -96,11 +97,22 @@ struct Page {
 
 impl Page {
     fn new(pay: &Pay) -> Page {
+        Self::with_nonce(pay, pay.crypto.random_alphanumeric(NONCE_LEN))
+    }
+
+    fn with_nonce(pay: &Pay, nonce: String) -> Page {
         Page {
-            nonce: pay.crypto.random_alphanumeric(NONCE_LEN),
+            nonce,
             prefix: path_prefix(&pay.public_pay_url),
             now: pay.clock.now(),
         }
+    }
+
+    /// A screen's HTML and its logo origin, for the micro-cache.
+    fn render(&self, view: &CheckoutView, screen: &Screen<'_>) -> (String, Option<String>) {
+        let origin = view.logo_url.as_deref().and_then(render::logo_origin);
+        let logo = origin.as_ref().and(view.logo_url.as_deref());
+        (render::page(self.ctx(), view, screen, logo), origin)
     }
 
     fn ctx(&self) -> Ctx<'_> {
@@ -260,13 +272,23 @@ fn field(form: &[(String, String)], name: &str) -> Option<String> {
 #[get("/pay/{uid}")]
 pub async fn checkout_page(
     pay: web::Data<Pay>,
+    cache: web::Data<cache::PageCache>,
     req: HttpRequest,
     uid: web::Path<String>,
 ) -> HttpResponse {
-    let page = Page::new(&pay);
     let uid = uid.into_inner();
     let session = session_param(&req);
+    if session.is_none() {
+        let nonce = pay.crypto.random_alphanumeric(NONCE_LEN);
+        let now = std::time::Instant::now();
+        if let Some(hit) = cache.get(&uid, &nonce, now, pay.link_epoch()) {
+            return respond(hit.status, &nonce, hit.logo_origin.as_deref(), hit.html);
+        }
+    }
+    let page = Page::new(&pay);
+    let epoch = pay.link_epoch();
     let p = pay.clone();
+    let key = uid.clone();
     let result = blocking(move || {
         let view = p.checkout_view(&uid)?;
         let s = session.map(|id| p.checkout_session(&uid, &id).map_err(ApiError::from));
@@ -280,10 +302,34 @@ pub async fn checkout_page(
     match session {
         Some(Ok(s)) => page.session(StatusCode::OK, &pay, &view, &s, None),
         Some(Err(e)) => page.error(&e, Some(&view)),
-        None if view.state != "active" => {
-            page.screen(StatusCode::OK, &view, &Screen::Inactive { message: None })
+        None => {
+            let screen = if view.state == "active" {
+                Screen::Choose { error: None }
+            } else {
+                Screen::Inactive { message: None }
+            };
+            // Rendered once with the cache's marker for the nonce, served with this one.
+            let template = Page::with_nonce(&pay, cache.marker.clone());
+            let (html, origin) = template.render(&view, &screen);
+            let mut until = std::time::Instant::now() + cache::TTL;
+            if let Some(expires) = view.link.expires_at {
+                let left = expires.unix_millis() - page.now.unix_millis();
+                let left = std::time::Duration::from_millis(u64::try_from(left).unwrap_or(0));
+                until = until.min(std::time::Instant::now() + left);
+            }
+            let body = html.replace(&cache.marker, &page.nonce);
+            cache.put(
+                key,
+                cache::Rendered {
+                    status: StatusCode::OK,
+                    html,
+                    logo_origin: origin.clone(),
+                    until,
+                    epoch,
+                },
+            );
+            respond(StatusCode::OK, &page.nonce, origin.as_deref(), body)
         }
-        None => page.screen(StatusCode::OK, &view, &Screen::Choose { error: None }),
     }
 }
 

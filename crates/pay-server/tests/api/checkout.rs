@@ -669,3 +669,50 @@ on_both_backends!(
     sandbox_routes_check_credentials_and_company,
     a_one_time_link_takes_exactly_one_of_50_concurrent_payers,
 );
+
+/// A merchant without a settlement wallet for the link's asset: the start is refused with the
+/// spec's event, on the timeline and to the receiver.
+async fn a_start_without_a_merchant_wallet_is_blocked(backend: crate::helpers::Backend) {
+    let processor = pay_processor::SandboxProcessor::new().without_wallets(&[BASE_USDC]);
+    let Some(app) = crate::helpers::spawn_with(backend, std::sync::Arc::new(processor)).await
+    else {
+        return;
+    };
+    let rx = Receiver::start();
+    let owner = app.login_owner(&app.t).await;
+    let secret = set_callback(&app, &owner, &rx.url).await;
+    let uid = link(&app, true).await;
+    let got = read(
+        app.anon(Method::POST, &sessions(&uid))
+            .json(&json!({"payAsset": ETH}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_error(&got, 409, "start_blocked_missing_company_wallet", None);
+    let (_, d) = read(app.req(Method::GET, &detail(&uid)).send().await.unwrap()).await;
+    assert_eq!(d["latestSession"], Value::Null);
+    assert_eq!(
+        d["timeline"][0]["type"],
+        "start_blocked_missing_company_wallet"
+    );
+    assert_eq!(d["timeline"][0]["sessionId"], Value::Null);
+    app.dispatcher.drain().await.unwrap();
+    assert_eq!(
+        received_events(&rx, &secret),
+        pairs(&[("start_blocked_missing_company_wallet", "- -> -")])
+    );
+}
+
+mod a_start_without_a_merchant_wallet_is_blocked {
+    #[actix_rt::test]
+    async fn sqlite() {
+        super::a_start_without_a_merchant_wallet_is_blocked(crate::helpers::Backend::Sqlite).await;
+    }
+    #[actix_rt::test]
+    async fn postgres() {
+        super::a_start_without_a_merchant_wallet_is_blocked(crate::helpers::Backend::Postgres)
+            .await;
+    }
+}

@@ -7,7 +7,7 @@ use pay_domain::ports::Clock;
 use pay_domain::secret::Secret;
 use pay_domain::service::Pay;
 use pay_domain::timestamp::Timestamp;
-use pay_server::{build_pay_with_clock, open_store, Application, Config, Dispatcher};
+use pay_server::{build_pay_with, open_store, Application, Config, Dispatcher};
 use pay_store::testing::TestDb;
 use reqwest::{Method, RequestBuilder, StatusCode};
 use serde_json::Value;
@@ -93,6 +93,14 @@ macro_rules! on_both_backends {
 }
 
 pub async fn spawn(backend: Backend) -> Option<TestApp> {
+    spawn_with(backend, Arc::new(pay_processor::SandboxProcessor::new())).await
+}
+
+/// The same over another processor (a merchant without a wallet, say).
+pub async fn spawn_with(
+    backend: Backend,
+    processor: Arc<dyn pay_domain::ports::Processor>,
+) -> Option<TestApp> {
     let db = match backend {
         Backend::Sqlite => TestDb::sqlite(),
         Backend::Postgres => TestDb::postgres()?,
@@ -102,7 +110,7 @@ pub async fn spawn(backend: Backend) -> Option<TestApp> {
     let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
     let clock = Arc::new(ManualClock(AtomicI64::new(now)));
     let store = open_store(&config).expect("open store");
-    let pay = build_pay_with_clock(&config, store, clock.clone()).expect("build pay");
+    let pay = build_pay_with(&config, store, clock.clone(), processor).expect("build pay");
     let app = Application::build_with(&config, pay).expect("build app");
     let base = format!("http://127.0.0.1:{}", app.port());
     let pay = app.pay().clone();

@@ -1020,6 +1020,7 @@ fn outside_the_sandbox_there_are_no_sandbox_events() {
         prices: ports.prices.clone(),
         sandbox: false,
         clock_control: ports.clock_control.clone(),
+        link_epoch: Default::default(),
     });
     assert!(matches!(
         w.pay.sandbox_event(

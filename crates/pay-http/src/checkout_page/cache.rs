@@ -1,0 +1,116 @@
+//! A micro-cache of rendered first screens (`GET /pay/{uid}` without a session): the page a
+//! link's payers open is the same for all of them but for its CSP nonce, so each worker keeps
+//! the rendered HTML for at most `TTL` (never past the link's expiry) and answers from it on the
+//! event loop with a fresh nonce, without a database read or a thread hop. Staleness is bounded
+//! like the store's hot-read cache: a link paused elsewhere shows its choose-asset form for at
+//! most `TTL`, and the start it posts is refused by the use case (which reads the link afresh).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// How long a rendered first screen is served.
+pub const TTL: Duration = Duration::from_secs(1);
+/// Entries per worker; a full cache is emptied (links rarely number more hot pages than this).
+pub const CAPACITY: usize = 4096;
+
+/// One rendered first screen. `html` carries `marker` where each response's nonce goes.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub status: actix_web::http::StatusCode,
+    pub html: String,
+    pub logo_origin: Option<String>,
+    pub until: Instant,
+    /// `Pay::link_epoch` read before the link was: a status change in this process since
+    /// makes the entry stale at once.
+    pub epoch: u64,
+}
+
+/// One worker's cache (actix runs one per worker thread; no lock is taken).
+#[derive(Debug)]
+pub struct PageCache {
+    /// A random stand-in for the nonce in cached HTML; unguessable, so no page text can
+    /// contain it by accident or design.
+    pub marker: String,
+    entries: RefCell<HashMap<String, Rendered>>,
+}
+
+impl PageCache {
+    pub fn new(marker: String) -> PageCache {
+        PageCache {
+            marker,
+            entries: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The cached page of `uid` with `nonce` in place of the marker, while it is fresh and no
+    /// link changed status in this process since it was rendered (`epoch`).
+    pub fn get(&self, uid: &str, nonce: &str, now: Instant, epoch: u64) -> Option<Rendered> {
+        let entries = self.entries.borrow();
+        let hit = entries
+            .get(uid)
+            .filter(|r| r.until > now && r.epoch == epoch)?;
+        Some(Rendered {
+            html: hit.html.replace(&self.marker, nonce),
+            ..hit.clone()
+        })
+    }
+
+    pub fn put(&self, uid: String, rendered: Rendered) {
+        let mut entries = self.entries.borrow_mut();
+        if entries.len() >= CAPACITY && !entries.contains_key(&uid) {
+            entries.clear();
+        }
+        entries.insert(uid, rendered);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::http::StatusCode;
+
+    fn page(until: Instant) -> Rendered {
+        Rendered {
+            status: StatusCode::OK,
+            html: "<style nonce=\"MARK\"></style><script nonce=\"MARK\"></script>".into(),
+            logo_origin: None,
+            until,
+            epoch: 7,
+        }
+    }
+
+    #[test]
+    fn serves_fresh_entries_with_the_new_nonce_and_forgets_stale_ones() {
+        let c = PageCache::new("MARK".into());
+        let now = Instant::now();
+        c.put("u1".into(), page(now + TTL));
+        let hit = c.get("u1", "n0nce", now, 7).unwrap();
+        assert_eq!(
+            hit.html,
+            "<style nonce=\"n0nce\"></style><script nonce=\"n0nce\"></script>"
+        );
+        assert!(
+            c.get("u1", "x", now + TTL, 7).is_none(),
+            "expired at `until`"
+        );
+        assert!(
+            c.get("u1", "x", now, 8).is_none(),
+            "a link changed status since"
+        );
+        assert!(c.get("u2", "x", now, 7).is_none());
+    }
+
+    #[test]
+    fn a_full_cache_starts_over() {
+        let c = PageCache::new("MARK".into());
+        let now = Instant::now();
+        for i in 0..CAPACITY {
+            c.put(format!("u{i}"), page(now + TTL));
+        }
+        assert!(c.get("u0", "x", now, 7).is_some());
+        c.put("one-more".into(), page(now + TTL));
+        assert!(c.get("u0", "x", now, 7).is_none());
+        assert!(c.get("one-more", "x", now, 7).is_some());
+    }
+}
