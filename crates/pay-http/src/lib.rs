@@ -4,6 +4,7 @@
 
 pub mod auth;
 pub mod checkout_page;
+pub mod cors;
 pub mod dto;
 pub mod error;
 pub mod json;
@@ -154,6 +155,7 @@ pub fn build_server(
             .default_service(web::to(|req: HttpRequest| async move {
                 actix_web::ResponseError::error_response(&not_found(req).await)
             }))
+            .wrap(middleware::from_fn(cors::public_cors))
             .wrap(middleware::from_fn(telemetry::request_span))
     })
     .workers(workers.max(1))

@@ -509,6 +509,65 @@ async fn sandbox_events_are_applied_once_and_validated(app: TestApp) {
 async fn sandbox_routes_check_credentials_and_company(app: TestApp) {
     let uid = link(&app, true).await;
     start(&app, &uid, BASE_USDC).await;
+    // Every partner route of this work: no credential, a wrong secret, a read-only member.
+    let (email, password) = app.add_member(&app.t, "member").await;
+    let member = app.login(&email, &password).await;
+    for (method, path, body) in [
+        (Method::POST, sandbox(&uid), json!({"type": "fail"})),
+        (
+            Method::POST,
+            "/api/partner/v1/pay/sandbox/clock".to_owned(),
+            json!({"advanceSeconds": 5}),
+        ),
+        (
+            Method::GET,
+            "/api/partner/v1/pay/sandbox/clock".to_owned(),
+            Value::Null,
+        ),
+        (
+            Method::POST,
+            format!("{}/manual-resolution", detail(&uid)),
+            json!({"action": "complete"}),
+        ),
+    ] {
+        let with_body = |rb: reqwest::RequestBuilder| {
+            if body.is_null() {
+                rb
+            } else {
+                rb.json(&body)
+            }
+        };
+        let got = read(
+            with_body(app.anon(method.clone(), &path))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_error(&got, 401, "unauthorized", None);
+        let got = read(
+            with_body(
+                app.anon(method.clone(), &path)
+                    .header("x-svc-key-id", &app.t.key_id)
+                    .header("x-svc-key-secret", "mksec_wrong"),
+            )
+            .send()
+            .await
+            .unwrap(),
+        )
+        .await;
+        assert_eq!(got.0, 401, "{path}: {}", got.1);
+        if method == Method::POST {
+            let got = read(
+                with_body(app.in_session(&member, method.clone(), &path))
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await;
+            assert_error(&got, 403, "forbidden", None);
+        }
+    }
     let body = json!({"type": "fail"});
     let got = read(
         app.anon(Method::POST, &sandbox(&uid))
@@ -659,7 +718,54 @@ async fn a_one_time_link_takes_exactly_one_of_50_concurrent_payers(app: TestApp)
     assert_error(&got, 409, "link_not_active", None);
 }
 
+/// An embedded checkout on another site may call the public API from the browser; the partner
+/// API stays closed to other origins.
+async fn the_public_api_answers_browsers_on_other_origins(app: TestApp) {
+    let uid = link(&app, false).await;
+    let res = app
+        .anon(Method::OPTIONS, &sessions(&uid))
+        .header("origin", "https://shop.example")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "content-type")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    let h = res.headers();
+    assert_eq!(h["access-control-allow-origin"], "*");
+    assert_eq!(h["access-control-allow-methods"], "GET, POST");
+    assert_eq!(h["access-control-allow-headers"], "content-type");
+    assert!(h.get("access-control-allow-credentials").is_none());
+    let res = app
+        .anon(Method::GET, &checkout(&uid))
+        .header("origin", "https://shop.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["access-control-allow-origin"], "*");
+    // Not the partner API: no CORS header, and a preflight is not answered.
+    let res = app
+        .req(Method::GET, &detail(&uid))
+        .header("origin", "https://shop.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res.headers().get("access-control-allow-origin").is_none());
+    let res = app
+        .anon(Method::OPTIONS, &detail(&uid))
+        .header("origin", "https://shop.example")
+        .header("access-control-request-method", "PATCH")
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(res.status(), 204);
+    assert!(res.headers().get("access-control-allow-origin").is_none());
+}
+
 on_both_backends!(
+    the_public_api_answers_browsers_on_other_origins,
     a_payment_from_quote_to_complete,
     checkout_refuses_bad_input_and_stopped_links,
     pausing_a_link_ends_the_payers_session,
