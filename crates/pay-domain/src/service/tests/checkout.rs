@@ -1063,3 +1063,42 @@ fn the_test_clock_moves_business_time_and_runs_what_fell_due() {
     let reader = grant(shop.company, 1, &[Scope::PaymentLinksRead]);
     assert!(w.pay.advance_test_clock(&reader, 1).is_err());
 }
+
+#[test]
+fn a_quote_is_refreshed_before_it_expires_and_not_after() {
+    let w = world();
+    let shop = w.shop("Acme", "owner@acme.example");
+    let link = w.link_for(&shop, Some(false));
+    let q = w.pay.start_session(link.uid.as_str(), ETH).unwrap();
+    w.advance(Duration::minutes(5));
+    let r = w
+        .pay
+        .refresh_quote(link.uid.as_str(), &q.id.to_string())
+        .unwrap();
+    assert_eq!(r.status, SessionStatus::Quote);
+    assert_eq!(r.version, q.version + 1);
+    assert_eq!(r.expires_at, w.now().plus(crate::quote::QUOTE_TTL));
+    assert_eq!(r.required_sell_amount, "0.005");
+    assert_eq!(
+        w.timeline_names(&link),
+        strs(&["quote_created", "quote_refreshed"])
+    );
+    assert!(w.event_names(&link).is_empty(), "refreshes are internal");
+    // Ten minutes after the refresh, it has expired: no refresh brings it back.
+    w.advance(crate::quote::QUOTE_TTL);
+    assert!(matches!(
+        w.pay.refresh_quote(link.uid.as_str(), &q.id.to_string()),
+        Err(DomainError::SessionTransition { .. })
+    ));
+    assert_eq!(
+        w.store.payment_session(q.id).unwrap().unwrap().status,
+        SessionStatus::Expired
+    );
+    // A session past its quote cannot be refreshed either.
+    let open = w.link_for(&shop, Some(true));
+    let p = w.started(&open);
+    assert!(matches!(
+        w.pay.refresh_quote(open.uid.as_str(), &p.id.to_string()),
+        Err(DomainError::SessionTransition { .. })
+    ));
+}
