@@ -6,24 +6,15 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 
 use diesel::{Connection, QueryableByName, RunQueryDsl};
-use pay_domain::amount::Decimal;
 use pay_domain::checkout::{
     CheckoutStore, DueSession, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent,
     WriteOutcome,
 };
-use pay_domain::ids::{
-    CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, PaymentSessionId, UserId,
-};
-use pay_domain::integration::{Integration, StoredIntegration};
-use pay_domain::link::{
-    CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload, ANONYMOUS_COMPANY,
-};
+use pay_domain::ids::{CompanyId, LinkUid, PartnerId, PaymentLinkId, PaymentSessionId};
+use pay_domain::link::{CreatedBy, LinkStatus, PaymentLink, PaymentLinkPayload, ANONYMOUS_COMPANY};
 use pay_domain::ports::WebhookStore;
-use pay_domain::ports::{AnonymousLinkStore, NewTenant, PaymentLinkStore, TenancyStore};
-use pay_domain::secret::SecretDigest;
+use pay_domain::ports::{AnonymousLinkStore, PaymentLinkStore};
 use pay_domain::session::SessionStatus;
-use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
-use pay_domain::tenancy::{Company, Theme, UserRecord};
 use pay_domain::webhook::{
     CallbackKind, Delivery, DeliveryFilter, DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent,
 };
@@ -38,98 +29,14 @@ use common::*;
 
 // ----- fixtures -----
 
-/// A new company (with its owner, settings and key) in the store.
-fn company(store: &DieselStore) -> CompanyId {
-    let user = UserRecord {
-        id: UserId(Uuid::now_v7()),
-        email: format!("{}@example.com", random_alnum(12)),
-        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
-        created_at: ts(T0),
-    };
-    let company = Company {
-        id: CompanyId(Uuid::now_v7()),
-        name: "Acme Ltd".into(),
-        picture_url: None,
-        logo_url: None,
-        theme: Theme::Dark,
-        created_at: ts(T0),
-    };
-    let tenant = NewTenant {
-        owner: user.id,
-        new_user: Some(user),
-        integration: StoredIntegration {
-            integration: Integration {
-                partner_id: PartnerId(Uuid::now_v7()),
-                company_id: company.id,
-                key_id: KeyId::from_random(&random_alnum(KeyId::RANDOM_LEN)).unwrap(),
-                form_key_id: FormKeyId::from_random(&random_alnum(FormKeyId::RANDOM_LEN)).unwrap(),
-                name: "Shop backend".into(),
-                app_slug: "pay".into(),
-                allowed_origins: vec![],
-                enabled: true,
-                created_at: ts(T0),
-                last_used_at: None,
-            },
-            secret_digest: SecretDigest(random_alnum(64)),
-        },
-        settings: PaySettings {
-            status: ProductStatus::Active,
-            default_destination_asset: None,
-            fee_paid_by: FeePayer::Merchant,
-            skip_quote_acceptance: false,
-            merchant_surcharge_percent: Decimal::ZERO,
-            return_redirect_url: None,
-            success_redirect_url: None,
-            failure_redirect_url: None,
-            underpayment_percent_enabled: false,
-            underpayment_percent_threshold: Decimal::ZERO,
-            underpayment_fixed_enabled: false,
-            underpayment_fixed_threshold: Decimal::ZERO,
-        },
-        company,
-    };
-    store.create_tenant(&tenant).unwrap();
-    tenant.company.id
-}
-
 /// A link of the company (not yet stored).
 fn new_link(company: CompanyId, status: LinkStatus, expires_at: Option<i64>) -> PaymentLink {
-    PaymentLink {
-        id: PaymentLinkId(Uuid::now_v7()),
-        uid: LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap(),
-        company_id: company,
-        status,
-        payload: PaymentLinkPayload {
-            title: Some("Order 1".into()),
-            description: None,
-            amount: "12.50".into(),
-            fiat_currency: None,
-            currency: "USDC".into(),
-            asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
-            skip_quote_acceptance: None,
-            fee_paid_by: None,
-            order_id: Some("o-1".into()),
-            invoice_pdf_url: None,
-            customer_email: None,
-            client_id: None,
-            return_url: None,
-            success_url: None,
-            failure_url: None,
-            expiration_time: ExpirationTime::H24,
-            metadata: None,
-            runtime_mode: "merchant_target_net_v2".into(),
-            billing_version: "v2".into(),
-            merchant_name: None,
-            merchant_picture_url: None,
-            merchant_logo_url: None,
-            merchant_payment_link_theme: None,
-            settlement_address: None,
-        },
-        created_at: ts(T0),
-        updated_at: ts(T0),
-        expires_at: expires_at.map(ts),
-        created_by: CreatedBy::ApiKey(PartnerId(Uuid::now_v7())),
-    }
+    let mut l = link_value(company);
+    l.status = status;
+    l.payload.title = Some("Order 1".into());
+    l.expires_at = expires_at.map(ts);
+    l.created_by = CreatedBy::ApiKey(PartnerId(Uuid::now_v7()));
+    l
 }
 
 /// An active link of the company, without expiry, in the store.

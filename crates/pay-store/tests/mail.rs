@@ -5,15 +5,10 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-use pay_domain::amount::Decimal;
-use pay_domain::ids::{CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, UserId};
-use pay_domain::integration::{Integration, StoredIntegration};
-use pay_domain::link::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
+use pay_domain::ids::{CompanyId, PaymentLinkId};
+use pay_domain::link::PaymentLink;
 use pay_domain::mail::{AfterMailAttempt, MailId, MailKind, MailStatus, MailStore, OutgoingMail};
-use pay_domain::ports::{NewTenant, PaymentLinkStore, TenancyStore};
-use pay_domain::secret::SecretDigest;
-use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
-use pay_domain::tenancy::{Company, Theme, UserRecord};
+use pay_domain::ports::PaymentLinkStore;
 use pay_store::DieselStore;
 use uuid::Uuid;
 
@@ -23,96 +18,12 @@ use common::*;
 
 const LEASE: i64 = 120_000;
 
-fn company(store: &DieselStore) -> CompanyId {
-    let user = UserRecord {
-        id: UserId(Uuid::now_v7()),
-        email: format!("{}@example.com", random_alnum(12)),
-        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
-        created_at: ts(T0),
-    };
-    let company = Company {
-        id: CompanyId(Uuid::now_v7()),
-        name: "Acme Ltd".into(),
-        picture_url: None,
-        logo_url: None,
-        theme: Theme::Dark,
-        created_at: ts(T0),
-    };
-    let tenant = NewTenant {
-        owner: user.id,
-        new_user: Some(user),
-        integration: StoredIntegration {
-            integration: Integration {
-                partner_id: PartnerId(Uuid::now_v7()),
-                company_id: company.id,
-                key_id: KeyId::from_random(&random_alnum(KeyId::RANDOM_LEN)).unwrap(),
-                form_key_id: FormKeyId::from_random(&random_alnum(FormKeyId::RANDOM_LEN)).unwrap(),
-                name: "Shop backend".into(),
-                app_slug: "pay".into(),
-                allowed_origins: vec![],
-                enabled: true,
-                created_at: ts(T0),
-                last_used_at: None,
-            },
-            secret_digest: SecretDigest(random_alnum(64)),
-        },
-        settings: PaySettings {
-            status: ProductStatus::Active,
-            default_destination_asset: None,
-            fee_paid_by: FeePayer::Merchant,
-            skip_quote_acceptance: false,
-            merchant_surcharge_percent: Decimal::ZERO,
-            return_redirect_url: None,
-            success_redirect_url: None,
-            failure_redirect_url: None,
-            underpayment_percent_enabled: false,
-            underpayment_percent_threshold: Decimal::ZERO,
-            underpayment_fixed_enabled: false,
-            underpayment_fixed_threshold: Decimal::ZERO,
-        },
-        company,
-    };
-    store.create_tenant(&tenant).unwrap();
-    tenant.company.id
-}
-
+/// A stored link with a customer e-mail and the merchant's name, as request mails need.
 fn link(store: &DieselStore, company: CompanyId) -> PaymentLink {
-    let l = PaymentLink {
-        id: PaymentLinkId(Uuid::now_v7()),
-        uid: LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap(),
-        company_id: company,
-        status: LinkStatus::Active,
-        payload: PaymentLinkPayload {
-            title: None,
-            description: None,
-            amount: "12.50".into(),
-            fiat_currency: None,
-            currency: "USDC".into(),
-            asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
-            skip_quote_acceptance: None,
-            fee_paid_by: None,
-            order_id: None,
-            invoice_pdf_url: None,
-            customer_email: Some("payer@example.com".into()),
-            client_id: None,
-            return_url: None,
-            success_url: None,
-            failure_url: None,
-            expiration_time: ExpirationTime::H24,
-            metadata: None,
-            runtime_mode: "merchant_target_net_v2".into(),
-            billing_version: "v2".into(),
-            merchant_name: Some("Acme Ltd".into()),
-            merchant_picture_url: None,
-            merchant_logo_url: None,
-            merchant_payment_link_theme: None,
-            settlement_address: None,
-        },
-        created_at: ts(T0),
-        updated_at: ts(T0),
-        expires_at: None,
-        created_by: CreatedBy::Anonymous,
-    };
+    let mut l = link_value(company);
+    l.payload.order_id = None;
+    l.payload.customer_email = Some("payer@example.com".into());
+    l.payload.merchant_name = Some("Acme Ltd".into());
     store.insert_link(&l).unwrap();
     l
 }

@@ -6,14 +6,9 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-use pay_domain::amount::Decimal;
-use pay_domain::ids::{CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, UserId};
-use pay_domain::integration::{Integration, StoredIntegration};
-use pay_domain::link::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
-use pay_domain::ports::{AttemptRecord, NewTenant, PaymentLinkStore, TenancyStore, WebhookStore};
-use pay_domain::secret::SecretDigest;
-use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
-use pay_domain::tenancy::{Company, Theme, UserRecord};
+use pay_domain::ids::{CompanyId, PaymentLinkId};
+use pay_domain::link::PaymentLink;
+use pay_domain::ports::{AttemptRecord, WebhookStore};
 use pay_domain::webhook::{
     AfterAttempt, AttemptOutcome, CallbackKind, CompanyCallback, Delivery, DeliveryFilter,
     DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent, SealedSecret, StoredSigningSecret,
@@ -29,102 +24,6 @@ use common::*;
 // ----- fixtures -----
 
 const LEASE: i64 = 60_000;
-
-/// A new company (with its owner, settings and key) in the store.
-fn company(store: &DieselStore) -> CompanyId {
-    let user = UserRecord {
-        id: UserId(Uuid::now_v7()),
-        email: format!("{}@example.com", random_alnum(12)),
-        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
-        created_at: ts(T0),
-    };
-    let company = Company {
-        id: CompanyId(Uuid::now_v7()),
-        name: "Acme Ltd".into(),
-        picture_url: None,
-        logo_url: None,
-        theme: Theme::Dark,
-        created_at: ts(T0),
-    };
-    let tenant = NewTenant {
-        owner: user.id,
-        new_user: Some(user),
-        integration: StoredIntegration {
-            integration: Integration {
-                partner_id: PartnerId(Uuid::now_v7()),
-                company_id: company.id,
-                key_id: KeyId::from_random(&random_alnum(KeyId::RANDOM_LEN)).unwrap(),
-                form_key_id: FormKeyId::from_random(&random_alnum(FormKeyId::RANDOM_LEN)).unwrap(),
-                name: "Shop backend".into(),
-                app_slug: "pay".into(),
-                allowed_origins: vec![],
-                enabled: true,
-                created_at: ts(T0),
-                last_used_at: None,
-            },
-            secret_digest: SecretDigest(random_alnum(64)),
-        },
-        settings: PaySettings {
-            status: ProductStatus::Active,
-            default_destination_asset: None,
-            fee_paid_by: FeePayer::Merchant,
-            skip_quote_acceptance: false,
-            merchant_surcharge_percent: Decimal::ZERO,
-            return_redirect_url: None,
-            success_redirect_url: None,
-            failure_redirect_url: None,
-            underpayment_percent_enabled: false,
-            underpayment_percent_threshold: Decimal::ZERO,
-            underpayment_fixed_enabled: false,
-            underpayment_fixed_threshold: Decimal::ZERO,
-        },
-        company,
-    };
-    store.create_tenant(&tenant).unwrap();
-    tenant.company.id
-}
-
-/// A new link of the company in the store.
-fn link(store: &DieselStore, company: CompanyId) -> PaymentLink {
-    let l = PaymentLink {
-        id: PaymentLinkId(Uuid::now_v7()),
-        uid: LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap(),
-        company_id: company,
-        status: LinkStatus::Active,
-        payload: PaymentLinkPayload {
-            title: None,
-            description: None,
-            amount: "12.50".into(),
-            fiat_currency: None,
-            currency: "USDC".into(),
-            asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
-            skip_quote_acceptance: None,
-            fee_paid_by: None,
-            order_id: Some("o-1".into()),
-            invoice_pdf_url: None,
-            customer_email: None,
-            client_id: None,
-            return_url: None,
-            success_url: None,
-            failure_url: None,
-            expiration_time: ExpirationTime::H24,
-            metadata: None,
-            runtime_mode: "merchant_target_net_v2".into(),
-            billing_version: "v2".into(),
-            merchant_name: None,
-            merchant_picture_url: None,
-            merchant_logo_url: None,
-            merchant_payment_link_theme: None,
-            settlement_address: None,
-        },
-        created_at: ts(T0),
-        updated_at: ts(T0),
-        expires_at: None,
-        created_by: CreatedBy::Anonymous,
-    };
-    store.insert_link(&l).unwrap();
-    l
-}
 
 /// A pending delivery of the company, due at `due`, created at `created_at`.
 fn delivery(company: CompanyId, created_at: i64, due: i64) -> Delivery {
