@@ -24,6 +24,8 @@ use crate::webhook::{PaymentEvent, PaymentEventDraft};
 
 /// How often a write that lost a compare-and-set race is re-read and re-decided.
 const WRITE_ATTEMPTS: usize = 5;
+/// Payment starts per client address and minute.
+pub const CHECKOUT_STARTS_PER_MINUTE: u64 = 60;
 /// The longest single move of the test clock: a year.
 pub const MAX_CLOCK_ADVANCE_SECS: i64 = 366 * 24 * 3600;
 /// Sessions per round of expiry work.
@@ -272,10 +274,27 @@ impl Pay {
     // ----- the payer -----
 
     /// Starts a session paying with `pay_asset`: a quote to review, or (review skipped) an
-    /// open deposit channel at once.
-    pub fn start_session(&self, uid: &str, pay_asset: &str) -> DomainResult<PaymentSession> {
+    /// open deposit channel at once. At most `CHECKOUT_STARTS_PER_MINUTE` per client address
+    /// (the route is public and every start writes).
+    pub fn start_session(
+        &self,
+        uid: &str,
+        pay_asset: &str,
+        client_addr: &str,
+    ) -> DomainResult<PaymentSession> {
         let link = self.checkout_link(uid)?;
         let now = self.now();
+        let bucket = self
+            .crypto
+            .digest(&format!("checkout-starts|{client_addr}"))
+            .0;
+        let window = crate::link::ANONYMOUS_RATE_WINDOW;
+        if self.store.rate_hits_since(&bucket, now.minus(window))? >= CHECKOUT_STARTS_PER_MINUTE {
+            return Err(DomainError::RateLimited {
+                retry_after_secs: window.whole_seconds().unsigned_abs(),
+            });
+        }
+        self.store.record_rate_hit(&bucket, now)?;
         let state = link_state(&link, now);
         if state != "active" {
             return Err(DomainError::LinkNotActive { state });
@@ -602,9 +621,11 @@ impl Pay {
             Some(id) => self.session_of(&link, id)?,
             None => self.store.latest_session(link.id)?.ok_or_else(not_found)?,
         };
-        let id = event_id
-            .map(str::to_owned)
-            .unwrap_or_else(|| format!("sbx_evt_{}", self.crypto.new_uuid().simple()));
+        // Sandbox ids are the caller's: namespaced by link, so `evt-1` on two links are two.
+        let id = match event_id {
+            Some(given) => format!("sandbox:{}:{given}", link.uid),
+            None => format!("sandbox:{}", self.crypto.new_uuid().simple()),
+        };
         let trigger = "sandbox_processor";
         match event {
             SandboxEvent::Deposit { amount, hold } => {

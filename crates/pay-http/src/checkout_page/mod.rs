@@ -350,6 +350,7 @@ pub async fn start(
         Err(e) => return page.form_error(&e),
     };
     let uid = uid.into_inner();
+    let addr = crate::routes::client_addr(&req);
     let p = pay.clone();
     let result = blocking(move || {
         let view = p.checkout_view(&uid)?;
@@ -360,7 +361,7 @@ pub async fn start(
         let Some(asset) = asset else {
             return Ok((view, Err("Choose what to pay with.".to_owned())));
         };
-        let started = p.start_session(&uid, &asset).map_err(ApiError::from);
+        let started = p.start_session(&uid, &asset, &addr).map_err(ApiError::from);
         Ok((view, Ok(started)))
     })
     .await;

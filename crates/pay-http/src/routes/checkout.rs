@@ -56,18 +56,21 @@ pub async fn checkout_view(
         (status = 400, description = "Invalid body or `payAsset`", body = ErrorBody),
         (status = 404, description = "Unknown link", body = ErrorBody),
         (status = 409, description = "`link_not_active` (paused, archived, expired) or `start_blocked_missing_company_wallet`", body = ErrorBody),
+        (status = 429, description = "More than 60 starts a minute from this address; see `Retry-After`", body = ErrorBody),
     )
 )]
 #[post("/api/public/checkout/{uid}/sessions")]
 pub async fn start_session(
     pay: web::Data<Pay>,
+    req: actix_web::HttpRequest,
     uid: web::Path<String>,
     body: JsonBody,
 ) -> Result<HttpResponse, ApiError> {
     let uid = uid.into_inner();
+    let addr = crate::routes::client_addr(&req);
     let s = blocking(move || {
         let asset = body.fields(&["payAsset"])?.string("payAsset")?;
-        Ok(pay.start_session(&uid, &asset)?)
+        Ok(pay.start_session(&uid, &asset, &addr)?)
     })
     .await?;
     Ok(session_response(

@@ -130,18 +130,12 @@ fn read_anonymous(body: JsonBody) -> Result<CreateAnonymousLinkInput, ApiError> 
     })
 }
 
-fn client_addr(req: &HttpRequest) -> String {
-    req.peer_addr()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_default()
-}
-
 async fn anonymous(
     pay: web::Data<Pay>,
     req: HttpRequest,
     body: JsonBody,
 ) -> Result<HttpResponse, ApiError> {
-    let addr = client_addr(&req);
+    let addr = crate::routes::client_addr(&req);
     let p = pay.clone();
     let (link, secret) = blocking(move || {
         let input = read_anonymous(body)?;

@@ -764,7 +764,24 @@ async fn the_public_api_answers_browsers_on_other_origins(app: TestApp) {
     assert!(res.headers().get("access-control-allow-origin").is_none());
 }
 
+async fn payment_starts_are_limited_per_address(app: TestApp) {
+    let uid = link(&app, false).await;
+    for _ in 0..60 {
+        start(&app, &uid, ETH).await;
+    }
+    let res = app
+        .anon(Method::POST, &sessions(&uid))
+        .json(&json!({"payAsset": ETH}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["retry-after"], "60");
+    let got = read(res).await;
+    assert_error(&got, 429, "rate_limited", None);
+}
+
 on_both_backends!(
+    payment_starts_are_limited_per_address,
     the_public_api_answers_browsers_on_other_origins,
     a_payment_from_quote_to_complete,
     checkout_refuses_bad_input_and_stopped_links,

@@ -318,7 +318,7 @@ impl World {
 
     fn started(&self, link: &PaymentLink) -> PaymentSession {
         self.pay
-            .start_session(link.uid.as_str(), BASE_USDC)
+            .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9")
             .unwrap()
     }
 
@@ -372,7 +372,10 @@ fn a_payer_reviews_a_quote_accepts_it_and_pays() {
     assert!(view.review_required);
     assert!(view.pay_assets.iter().any(|a| a.asset_identifier == ETH));
 
-    let quote = w.pay.start_session(link.uid.as_str(), ETH).unwrap();
+    let quote = w
+        .pay
+        .start_session(link.uid.as_str(), ETH, "198.51.100.9")
+        .unwrap();
     assert_eq!(quote.status, SessionStatus::Quote);
     assert_eq!(quote.previous_status, None);
     // 10 USDC at 2000 USDC per ETH, the merchant pays the 1 % fee: the payer sends 0.005 ETH.
@@ -480,7 +483,7 @@ fn an_unknown_pay_asset_and_an_unknown_session_are_refused() {
     assert_eq!(
         field_of(
             w.pay
-                .start_session(link.uid.as_str(), "eip155:1/erc20:0xnope")
+                .start_session(link.uid.as_str(), "eip155:1/erc20:0xnope", "198.51.100.9")
         ),
         "payAsset"
     );
@@ -509,7 +512,7 @@ fn a_missing_merchant_wallet_blocks_the_start_with_an_event() {
     let link = w.link_for(&shop, None);
     w.processor.no_wallet.lock().unwrap().push(BASE_USDC.into());
     assert!(matches!(
-        w.pay.start_session(link.uid.as_str(), ETH),
+        w.pay.start_session(link.uid.as_str(), ETH, "198.51.100.9"),
         Err(DomainError::StartBlocked { .. })
     ));
     assert_eq!(
@@ -834,7 +837,8 @@ fn an_expiring_link_ends_its_waiting_session_and_refuses_starts() {
         "expired"
     );
     assert!(matches!(
-        w.pay.start_session(link.uid.as_str(), BASE_USDC),
+        w.pay
+            .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9"),
         Err(DomainError::LinkNotActive { state: "expired" })
     ));
     assert_eq!(w.pay.run_due_work(10).unwrap().moved, 1);
@@ -864,7 +868,8 @@ fn pausing_a_link_mid_session_ends_the_session() {
         strs(&["payment_link_inactive", "status_changed"])
     );
     assert!(matches!(
-        w.pay.start_session(link.uid.as_str(), BASE_USDC),
+        w.pay
+            .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9"),
         Err(DomainError::LinkNotActive { state: "paused" })
     ));
     assert_eq!(
@@ -948,7 +953,8 @@ fn a_one_time_link_takes_one_payment_and_refunds_the_next() {
     assert_eq!(b.status, SessionStatus::RefundPending);
     assert_eq!(b.settlement["refundReason"], "link_already_paid");
     assert!(matches!(
-        w.pay.start_session(link.uid.as_str(), BASE_USDC),
+        w.pay
+            .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9"),
         Err(DomainError::LinkNotActive { state: "archived" })
     ));
     // The public sandbox route drives anonymous links only.
@@ -1069,7 +1075,10 @@ fn a_quote_is_refreshed_before_it_expires_and_not_after() {
     let w = world();
     let shop = w.shop("Acme", "owner@acme.example");
     let link = w.link_for(&shop, Some(false));
-    let q = w.pay.start_session(link.uid.as_str(), ETH).unwrap();
+    let q = w
+        .pay
+        .start_session(link.uid.as_str(), ETH, "198.51.100.9")
+        .unwrap();
     w.advance(Duration::minutes(5));
     let r = w
         .pay
@@ -1101,4 +1110,65 @@ fn a_quote_is_refreshed_before_it_expires_and_not_after() {
         w.pay.refresh_quote(open.uid.as_str(), &p.id.to_string()),
         Err(DomainError::SessionTransition { .. })
     ));
+}
+
+#[test]
+fn payment_starts_are_limited_per_client_address() {
+    use crate::service::checkout::CHECKOUT_STARTS_PER_MINUTE;
+    let w = world();
+    let shop = w.shop("Acme", "owner@acme.example");
+    let link = w.link_for(&shop, Some(false));
+    for _ in 0..CHECKOUT_STARTS_PER_MINUTE {
+        w.pay
+            .start_session(link.uid.as_str(), ETH, "203.0.113.5")
+            .unwrap();
+    }
+    let before = w.store.snapshot();
+    assert_eq!(
+        w.pay
+            .start_session(link.uid.as_str(), ETH, "203.0.113.5")
+            .unwrap_err(),
+        DomainError::RateLimited {
+            retry_after_secs: 60
+        }
+    );
+    assert_eq!(
+        w.store.snapshot().payment_sessions,
+        before.payment_sessions,
+        "a refused start writes no session"
+    );
+    // Another address, and the same one once the minute has passed, start again.
+    w.pay
+        .start_session(link.uid.as_str(), ETH, "203.0.113.6")
+        .unwrap();
+    w.advance(Duration::minutes(1) + Duration::milliseconds(1));
+    w.pay
+        .start_session(link.uid.as_str(), ETH, "203.0.113.5")
+        .unwrap();
+}
+
+#[test]
+fn sandbox_event_ids_are_the_callers_per_link() {
+    let w = world();
+    let shop = w.shop("Acme", "owner@acme.example");
+    let a = w.link_for(&shop, Some(true));
+    let b = w.link_for(&shop, Some(true));
+    for link in [&a, &b] {
+        w.started(link);
+        let s = w
+            .pay
+            .sandbox_event(
+                Some(&shop.key),
+                link.uid.as_str(),
+                SandboxEvent::Fail,
+                Some("evt-1"),
+                None,
+            )
+            .unwrap();
+        assert_eq!(
+            s.status,
+            SessionStatus::Failed,
+            "evt-1 of each link applies"
+        );
+    }
 }
