@@ -4,6 +4,7 @@
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
+use crate::checkout_page;
 use crate::error::ErrorBody;
 use crate::routes::{checkout, companies, gateway, links, meta, session, settings, webhooks};
 
@@ -35,6 +36,12 @@ use crate::routes::{checkout, companies, gateway, links, meta, session, settings
         crate::routes::mail::send_request_email,
         checkout::manual_resolution,
         checkout::checkout_view,
+        checkout_page::checkout_page,
+        checkout_page::start,
+        checkout_page::accept,
+        checkout_page::cancel,
+        checkout_page::refresh,
+        checkout_page::refund_address,
         checkout::start_session,
         checkout::get_session,
         checkout::accept_session,
@@ -118,6 +125,19 @@ mod tests {
             committed == generated,
             "docs/openapi.json is stale: run `PAY_UPDATE_OPENAPI=1 cargo test -p pay-http openapi` and commit it"
         );
+    }
+
+    /// Every path the server routes (the API's and the hosted page's) is in the document.
+    #[test]
+    fn every_served_path_is_in_the_document() {
+        let doc: serde_json::Value = serde_json::from_str(&super::document()).unwrap();
+        let paths = doc["paths"].as_object().unwrap();
+        for path in crate::ROUTE_PATHS.iter().chain(crate::checkout_page::PATHS) {
+            assert!(
+                paths.contains_key(*path),
+                "{path} is served but not documented"
+            );
+        }
     }
 
     #[test]

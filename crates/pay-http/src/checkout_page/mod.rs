@@ -269,6 +269,17 @@ fn field(form: &[(String, String)], name: &str) -> Option<String> {
 }
 
 /// The hosted checkout: choose an asset, or `?session=` one payer's session in any state.
+#[utoipa::path(
+    tag = "Hosted checkout",
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("session" = Option<String>, Query, description = "A payer's session to show"),
+    ),
+    responses(
+        (status = 200, description = "The page: choose an asset, a session in any state, or a clear page for a paused, archived or expired link", content_type = "text/html", body = String),
+        (status = 404, description = "Unknown link or session (HTML page)", content_type = "text/html", body = String),
+    )
+)]
 #[get("/pay/{uid}")]
 pub async fn checkout_page(
     pay: web::Data<Pay>,
@@ -334,6 +345,18 @@ pub async fn checkout_page(
 }
 
 /// No-JavaScript start: `payAsset` from the form; 303 to the new session's page.
+#[utoipa::path(
+    tag = "Hosted checkout",
+    params(("uid" = String, Path, description = "Public link identifier")),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`payAsset`: an asset identifier of the link's pay assets", content = String),
+    responses(
+        (status = 303, description = "To the new session's page", headers(("Location" = String, description = "/pay/{uid}?session={id}"))),
+        (status = 400, description = "The choice again with the message (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 409, description = "Paused, archived or expired link (HTML)", content_type = "text/html", body = String),
+        (status = 429, description = "Too many starts from this address (HTML)", content_type = "text/html", body = String),
+    )
+)]
 #[post("/pay/{uid}/start")]
 pub async fn start(
     pay: web::Data<Pay>,
@@ -503,6 +526,20 @@ async fn session_action(
 }
 
 /// No-JavaScript accept of the quote; 303 to the session's page.
+#[utoipa::path(
+    tag = "Hosted checkout",
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("sessionId" = String, Path, description = "Session id"),
+    ),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: accept the quote", content = String),
+    responses(
+        (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
+        (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 404, description = "Unknown link or session (HTML)", content_type = "text/html", body = String),
+    )
+)]
 #[post("/pay/{uid}/s/{sessionId}/accept")]
 pub async fn accept(
     pay: web::Data<Pay>,
@@ -514,6 +551,20 @@ pub async fn accept(
 }
 
 /// No-JavaScript cancel; 303 to the session's page.
+#[utoipa::path(
+    tag = "Hosted checkout",
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("sessionId" = String, Path, description = "Session id"),
+    ),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: cancel", content = String),
+    responses(
+        (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
+        (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 404, description = "Unknown link or session (HTML)", content_type = "text/html", body = String),
+    )
+)]
 #[post("/pay/{uid}/s/{sessionId}/cancel")]
 pub async fn cancel(
     pay: web::Data<Pay>,
@@ -525,6 +576,20 @@ pub async fn cancel(
 }
 
 /// No-JavaScript quote refresh; 303 to the session's page.
+#[utoipa::path(
+    tag = "Hosted checkout",
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("sessionId" = String, Path, description = "Session id"),
+    ),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: refresh the quote", content = String),
+    responses(
+        (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
+        (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 404, description = "Unknown link or session (HTML)", content_type = "text/html", body = String),
+    )
+)]
 #[post("/pay/{uid}/s/{sessionId}/refresh")]
 pub async fn refresh(
     pay: web::Data<Pay>,
@@ -536,6 +601,20 @@ pub async fn refresh(
 }
 
 /// No-JavaScript refund address (`address`); 303 to the session's page.
+#[utoipa::path(
+    tag = "Hosted checkout",
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("sessionId" = String, Path, description = "Session id"),
+    ),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: give the refund address (`address`)", content = String),
+    responses(
+        (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
+        (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 404, description = "Unknown link or session (HTML)", content_type = "text/html", body = String),
+    )
+)]
 #[post("/pay/{uid}/s/{sessionId}/refund-address")]
 pub async fn refund_address(
     pay: web::Data<Pay>,
