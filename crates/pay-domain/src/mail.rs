@@ -29,6 +29,9 @@ pub const RETRY_DELAYS: [Duration; (MAX_ATTEMPTS - 1) as usize] = [
 /// How long a claimed mail stays invisible to other mailers. A mailer that dies mid-send
 /// releases it by letting the lease run out, and the mail is tried again (at least once).
 pub const CLAIM_LEASE: Duration = Duration::minutes(2);
+/// How long sent and failed mails are kept (the merchant's record of requests sent), then
+/// deleted with their personal data.
+pub const MAIL_RETENTION: Duration = Duration::days(30);
 /// How long a transport may spend on one mail; well inside the lease, so a slow server does
 /// not let a second mailer claim the mail while the first is still sending it.
 pub const SEND_TIMEOUT: Duration = Duration::seconds(30);
@@ -505,6 +508,9 @@ pub trait MailStore {
     ) -> DomainResult<bool>;
     /// One mail, of any company (workers and tests; never for a caller-supplied id).
     fn mail(&self, id: MailId) -> DomainResult<Option<OutgoingMail>>;
+    /// Deletes sent and failed mails created before `before` (they hold personal data: the
+    /// recipient and the body); pending ones stay. Returns how many went.
+    fn prune_mails(&self, before: Timestamp) -> DomainResult<u64>;
     /// The company's mails for one link, newest first.
     fn link_mails(&self, company: CompanyId, link: &LinkUid) -> DomainResult<Vec<OutgoingMail>>;
     /// Up to `limit` pending mails with an id greater than `after` (all when `None`), in id

@@ -675,11 +675,15 @@ impl Pay {
     /// than the windows that count them. Returns how many rows went.
     pub fn prune(&self) -> DomainResult<u64> {
         let now = self.now();
-        self.store.prune(
+        let rows = self.store.prune(
             now,
             now.minus(LOGIN_WINDOW),
             now.minus(crate::link::ANONYMOUS_RATE_WINDOW),
-        )
+        )?;
+        let mails = self
+            .store
+            .prune_mails(now.minus(crate::mail::MAIL_RETENTION))?;
+        Ok(rows + mails)
     }
 }
 

@@ -76,7 +76,41 @@ both_backends!(
     link_mails_are_company_scoped_newest_first,
     pending_mails_after_a_cursor,
     concurrent_mailers_claim_each_mail_once,
+    prune_forgets_finished_mails_before_the_cut,
 );
+
+fn prune_forgets_finished_mails_before_the_cut(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let l = link(store, c);
+    // Created at T0: one sent, one failed, one still pending; one sent after the cut.
+    let mut old_sent = mail(&l, T0, T0);
+    old_sent.status = MailStatus::Sent;
+    old_sent.next_attempt_at = None;
+    old_sent.sent_at = Some(ts(T0));
+    let mut old_failed = mail(&l, T0, T0);
+    old_failed.status = MailStatus::Failed;
+    old_failed.next_attempt_at = None;
+    let old_pending = mail(&l, T0, T0);
+    let mut new_sent = mail(&l, T0 + 10, T0 + 10);
+    new_sent.status = MailStatus::Sent;
+    new_sent.next_attempt_at = None;
+    new_sent.sent_at = Some(ts(T0 + 10));
+    for m in [&old_sent, &old_failed, &old_pending, &new_sent] {
+        store.insert_mail(m).unwrap();
+    }
+    assert_eq!(store.prune_mails(ts(T0 + 10)).unwrap(), 2);
+    assert!(store.mail(old_sent.id).unwrap().is_none());
+    assert!(store.mail(old_failed.id).unwrap().is_none());
+    assert!(
+        store.mail(old_pending.id).unwrap().is_some(),
+        "pending mails stay"
+    );
+    assert!(
+        store.mail(new_sent.id).unwrap().is_some(),
+        "the cut is exclusive"
+    );
+    assert_eq!(store.prune_mails(ts(T0 + 10)).unwrap(), 0);
+}
 
 fn insert_and_read_back_exactly(store: &DieselStore, _url: &str) {
     let c = company(store);

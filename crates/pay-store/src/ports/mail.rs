@@ -44,6 +44,18 @@ impl MailStore for DieselStore {
         })
     }
 
+    fn prune_mails(&self, before: Timestamp) -> DomainResult<u64> {
+        let n = self.write("prune mails", |conn| {
+            diesel::delete(
+                mail_outbox::table
+                    .filter(mail_outbox::status.ne("pending"))
+                    .filter(mail_outbox::created_at.lt(before.unix_millis())),
+            )
+            .execute(conn)
+        })?;
+        Ok(n as u64)
+    }
+
     fn claim_due_mails(
         &self,
         now: Timestamp,

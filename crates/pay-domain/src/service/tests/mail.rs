@@ -97,6 +97,15 @@ impl MailStore for MemStore {
         Ok(v)
     }
 
+    fn prune_mails(&self, before: Timestamp) -> DomainResult<u64> {
+        self.hit("prune_mails");
+        let mut t = self.tables();
+        let n = t.mails.len();
+        t.mails
+            .retain(|m| m.status == MailStatus::Pending || m.created_at >= before);
+        Ok((n - t.mails.len()) as u64)
+    }
+
     fn pending_mails_after(
         &self,
         after: Option<MailId>,
@@ -477,4 +486,26 @@ fn pending_mails_are_listed_after_a_cursor() {
     assert_eq!(w.pay.pending_mails_after(None, 1).unwrap().len(), 1);
     // Listing claims nothing: both are still due for a mailer with a transport.
     assert_eq!(w.pay.claim_due_mails(10).unwrap().len(), 2);
+}
+
+#[test]
+fn finished_mails_are_forgotten_after_the_retention() {
+    let w = world();
+    let (p, _) = queued(&w);
+    let claimed = w.pay.claim_due_mails(10).unwrap().pop().unwrap();
+    w.pay
+        .record_mail_outcome(&claimed, SendOutcome::Sent)
+        .unwrap();
+    // A second request to the same link that never leaves (no transport): it stays.
+    let link = link_for(&w, &p, Some(PAYER));
+    w.pay
+        .send_request_email(&p, link.uid.as_str(), None)
+        .unwrap();
+    w.advance(crate::mail::MAIL_RETENTION);
+    assert_eq!(w.pay.prune().unwrap(), 0, "kept for the whole retention");
+    w.advance(Duration::milliseconds(1));
+    assert_eq!(w.pay.prune().unwrap(), 1, "the sent one goes");
+    let left = mails(&w);
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].status, MailStatus::Pending);
 }
