@@ -1052,7 +1052,20 @@ impl Pay {
                 timeline,
                 webhook_events: kinds.len() as u64,
             };
-            let build = self.delivery_builder(link, Some(&after), &kinds, trigger, now)?;
+            // The events describe the link as this write leaves it: a one-time link that this
+            // payment completes is archived in the same transaction.
+            let closed;
+            let link_after = if plan.claim {
+                closed = PaymentLink {
+                    status: LinkStatus::Archived,
+                    updated_at: now,
+                    ..link.clone()
+                };
+                &closed
+            } else {
+                link
+            };
+            let build = self.delivery_builder(link_after, Some(&after), &kinds, trigger, now)?;
             match self.store.write_link_event(&write, &build)? {
                 WriteOutcome::Applied(_) => {
                     if plan.claim {

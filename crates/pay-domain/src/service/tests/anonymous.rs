@@ -202,21 +202,27 @@ fn thirty_links_a_minute_per_address() {
         .unwrap();
 }
 
+impl World {
+    /// The reserved company that owns anonymous links (the store's migration creates it).
+    pub(super) fn reserve_anonymous_company(&self) {
+        self.store.tables().companies.push((
+            Company {
+                id: ANONYMOUS_COMPANY,
+                name: "Anonymous links".into(),
+                picture_url: None,
+                logo_url: None,
+                theme: Theme::System,
+                created_at: self.now(),
+            },
+            PaySettings::new_company_default(&AssetCatalogue::builtin()),
+        ));
+    }
+}
+
 #[test]
 fn events_of_an_anonymous_link_go_to_its_own_url_signed_with_its_secret() {
     let w = world();
-    // The reserved company that owns anonymous links (the store's migration creates it).
-    w.store.tables().companies.push((
-        Company {
-            id: ANONYMOUS_COMPANY,
-            name: "Anonymous links".into(),
-            picture_url: None,
-            logo_url: None,
-            theme: Theme::System,
-            created_at: w.now(),
-        },
-        PaySettings::new_company_default(&AssetCatalogue::builtin()),
-    ));
+    w.reserve_anonymous_company();
     let with_hook = CreateAnonymousLinkInput {
         webhook_url: Some(HOOK.into()),
         ..input(&[(BASE_USDC, "0xabc")])

@@ -903,6 +903,7 @@ fn pausing_a_link_mid_session_ends_the_session() {
 // ----- one-time links -----
 
 fn anonymous_link(w: &World) -> PaymentLink {
+    w.reserve_anonymous_company();
     w.pay
         .create_anonymous_link(
             CreateAnonymousLinkInput {
@@ -916,7 +917,7 @@ fn anonymous_link(w: &World) -> PaymentLink {
                     address: "0xpayout".into(),
                 }],
                 branding: Branding::default(),
-                webhook_url: None,
+                webhook_url: Some(HOOK.into()),
             },
             "198.51.100.7",
         )
@@ -947,6 +948,17 @@ fn a_one_time_link_takes_one_payment_and_refunds_the_next() {
     };
     let a = settle(&first);
     assert_eq!(a.status, SessionStatus::Complete);
+    // Its events describe the link as the payment left it: archived.
+    let last = w
+        .store
+        .stored_deliveries()
+        .into_iter()
+        .filter(|d| d.payment_link_uid.as_deref() == Some(link.uid.as_str()))
+        .map(|d| serde_json::from_str::<Value>(&d.body).unwrap())
+        .max_by_key(|b| b["sequence"].as_u64().unwrap())
+        .expect("the link's own webhook got events");
+    assert_eq!(last["type"], "pay.payment.status_changed");
+    assert_eq!(last["paymentLink"]["status"], "archived");
     let link_now = w.store.public_link(link.uid.as_str()).unwrap().unwrap();
     assert_eq!(link_now.status, LinkStatus::Archived);
     let b = settle(&w.store.payment_session(second.id).unwrap().unwrap());
