@@ -136,10 +136,8 @@ pub enum WriteOutcome {
 #[derive(Debug, Clone, PartialEq)]
 pub struct DueSession {
     pub session: PaymentSession,
-    /// The link's public uid.
-    pub link_uid: String,
-    pub link_status: crate::link::LinkStatus,
-    pub link_expires_at: Option<Timestamp>,
+    /// The session's link, read in the same query.
+    pub link: crate::link::PaymentLink,
 }
 
 /// Storage of sessions and timelines.
@@ -165,6 +163,7 @@ pub trait CheckoutStore {
     fn unfinished_sessions(&self, link: PaymentLinkId) -> crate::DomainResult<Vec<PaymentSession>>;
     /// The link's timeline, oldest first.
     fn timeline(&self, link: PaymentLinkId) -> crate::DomainResult<Vec<TimelineEvent>>;
-    /// Up to `limit` unfinished sessions with work due at `now`, oldest deadline first.
+    /// Up to `limit` unfinished sessions with work due at `now`, oldest deadline first, each
+    /// with its link (one query, not one per session).
     fn due_sessions(&self, now: Timestamp, limit: usize) -> crate::DomainResult<Vec<DueSession>>;
 }

@@ -954,9 +954,7 @@ fn due_sessions_for_each_reason(store: &DieselStore, _url: &str) {
 
     let due = |l: &PaymentLink, s: &PaymentSession| DueSession {
         session: s.clone(),
-        link_uid: l.uid.to_string(),
-        link_status: l.status,
-        link_expires_at: l.expires_at,
+        link: l.clone(),
     };
     let want = vec![
         due(&active, &past),

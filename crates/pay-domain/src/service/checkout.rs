@@ -930,11 +930,8 @@ impl Pay {
         let mut report = DueWorkReport::default();
         for d in due {
             let id = d.session.id;
-            let Some(link) = self.store.public_link(&d.link_uid)? else {
-                continue;
-            };
             let before = d.session.status;
-            match self.settle_due(&link, d.session) {
+            match self.settle_due(&d.link, d.session) {
                 Ok(s) if s.status != before => report.moved += 1,
                 Ok(_) => {}
                 Err(e) => report.failed.push((id, e)),

@@ -9,7 +9,7 @@ use pay_domain::checkout::{
     CheckoutStore, DueSession, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent,
     WriteOutcome,
 };
-use pay_domain::ids::{LinkUid, PaymentLinkId, PaymentSessionId};
+use pay_domain::ids::{PaymentLinkId, PaymentSessionId};
 use pay_domain::link::{LinkStatus, PaymentLink};
 use pay_domain::session::SessionStatus;
 use pay_domain::timestamp::Timestamp;
@@ -19,7 +19,7 @@ use pay_domain::{DomainError, DomainResult};
 use super::webhooks::insert_delivery_rows;
 use crate::conn::{write_transaction, AnyConnection};
 use crate::rows::{
-    corrupt, write_instant, LinkRow, NewDeliveryRow, NewPaymentSessionRow, NewTimelineRow,
+    write_instant, LinkRow, NewDeliveryRow, NewPaymentSessionRow, NewTimelineRow,
     PaymentSessionRow, TimelineRow,
 };
 use crate::schema::{payment_links, payment_sessions, processor_events, timeline_events};
@@ -335,46 +335,29 @@ impl CheckoutStore for DieselStore {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let rows: Vec<(PaymentSessionRow, String, String, Option<i64>)> =
-            self.run("due sessions", |conn| {
-                payment_sessions::table
-                    .inner_join(payment_links::table)
-                    .filter(payment_sessions::status.eq_any(unfinished()))
-                    .filter(
-                        payment_sessions::expires_at
-                            .le(now)
-                            .or(payment_links::status.ne(LinkStatus::Active.as_str()))
-                            .or(payment_links::expires_at.le(now)),
-                    )
-                    .order((
-                        payment_sessions::expires_at.asc(),
-                        payment_sessions::id.asc(),
-                    ))
-                    .limit(limit)
-                    .select((
-                        PaymentSessionRow::as_select(),
-                        payment_links::uid,
-                        payment_links::status,
-                        payment_links::expires_at,
-                    ))
-                    .load(conn)
-            })?;
+        let rows: Vec<(PaymentSessionRow, LinkRow)> = self.run("due sessions", |conn| {
+            payment_sessions::table
+                .inner_join(payment_links::table)
+                .filter(payment_sessions::status.eq_any(unfinished()))
+                .filter(
+                    payment_sessions::expires_at
+                        .le(now)
+                        .or(payment_links::status.ne(LinkStatus::Active.as_str()))
+                        .or(payment_links::expires_at.le(now)),
+                )
+                .order((
+                    payment_sessions::expires_at.asc(),
+                    payment_sessions::id.asc(),
+                ))
+                .limit(limit)
+                .select((PaymentSessionRow::as_select(), LinkRow::as_select()))
+                .load(conn)
+        })?;
         rows.into_iter()
-            .map(|(session, link_uid, link_status, link_expires_at)| {
-                if LinkUid::parse(&link_uid).is_none() {
-                    return Err(corrupt("payment_links.uid"));
-                }
+            .map(|(session, link)| {
                 Ok(DueSession {
                     session: session.try_into()?,
-                    link_uid,
-                    link_status: LinkStatus::parse(&link_status)
-                        .ok_or_else(|| corrupt("payment_links.status"))?,
-                    link_expires_at: link_expires_at
-                        .map(|ms| {
-                            Timestamp::from_unix_millis(ms)
-                                .ok_or_else(|| corrupt("payment_links.expires_at"))
-                        })
-                        .transpose()?,
+                    link: PaymentLink::try_from(link)?,
                 })
             })
             .collect()

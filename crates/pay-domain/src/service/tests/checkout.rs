@@ -239,9 +239,7 @@ impl CheckoutStore for MemStore {
                     || link.expires_at.is_some_and(|e| e <= now);
                 is_due.then(|| DueSession {
                     session: s.clone(),
-                    link_uid: link.uid.to_string(),
-                    link_status: link.status,
-                    link_expires_at: link.expires_at,
+                    link: link.clone(),
                 })
             })
             .collect();
