@@ -30,6 +30,8 @@ pub const CHECKOUT_STARTS_PER_MINUTE: u64 = 60;
 pub const MAX_CLOCK_ADVANCE_SECS: i64 = 366 * 24 * 3600;
 /// Sessions per round of expiry work.
 pub const DUE_BATCH: usize = 200;
+/// Longest caller-given sandbox event id.
+pub const MAX_EVENT_ID_LEN: usize = 200;
 /// Longest refund address accepted.
 const MAX_ADDRESS_LEN: usize = 128;
 
@@ -75,6 +77,51 @@ pub enum SandboxEvent {
     Refund,
 }
 
+impl SandboxEvent {
+    /// The event a caller names (`type`), with `amount` (a positive decimal string) and `hold`
+    /// for deposits only.
+    pub fn parse(kind: &str, amount: Option<&str>, hold: Option<bool>) -> DomainResult<Self> {
+        for (field, given) in [("amount", amount.is_some()), ("hold", hold.is_some())] {
+            if given && kind != "deposit" {
+                return Err(DomainError::validation(
+                    field,
+                    format!("{field} is for deposit events only"),
+                ));
+            }
+        }
+        Ok(match kind {
+            "deposit" => {
+                let text = amount.ok_or_else(|| {
+                    DomainError::validation("amount", "a deposit needs an amount")
+                })?;
+                let amount = Decimal::parse(text)
+                    .ok()
+                    .filter(|d| !d.is_negative() && !d.is_zero())
+                    .ok_or_else(|| {
+                        DomainError::validation(
+                            "amount",
+                            "amount must be a positive decimal string",
+                        )
+                    })?;
+                SandboxEvent::Deposit {
+                    amount,
+                    hold: hold.unwrap_or(false),
+                }
+            }
+            "settle" => SandboxEvent::Settle,
+            "expire" => SandboxEvent::Expire,
+            "fail" => SandboxEvent::Fail,
+            "refund" => SandboxEvent::Refund,
+            _ => {
+                return Err(DomainError::validation(
+                    "type",
+                    "type must be deposit, settle, expire, fail or refund",
+                ))
+            }
+        })
+    }
+}
+
 /// The merchant's decision on an underpaid session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Resolution {
@@ -82,6 +129,20 @@ pub enum Resolution {
     Complete,
     /// Refund what arrived; the payer's address is requested.
     Refund,
+}
+
+impl Resolution {
+    /// `complete` or `refund` (the `action` of the manual-resolution route).
+    pub fn parse(action: &str) -> DomainResult<Self> {
+        match action {
+            "complete" => Ok(Resolution::Complete),
+            "refund" => Ok(Resolution::Refund),
+            _ => Err(DomainError::validation(
+                "action",
+                "action must be complete or refund",
+            )),
+        }
+    }
 }
 
 /// What a round of expiry work did.
@@ -617,6 +678,14 @@ impl Pay {
                 link
             }
         };
+        if let Some(id) = event_id {
+            if id.is_empty() || id.len() > MAX_EVENT_ID_LEN || id.chars().any(char::is_control) {
+                return Err(DomainError::validation(
+                    "eventId",
+                    format!("eventId is 1 to {MAX_EVENT_ID_LEN} printable characters"),
+                ));
+            }
+        }
         let s = match session {
             Some(id) => self.session_of(&link, id)?,
             None => self.store.latest_session(link.id)?.ok_or_else(not_found)?,

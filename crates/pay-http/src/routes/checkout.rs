@@ -3,7 +3,6 @@
 //! resolution of an underpayment.
 
 use actix_web::{get, post, web, HttpResponse};
-use pay_domain::amount::Decimal;
 use pay_domain::service::{Pay, Resolution, SandboxEvent};
 use pay_domain::DomainError;
 
@@ -14,9 +13,6 @@ use crate::dto::checkout::{
 };
 use crate::error::{ApiError, ErrorBody};
 use crate::json::JsonBody;
-
-/// Longest caller-given sandbox event id.
-const MAX_EVENT_ID_LEN: usize = 200;
 
 fn session_response(status: actix_web::http::StatusCode, s: PaymentSessionDto) -> HttpResponse {
     HttpResponse::build(status)
@@ -210,54 +206,7 @@ fn read_sandbox_event(body: JsonBody) -> Result<SandboxRequest, ApiError> {
     let amount = f.opt_string("amount")?;
     let hold = f.opt_bool("hold")?;
     let event_id = f.opt_string("eventId")?;
-    if let Some(id) = &event_id {
-        if id.is_empty() || id.len() > MAX_EVENT_ID_LEN || id.chars().any(char::is_control) {
-            return Err(DomainError::validation(
-                "eventId",
-                format!("eventId is 1 to {MAX_EVENT_ID_LEN} printable characters"),
-            )
-            .into());
-        }
-    }
-    let only_deposit = |field: &str, given: bool| -> Result<(), ApiError> {
-        if given && kind != "deposit" {
-            return Err(DomainError::validation(
-                field,
-                format!("{field} is for deposit events only"),
-            )
-            .into());
-        }
-        Ok(())
-    };
-    only_deposit("amount", amount.is_some())?;
-    only_deposit("hold", hold.is_some())?;
-    let event = match kind.as_str() {
-        "deposit" => {
-            let text = amount
-                .ok_or_else(|| DomainError::validation("amount", "a deposit needs an amount"))?;
-            let amount = Decimal::parse(&text)
-                .ok()
-                .filter(|d| !d.is_negative() && !d.is_zero())
-                .ok_or_else(|| {
-                    DomainError::validation("amount", "amount must be a positive decimal string")
-                })?;
-            SandboxEvent::Deposit {
-                amount,
-                hold: hold.unwrap_or(false),
-            }
-        }
-        "settle" => SandboxEvent::Settle,
-        "expire" => SandboxEvent::Expire,
-        "fail" => SandboxEvent::Fail,
-        "refund" => SandboxEvent::Refund,
-        _ => {
-            return Err(DomainError::validation(
-                "type",
-                "type must be deposit, settle, expire, fail or refund",
-            )
-            .into())
-        }
-    };
+    let event = SandboxEvent::parse(&kind, amount.as_deref(), hold)?;
     Ok((event, event_id, session))
 }
 
@@ -396,16 +345,7 @@ pub async fn manual_resolution(
     let s = blocking(move || {
         let p = creds.principal(&pay)?;
         let action = body.fields(&["action"])?.string("action")?;
-        let resolution = match action.as_str() {
-            "complete" => Resolution::Complete,
-            "refund" => Resolution::Refund,
-            _ => {
-                return Err(
-                    DomainError::validation("action", "action must be complete or refund").into(),
-                )
-            }
-        };
-        Ok(pay.resolve_underpayment(&p, &uid, resolution)?)
+        Ok(pay.resolve_underpayment(&p, &uid, Resolution::parse(&action)?)?)
     })
     .await?;
     Ok(session_response(actix_web::http::StatusCode::OK, s.into()))

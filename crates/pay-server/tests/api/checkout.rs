@@ -490,6 +490,16 @@ async fn sandbox_events_are_applied_once_and_validated(app: TestApp) {
             "unknown_field",
             "colour",
         ),
+        (
+            json!({"type": "fail", "eventId": ""}),
+            "validation_failed",
+            "eventId",
+        ),
+        (
+            json!({"type": "fail", "eventId": "x".repeat(201)}),
+            "validation_failed",
+            "eventId",
+        ),
     ] {
         let got = event(&app, &uid, body).await;
         assert_error(&got, 400, code, Some(field));

@@ -1182,3 +1182,47 @@ fn sandbox_event_ids_are_the_callers_per_link() {
         );
     }
 }
+
+#[test]
+fn sandbox_events_and_resolutions_are_read_strictly() {
+    assert_eq!(
+        SandboxEvent::parse("deposit", Some("0.5"), None).unwrap(),
+        SandboxEvent::Deposit {
+            amount: d("0.5"),
+            hold: false
+        }
+    );
+    assert_eq!(
+        SandboxEvent::parse("deposit", Some("1"), Some(true)).unwrap(),
+        SandboxEvent::Deposit {
+            amount: d("1"),
+            hold: true
+        }
+    );
+    for (kind, want) in [
+        ("settle", SandboxEvent::Settle),
+        ("expire", SandboxEvent::Expire),
+        ("fail", SandboxEvent::Fail),
+        ("refund", SandboxEvent::Refund),
+    ] {
+        assert_eq!(SandboxEvent::parse(kind, None, None).unwrap(), want);
+    }
+    for (kind, amount, hold, field) in [
+        ("deposit", None, None, "amount"),
+        ("deposit", Some("0"), None, "amount"),
+        ("deposit", Some("-1"), None, "amount"),
+        ("deposit", Some("1e3"), None, "amount"),
+        ("settle", Some("1"), None, "amount"),
+        ("fail", None, Some(false), "hold"),
+        ("explode", None, None, "type"),
+    ] {
+        assert_eq!(
+            field_of(SandboxEvent::parse(kind, amount, hold)),
+            field,
+            "{kind} {amount:?} {hold:?}"
+        );
+    }
+    assert_eq!(Resolution::parse("complete").unwrap(), Resolution::Complete);
+    assert_eq!(Resolution::parse("refund").unwrap(), Resolution::Refund);
+    assert_eq!(field_of(Resolution::parse("Complete")), "action");
+}
