@@ -3,8 +3,9 @@
 //! resolution of an underpayment.
 
 use actix_web::{get, post, web, HttpResponse};
+use pay_domain::checkout::PaymentSession;
 use pay_domain::service::{Pay, Resolution, SandboxEvent};
-use pay_domain::DomainError;
+use pay_domain::{DomainError, DomainResult};
 
 use crate::auth::{blocking, Credentials};
 use crate::dto::checkout::{
@@ -18,6 +19,17 @@ fn session_response(status: actix_web::http::StatusCode, s: PaymentSessionDto) -
     HttpResponse::build(status)
         .insert_header(("cache-control", "no-store"))
         .json(s)
+}
+
+/// A use case on one session of a link, answered with the session (200).
+async fn payer_move(
+    pay: web::Data<Pay>,
+    path: web::Path<(String, String)>,
+    act: fn(&Pay, &str, &str) -> DomainResult<PaymentSession>,
+) -> Result<HttpResponse, ApiError> {
+    let (uid, id) = path.into_inner();
+    let s = blocking(move || Ok(act(&pay, &uid, &id)?)).await?;
+    Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
 }
 
 /// The public view of a payment link: what it asks, who asks, what it can be paid with.
@@ -92,9 +104,7 @@ pub async fn get_session(
     pay: web::Data<Pay>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    let (uid, id) = path.into_inner();
-    let s = blocking(move || Ok(pay.checkout_session(&uid, &id)?)).await?;
-    Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
+    payer_move(pay, path, Pay::checkout_session).await
 }
 
 /// Accept the quote: the deposit channel opens (`pending`).
@@ -115,9 +125,7 @@ pub async fn accept_session(
     pay: web::Data<Pay>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    let (uid, id) = path.into_inner();
-    let s = blocking(move || Ok(pay.accept_session(&uid, &id)?)).await?;
-    Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
+    payer_move(pay, path, Pay::accept_session).await
 }
 
 /// Cancel a session that waits for the payer (`quote` or `pending`).
@@ -138,9 +146,7 @@ pub async fn cancel_session(
     pay: web::Data<Pay>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    let (uid, id) = path.into_inner();
-    let s = blocking(move || Ok(pay.cancel_session(&uid, &id)?)).await?;
-    Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
+    payer_move(pay, path, Pay::cancel_session).await
 }
 
 /// Refresh the prices of a quote that has not expired (a new 10-minute quote).
@@ -161,9 +167,7 @@ pub async fn refresh_quote(
     pay: web::Data<Pay>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    let (uid, id) = path.into_inner();
-    let s = blocking(move || Ok(pay.refresh_quote(&uid, &id)?)).await?;
-    Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
+    payer_move(pay, path, Pay::refresh_quote).await
 }
 
 /// Give the address a refund goes to (a session in `refund_pending`).

@@ -131,6 +131,21 @@ async fn a_payment_from_quote_to_complete(app: TestApp) {
     assert_eq!(quote["depositAddress"], Value::Null);
     let id = quote["id"].as_str().unwrap().to_owned();
 
+    // Fresh prices five minutes in: a new ten-minute quote, same session, no event.
+    app.clock.advance_secs(300);
+    let (status, refreshed) = post(&app, &format!("{}/refresh", session(&uid, &id))).await;
+    assert_eq!(status, 200, "{refreshed}");
+    assert_eq!(refreshed["id"], id);
+    assert_eq!(refreshed["status"], "quote");
+    let at = |v: &Value| {
+        time::OffsetDateTime::parse(
+            v["expiresAt"].as_str().unwrap(),
+            &time::format_description::well_known::Rfc3339,
+        )
+        .unwrap()
+    };
+    assert_eq!((at(&refreshed) - at(&quote)).whole_seconds(), 300);
+
     let (status, pending) = post(&app, &format!("{}/accept", session(&uid, &id))).await;
     assert_eq!(status, 200, "{pending}");
     assert_eq!(pending["status"], "pending");
@@ -160,6 +175,7 @@ async fn a_payment_from_quote_to_complete(app: TestApp) {
         types,
         [
             "quote_created",
+            "quote_refreshed",
             "channel_created",
             "status_changed",
             "status_changed",
@@ -184,11 +200,11 @@ async fn a_payment_from_quote_to_complete(app: TestApp) {
             ("status_changed", "processing -> complete"),
         ])
     );
-    // quote_created is internal: never sent.
+    // quote_created and quote_refreshed are internal: never sent.
     assert!(rx
         .received()
         .iter()
-        .all(|r| !r.body.contains("quote_created")));
+        .all(|r| !r.body.contains("quote_created") && !r.body.contains("quote_refreshed")));
 }
 
 async fn checkout_refuses_bad_input_and_stopped_links(app: TestApp) {
