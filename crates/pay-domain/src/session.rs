@@ -117,10 +117,13 @@ pub enum SessionEvent {
     Refunded,
     /// The merchant resolved an underpayment by hand (accepting the amount received).
     ManualResolution,
+    /// A deposit arrived after the session ended (expired, cancelled or failed): recorded in
+    /// `settlement`, no move.
+    LateDeposit,
 }
 
 impl SessionEvent {
-    pub const ALL: [SessionEvent; 14] = [
+    pub const ALL: [SessionEvent; 15] = [
         SessionEvent::Accept,
         SessionEvent::CancelByPayer,
         SessionEvent::QuoteExpired,
@@ -135,6 +138,7 @@ impl SessionEvent {
         SessionEvent::RefundAddressReceived,
         SessionEvent::Refunded,
         SessionEvent::ManualResolution,
+        SessionEvent::LateDeposit,
     ];
 
     /// The webhook a move by this event sends (besides `status_changed` on every status move).
@@ -153,6 +157,7 @@ impl SessionEvent {
             SessionEvent::RequestRefund => Some(PaymentEvent::RefundAddressRequested),
             SessionEvent::RefundAddressReceived => Some(PaymentEvent::RefundAddressReceived),
             SessionEvent::ManualResolution => Some(PaymentEvent::ManualResolutionCompleted),
+            SessionEvent::LateDeposit => Some(PaymentEvent::SettlementUpdated),
             SessionEvent::DepositSeen | SessionEvent::Fail | SessionEvent::Refunded => None,
         }
     }
@@ -187,6 +192,9 @@ pub fn transition(from: SessionStatus, event: SessionEvent) -> DomainResult<Sess
         (S::RefundPending, E::RefundAddressReceived) => S::RefundPending,
         (S::RefundPending, E::Refunded) => S::Refunded,
         (S::Underpaid, E::ManualResolution) => S::Complete,
+        (S::Expired, E::LateDeposit) => S::Expired,
+        (S::Cancelled, E::LateDeposit) => S::Cancelled,
+        (S::Failed, E::LateDeposit) => S::Failed,
         _ => return Err(refused(from, event)),
     };
     Ok(to)
@@ -244,6 +252,9 @@ mod tests {
             (S::RefundPending, E::RefundAddressReceived, S::RefundPending),
             (S::RefundPending, E::Refunded, S::Refunded),
             (S::Underpaid, E::ManualResolution, S::Complete),
+            (S::Expired, E::LateDeposit, S::Expired),
+            (S::Cancelled, E::LateDeposit, S::Cancelled),
+            (S::Failed, E::LateDeposit, S::Failed),
         ];
         let mut moves = 0;
         for from in S::ALL {
@@ -261,10 +272,19 @@ mod tests {
                 }
             }
             if from.is_terminal() {
-                assert!(
-                    E::ALL.iter().all(|e| transition(from, *e).is_err()),
-                    "{from} is terminal"
-                );
+                // Nothing leaves a terminal status; only a late deposit is taken, and only by
+                // a session that ended unpaid (it is recorded, the status stays).
+                for e in E::ALL {
+                    if let Ok(to) = transition(from, e) {
+                        assert!(
+                            to == from
+                                && e == E::LateDeposit
+                                && from != S::Complete
+                                && from != S::Refunded,
+                            "{from} is terminal, yet {e:?} moves it to {to}"
+                        );
+                    }
+                }
             }
         }
         assert_eq!(moves, allowed.len());

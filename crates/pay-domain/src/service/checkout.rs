@@ -862,51 +862,27 @@ impl Pay {
         event_id: &str,
         trigger: &str,
     ) -> DomainResult<PaymentSession> {
-        if self.store.processor_event_applied(event_id)? {
-            return self.reread(s.id);
-        }
-        let mut current = s;
-        for _ in 0..WRITE_ATTEMPTS {
-            let now = self.now();
-            let mut after = current.clone();
-            let late = match after.settlement.get("lateAmount").and_then(Value::as_str) {
+        self.move_session(link, s, trigger, Some(event_id), &|cur| {
+            let late = match cur.settlement.get("lateAmount").and_then(Value::as_str) {
                 Some(v) => dec(v)?,
                 None => Decimal::ZERO,
             }
             .checked_add(amount)
             .ok_or_else(arithmetic)?;
+            let mut after = cur.clone();
             after
                 .settlement
                 .insert("lateAmount".into(), json!(late.normalized().to_string()));
             after.settlement.insert("late".into(), json!(true));
-            after.version = current.version + 1;
-            after.updated_at = now;
-            let kind = PaymentEvent::SettlementUpdated;
             let mut data = Map::new();
             data.insert("lateAmount".into(), json!(amount.normalized().to_string()));
-            let write = LinkEventWrite {
-                link_id: link.id,
-                change: SessionChange::Update {
-                    session: after.clone(),
-                    expected_version: current.version,
-                },
-                processor_event_id: Some(event_id.to_owned()),
-                claim_link: None,
-                timeline: vec![self.timeline_entry(link, Some(after.id), kind.as_str(), data, now)],
-                webhook_events: 1,
-            };
-            let build = self.delivery_builder(link, Some(&after), &[kind], trigger, now)?;
-            match self.store.write_link_event(&write, &build)? {
-                WriteOutcome::Applied(_) => return Ok(after),
-                WriteOutcome::Duplicate => return self.reread(current.id),
-                WriteOutcome::Stale | WriteOutcome::LinkAlreadyPaid => {
-                    current = self.reread(current.id)?;
-                }
-            }
-        }
-        Err(DomainError::Internal(
-            "session kept changing under us".into(),
-        ))
+            Ok(Some(Plan {
+                event: SessionEvent::LateDeposit,
+                after,
+                data,
+                claim: false,
+            }))
+        })
     }
 
     // ----- the sandbox test clock -----
