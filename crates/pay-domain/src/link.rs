@@ -393,10 +393,6 @@ impl CreateLinkInput {
 pub const ANONYMOUS_COMPANY: CompanyId = CompanyId(uuid::Uuid::nil());
 /// Most settlement priorities an anonymous link may list.
 pub const MAX_SETTLEMENT_PRIORITIES: usize = 10;
-/// Anonymous links per client address per minute.
-pub const ANONYMOUS_LINKS_PER_MINUTE: u64 = 30;
-/// The window the anonymous-link limit counts in.
-pub const ANONYMOUS_RATE_WINDOW: Duration = Duration::minutes(1);
 
 /// One entry of `settlement.priorities`: an asset and the address to settle it to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -492,6 +488,7 @@ impl CreateAnonymousLinkInput {
             logo_url: b.logo_url.clone(),
             theme,
             created_at: Timestamp::from_datetime(time::OffsetDateTime::UNIX_EPOCH),
+            test_clock_offset_ms: 0,
         };
         let mut payload = self.link.into_payload(catalogue, &settings, &company)?;
         if b.name.is_none() {
@@ -560,6 +557,7 @@ mod tests {
             logo_url: Some("https://acme.example/logo.png".into()),
             theme: Theme::Dark,
             created_at: Timestamp::from_unix_millis(0).unwrap(),
+            test_clock_offset_ms: 0,
         }
     }
 

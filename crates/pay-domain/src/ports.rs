@@ -15,16 +15,11 @@ use crate::webhook::{
     LinkWebhook, SealedSecret,
 };
 
-/// The service clock. Business time (expiry, schedules) comes from here so tests and the
-/// sandbox test clock can move it.
+/// Real time (the process clock). Security windows and leases read it as it is; what a company
+/// owns and schedules reads it plus that company's sandbox test clock offset
+/// (`crate::testclock`). Tests control it.
 pub trait Clock: Send + Sync {
     fn now(&self) -> Timestamp;
-}
-
-/// The sandbox test clock: moves the service clock forward (never back).
-pub trait ClockControl: Send + Sync {
-    /// Moves the clock `by` forward and returns the new now.
-    fn advance(&self, by: time::Duration) -> Timestamp;
 }
 
 /// Randomness, digests and password hashing.
@@ -78,6 +73,17 @@ pub trait TenancyStore {
     fn memberships(&self, user: UserId) -> DomainResult<Vec<Membership>>;
     /// The user's role in one company, or `None` when not a member.
     fn role(&self, user: UserId, company: CompanyId) -> DomainResult<Option<Role>>;
+    /// Moves the company's sandbox test clock forward: adds `by_ms` (> 0) to its
+    /// `test_clock_offset_ms` in ONE atomic statement (concurrent moves add up), unless the
+    /// offset would then pass `max_offset_ms`. Returns the new offset, or `None` when nothing
+    /// was written (no such company, or past the maximum). Later reads MUST see the new offset
+    /// (a cached company read of this store is dropped).
+    fn advance_test_clock(
+        &self,
+        company: CompanyId,
+        by_ms: i64,
+        max_offset_ms: i64,
+    ) -> DomainResult<Option<i64>>;
     /// A company and its settings, read together (one round trip where possible).
     fn company_with_settings(
         &self,
@@ -98,17 +104,29 @@ pub struct StoredSession {
     pub expires_at: Timestamp,
 }
 
-/// Browser sessions and the login throttle.
+/// Browser sessions.
 pub trait SessionStore {
     fn insert_session(&self, session: &StoredSession) -> DomainResult<()>;
     /// Finds a session by token digest (expired ones included; the caller checks).
     fn session_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSession>>;
     fn delete_session(&self, token_digest: &SecretDigest) -> DomainResult<()>;
-    /// Records one failed login for a throttle key (a digest, never the raw e-mail).
-    fn record_login_failure(&self, key: &str, at: Timestamp) -> DomainResult<()>;
-    /// Failed logins for `key` at or after `since`.
-    fn login_failures_since(&self, key: &str, since: Timestamp) -> DomainResult<u64>;
-    fn clear_login_failures(&self, key: &str) -> DomainResult<()>;
+}
+
+/// Rate limits: sliding windows of hits per bucket, on real time.
+pub trait RateLimitStore {
+    /// Counts one hit in `bucket` (a digest, never a raw address or e-mail) at `at` if fewer
+    /// than `limit` of the bucket's hits lie at or after `at - window`. Returns whether it was counted (false: refused, nothing written). The
+    /// count and the decision MUST be atomic: concurrent hits of one bucket never pass
+    /// `limit` together (a lock per bucket, or a single writer).
+    fn hit(
+        &self,
+        bucket: &str,
+        at: Timestamp,
+        window: time::Duration,
+        limit: u64,
+    ) -> DomainResult<bool>;
+    /// Forgets the bucket's hits (a successful login clears its failures).
+    fn clear_hits(&self, bucket: &str) -> DomainResult<()>;
 }
 
 /// API-key integrations.
@@ -257,7 +275,7 @@ pub trait WebhookStore {
     ) -> DomainResult<Vec<Delivery>>;
 }
 
-/// Anonymous links and a per-address rate limit.
+/// Anonymous links.
 pub trait AnonymousLinkStore {
     /// Inserts an anonymous link and its callback (when it has one) in ONE transaction.
     fn insert_anonymous_link(
@@ -267,10 +285,6 @@ pub trait AnonymousLinkStore {
     ) -> DomainResult<()>;
     /// The callback of an anonymous link.
     fn link_webhook(&self, link_uid: &str) -> DomainResult<Option<LinkWebhook>>;
-    /// Counts one request in a rate-limit bucket (a digest, never a raw address).
-    fn record_rate_hit(&self, bucket: &str, at: Timestamp) -> DomainResult<()>;
-    /// Hits in the bucket at or after `since`.
-    fn rate_hits_since(&self, bucket: &str, since: Timestamp) -> DomainResult<u64>;
 }
 
 /// Prices for quotes.
@@ -320,14 +334,8 @@ pub trait HealthCheck {
     /// A round trip to the database.
     fn ping(&self) -> DomainResult<()>;
     /// Deletes rows that no rule reads any more: sessions that expired before
-    /// `sessions_before`, login failures before `failures_before`, rate-limit hits before
-    /// `hits_before`. Returns how many rows went.
-    fn prune(
-        &self,
-        sessions_before: Timestamp,
-        failures_before: Timestamp,
-        hits_before: Timestamp,
-    ) -> DomainResult<u64>;
+    /// `sessions_before` and rate-limit hits before `hits_before`. Returns how many rows went.
+    fn prune(&self, sessions_before: Timestamp, hits_before: Timestamp) -> DomainResult<u64>;
 }
 
 /// Everything the service needs from storage, as one object.
@@ -339,6 +347,7 @@ pub trait PayStore:
     + SettingsStore
     + WebhookStore
     + AnonymousLinkStore
+    + RateLimitStore
     + crate::checkout::CheckoutStore
     + crate::gateway::FormKeyStore
     + crate::mail::MailStore
@@ -356,6 +365,7 @@ impl<T> PayStore for T where
         + SettingsStore
         + WebhookStore
         + AnonymousLinkStore
+        + RateLimitStore
         + crate::checkout::CheckoutStore
         + crate::gateway::FormKeyStore
         + crate::mail::MailStore

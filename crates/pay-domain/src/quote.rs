@@ -225,6 +225,7 @@ mod tests {
             logo_url: None,
             theme: Theme::System,
             created_at: Timestamp::from_unix_millis(0).unwrap(),
+            test_clock_offset_ms: 0,
         };
         let payload = |skip: Option<bool>, fee: Option<&str>| {
             CreateLinkInput {

@@ -20,6 +20,7 @@ use crate::link::{
 use crate::ports::{
     Clock, Crypto, LinkFilter, NewTenant, PayStore, SecretSealer, StoredSession, WebhookSigner,
 };
+use crate::ratelimit::{self, Limit, RateLimits};
 use crate::secret::Secret;
 use crate::settings::{PaySettings, SettingsPatch};
 use crate::tenancy::{
@@ -31,10 +32,6 @@ use crate::validate;
 
 /// How long a signed-in session lasts.
 pub const SESSION_TTL: Duration = Duration::hours(12);
-/// Login throttle: this many failures per e-mail and address ...
-pub const LOGIN_MAX_FAILURES: u64 = 10;
-/// ... within this window.
-pub const LOGIN_WINDOW: Duration = Duration::minutes(15);
 /// Length of random secret parts (base62; 43 characters carry about 256 bits).
 const SECRET_LEN: usize = 43;
 /// Shortest password accepted.
@@ -61,16 +58,16 @@ pub struct Pay {
     pub public_pay_url: String,
     pub webhooks: Arc<WebhookPorts>,
     pub payments: Arc<PaymentPorts>,
+    /// What each rate-limited entry point allows.
+    pub limits: RateLimits,
 }
 
 /// What payments need besides the store.
 pub struct PaymentPorts {
     pub processor: Arc<dyn crate::ports::Processor>,
     pub prices: Arc<dyn crate::ports::PriceSource>,
-    /// Sandbox mode: the sandbox events route and the test clock are on.
+    /// Sandbox mode: the sandbox events route and the companies' test clocks are on.
     pub sandbox: bool,
-    /// Moves the service clock (the sandbox test clock).
-    pub clock_control: Arc<dyn crate::ports::ClockControl>,
     /// Bumped whenever this process changes a link's status (merchant moves, a one-time link
     /// paid): caches of public link pages compare it to drop what they rendered before.
     pub link_epoch: std::sync::atomic::AtomicU64,
@@ -138,8 +135,41 @@ pub struct SignedIn {
 }
 
 impl Pay {
-    fn now(&self) -> Timestamp {
+    /// Real time: for security windows (throttles, rate limits, sign-in sessions), leases and
+    /// what no company schedules.
+    pub fn now(&self) -> Timestamp {
         self.clock.now()
+    }
+
+    /// Counts one hit of `key` (digested: never stored raw) against `limit`, on real time;
+    /// `RateLimited` when the bucket is full. The count and the decision are one atomic store
+    /// call, so a burst cannot pass together.
+    pub(crate) fn throttle(&self, key: &str, limit: &Limit) -> DomainResult<()> {
+        let bucket = self.crypto.digest(key).0;
+        let counted = self
+            .store
+            .hit(&bucket, self.now(), limit.window, limit.max)?;
+        ratelimit::check(counted, limit)
+    }
+
+    /// Now on `company`'s clock: real time plus its sandbox test clock's offset. For what the
+    /// company owns and schedules (`crate::testclock`). The anonymous links' owner has no
+    /// clock of its own: real time.
+    pub(crate) fn company_now(&self, company: CompanyId) -> DomainResult<Timestamp> {
+        if company == crate::link::ANONYMOUS_COMPANY {
+            return Ok(self.now());
+        }
+        let (c, _) = self.company_with_settings(company)?;
+        Ok(self.company_now_of(&c))
+    }
+
+    pub(crate) fn company_now_of(&self, company: &Company) -> Timestamp {
+        crate::testclock::company_now(self.now(), company.test_clock_offset_ms)
+    }
+
+    /// Now on the clock of the company that owns `link`.
+    pub(crate) fn link_now(&self, link: &PaymentLink) -> DomainResult<Timestamp> {
+        self.company_now(link.company_id)
     }
 
     fn new_secret(&self, prefix: &str) -> Secret {
@@ -231,6 +261,7 @@ impl Pay {
             logo_url: None,
             theme: Theme::System,
             created_at: now,
+            test_clock_offset_ms: 0,
         };
         let (integration, secret) = self.new_integration(
             company.id,
@@ -338,14 +369,8 @@ impl Pay {
         })
     }
 
-    fn throttle_key(&self, email: &str, client_addr: &str) -> String {
-        self.crypto
-            .digest(&format!("login:{email}|{client_addr}"))
-            .0
-    }
-
     /// Signs a user in: the same error for an unknown e-mail and a wrong password, and at most
-    /// `LOGIN_MAX_FAILURES` failures per e-mail and address per `LOGIN_WINDOW`.
+    /// `limits.login` attempts per e-mail and address in its window; a success clears them.
     pub fn login(
         &self,
         email: &str,
@@ -354,23 +379,16 @@ impl Pay {
     ) -> DomainResult<LoginOutcome> {
         let email = normalize_email(email);
         let now = self.now();
-        let key = self.throttle_key(&email, client_addr);
-        if self
-            .store
-            .login_failures_since(&key, now.minus(LOGIN_WINDOW))?
-            >= LOGIN_MAX_FAILURES
-        {
-            return Err(DomainError::RateLimited {
-                retry_after_secs: LOGIN_WINDOW.whole_seconds() as u64,
-            });
-        }
+        // Every attempt counts before the password is checked, so parallel guesses cannot
+        // pass the limit together; a success forgets the bucket.
+        let key = format!("login:{email}|{client_addr}");
+        self.throttle(&key, &self.limits.login)?;
         let user = self.store.user_by_email(&email)?;
         let ok = self.crypto.verify_password(
             password.expose(),
             user.as_ref().map(|u| u.password_hash.as_str()),
         );
         let (true, Some(user)) = (ok, user) else {
-            self.store.record_login_failure(&key, now)?;
             return Err(DomainError::InvalidLogin);
         };
         let company = self
@@ -379,7 +397,7 @@ impl Pay {
             .into_iter()
             .next()
             .ok_or(DomainError::InvalidLogin)?;
-        self.store.clear_login_failures(&key)?;
+        self.store.clear_hits(&self.crypto.digest(&key).0)?;
         let token = self.new_secret("pss_");
         let csrf = self.new_secret("");
         let session = StoredSession {
@@ -531,7 +549,7 @@ impl Pay {
         p.authorize(Scope::PaymentLinksWrite)?;
         let (company, settings) = self.company_with_settings(p.company_id)?;
         let payload = input.into_payload(&self.assets, &settings, &company)?;
-        let now = self.now();
+        let now = self.company_now_of(&company);
         let uid = LinkUid::parse(&self.crypto.random_alphanumeric(LinkUid::LEN))
             .ok_or_else(|| DomainError::Internal("bad uid from generator".into()))?;
         let link = PaymentLink {
@@ -599,7 +617,7 @@ impl Pay {
             match transition(link.status, to)? {
                 LinkTransition::Same => return Ok(link),
                 LinkTransition::Move { from, to } => {
-                    let now = self.now();
+                    let now = self.link_now(&link)?;
                     if self
                         .store
                         .set_link_status(p.company_id, &link.uid, from, to, now)?
@@ -671,15 +689,13 @@ impl Pay {
         self.store.ping()
     }
 
-    /// Housekeeping: forgets expired sessions, and login failures and rate-limit hits older
-    /// than the windows that count them. Returns how many rows went.
+    /// Housekeeping: forgets expired sessions, and rate-limit hits older than the longest
+    /// window that counts them. Returns how many rows went.
     pub fn prune(&self) -> DomainResult<u64> {
         let now = self.now();
-        let rows = self.store.prune(
-            now,
-            now.minus(LOGIN_WINDOW),
-            now.minus(crate::link::ANONYMOUS_RATE_WINDOW),
-        )?;
+        let rows = self
+            .store
+            .prune(now, now.minus(self.limits.longest_window()))?;
         let mails = self
             .store
             .prune_mails(now.minus(crate::mail::MAIL_RETENTION))?;
@@ -693,10 +709,8 @@ mod gateway;
 mod mail;
 mod webhooks;
 
-pub use checkout::{
-    CheckoutView, DueWorkReport, LinkDetail, Resolution, SandboxEvent, DUE_BATCH,
-    MAX_CLOCK_ADVANCE_SECS,
-};
+pub use crate::testclock::MAX_ADVANCE_SECS as MAX_CLOCK_ADVANCE_SECS;
+pub use checkout::{CheckoutView, DueWorkReport, LinkDetail, Resolution, SandboxEvent, DUE_BATCH};
 pub use gateway::GatewayForm;
 pub use webhooks::CallbackView;
 

@@ -198,6 +198,9 @@ pub struct Company {
     pub logo_url: Option<String>,
     pub theme: Theme,
     pub created_at: Timestamp,
+    /// How far the company's sandbox test clock runs ahead of real time, in milliseconds (0
+    /// until moved). Only what the company owns and schedules follows it (`crate::testclock`).
+    pub test_clock_offset_ms: i64,
 }
 
 /// Merchant checkout theme.

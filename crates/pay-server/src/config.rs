@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use pay_domain::assets::{AssetCatalogue, DestinationAsset};
+use pay_domain::ratelimit::{Limit, RateLimits};
 
 /// Everything the binary reads from its environment.
 #[derive(Debug, Clone)]
@@ -42,6 +43,48 @@ pub struct Config {
     pub processor: String,
     /// `PAY_SANDBOX_PRICES_FILE`: the sandbox's price table (JSON), else the built-in one.
     pub sandbox_prices_file: Option<String>,
+    /// `PAY_RATE_LIMIT_*`: each `N/SECONDS`; the defaults are `RateLimits::default()`.
+    pub rate_limits: RateLimits,
+}
+
+/// The rate-limit variables, each read as `N/SECONDS` (N hits per window of SECONDS).
+fn rate_limits() -> anyhow::Result<RateLimits> {
+    let mut limits = RateLimits::default();
+    let slots: [(&str, &mut Limit); 7] = [
+        ("PAY_RATE_LIMIT_LOGIN", &mut limits.login),
+        (
+            "PAY_RATE_LIMIT_ANONYMOUS_LINKS",
+            &mut limits.anonymous_links,
+        ),
+        (
+            "PAY_RATE_LIMIT_CHECKOUT_STARTS",
+            &mut limits.checkout_starts,
+        ),
+        (
+            "PAY_RATE_LIMIT_GATEWAY_PER_FORM",
+            &mut limits.gateway_per_form,
+        ),
+        (
+            "PAY_RATE_LIMIT_GATEWAY_PER_ADDRESS",
+            &mut limits.gateway_per_address,
+        ),
+        (
+            "PAY_RATE_LIMIT_REQUEST_EMAIL_PER_LINK",
+            &mut limits.request_email_per_link,
+        ),
+        (
+            "PAY_RATE_LIMIT_REQUEST_EMAIL_PER_RECIPIENT",
+            &mut limits.request_email_per_recipient,
+        ),
+    ];
+    for (name, slot) in slots {
+        if let Some(v) = var(name) {
+            *slot = Limit::parse(&v).with_context(|| {
+                format!("{name} must be N/SECONDS (N from 1, 1 to 86400 seconds), got {v:?}")
+            })?;
+        }
+    }
+    Ok(limits)
 }
 
 fn var(name: &str) -> Option<String> {
@@ -139,6 +182,7 @@ impl Config {
             mail_from: mail_from(var("PAY_MAIL_FROM"))?,
             processor: processor(var("PAY_PROCESSOR"))?,
             sandbox_prices_file: var("PAY_SANDBOX_PRICES_FILE"),
+            rate_limits: rate_limits()?,
         })
     }
 
@@ -165,6 +209,7 @@ impl Config {
             mail_from: DEFAULT_MAIL_FROM.into(),
             processor: "sandbox".into(),
             sandbox_prices_file: None,
+            rate_limits: RateLimits::default(),
         }
     }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use pay_auth::AuthCrypto;
-use pay_domain::ports::{Clock, ClockControl};
+use pay_domain::ports::Clock;
 use pay_domain::secret::Secret;
 use pay_domain::service::{BootstrapOutcome, Pay, PaymentPorts, WebhookPorts};
 use pay_domain::timestamp::Timestamp;
@@ -35,30 +35,6 @@ impl Clock for SystemClock {
     }
 }
 
-/// The service clock: real time plus the sandbox test clock's offset (zero until moved; only
-/// sandbox mode moves it). The offset lives in this process.
-#[derive(Debug, Default)]
-pub struct ServiceClock {
-    offset_ms: std::sync::atomic::AtomicI64,
-}
-
-impl Clock for ServiceClock {
-    fn now(&self) -> Timestamp {
-        SystemClock.now().plus(time::Duration::milliseconds(
-            self.offset_ms.load(std::sync::atomic::Ordering::SeqCst),
-        ))
-    }
-}
-
-impl ClockControl for ServiceClock {
-    fn advance(&self, by: time::Duration) -> Timestamp {
-        let ms = i64::try_from(by.whole_milliseconds()).unwrap_or(i64::MAX);
-        self.offset_ms
-            .fetch_add(ms.max(0), std::sync::atomic::Ordering::SeqCst);
-        self.now()
-    }
-}
-
 /// Opens the store and runs pending migrations.
 pub fn open_store(config: &Config) -> anyhow::Result<DieselStore> {
     let store = DieselStore::connect(&StoreConfig {
@@ -72,14 +48,15 @@ pub fn open_store(config: &Config) -> anyhow::Result<DieselStore> {
     Ok(store)
 }
 
-/// The domain service over the real adapters, on real time.
+/// The domain service over the real adapters, on real time. Each company's sandbox test clock
+/// is stored with the company (the domain reads it); the process clock is never moved.
 pub fn build_pay(config: &Config, store: DieselStore) -> anyhow::Result<Pay> {
-    build_pay_with_clock(config, store, Arc::new(ServiceClock::default()))
+    build_pay_with_clock(config, store, Arc::new(SystemClock))
 }
 
-/// The same with another service clock (tests; the sandbox test clock). Signature timestamps
-/// always use real time.
-pub fn build_pay_with_clock<C: Clock + ClockControl + 'static>(
+/// The same with another process clock (tests stand in for real time with it). Signature
+/// timestamps always use the system's real time.
+pub fn build_pay_with_clock<C: Clock + 'static>(
     config: &Config,
     store: DieselStore,
     clock: Arc<C>,
@@ -93,7 +70,7 @@ pub fn build_pay_with_clock<C: Clock + ClockControl + 'static>(
 }
 
 /// The same with another processor (tests rehearse a merchant without a wallet).
-pub fn build_pay_with<C: Clock + ClockControl + 'static>(
+pub fn build_pay_with<C: Clock + 'static>(
     config: &Config,
     store: DieselStore,
     clock: Arc<C>,
@@ -102,7 +79,7 @@ pub fn build_pay_with<C: Clock + ClockControl + 'static>(
     Ok(Pay {
         store: Arc::new(store),
         crypto: Arc::new(AuthCrypto::new()),
-        clock: clock.clone(),
+        clock,
         assets: Arc::new(config.asset_catalogue()?),
         public_pay_url: config.public_pay_url.clone(),
         webhooks: Arc::new(WebhookPorts {
@@ -115,9 +92,9 @@ pub fn build_pay_with<C: Clock + ClockControl + 'static>(
             processor,
             prices: Arc::new(config.sandbox_prices()?),
             sandbox: config.processor == "sandbox",
-            clock_control: clock,
             link_epoch: Default::default(),
         }),
+        limits: config.rate_limits,
     })
 }
 

@@ -24,15 +24,17 @@ use crate::rows::{
     NewUserRow, SessionRow, SettingsRow, StoredIntegrationRow, UserRow,
 };
 use crate::schema::{
-    browser_sessions, companies, integrations, login_failures, memberships, pay_settings,
-    payment_links, rate_hits, users,
+    browser_sessions, companies, integrations, memberships, pay_settings, payment_links, rate_hits,
+    users,
 };
 use crate::DieselStore;
 
 mod anonymous;
 mod checkout;
+mod clock;
 mod gateway;
 mod mail;
+mod ratelimit;
 mod webhooks;
 
 /// Says what failed; diesel's messages carry no bound values, so no secret reaches the log.
@@ -182,13 +184,46 @@ impl TenancyStore for DieselStore {
         .transpose()
     }
 
+    fn advance_test_clock(
+        &self,
+        company: CompanyId,
+        by_ms: i64,
+        max_offset_ms: i64,
+    ) -> DomainResult<Option<i64>> {
+        let id = company.to_string();
+        self.cache.forget_company(company);
+        let moved = self.write("advance test clock", |conn| {
+            write_transaction(conn, |conn| {
+                let n = diesel::update(
+                    companies::table
+                        .filter(companies::id.eq(&id))
+                        .filter(companies::test_clock_offset_ms.le(max_offset_ms - by_ms)),
+                )
+                .set(companies::test_clock_offset_ms.eq(companies::test_clock_offset_ms + by_ms))
+                .execute(conn)?;
+                if n == 0 {
+                    return Ok(None);
+                }
+                companies::table
+                    .filter(companies::id.eq(&id))
+                    .select(companies::test_clock_offset_ms)
+                    .first::<i64>(conn)
+                    .map(Some)
+            })
+        })?;
+        // Dropped again: a read racing the write may have cached the old offset meanwhile.
+        self.cache.forget_company(company);
+        Ok(moved)
+    }
+
     fn company_with_settings(
         &self,
         company: CompanyId,
     ) -> DomainResult<Option<(Company, PaySettings)>> {
-        if let Some(hit) = self.cache.company(company) {
-            return Ok(Some(hit));
-        }
+        let generation = match self.cache.company(company) {
+            Ok(hit) => return Ok(Some(hit)),
+            Err(generation) => generation,
+        };
         let row: Option<(CompanyRow, SettingsRow)> = self.run("company with settings", |conn| {
             companies::table
                 .inner_join(pay_settings::table)
@@ -201,7 +236,7 @@ impl TenancyStore for DieselStore {
             .map(|(c, s)| Ok::<_, DomainError>((c.try_into()?, s.try_into()?)))
             .transpose()?;
         if let Some(v) = &found {
-            self.cache.put_company(company, v);
+            self.cache.put_company(generation, company, v);
         }
         Ok(found)
     }
@@ -239,40 +274,6 @@ impl SessionStore for DieselStore {
         })?;
         Ok(())
     }
-
-    fn record_login_failure(&self, key: &str, at: Timestamp) -> DomainResult<()> {
-        // Random, not time-ordered: failures of one key in the same millisecond must not collide.
-        let id = uuid::Uuid::new_v4().hyphenated().to_string();
-        self.write("record login failure", |conn| {
-            diesel::insert_into(login_failures::table)
-                .values((
-                    login_failures::id.eq(id),
-                    login_failures::throttle_key.eq(key),
-                    login_failures::failed_at.eq(at.unix_millis()),
-                ))
-                .execute(conn)
-        })?;
-        Ok(())
-    }
-
-    fn login_failures_since(&self, key: &str, since: Timestamp) -> DomainResult<u64> {
-        let n: i64 = self.run("count login failures", |conn| {
-            login_failures::table
-                .filter(login_failures::throttle_key.eq(key))
-                .filter(login_failures::failed_at.ge(since.unix_millis()))
-                .count()
-                .get_result(conn)
-        })?;
-        Ok(u64::try_from(n).unwrap_or_default())
-    }
-
-    fn clear_login_failures(&self, key: &str) -> DomainResult<()> {
-        self.write("clear login failures", |conn| {
-            diesel::delete(login_failures::table.filter(login_failures::throttle_key.eq(key)))
-                .execute(conn)
-        })?;
-        Ok(())
-    }
 }
 
 impl IntegrationStore for DieselStore {
@@ -302,9 +303,10 @@ impl IntegrationStore for DieselStore {
     }
 
     fn integration_by_key_id(&self, key_id: &KeyId) -> DomainResult<Option<StoredIntegration>> {
-        if let Some(hit) = self.cache.key(key_id.as_str()) {
-            return Ok(Some(hit));
-        }
+        let generation = match self.cache.key(key_id.as_str()) {
+            Ok(hit) => return Ok(Some(hit)),
+            Err(generation) => generation,
+        };
         let row: Option<StoredIntegrationRow> = self.run("integration by key id", |conn| {
             integrations::table
                 .filter(integrations::key_id.eq(key_id.as_str()))
@@ -314,7 +316,7 @@ impl IntegrationStore for DieselStore {
         })?;
         let found = row.map(stored_integration).transpose()?;
         if let Some(i) = &found {
-            self.cache.put_key(i);
+            self.cache.put_key(generation, i);
         }
         Ok(found)
     }
@@ -325,6 +327,7 @@ impl IntegrationStore for DieselStore {
         partner: PartnerId,
         enabled: bool,
     ) -> DomainResult<Option<Integration>> {
+        self.cache.forget_keys();
         let company = company.to_string();
         let partner = partner.to_string();
         // RETURNING is not in the backends' common subset, hence the second read. A delete in
@@ -348,6 +351,7 @@ impl IntegrationStore for DieselStore {
     }
 
     fn delete_integration(&self, company: CompanyId, partner: PartnerId) -> DomainResult<bool> {
+        self.cache.forget_keys();
         let n = self.write("delete integration", |conn| {
             diesel::delete(
                 integrations::table
@@ -479,12 +483,7 @@ impl HealthCheck for DieselStore {
         self.run("ping", |conn| conn.batch_execute("SELECT 1"))
     }
 
-    fn prune(
-        &self,
-        sessions_before: Timestamp,
-        failures_before: Timestamp,
-        hits_before: Timestamp,
-    ) -> DomainResult<u64> {
+    fn prune(&self, sessions_before: Timestamp, hits_before: Timestamp) -> DomainResult<u64> {
         let n = self.write("prune", |conn| {
             write_transaction(conn, |conn| {
                 let sessions = diesel::delete(
@@ -492,16 +491,11 @@ impl HealthCheck for DieselStore {
                         .filter(browser_sessions::expires_at.lt(sessions_before.unix_millis())),
                 )
                 .execute(conn)?;
-                let failures = diesel::delete(
-                    login_failures::table
-                        .filter(login_failures::failed_at.lt(failures_before.unix_millis())),
-                )
-                .execute(conn)?;
                 let hits = diesel::delete(
                     rate_hits::table.filter(rate_hits::at.lt(hits_before.unix_millis())),
                 )
                 .execute(conn)?;
-                Ok(sessions + failures + hits)
+                Ok(sessions + hits)
             })
         })?;
         Ok(n as u64)

@@ -107,6 +107,7 @@ pub(crate) struct CompanyRow {
     logo_url: Option<String>,
     theme: String,
     created_at: i64,
+    test_clock_offset_ms: i64,
 }
 
 impl TryFrom<CompanyRow> for Company {
@@ -120,6 +121,7 @@ impl TryFrom<CompanyRow> for Company {
             logo_url: r.logo_url,
             theme: Theme::parse(&r.theme).ok_or_else(|| corrupt("companies.theme"))?,
             created_at: instant(r.created_at, "companies.created_at")?,
+            test_clock_offset_ms: r.test_clock_offset_ms,
         })
     }
 }
@@ -133,6 +135,7 @@ pub(crate) struct NewCompanyRow<'a> {
     logo_url: Option<&'a str>,
     theme: &'static str,
     created_at: i64,
+    test_clock_offset_ms: i64,
 }
 
 impl<'a> From<&'a Company> for NewCompanyRow<'a> {
@@ -144,6 +147,7 @@ impl<'a> From<&'a Company> for NewCompanyRow<'a> {
             logo_url: c.logo_url.as_deref(),
             theme: c.theme.as_str(),
             created_at: c.created_at.unix_millis(),
+            test_clock_offset_ms: c.test_clock_offset_ms,
         }
     }
 }

@@ -18,6 +18,7 @@ diesel::table! {
         logo_url -> Nullable<Text>,
         theme -> Text,
         created_at -> BigInt,
+        test_clock_offset_ms -> BigInt,
     }
 }
 
@@ -74,14 +75,6 @@ diesel::table! {
         company_id -> Text,
         created_at -> BigInt,
         expires_at -> BigInt,
-    }
-}
-
-diesel::table! {
-    login_failures (id) {
-        id -> Text,
-        throttle_key -> Text,
-        failed_at -> BigInt,
     }
 }
 
@@ -143,6 +136,7 @@ diesel::table! {
         url -> Text,
         body -> Text,
         created_at -> BigInt,
+        lease_until -> Nullable<BigInt>,
     }
 }
 
@@ -242,6 +236,7 @@ diesel::table! {
         last_error -> Nullable<Text>,
         created_at -> BigInt,
         sent_at -> Nullable<BigInt>,
+        lease_until -> Nullable<BigInt>,
     }
 }
 

@@ -8,7 +8,7 @@ use pay_domain::link::{
     CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload, ANONYMOUS_COMPANY,
 };
 use pay_domain::ports::{
-    AnonymousLinkStore, LinkFilter, PaymentLinkStore, TenancyStore, WebhookStore,
+    AnonymousLinkStore, LinkFilter, PaymentLinkStore, RateLimitStore, TenancyStore, WebhookStore,
 };
 use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
 use pay_domain::tenancy::{Company, Theme};
@@ -18,6 +18,7 @@ use pay_domain::webhook::{
 };
 use pay_domain::DomainError;
 use pay_store::DieselStore;
+use time::Duration;
 use uuid::Uuid;
 
 #[macro_use]
@@ -100,6 +101,7 @@ both_backends!(
     failed_webhook_insert_writes_nothing,
     only_anonymous_links_are_accepted,
     rate_hits_count_per_bucket_and_window,
+    concurrent_hits_never_pass_the_limit,
     enqueue_link_event_for_anonymous_link,
     corrupt_link_webhooks_are_internal_errors,
 );
@@ -124,6 +126,7 @@ fn anonymous_company_exists_after_migration(store: &DieselStore, _url: &str) {
             logo_url: None,
             theme: Theme::System,
             created_at: ts(0),
+            test_clock_offset_ms: 0,
         }
     );
     assert_eq!(
@@ -288,24 +291,49 @@ fn only_anonymous_links_are_accepted(store: &DieselStore, _url: &str) {
 }
 
 fn rate_hits_count_per_bucket_and_window(store: &DieselStore, _url: &str) {
-    assert_eq!(store.rate_hits_since("a", ts(0)).unwrap(), 0);
+    let minute = Duration::minutes(1);
     // Several hits in the same millisecond are all counted.
     for at in [T0, T0, T0, T0 + 30_000, T0 + 59_999] {
-        store.record_rate_hit("a", ts(at)).unwrap();
+        assert!(store.hit("a", ts(at), minute, 5).unwrap());
     }
-    store.record_rate_hit("b", ts(T0 + 10)).unwrap();
+    // Full: refused, and a refusal writes nothing.
+    assert!(!store.hit("a", ts(T0 + 59_999), minute, 5).unwrap());
+    assert!(!store.hit("a", ts(T0 + 59_999), minute, 5).unwrap());
+    // The window is inclusive: at T0 + 60 s the three hits at T0 still count ...
+    assert!(!store.hit("a", ts(T0 + 60_000), minute, 5).unwrap());
+    // ... one millisecond later only the two later ones do.
+    assert!(store.hit("a", ts(T0 + 60_001), minute, 3).unwrap());
+    assert!(!store.hit("a", ts(T0 + 60_001), minute, 3).unwrap());
+    // Buckets are apart and match exactly, not by prefix or case.
+    assert!(store.hit("b", ts(T0 + 10), minute, 1).unwrap());
+    assert!(!store.hit("b", ts(T0 + 10), minute, 1).unwrap());
+    assert!(store.hit("B", ts(T0 + 10), minute, 1).unwrap());
+    assert!(store.hit("", ts(T0 + 10), minute, 1).unwrap());
+    // Clearing forgets one bucket only.
+    store.clear_hits("b").unwrap();
+    assert!(store.hit("b", ts(T0 + 10), minute, 1).unwrap());
+    assert!(!store.hit("B", ts(T0 + 10), minute, 1).unwrap());
+}
 
-    assert_eq!(store.rate_hits_since("a", ts(0)).unwrap(), 5);
-    assert_eq!(store.rate_hits_since("a", ts(T0)).unwrap(), 5, "inclusive");
-    assert_eq!(store.rate_hits_since("a", ts(T0 + 1)).unwrap(), 2);
-    assert_eq!(store.rate_hits_since("a", ts(T0 + 59_999)).unwrap(), 1);
-    assert_eq!(store.rate_hits_since("a", ts(T0 + 60_000)).unwrap(), 0);
-    assert_eq!(store.rate_hits_since("b", ts(T0)).unwrap(), 1);
-    assert_eq!(store.rate_hits_since("b", ts(T0 + 11)).unwrap(), 0);
-    assert_eq!(store.rate_hits_since("c", ts(0)).unwrap(), 0);
-    // Buckets match exactly, not by prefix or case.
-    assert_eq!(store.rate_hits_since("A", ts(0)).unwrap(), 0);
-    assert_eq!(store.rate_hits_since("", ts(0)).unwrap(), 0);
+/// Hits of one bucket from many threads at once never pass the limit together (the count and
+/// the decision are one atomic step; two statements let a burst through on PostgreSQL).
+fn concurrent_hits_never_pass_the_limit(store: &DieselStore, _url: &str) {
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                (0..10)
+                    .filter(|_| {
+                        store
+                            .hit("burst", ts(T0), Duration::minutes(1), 25)
+                            .unwrap()
+                    })
+                    .count()
+            })
+        })
+        .collect();
+    let counted: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(counted, 25);
 }
 
 fn enqueue_link_event_for_anonymous_link(store: &DieselStore, _url: &str) {

@@ -47,6 +47,7 @@ fn tenant(store: &DieselStore, name: &str) -> StoredIntegration {
         logo_url: None,
         theme: Theme::System,
         created_at: ts(T0),
+        test_clock_offset_ms: 0,
     };
     let first = integration(company.id, &["https://shop.example"]);
     store

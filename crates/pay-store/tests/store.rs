@@ -10,14 +10,15 @@ use pay_domain::ids::{
 use pay_domain::integration::{Integration, StoredIntegration};
 use pay_domain::link::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
 use pay_domain::ports::{
-    HealthCheck, IntegrationStore, LinkFilter, NewTenant, PayStore, PaymentLinkStore, SessionStore,
-    SettingsStore, StoredSession, TenancyStore,
+    HealthCheck, IntegrationStore, LinkFilter, NewTenant, PayStore, PaymentLinkStore,
+    RateLimitStore, SessionStore, SettingsStore, StoredSession, TenancyStore,
 };
 use pay_domain::secret::SecretDigest;
 use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
 use pay_domain::tenancy::{Company, Role, Theme, UserRecord};
 use pay_store::testing::TestDb;
 use pay_store::{Backend, DieselStore, StoreConfig, StoreError};
+use time::Duration;
 use uuid::Uuid;
 
 #[macro_use]
@@ -72,6 +73,7 @@ fn tenant_of(owner: UserId, new_user: Option<UserRecord>) -> NewTenant {
         logo_url: Some("https://cdn.example/logo.png".into()),
         theme: Theme::Dark,
         created_at: ts(T0),
+        test_clock_offset_ms: 0,
     };
     NewTenant {
         new_user,
@@ -583,24 +585,28 @@ fn sessions(store: &DieselStore, _url: &str) {
 }
 
 fn login_failures(store: &DieselStore, _url: &str) {
+    // Login attempts are hits of a bucket named by a digest; a success clears the bucket.
+    let window = Duration::minutes(15);
     let key = digest().0;
     let other = digest().0;
-    assert_eq!(store.login_failures_since(&key, ts(0)).unwrap(), 0);
     for ms in [T0, T0 + 1000, T0 + 1000, T0 + 2000] {
-        store.record_login_failure(&key, ts(ms)).unwrap();
+        assert!(store.hit(&key, ts(ms), window, 10).unwrap());
     }
-    store.record_login_failure(&other, ts(T0 + 2000)).unwrap();
-    assert_eq!(store.login_failures_since(&key, ts(T0)).unwrap(), 4);
-    assert_eq!(
-        store.login_failures_since(&key, ts(T0 + 1000)).unwrap(),
-        3,
-        "at or after"
+    assert!(store.hit(&other, ts(T0 + 2000), window, 10).unwrap());
+    // Four in the window: a limit of four refuses, five takes one more.
+    assert!(!store.hit(&key, ts(T0 + 2000), window, 4).unwrap());
+    assert!(store.hit(&key, ts(T0 + 2000), window, 5).unwrap());
+    // At or after: 15 minutes after T0 + 1000 the two at T0 + 1000 still count (with the
+    // two at T0 + 2000), the one at T0 no longer.
+    let later = T0 + 1000 + 15 * 60_000;
+    assert!(!store.hit(&key, ts(later), window, 4).unwrap());
+    assert!(store.hit(&key, ts(later + 1), window, 3).unwrap());
+    store.clear_hits(&key).unwrap();
+    assert!(store.hit(&key, ts(T0), window, 1).unwrap());
+    assert!(
+        !store.hit(&other, ts(T0 + 2000), window, 1).unwrap(),
+        "other kept"
     );
-    assert_eq!(store.login_failures_since(&key, ts(T0 + 1001)).unwrap(), 1);
-    assert_eq!(store.login_failures_since(&key, ts(T0 + 2001)).unwrap(), 0);
-    store.clear_login_failures(&key).unwrap();
-    assert_eq!(store.login_failures_since(&key, ts(0)).unwrap(), 0);
-    assert_eq!(store.login_failures_since(&other, ts(0)).unwrap(), 1);
 }
 
 fn payment_links(store: &DieselStore, _url: &str) {
@@ -784,7 +790,7 @@ fn concurrent_writers(store: &DieselStore, _url: &str) {
                     store.create_tenant(&t).unwrap();
                     let l = link(t.company.id, T0 + j, CreatedBy::User(t.owner));
                     store.insert_link(&l).unwrap();
-                    store.record_login_failure("k", ts(T0)).unwrap();
+                    assert!(store.hit("k", ts(T0), Duration::days(1), 1000).unwrap());
                     assert!(store
                         .set_link_status(
                             t.company.id,
@@ -801,7 +807,9 @@ fn concurrent_writers(store: &DieselStore, _url: &str) {
     for t in threads {
         t.join().unwrap();
     }
-    assert_eq!(store.login_failures_since("k", ts(0)).unwrap(), 40);
+    // All 40 counted: 40 refuses, 41 takes one more.
+    assert!(!store.hit("k", ts(T0), Duration::days(1), 40).unwrap());
+    assert!(store.hit("k", ts(T0), Duration::days(1), 41).unwrap());
 }
 
 // ----- connection set-up (backend-independent) -----
@@ -1024,7 +1032,6 @@ fn cache_invalidation_postgres() {
 }
 
 fn prune_forgets_what_no_rule_reads(store: &DieselStore, _url: &str) {
-    use pay_domain::ports::AnonymousLinkStore;
     let t = tenant("prune@example.com");
     store.create_tenant(&t).unwrap();
     let session = |expires: i64| StoredSession {
@@ -1040,19 +1047,23 @@ fn prune_forgets_what_no_rule_reads(store: &DieselStore, _url: &str) {
     store.insert_session(&old).unwrap();
     store.insert_session(&live).unwrap();
     let key = digest().0;
-    store.record_login_failure(&key, ts(T0)).unwrap();
-    store.record_login_failure(&key, ts(T0 + 5_000)).unwrap();
-    store.record_rate_hit("bucket", ts(T0)).unwrap();
-    store.record_rate_hit("bucket", ts(T0 + 5_000)).unwrap();
-    // Cut-offs just past the old rows: one of each goes.
-    assert_eq!(store.prune(ts(T0 + 11), ts(T0 + 1), ts(T0 + 1)).unwrap(), 3);
+    let day = Duration::days(1);
+    for bucket in [key.as_str(), "bucket"] {
+        assert!(store.hit(bucket, ts(T0), day, 10).unwrap());
+        assert!(store.hit(bucket, ts(T0 + 5_000), day, 10).unwrap());
+    }
+    // Cut-offs just past the old rows: the old session and the two old hits go.
+    assert_eq!(store.prune(ts(T0 + 11), ts(T0 + 1)).unwrap(), 3);
     assert_eq!(store.session_by_token(&old.token_digest).unwrap(), None);
     assert_eq!(
         store.session_by_token(&live.token_digest).unwrap(),
         Some(live.clone())
     );
-    assert_eq!(store.login_failures_since(&key, ts(0)).unwrap(), 1);
-    assert_eq!(store.rate_hits_since("bucket", ts(0)).unwrap(), 1);
+    // One hit left in each bucket: a limit of one refuses, two takes one more.
+    for bucket in [key.as_str(), "bucket"] {
+        assert!(!store.hit(bucket, ts(T0 + 5_000), day, 1).unwrap());
+        assert!(store.hit(bucket, ts(T0 + 5_000), day, 2).unwrap());
+    }
     // Nothing else is old enough.
-    assert_eq!(store.prune(ts(T0 + 11), ts(T0 + 1), ts(T0 + 1)).unwrap(), 0);
+    assert_eq!(store.prune(ts(T0 + 11), ts(T0 + 1)).unwrap(), 0);
 }

@@ -6,7 +6,6 @@ use crate::error::{DomainError, DomainResult};
 use crate::ids::{LinkUid, PaymentLinkId};
 use crate::link::{
     CreateAnonymousLinkInput, CreatedBy, LinkStatus, PaymentLink, ANONYMOUS_COMPANY,
-    ANONYMOUS_LINKS_PER_MINUTE, ANONYMOUS_RATE_WINDOW as WINDOW,
 };
 use crate::secret::Secret;
 use crate::service::Pay;
@@ -23,17 +22,12 @@ impl Pay {
         input: CreateAnonymousLinkInput,
         client_addr: &str,
     ) -> DomainResult<(PaymentLink, Option<Secret>)> {
-        let now = self.clock.now();
-        let bucket = self
-            .crypto
-            .digest(&format!("anonymous-links|{client_addr}"))
-            .0;
-        if self.store.rate_hits_since(&bucket, now.minus(WINDOW))? >= ANONYMOUS_LINKS_PER_MINUTE {
-            return Err(DomainError::RateLimited {
-                retry_after_secs: WINDOW.whole_seconds() as u64,
-            });
-        }
-        self.store.record_rate_hit(&bucket, now)?;
+        self.throttle(
+            &format!("anonymous-links|{client_addr}"),
+            &self.limits.anonymous_links,
+        )?;
+        // An anonymous link belongs to no company's clock.
+        let now = self.now();
         if let Some(url) = &input.webhook_url {
             validate_callback_url("webhookUrl", url, self.webhooks.allow_private_targets)?;
         }

@@ -18,16 +18,13 @@ use crate::service::Pay;
 use crate::session::{settles, transition, SessionEvent, SessionStatus};
 use crate::settings::PaySettings;
 use crate::tenancy::{Principal, Scope, Theme};
+use crate::testclock;
 use crate::timestamp::Timestamp;
 use crate::webhook::{Delivery, DeliveryOrigin, DeliveryStatus, EventKind, LinkSnapshot};
 use crate::webhook::{PaymentEvent, PaymentEventDraft};
 
 /// How often a write that lost a compare-and-set race is re-read and re-decided.
 const WRITE_ATTEMPTS: usize = 5;
-/// Payment starts per client address and minute.
-pub const CHECKOUT_STARTS_PER_MINUTE: u64 = 60;
-/// The longest single move of the test clock: a year.
-pub const MAX_CLOCK_ADVANCE_SECS: i64 = 366 * 24 * 3600;
 /// Sessions per round of expiry work.
 pub const DUE_BATCH: usize = 200;
 /// Longest caller-given sandbox event id.
@@ -49,6 +46,8 @@ pub struct CheckoutView {
     /// Assets the payer can pay with.
     pub pay_assets: Vec<DestinationAsset>,
     pub review_required: bool,
+    /// Now on the clock of the link's company (countdowns).
+    pub now: Timestamp,
     pub success_url: Option<String>,
     pub failure_url: Option<String>,
     pub return_url: Option<String>,
@@ -282,8 +281,10 @@ impl Pay {
             Some(f) => f.clone(),
             None => p.currency.clone(),
         };
+        let now = self.link_now(&link)?;
         Ok(CheckoutView {
-            state: link_state(&link, self.now()),
+            state: link_state(&link, now),
+            now,
             display_currency,
             merchant_name: p.merchant_name.clone().unwrap_or_default(),
             logo_url: p.merchant_logo_url.clone(),
@@ -335,7 +336,7 @@ impl Pay {
     // ----- the payer -----
 
     /// Starts a session paying with `pay_asset`: a quote to review, or (review skipped) an
-    /// open deposit channel at once. At most `CHECKOUT_STARTS_PER_MINUTE` per client address
+    /// open deposit channel at once. At most `limits.checkout_starts` per client address
     /// (the route is public and every start writes).
     pub fn start_session(
         &self,
@@ -344,22 +345,16 @@ impl Pay {
         client_addr: &str,
     ) -> DomainResult<PaymentSession> {
         let link = self.checkout_link(uid)?;
-        let now = self.now();
-        let bucket = self
-            .crypto
-            .digest(&format!("checkout-starts|{client_addr}"))
-            .0;
-        let window = crate::link::ANONYMOUS_RATE_WINDOW;
-        if self.store.rate_hits_since(&bucket, now.minus(window))? >= CHECKOUT_STARTS_PER_MINUTE {
-            return Err(DomainError::RateLimited {
-                retry_after_secs: window.whole_seconds().unsigned_abs(),
-            });
-        }
-        self.store.record_rate_hit(&bucket, now)?;
+        let now = self.link_now(&link)?;
+        // A link that takes no payment is refused before the start is counted.
         let state = link_state(&link, now);
         if state != "active" {
             return Err(DomainError::LinkNotActive { state });
         }
+        self.throttle(
+            &format!("checkout-starts|{client_addr}"),
+            &self.limits.checkout_starts,
+        )?;
         let settings = self.link_settings(&link)?;
         let pay = self
             .pay_assets(&link)?
@@ -507,7 +502,7 @@ impl Pay {
         let s = self.session_of(&link, session)?;
         let s = self.settle_due(&link, s)?;
         if s.status == SessionStatus::Quote {
-            let state = link_state(&link, self.now());
+            let state = link_state(&link, self.link_now(&link)?);
             if state != "active" {
                 return Err(DomainError::LinkNotActive { state });
             }
@@ -525,7 +520,7 @@ impl Pay {
             self.payments
                 .processor
                 .open_channel(s.id.0, &pay, dec(&s.required_sell_amount)?)?;
-        let now = self.now();
+        let now = self.link_now(link)?;
         self.move_session(link, s, "payer_checkout", None, &|cur| {
             let mut after = cur.clone();
             after.deposit_address = Some(channel.deposit_address.clone());
@@ -566,7 +561,7 @@ impl Pay {
             ));
         };
         let (amounts, pay_price) = self.quote_for(&link, &settings, &pay, &settle)?;
-        let now = self.now();
+        let now = self.link_now(&link)?;
         let mut after = s.clone();
         after.required_sell_amount = amounts.required_sell_amount.normalized().to_string();
         after.expected_buy_amount = amounts.expected_buy_amount.normalized().to_string();
@@ -887,33 +882,35 @@ impl Pay {
 
     // ----- the sandbox test clock -----
 
-    /// The service clock's now (sandbox mode).
+    /// The calling company's test clock (sandbox mode).
     pub fn test_clock_now(&self, p: &Principal) -> DomainResult<Timestamp> {
         if !self.payments.sandbox {
             return Err(DomainError::NotFound { kind: "Test clock" });
         }
-        p.authorize(Scope::PaymentLinksRead)?;
-        Ok(self.now())
+        p.authorize(Scope::SettingsRead)?;
+        self.company_now(p.company_id)
     }
 
-    /// Moves the service clock forward by `seconds` (1 to one year) and runs the expiry work
-    /// that became due; webhook retries and every other deadline follow the same clock.
+    /// Moves the calling company's test clock forward by `seconds` (1 to one year; at most ten
+    /// years ahead in all) and runs the work that became due. Only that company's links,
+    /// sessions and retries follow it; a credential that may change the company's settings
+    /// moves it.
     pub fn advance_test_clock(&self, p: &Principal, seconds: i64) -> DomainResult<Timestamp> {
         if !self.payments.sandbox {
             return Err(DomainError::NotFound { kind: "Test clock" });
         }
-        p.authorize(Scope::PaymentLinksWrite)?;
-        if !(1..=MAX_CLOCK_ADVANCE_SECS).contains(&seconds) {
-            return Err(DomainError::validation(
-                "advanceSeconds",
-                format!("advanceSeconds is a whole number from 1 to {MAX_CLOCK_ADVANCE_SECS}"),
-            ));
-        }
-        let now = self
-            .payments
-            .clock_control
-            .advance(time::Duration::seconds(seconds));
-        // Links may have expired on the new clock.
+        p.authorize(Scope::SettingsWrite)?;
+        let by = testclock::advance_ms(seconds)?;
+        let offset = self
+            .store
+            .advance_test_clock(p.company_id, by, testclock::MAX_OFFSET_MS)?
+            .ok_or_else(|| {
+                DomainError::validation(
+                    "advanceSeconds",
+                    "the test clock may run at most ten years ahead of real time",
+                )
+            })?;
+        // The company's links may have expired on its new clock.
         self.link_changed();
         // Everything due now, in bounded rounds.
         for _ in 0..100 {
@@ -922,7 +919,7 @@ impl Pay {
                 break;
             }
         }
-        Ok(now)
+        Ok(testclock::company_now(self.now(), offset))
     }
 
     // ----- the merchant -----
@@ -987,7 +984,7 @@ impl Pay {
 
     /// Applies the due move of one session, if any; returns the session as it is after.
     fn settle_due(&self, link: &PaymentLink, s: PaymentSession) -> DomainResult<PaymentSession> {
-        let now = self.now();
+        let now = self.link_now(link)?;
         let Some(event) = due_event(link, &s, now) else {
             return Ok(s);
         };
@@ -1051,7 +1048,7 @@ impl Pay {
                 return Ok(current);
             };
             let to = transition(current.status, plan.event)?;
-            let now = self.now();
+            let now = self.link_now(link)?;
             let mut after = plan.after;
             if to != current.status {
                 after.previous_status = Some(current.status);

@@ -38,12 +38,14 @@ impl Pay {
     ///   cross-origin form POST, so a missing one is not a browser posting a merchant's page.
     ///
     /// `Origin` keeps other sites' pages from using the key through browsers; it is not a
-    /// secret, and a non-browser client can send any value. The key's `lastUsedAt` is kept as
-    /// for an API call.
+    /// secret, and a non-browser client can send any value, hence the rate limits per client
+    /// address and per form key (`limits.gateway_*`). The key's `lastUsedAt` is kept as for an
+    /// API call.
     pub fn open_gateway_form(
         &self,
         form_key: &str,
         origin: Option<&str>,
+        client_addr: &str,
     ) -> DomainResult<GatewayForm> {
         let key = FormKeyId::parse(form_key).ok_or(FORM_NOT_FOUND)?;
         let integration = self
@@ -54,6 +56,16 @@ impl Pay {
         if !origin_allowed(origin, &integration.allowed_origins) {
             return Err(DomainError::Forbidden);
         }
+        // Anyone can post a form with any `Origin`: posts are limited per client address, and
+        // per form key so that the merchant's link list cannot be flooded.
+        self.throttle(
+            &format!("gateway|addr|{client_addr}"),
+            &self.limits.gateway_per_address,
+        )?;
+        self.throttle(
+            &format!("gateway|form|{}", key.as_str()),
+            &self.limits.gateway_per_form,
+        )?;
         let now = self.now();
         if needs_touch(integration.last_used_at, now) {
             self.store.touch_integration(integration.partner_id, now)?;
@@ -85,9 +97,10 @@ impl Pay {
         &self,
         form_key: &str,
         origin: Option<&str>,
+        client_addr: &str,
         fields: Vec<(String, String)>,
     ) -> DomainResult<PaymentLink> {
-        let form = self.open_gateway_form(form_key, origin)?;
+        let form = self.open_gateway_form(form_key, origin, client_addr)?;
         self.create_link_for_form(&form, fields)
     }
 }

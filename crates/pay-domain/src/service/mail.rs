@@ -31,8 +31,17 @@ impl Pay {
             (None, Some(stored)) => parse_recipient("email", stored)?,
             (None, None) => return Err(DomainError::MissingEmail),
         };
-        let now = self.now();
+        let now = self.link_now(&link)?;
         check_link_accepts_requests(&link, now)?;
+        // Mails leave to outside addresses: a link, and a recipient, get only so many.
+        self.throttle(
+            &format!("request-email|link|{}", link.id),
+            &self.limits.request_email_per_link,
+        )?;
+        self.throttle(
+            &format!("request-email|to|{}", to.to_ascii_lowercase()),
+            &self.limits.request_email_per_recipient,
+        )?;
         let rendered = render_payment_request(&link, &link.public_url(&self.public_pay_url));
         let mail = OutgoingMail {
             id: MailId(self.crypto.new_uuid()),
@@ -71,7 +80,8 @@ impl Pay {
         mail: &OutgoingMail,
         outcome: SendOutcome,
     ) -> DomainResult<Option<AfterMailAttempt>> {
-        let now = self.now();
+        // The retry falls due on the company's clock.
+        let now = self.company_now(mail.company_id)?;
         let number = mail.attempts + 1;
         let outcome = match outcome {
             SendOutcome::Sent => SendOutcome::Sent,

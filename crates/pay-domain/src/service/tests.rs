@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::*;
 use crate::ports::{
-    AttemptRecord, HealthCheck, IntegrationStore, PaymentLinkStore, SessionStore, SettingsStore,
-    TenancyStore, WebhookStore,
+    AttemptRecord, HealthCheck, IntegrationStore, PaymentLinkStore, RateLimitStore, SessionStore,
+    SettingsStore, TenancyStore, WebhookStore,
 };
 use crate::secret::SecretDigest;
 use crate::settings::{FeePayer, ProductStatus};
@@ -46,7 +46,6 @@ struct Tables {
     companies: Vec<(Company, PaySettings)>,
     members: Vec<MemberRow>,
     sessions: Vec<StoredSession>,
-    failures: Vec<(String, Timestamp)>,
     integrations: Vec<StoredIntegration>,
     links: Vec<PaymentLink>,
     callbacks: Vec<CompanyCallback>,
@@ -82,8 +81,9 @@ const WRITE_METHODS: &[&str] = &[
     "add_member",
     "insert_session",
     "delete_session",
-    "record_login_failure",
-    "clear_login_failures",
+    "rate_hit",
+    "clear_hits",
+    "advance_test_clock",
     "insert_integration",
     "set_integration_enabled",
     "delete_integration",
@@ -104,7 +104,7 @@ fn unique_violation(what: &str) -> DomainError {
 }
 
 impl MemStore {
-    fn hit(&self, method: &'static str) {
+    fn count_call(&self, method: &'static str) {
         *self.calls.lock().unwrap().entry(method).or_default() += 1;
     }
 
@@ -222,7 +222,7 @@ fn matches_search(d: &Delivery, q: &str) -> bool {
 
 impl TenancyStore for MemStore {
     fn create_tenant(&self, tenant: &NewTenant) -> DomainResult<()> {
-        self.hit("create_tenant");
+        self.count_call("create_tenant");
         let mut t = self.tables();
         // Check everything first: all or nothing.
         if let Some(u) = &tenant.new_user {
@@ -274,7 +274,7 @@ impl TenancyStore for MemStore {
         role: Role,
         at: Timestamp,
     ) -> DomainResult<()> {
-        self.hit("add_member");
+        self.count_call("add_member");
         let mut t = self.tables();
         if !t.companies.iter().any(|(c, _)| c.id == company) {
             return Err(DomainError::Internal("foreign key: company".into()));
@@ -313,7 +313,7 @@ impl TenancyStore for MemStore {
     }
 
     fn user_by_email(&self, email: &str) -> DomainResult<Option<UserRecord>> {
-        self.hit("user_by_email");
+        self.count_call("user_by_email");
         Ok(self
             .tables()
             .users
@@ -323,12 +323,12 @@ impl TenancyStore for MemStore {
     }
 
     fn is_empty(&self) -> DomainResult<bool> {
-        self.hit("is_empty");
+        self.count_call("is_empty");
         Ok(self.tables().users.is_empty())
     }
 
     fn memberships(&self, user: UserId) -> DomainResult<Vec<Membership>> {
-        self.hit("memberships");
+        self.count_call("memberships");
         let t = self.tables();
         let mut rows: Vec<&MemberRow> = t.members.iter().filter(|m| m.user == user).collect();
         // Oldest first; a stable sort keeps insertion order for equal instants.
@@ -349,7 +349,7 @@ impl TenancyStore for MemStore {
     }
 
     fn role(&self, user: UserId, company: CompanyId) -> DomainResult<Option<Role>> {
-        self.hit("role");
+        self.count_call("role");
         Ok(self
             .tables()
             .members
@@ -362,7 +362,7 @@ impl TenancyStore for MemStore {
         &self,
         company: CompanyId,
     ) -> DomainResult<Option<(Company, PaySettings)>> {
-        self.hit("company_with_settings");
+        self.count_call("company_with_settings");
         Ok(self
             .tables()
             .companies
@@ -370,11 +370,29 @@ impl TenancyStore for MemStore {
             .find(|(c, _)| c.id == company)
             .cloned())
     }
+
+    fn advance_test_clock(
+        &self,
+        company: CompanyId,
+        by_ms: i64,
+        max_offset_ms: i64,
+    ) -> DomainResult<Option<i64>> {
+        self.count_call("advance_test_clock");
+        let mut t = self.tables();
+        let Some((c, _)) = t.companies.iter_mut().find(|(c, _)| c.id == company) else {
+            return Ok(None);
+        };
+        if c.test_clock_offset_ms > max_offset_ms - by_ms {
+            return Ok(None);
+        }
+        c.test_clock_offset_ms += by_ms;
+        Ok(Some(c.test_clock_offset_ms))
+    }
 }
 
 impl SessionStore for MemStore {
     fn insert_session(&self, session: &StoredSession) -> DomainResult<()> {
-        self.hit("insert_session");
+        self.count_call("insert_session");
         let mut t = self.tables();
         if t.sessions
             .iter()
@@ -387,7 +405,7 @@ impl SessionStore for MemStore {
     }
 
     fn session_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSession>> {
-        self.hit("session_by_token");
+        self.count_call("session_by_token");
         Ok(self
             .tables()
             .sessions
@@ -397,39 +415,42 @@ impl SessionStore for MemStore {
     }
 
     fn delete_session(&self, token_digest: &SecretDigest) -> DomainResult<()> {
-        self.hit("delete_session");
+        self.count_call("delete_session");
         self.tables()
             .sessions
             .retain(|s| &s.token_digest != token_digest);
         Ok(())
     }
+}
 
-    fn record_login_failure(&self, key: &str, at: Timestamp) -> DomainResult<()> {
-        self.hit("record_login_failure");
-        self.tables().failures.push((key.to_owned(), at));
-        Ok(())
-    }
-
-    fn login_failures_since(&self, key: &str, since: Timestamp) -> DomainResult<u64> {
-        self.hit("login_failures_since");
-        Ok(self
-            .tables()
-            .failures
+impl RateLimitStore for MemStore {
+    fn hit(&self, bucket: &str, at: Timestamp, window: Duration, limit: u64) -> DomainResult<bool> {
+        self.count_call("rate_hit");
+        // One lock for the count and the insert: atomic, as the port asks.
+        let mut t = self.tables();
+        let since = at.minus(window);
+        let n = t
+            .rate_hits
             .iter()
-            .filter(|(k, at)| k == key && *at >= since)
-            .count() as u64)
+            .filter(|(b, a)| b == bucket && *a >= since)
+            .count() as u64;
+        if n >= limit {
+            return Ok(false);
+        }
+        t.rate_hits.push((bucket.to_owned(), at));
+        Ok(true)
     }
 
-    fn clear_login_failures(&self, key: &str) -> DomainResult<()> {
-        self.hit("clear_login_failures");
-        self.tables().failures.retain(|(k, _)| k != key);
+    fn clear_hits(&self, bucket: &str) -> DomainResult<()> {
+        self.count_call("clear_hits");
+        self.tables().rate_hits.retain(|(b, _)| b != bucket);
         Ok(())
     }
 }
 
 impl IntegrationStore for MemStore {
     fn insert_integration(&self, integration: &StoredIntegration) -> DomainResult<()> {
-        self.hit("insert_integration");
+        self.count_call("insert_integration");
         let mut t = self.tables();
         let i = &integration.integration;
         if t.integrations.iter().any(|x| {
@@ -444,7 +465,7 @@ impl IntegrationStore for MemStore {
     }
 
     fn integrations(&self, company: CompanyId) -> DomainResult<Vec<Integration>> {
-        self.hit("integrations");
+        self.count_call("integrations");
         let mut list: Vec<Integration> = self
             .tables()
             .integrations
@@ -458,7 +479,7 @@ impl IntegrationStore for MemStore {
     }
 
     fn integration_by_key_id(&self, key_id: &KeyId) -> DomainResult<Option<StoredIntegration>> {
-        self.hit("integration_by_key_id");
+        self.count_call("integration_by_key_id");
         Ok(self
             .tables()
             .integrations
@@ -473,7 +494,7 @@ impl IntegrationStore for MemStore {
         partner: PartnerId,
         enabled: bool,
     ) -> DomainResult<Option<Integration>> {
-        self.hit("set_integration_enabled");
+        self.count_call("set_integration_enabled");
         let mut t = self.tables();
         Ok(t.integrations
             .iter_mut()
@@ -485,7 +506,7 @@ impl IntegrationStore for MemStore {
     }
 
     fn delete_integration(&self, company: CompanyId, partner: PartnerId) -> DomainResult<bool> {
-        self.hit("delete_integration");
+        self.count_call("delete_integration");
         let mut t = self.tables();
         let before = t.integrations.len();
         t.integrations.retain(|i| {
@@ -495,7 +516,7 @@ impl IntegrationStore for MemStore {
     }
 
     fn touch_integration(&self, partner: PartnerId, at: Timestamp) -> DomainResult<()> {
-        self.hit("touch_integration");
+        self.count_call("touch_integration");
         let mut t = self.tables();
         if let Some(i) = t
             .integrations
@@ -510,7 +531,7 @@ impl IntegrationStore for MemStore {
 
 impl PaymentLinkStore for MemStore {
     fn insert_link(&self, link: &PaymentLink) -> DomainResult<()> {
-        self.hit("insert_link");
+        self.count_call("insert_link");
         let mut t = self.tables();
         if t.links.iter().any(|l| l.uid == link.uid || l.id == link.id) {
             return Err(unique_violation("payment_links.uid"));
@@ -525,7 +546,7 @@ impl PaymentLinkStore for MemStore {
         filter: LinkFilter,
         limit: usize,
     ) -> DomainResult<Vec<PaymentLink>> {
-        self.hit("links");
+        self.count_call("links");
         let mut list: Vec<PaymentLink> = self
             .tables()
             .links
@@ -540,7 +561,7 @@ impl PaymentLinkStore for MemStore {
     }
 
     fn link(&self, company: CompanyId, uid: &LinkUid) -> DomainResult<Option<PaymentLink>> {
-        self.hit("link");
+        self.count_call("link");
         Ok(self
             .tables()
             .links
@@ -557,7 +578,7 @@ impl PaymentLinkStore for MemStore {
         to: LinkStatus,
         at: Timestamp,
     ) -> DomainResult<bool> {
-        self.hit("set_link_status");
+        self.count_call("set_link_status");
         let interference = self.cas_interference.lock().unwrap().pop_front();
         let mut t = self.tables();
         let Some(link) = t
@@ -588,7 +609,7 @@ impl SettingsStore for MemStore {
         settings: &PaySettings,
         _at: Timestamp,
     ) -> DomainResult<()> {
-        self.hit("save_settings");
+        self.count_call("save_settings");
         let mut t = self.tables();
         let (_, s) = t
             .companies
@@ -606,7 +627,7 @@ impl WebhookStore for MemStore {
         company: CompanyId,
         kind: CallbackKind,
     ) -> DomainResult<Option<CompanyCallback>> {
-        self.hit("company_callback");
+        self.count_call("company_callback");
         if let Some(stale) = self.stale_callback_reads.lock().unwrap().pop_front() {
             return Ok(Some(stale));
         }
@@ -614,7 +635,7 @@ impl WebhookStore for MemStore {
     }
 
     fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<bool> {
-        self.hit("save_company_callback");
+        self.count_call("save_company_callback");
         let mut t = self.tables();
         if !t.companies.iter().any(|(c, _)| c.id == callback.company_id) {
             return Err(DomainError::Internal("foreign key: company".into()));
@@ -633,7 +654,7 @@ impl WebhookStore for MemStore {
     }
 
     fn insert_deliveries(&self, deliveries: &[Delivery]) -> DomainResult<()> {
-        self.hit("insert_deliveries");
+        self.count_call("insert_deliveries");
         let mut t = self.tables();
         check_new_deliveries(&t, deliveries)?;
         t.deliveries.extend_from_slice(deliveries);
@@ -646,7 +667,7 @@ impl WebhookStore for MemStore {
         lease_until: Timestamp,
         limit: usize,
     ) -> DomainResult<Vec<Delivery>> {
-        self.hit("claim_due_deliveries");
+        self.count_call("claim_due_deliveries");
         let mut t = self.tables();
         let mut due: Vec<usize> = t
             .deliveries
@@ -670,7 +691,7 @@ impl WebhookStore for MemStore {
     }
 
     fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> DomainResult<()> {
-        self.hit("record_attempt");
+        self.count_call("record_attempt");
         let mut guard = self.tables();
         let t = &mut *guard;
         let d = t
@@ -706,7 +727,7 @@ impl WebhookStore for MemStore {
         company: CompanyId,
         filter: &DeliveryFilter,
     ) -> DomainResult<Vec<Delivery>> {
-        self.hit("deliveries");
+        self.count_call("deliveries");
         let mut list: Vec<Delivery> = self
             .tables()
             .deliveries
@@ -733,7 +754,7 @@ impl WebhookStore for MemStore {
     }
 
     fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Option<Delivery>> {
-        self.hit("delivery");
+        self.count_call("delivery");
         Ok(self
             .tables()
             .deliveries
@@ -743,7 +764,7 @@ impl WebhookStore for MemStore {
     }
 
     fn attempts(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Vec<AttemptRecord>> {
-        self.hit("attempts");
+        self.count_call("attempts");
         let t = self.tables();
         if !t
             .deliveries
@@ -767,7 +788,7 @@ impl WebhookStore for MemStore {
         link: PaymentLinkId,
         build: &dyn Fn(u64) -> Vec<Delivery>,
     ) -> DomainResult<Vec<Delivery>> {
-        self.hit("enqueue_link_event");
+        self.count_call("enqueue_link_event");
         // One lock for the whole call: the increment and the inserts are one transaction.
         let mut guard = self.tables();
         let t = &mut *guard;
@@ -797,7 +818,7 @@ impl crate::ports::AnonymousLinkStore for MemStore {
         link: &PaymentLink,
         webhook: Option<&crate::webhook::LinkWebhook>,
     ) -> DomainResult<()> {
-        self.hit("insert_anonymous_link");
+        self.count_call("insert_anonymous_link");
         let mut t = self.tables();
         if t.links.iter().any(|l| l.uid == link.uid || l.id == link.id) {
             return Err(unique_violation("payment_links.uid"));
@@ -810,7 +831,7 @@ impl crate::ports::AnonymousLinkStore for MemStore {
     }
 
     fn link_webhook(&self, link_uid: &str) -> DomainResult<Option<crate::webhook::LinkWebhook>> {
-        self.hit("link_webhook");
+        self.count_call("link_webhook");
         Ok(self
             .tables()
             .link_webhooks
@@ -818,43 +839,21 @@ impl crate::ports::AnonymousLinkStore for MemStore {
             .find(|w| w.link_uid == link_uid)
             .cloned())
     }
-
-    fn record_rate_hit(&self, bucket: &str, at: Timestamp) -> DomainResult<()> {
-        self.hit("record_rate_hit");
-        self.tables().rate_hits.push((bucket.to_owned(), at));
-        Ok(())
-    }
-
-    fn rate_hits_since(&self, bucket: &str, since: Timestamp) -> DomainResult<u64> {
-        self.hit("rate_hits_since");
-        Ok(self
-            .tables()
-            .rate_hits
-            .iter()
-            .filter(|(b, at)| b == bucket && *at >= since)
-            .count() as u64)
-    }
 }
 
 impl HealthCheck for MemStore {
     fn ping(&self) -> DomainResult<()> {
-        self.hit("ping");
+        self.count_call("ping");
         Ok(())
     }
 
-    fn prune(
-        &self,
-        sessions_before: Timestamp,
-        failures_before: Timestamp,
-        hits_before: Timestamp,
-    ) -> DomainResult<u64> {
-        self.hit("prune");
+    fn prune(&self, sessions_before: Timestamp, hits_before: Timestamp) -> DomainResult<u64> {
+        self.count_call("prune");
         let mut t = self.tables();
-        let before = t.sessions.len() + t.failures.len() + t.rate_hits.len();
+        let before = t.sessions.len() + t.rate_hits.len();
         t.sessions.retain(|s| s.expires_at >= sessions_before);
-        t.failures.retain(|(_, at)| *at >= failures_before);
         t.rate_hits.retain(|(_, at)| *at >= hits_before);
-        Ok((before - t.sessions.len() - t.failures.len() - t.rate_hits.len()) as u64)
+        Ok((before - t.sessions.len() - t.rate_hits.len()) as u64)
     }
 }
 
@@ -866,13 +865,6 @@ impl FixedClock {
     fn advance(&self, d: Duration) {
         self.0
             .fetch_add(d.whole_milliseconds() as i64, Ordering::SeqCst);
-    }
-}
-
-impl crate::ports::ClockControl for FixedClock {
-    fn advance(&self, by: Duration) -> Timestamp {
-        FixedClock::advance(self, by);
-        self.now()
     }
 }
 
@@ -1085,9 +1077,9 @@ fn world_with(allow_private_targets: bool) -> World {
             processor: processor.clone(),
             prices: Arc::new(checkout::FakePrices),
             sandbox: true,
-            clock_control: clock.clone(),
             link_epoch: Default::default(),
         }),
+        limits: crate::ratelimit::RateLimits::default(),
     };
     World {
         pay,
@@ -1534,7 +1526,9 @@ fn login_unknown_email_and_wrong_password_look_the_same() {
         Err(DomainError::InvalidLogin)
     );
     assert_eq!(w.crypto.verify_calls(), vec![None, Some(format!("h:{PW}"))]);
-    assert_eq!(w.store.calls("record_login_failure"), 2);
+    // Both attempts were counted in the e-mail and address's bucket before the check.
+    assert_eq!(w.store.calls("rate_hit"), 2);
+    assert_eq!(w.store.snapshot().rate_hits.len(), 2);
     assert_eq!(w.store.calls("insert_session"), 0);
     assert!(w.store.snapshot().sessions.is_empty());
 }
@@ -1610,7 +1604,7 @@ fn a_successful_login_clears_the_failures() {
         fail_login(&w, "ops@acme.example", ADDR);
     }
     assert_eq!(login_result(&w, "ops@acme.example", ADDR), Ok(()));
-    assert!(w.store.snapshot().failures.is_empty());
+    assert!(w.store.snapshot().rate_hits.is_empty());
     // Without the clear these would make 18 in the window.
     for _ in 0..9 {
         fail_login(&w, "ops@acme.example", ADDR);
@@ -2646,7 +2640,7 @@ fn ready_pings_the_store() {
 
 #[test]
 fn prune_cuts_at_each_rules_window() {
-    use crate::ports::{AnonymousLinkStore, HealthCheck};
+    use crate::ports::{HealthCheck, RateLimitStore};
     let w = world();
     let t = w
         .pay
@@ -2657,15 +2651,12 @@ fn prune_cuts_at_each_rules_window() {
         )
         .unwrap();
     let _ = t;
-    // A failed login now, and one 16 minutes ago; a rate hit now and 2 minutes ago.
-    w.store
-        .record_login_failure("k", w.now().minus(Duration::minutes(16)))
-        .unwrap();
-    w.store.record_login_failure("k", w.now()).unwrap();
-    w.store
-        .record_rate_hit("b", w.now().minus(Duration::minutes(2)))
-        .unwrap();
-    w.store.record_rate_hit("b", w.now()).unwrap();
+    // Two buckets, each with a hit now and one just past the longest window (a day).
+    let old = w.now().minus(Duration::days(1) + Duration::seconds(1));
+    for bucket in ["k", "b"] {
+        assert!(w.store.hit(bucket, old, Duration::days(2), 10).unwrap());
+        assert!(w.store.hit(bucket, w.now(), Duration::days(2), 10).unwrap());
+    }
     let login = w
         .pay
         .login(
@@ -2674,21 +2665,18 @@ fn prune_cuts_at_each_rules_window() {
             "198.51.100.1",
         )
         .unwrap();
-    assert_eq!(w.pay.prune().unwrap(), 2, "the old failure and the old hit");
-    assert_eq!(
+    assert_eq!(w.pay.prune().unwrap(), 2, "the two old hits");
+    let kept = |bucket: &str| {
         w.store
-            .login_failures_since("k", Timestamp::from_unix_millis(0).unwrap())
-            .unwrap(),
-        1
-    );
-    assert_eq!(
-        w.store
-            .rate_hits_since("b", Timestamp::from_unix_millis(0).unwrap())
-            .unwrap(),
-        1
-    );
-    // Just over twelve hours later the session has expired and goes too.
-    w.advance(Duration::hours(12) + Duration::seconds(1));
+            .snapshot()
+            .rate_hits
+            .iter()
+            .filter(|(b, _)| b == bucket)
+            .count()
+    };
+    assert_eq!((kept("k"), kept("b")), (1, 1));
+    // Just over a day later the session has expired and goes too, with the two hits.
+    w.advance(Duration::days(1) + Duration::seconds(1));
     assert_eq!(w.pay.prune().unwrap(), 3);
     assert_eq!(
         w.pay

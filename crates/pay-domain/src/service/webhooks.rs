@@ -451,7 +451,8 @@ impl Pay {
         d: &Delivery,
         outcome: AttemptOutcome,
     ) -> DomainResult<(AttemptRecord, AfterAttempt)> {
-        let now = self.clock.now();
+        // The next retry falls due on the delivery's company clock.
+        let now = self.company_now(d.company_id)?;
         let attempt = d.attempts + 1;
         let after = after_attempt(d.status, attempt, &outcome, now)?;
         Ok((

@@ -104,7 +104,7 @@ impl Page {
         Page {
             nonce,
             prefix: path_prefix(&pay.public_pay_url),
-            now: pay.clock.now(),
+            now: pay.now(),
         }
     }
 
@@ -112,21 +112,25 @@ impl Page {
     fn render(&self, view: &CheckoutView, screen: &Screen<'_>) -> (String, Option<String>) {
         let origin = view.logo_url.as_deref().and_then(render::logo_origin);
         let logo = origin.as_ref().and(view.logo_url.as_deref());
-        (render::page(self.ctx(), view, screen, logo), origin)
+        (
+            render::page(self.ctx(Some(view)), view, screen, logo),
+            origin,
+        )
     }
 
-    fn ctx(&self) -> Ctx<'_> {
+    /// Countdowns read the link's company clock (the view's); pages without a link, real time.
+    fn ctx(&self, view: Option<&CheckoutView>) -> Ctx<'_> {
         Ctx {
             nonce: &self.nonce,
             prefix: &self.prefix,
-            now: self.now,
+            now: view.map_or(self.now, |v| v.now),
         }
     }
 
     fn screen(&self, status: StatusCode, view: &CheckoutView, screen: &Screen<'_>) -> HttpResponse {
         let origin = view.logo_url.as_deref().and_then(render::logo_origin);
         let logo = origin.as_ref().and(view.logo_url.as_deref());
-        let html = render::page(self.ctx(), view, screen, logo);
+        let html = render::page(self.ctx(Some(view)), view, screen, logo);
         respond(status, &self.nonce, origin.as_deref(), html)
     }
 
@@ -154,7 +158,7 @@ impl Page {
         message: &str,
         view: Option<&CheckoutView>,
     ) -> HttpResponse {
-        let html = render::problem(self.ctx(), &Problem { heading, message }, view);
+        let html = render::problem(self.ctx(view), &Problem { heading, message }, view);
         respond(status, &self.nonce, None, html)
     }
 
@@ -324,7 +328,7 @@ pub async fn checkout_page(
             let (html, origin) = template.render(&view, &screen);
             let mut until = std::time::Instant::now() + cache::TTL;
             if let Some(expires) = view.link.expires_at {
-                let left = expires.unix_millis() - page.now.unix_millis();
+                let left = expires.unix_millis() - view.now.unix_millis();
                 let left = std::time::Duration::from_millis(u64::try_from(left).unwrap_or(0));
                 until = until.min(std::time::Instant::now() + left);
             }

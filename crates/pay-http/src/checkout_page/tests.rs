@@ -77,6 +77,7 @@ fn view(state: &'static str) -> CheckoutView {
         theme: Theme::System,
         pay_assets: assets.all().to_vec(),
         review_required: true,
+        now: t(0),
         success_url: Some("https://shop.example/thanks?order=1&x=2".into()),
         failure_url: Some("https://shop.example/sorry".into()),
         return_url: Some("https://shop.example/cart".into()),

@@ -273,12 +273,12 @@ pub async fn public_sandbox_event(
     Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
 }
 
-/// Sandbox: the service clock's now.
+/// Sandbox: now on the calling company's test clock.
 #[utoipa::path(
     tag = "Sandbox",
     security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
     responses(
-        (status = 200, description = "Now, on the service clock", body = ClockDto),
+        (status = 200, description = "Now, on the company's test clock", body = ClockDto),
         (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
         (status = 404, description = "Not in sandbox mode", body = ErrorBody),
     )
@@ -289,16 +289,18 @@ pub async fn get_clock(pay: web::Data<Pay>, creds: Credentials) -> Result<HttpRe
     Ok(HttpResponse::Ok().json(ClockDto { now }))
 }
 
-/// Sandbox: move the service clock forward and run the work that became due (expiry of
-/// quotes, deposit requests, sessions of expired links; webhook retries fall due by it too).
+/// Sandbox: move the calling company's test clock forward and run the work that became due
+/// (expiry of its quotes, deposit requests, sessions of expired links; its webhook and mail
+/// retries fall due by it too). Other companies' clocks and real time do not move.
 #[utoipa::path(
     tag = "Sandbox",
     request_body = AdvanceClockRequest,
     security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
     responses(
         (status = 200, description = "Now, after the move", body = ClockDto),
-        (status = 400, description = "Invalid body", body = ErrorBody),
+        (status = 400, description = "Invalid body, or the clock would run more than ten years ahead", body = ErrorBody),
         (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
+        (status = 403, description = "A signed-in member without `settings.manage`", body = ErrorBody),
         (status = 404, description = "Not in sandbox mode", body = ErrorBody),
     )
 )]

@@ -202,6 +202,7 @@ fn origin(req: &HttpRequest) -> Option<String> {
         (status = 404, description = "HTML page: unknown or disabled form key (one answer for both)", content_type = "text/html", body = String),
         (status = 413, description = "HTML page: body over 64 KiB", content_type = "text/html", body = String),
         (status = 415, description = "HTML page: not application/x-www-form-urlencoded", content_type = "text/html", body = String),
+        (status = 429, description = "HTML page: too many posts from this address or to this form key (`Retry-After` in seconds)", content_type = "text/html", body = String),
         (status = 500, description = "HTML page: internal error", content_type = "text/html", body = String),
     )
 )]
@@ -213,12 +214,13 @@ pub async fn gateway_pay(
     body: FormBody,
 ) -> HttpResponse {
     let origin = origin(&req);
+    let addr = crate::routes::client_addr(&req);
     let key = key.into_inner();
     let p = pay.clone();
     let shown_origin = origin.clone();
     // The key and the Origin come before the body, as credentials do on the JSON routes.
     let result = blocking(move || {
-        let form = p.open_gateway_form(&key, origin.as_deref())?;
+        let form = p.open_gateway_form(&key, origin.as_deref(), &addr)?;
         let fields = match body.0 {
             Ok(fields) => fields,
             Err(e) => return Ok(Err(e)),
@@ -295,13 +297,20 @@ fn api_error_page(e: &ApiError, origin: Option<&str>) -> HttpResponse {
         ),
         _ => ("The payment form has an error", message.as_str()),
     };
-    page(&Page {
+    let mut res = page(&Page {
         status,
         code,
         heading,
         message,
         field: field.as_deref(),
-    })
+    });
+    if let ApiError::Domain(DomainError::RateLimited { retry_after_secs }) = e {
+        res.headers_mut().insert(
+            header::RETRY_AFTER,
+            header::HeaderValue::from(*retry_after_secs),
+        );
+    }
+    res
 }
 
 struct Page<'a> {

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use pay_domain::ports::Clock;
+use pay_domain::ratelimit::{Limit, RateLimits};
 use pay_domain::secret::Secret;
 use pay_domain::service::Pay;
 use pay_domain::timestamp::Timestamp;
@@ -35,21 +36,14 @@ pub struct Session {
     pub csrf: String,
 }
 
-/// A service clock the test moves (signatures still use real time).
+/// The process clock, which the test moves as real time passing (signatures still use the
+/// system's real time; companies' test clocks add their offsets to it).
 #[derive(Debug)]
 pub struct ManualClock(AtomicI64);
 
 impl ManualClock {
     pub fn advance_secs(&self, secs: i64) {
         self.0.fetch_add(secs * 1000, Ordering::SeqCst);
-    }
-}
-
-impl pay_domain::ports::ClockControl for ManualClock {
-    fn advance(&self, by: time::Duration) -> Timestamp {
-        self.0
-            .fetch_add(by.whole_milliseconds() as i64, Ordering::SeqCst);
-        self.now()
     }
 }
 
@@ -96,10 +90,42 @@ pub async fn spawn(backend: Backend) -> Option<TestApp> {
     spawn_with(backend, Arc::new(pay_processor::SandboxProcessor::new())).await
 }
 
+/// The limits of the suites that are not about them: the defaults, but the gateway form and
+/// request e-mails (which suites post many times from one address) kept out of the way. The
+/// throttle tests spawn with the real defaults (`spawn_limited`).
+fn suite_limits() -> RateLimits {
+    let many = Limit::per(10_000, time::Duration::minutes(1));
+    RateLimits {
+        gateway_per_form: many,
+        gateway_per_address: many,
+        request_email_per_link: many,
+        request_email_per_recipient: many,
+        ..RateLimits::default()
+    }
+}
+
 /// The same over another processor (a merchant without a wallet, say).
 pub async fn spawn_with(
     backend: Backend,
     processor: Arc<dyn pay_domain::ports::Processor>,
+) -> Option<TestApp> {
+    spawn_configured(backend, processor, suite_limits()).await
+}
+
+/// A server with the given rate limits.
+pub async fn spawn_limited(backend: Backend, limits: RateLimits) -> Option<TestApp> {
+    spawn_configured(
+        backend,
+        Arc::new(pay_processor::SandboxProcessor::new()),
+        limits,
+    )
+    .await
+}
+
+async fn spawn_configured(
+    backend: Backend,
+    processor: Arc<dyn pay_domain::ports::Processor>,
+    limits: RateLimits,
 ) -> Option<TestApp> {
     let db = match backend {
         Backend::Sqlite => TestDb::sqlite(),
@@ -107,6 +133,7 @@ pub async fn spawn_with(
     };
     let mut config = Config::for_database(&db.url);
     config.public_pay_url = "https://pay.test.example".into();
+    config.rate_limits = limits;
     let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
     let clock = Arc::new(ManualClock(AtomicI64::new(now)));
     let store = open_store(&config).expect("open store");

@@ -8,6 +8,7 @@ mod helpers;
 mod anonymous;
 mod checkout;
 mod checkout_page;
+mod clocks;
 mod companies;
 mod credentials;
 mod gateway;

@@ -4,13 +4,12 @@
 use diesel::prelude::*;
 use pay_domain::link::{PaymentLink, ANONYMOUS_COMPANY};
 use pay_domain::ports::AnonymousLinkStore;
-use pay_domain::timestamp::Timestamp;
 use pay_domain::webhook::LinkWebhook;
 use pay_domain::{DomainError, DomainResult};
 
 use crate::conn::write_transaction;
 use crate::rows::{LinkWebhookRow, NewLinkRow, NewLinkWebhookRow};
-use crate::schema::{link_webhooks, payment_links, rate_hits};
+use crate::schema::{link_webhooks, payment_links};
 use crate::DieselStore;
 
 impl AnonymousLinkStore for DieselStore {
@@ -58,31 +57,5 @@ impl AnonymousLinkStore for DieselStore {
         })?
         .map(LinkWebhook::try_from)
         .transpose()
-    }
-
-    fn record_rate_hit(&self, bucket: &str, at: Timestamp) -> DomainResult<()> {
-        // Random, not time-ordered: hits of one bucket in the same millisecond must not collide.
-        let id = uuid::Uuid::new_v4().hyphenated().to_string();
-        self.write("record rate hit", |conn| {
-            diesel::insert_into(rate_hits::table)
-                .values((
-                    rate_hits::id.eq(id),
-                    rate_hits::bucket.eq(bucket),
-                    rate_hits::at.eq(at.unix_millis()),
-                ))
-                .execute(conn)
-        })?;
-        Ok(())
-    }
-
-    fn rate_hits_since(&self, bucket: &str, since: Timestamp) -> DomainResult<u64> {
-        let n: i64 = self.run("count rate hits", |conn| {
-            rate_hits::table
-                .filter(rate_hits::bucket.eq(bucket))
-                .filter(rate_hits::at.ge(since.unix_millis()))
-                .count()
-                .get_result(conn)
-        })?;
-        Ok(u64::try_from(n).unwrap_or_default())
     }
 }

@@ -16,6 +16,7 @@ use pay_domain::timestamp::Timestamp;
 use pay_domain::webhook::Delivery;
 use pay_domain::{DomainError, DomainResult};
 
+use super::clock;
 use super::webhooks::insert_delivery_rows;
 use crate::conn::{write_transaction, AnyConnection};
 use crate::rows::{
@@ -336,14 +337,32 @@ impl CheckoutStore for DieselStore {
             return Ok(Vec::new());
         }
         let rows: Vec<(PaymentSessionRow, LinkRow)> = self.run("due sessions", |conn| {
+            // Deadlines are on the link's company clock: first what is due by the furthest
+            // moved clock (exactly `now` while none moved), then what is due on its own.
+            let moved = clock::max_clock_offset(conn)?;
+            let by = now.saturating_add(moved);
+            let own = |column| {
+                clock::due_on_company_clock("payment_links", column, "company_id", now, moved > 0)
+            };
             payment_sessions::table
                 .inner_join(payment_links::table)
                 .filter(payment_sessions::status.eq_any(unfinished()))
                 .filter(
                     payment_sessions::expires_at
-                        .le(now)
+                        .le(by)
                         .or(payment_links::status.ne(LinkStatus::Active.as_str()))
-                        .or(payment_links::expires_at.le(now)),
+                        .or(payment_links::expires_at.le(by)),
+                )
+                .filter(
+                    own("expires_at")
+                        .or(payment_links::status.ne(LinkStatus::Active.as_str()))
+                        .or(clock::due_on_company_clock(
+                            "payment_sessions",
+                            "expires_at",
+                            "company_id",
+                            now,
+                            moved > 0,
+                        )),
                 )
                 .order((
                     payment_sessions::expires_at.asc(),

@@ -8,6 +8,7 @@ use pay_domain::mail::{AfterMailAttempt, MailId, MailStatus, MailStore, Outgoing
 use pay_domain::timestamp::Timestamp;
 use pay_domain::DomainResult;
 
+use super::clock;
 use crate::conn::{write_transaction, AnyConnection};
 use crate::rows::{mail_id_text, MailRow, NewMailRow};
 use crate::schema::mail_outbox;
@@ -70,7 +71,23 @@ impl MailStore for DieselStore {
         }
         let rows: Vec<MailRow> = self.write("claim due mails", |conn| {
             write_transaction(conn, |conn| {
-                let due = || due_mails(now, live(), limit);
+                // Due on the mail's company clock, not leased on real time (as deliveries).
+                let moved = clock::max_clock_offset(conn)?;
+                let due = || {
+                    due_mails(now.saturating_add(moved), live(), limit)
+                        .filter(clock::due_on_company_clock(
+                            "mail_outbox",
+                            "next_attempt_at",
+                            "company_id",
+                            now,
+                            moved > 0,
+                        ))
+                        .filter(
+                            mail_outbox::lease_until
+                                .is_null()
+                                .or(mail_outbox::lease_until.le(now)),
+                        )
+                };
                 // As in the webhook claim: on PostgreSQL concurrent claimers (pooled
                 // connections, other instances) lock what they take and skip what others
                 // locked; a claimer whose select began before another's commit re-checks the
@@ -93,7 +110,10 @@ impl MailStore for DieselStore {
                 }
                 let ids: Vec<&str> = rows.iter().map(MailRow::id).collect();
                 diesel::update(mail_outbox::table.filter(mail_outbox::id.eq_any(&ids)))
-                    .set(mail_outbox::next_attempt_at.eq(lease))
+                    .set((
+                        mail_outbox::next_attempt_at.eq(lease),
+                        mail_outbox::lease_until.eq(lease),
+                    ))
                     .execute(conn)?;
                 for r in &mut rows {
                     r.next_attempt_at = Some(lease);
@@ -130,6 +150,7 @@ impl MailStore for DieselStore {
                 mail_outbox::last_attempt_at.eq(at.unix_millis()),
                 mail_outbox::last_error.eq(after.last_error.as_deref()),
                 mail_outbox::sent_at.eq(after.sent_at.map(Timestamp::unix_millis)),
+                mail_outbox::lease_until.eq(None::<i64>),
             ))
             .execute(conn)
         })?;

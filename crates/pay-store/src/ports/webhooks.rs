@@ -12,6 +12,7 @@ use pay_domain::webhook::{
 };
 use pay_domain::{DomainError, DomainResult};
 
+use super::clock;
 use crate::conn::{write_transaction, AnyConnection};
 use crate::rows::{
     uuid_text, AttemptRow, CallbackRow, DeliveryRow, NewAttemptRow, NewCallbackRow, NewDeliveryRow,
@@ -126,7 +127,24 @@ impl WebhookStore for DieselStore {
         }
         let rows: Vec<DeliveryRow> = self.write("claim due deliveries", |conn| {
             write_transaction(conn, |conn| {
-                let due = || due_deliveries(now, claimable(), limit);
+                // Due on the delivery's company clock (retries follow a moved test clock), and
+                // not leased on real time (a moved clock never ends a lease early).
+                let moved = clock::max_clock_offset(conn)?;
+                let due = || {
+                    due_deliveries(now.saturating_add(moved), claimable(), limit)
+                        .filter(clock::due_on_company_clock(
+                            "webhook_deliveries",
+                            "next_attempt_at",
+                            "company_id",
+                            now,
+                            moved > 0,
+                        ))
+                        .filter(
+                            webhook_deliveries::lease_until
+                                .is_null()
+                                .or(webhook_deliveries::lease_until.le(now)),
+                        )
+                };
                 // The one query written per backend. On PostgreSQL, claimers run concurrently on
                 // pooled connections (and on other server instances): `FOR UPDATE SKIP LOCKED`
                 // locks the rows this claimer takes until its transaction ends and makes every
@@ -154,7 +172,10 @@ impl WebhookStore for DieselStore {
                 diesel::update(
                     webhook_deliveries::table.filter(webhook_deliveries::id.eq_any(&ids)),
                 )
-                .set(webhook_deliveries::next_attempt_at.eq(lease))
+                .set((
+                    webhook_deliveries::next_attempt_at.eq(lease),
+                    webhook_deliveries::lease_until.eq(lease),
+                ))
                 .execute(conn)?;
                 for r in &mut rows {
                     r.next_attempt_at = Some(lease);
@@ -372,7 +393,8 @@ fn move_deliveries_pg(
     let mut sql = String::from(
         "UPDATE webhook_deliveries AS d SET attempts = v.attempts, status = v.status, \
          next_attempt_at = v.next_attempt_at, last_attempt_at = v.last_attempt_at, \
-         last_response_status = v.last_response_status, last_error = v.last_error FROM (VALUES ",
+         last_response_status = v.last_response_status, last_error = v.last_error, \
+         lease_until = NULL FROM (VALUES ",
     );
     for i in 0..batch.len() {
         let b = i * 7;
@@ -439,6 +461,7 @@ fn move_delivery(
         webhook_deliveries::last_attempt_at.eq(attempt.at.unix_millis()),
         webhook_deliveries::last_response_status.eq(outcome.status.map(i32::from)),
         webhook_deliveries::last_error.eq(outcome.error.as_deref()),
+        webhook_deliveries::lease_until.eq(None::<i64>),
     ))
     .execute(conn)?;
     Ok(moved == 1)

@@ -106,6 +106,7 @@ pub fn company(store: &DieselStore) -> CompanyId {
         logo_url: None,
         theme: Theme::Dark,
         created_at: ts(T0),
+        test_clock_offset_ms: 0,
     };
     let tenant = NewTenant {
         owner: user.id,

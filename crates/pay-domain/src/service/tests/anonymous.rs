@@ -213,6 +213,7 @@ impl World {
                 logo_url: None,
                 theme: Theme::System,
                 created_at: self.now(),
+                test_clock_offset_ms: 0,
             },
             PaySettings::new_company_default(&AssetCatalogue::builtin()),
         ));

@@ -15,8 +15,8 @@ use crate::checkout::{
 use crate::ids::PaymentSessionId;
 use crate::link::{Branding, CreateAnonymousLinkInput, SettlementPriority};
 use crate::ports::{DepositChannel, PriceSource, Processor};
-use crate::service::checkout::MAX_CLOCK_ADVANCE_SECS;
 use crate::session::SessionStatus;
+use crate::testclock::MAX_ADVANCE_SECS as MAX_CLOCK_ADVANCE_SECS;
 use crate::webhook::EventKind;
 
 const BASE_USDC: &str = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
@@ -93,7 +93,7 @@ impl Processor for FakeProcessor {
 
 impl CheckoutStore for MemStore {
     fn public_link(&self, uid: &str) -> DomainResult<Option<PaymentLink>> {
-        self.hit("public_link");
+        self.count_call("public_link");
         Ok(self
             .tables()
             .links
@@ -107,7 +107,7 @@ impl CheckoutStore for MemStore {
         w: &LinkEventWrite,
         build: &dyn Fn(u64) -> Vec<Delivery>,
     ) -> DomainResult<WriteOutcome> {
-        self.hit("write_link_event");
+        self.count_call("write_link_event");
         // One lock: the whole write is one transaction.
         let mut guard = self.tables();
         let t = &mut *guard;
@@ -178,12 +178,12 @@ impl CheckoutStore for MemStore {
     }
 
     fn processor_event_applied(&self, event_id: &str) -> DomainResult<bool> {
-        self.hit("processor_event_applied");
+        self.count_call("processor_event_applied");
         Ok(self.tables().processor_events.iter().any(|e| e == event_id))
     }
 
     fn payment_session(&self, id: PaymentSessionId) -> DomainResult<Option<PaymentSession>> {
-        self.hit("payment_session");
+        self.count_call("payment_session");
         Ok(self
             .tables()
             .payment_sessions
@@ -193,7 +193,7 @@ impl CheckoutStore for MemStore {
     }
 
     fn latest_session(&self, link: PaymentLinkId) -> DomainResult<Option<PaymentSession>> {
-        self.hit("latest_session");
+        self.count_call("latest_session");
         Ok(self
             .tables()
             .payment_sessions
@@ -204,7 +204,7 @@ impl CheckoutStore for MemStore {
     }
 
     fn unfinished_sessions(&self, link: PaymentLinkId) -> DomainResult<Vec<PaymentSession>> {
-        self.hit("unfinished_sessions");
+        self.count_call("unfinished_sessions");
         Ok(self
             .tables()
             .payment_sessions
@@ -215,7 +215,7 @@ impl CheckoutStore for MemStore {
     }
 
     fn timeline(&self, link: PaymentLinkId) -> DomainResult<Vec<TimelineEvent>> {
-        self.hit("timeline");
+        self.count_call("timeline");
         Ok(self
             .tables()
             .timeline
@@ -226,7 +226,7 @@ impl CheckoutStore for MemStore {
     }
 
     fn due_sessions(&self, now: Timestamp, limit: usize) -> DomainResult<Vec<DueSession>> {
-        self.hit("due_sessions");
+        self.count_call("due_sessions");
         let t = self.tables();
         let mut due: Vec<DueSession> = t
             .payment_sessions
@@ -234,6 +234,13 @@ impl CheckoutStore for MemStore {
             .filter(|s| s.status.is_unfinished())
             .filter_map(|s| {
                 let link = t.links.iter().find(|l| l.id == s.link_id)?;
+                // Deadlines are on the link's company clock.
+                let offset = t
+                    .companies
+                    .iter()
+                    .find(|(c, _)| c.id == link.company_id)
+                    .map_or(0, |(c, _)| c.test_clock_offset_ms);
+                let now = crate::testclock::company_now(now, offset);
                 let is_due = s.expires_at <= now
                     || link.status != LinkStatus::Active
                     || link.expires_at.is_some_and(|e| e <= now);
@@ -1035,7 +1042,6 @@ fn outside_the_sandbox_there_are_no_sandbox_events() {
         processor: ports.processor.clone(),
         prices: ports.prices.clone(),
         sandbox: false,
-        clock_control: ports.clock_control.clone(),
         link_epoch: Default::default(),
     });
     assert!(matches!(
@@ -1124,11 +1130,11 @@ fn a_quote_is_refreshed_before_it_expires_and_not_after() {
 
 #[test]
 fn payment_starts_are_limited_per_client_address() {
-    use crate::service::checkout::CHECKOUT_STARTS_PER_MINUTE;
+    let per_minute = crate::ratelimit::RateLimits::default().checkout_starts.max;
     let w = world();
     let shop = w.shop("Acme", "owner@acme.example");
     let link = w.link_for(&shop, Some(false));
-    for _ in 0..CHECKOUT_STARTS_PER_MINUTE {
+    for _ in 0..per_minute {
         w.pay
             .start_session(link.uid.as_str(), ETH, "203.0.113.5")
             .unwrap();

@@ -8,7 +8,7 @@ use crate::ids::FormKeyId;
 
 impl FormKeyStore for MemStore {
     fn integration_by_form_key(&self, key: &FormKeyId) -> DomainResult<Option<Integration>> {
-        self.hit("integration_by_form_key");
+        self.count_call("integration_by_form_key");
         Ok(self
             .tables()
             .integrations
@@ -19,6 +19,8 @@ impl FormKeyStore for MemStore {
 }
 
 const SHOP: &str = "https://shop.example";
+/// The client address the posts come from.
+const ADDR: &str = "203.0.113.7";
 
 /// A tenant with a second integration whose allowed origins are the shop and a dev server.
 struct Form {
@@ -71,7 +73,12 @@ fn post(
     origin: Option<&str>,
     list: &[(&str, &str)],
 ) -> DomainResult<PaymentLink> {
-    w.pay.create_link_from_form(key, origin, fields(list))
+    // Each post from its own address: these tests are about the form, not the rate limits.
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let addr = format!("198.51.{}.{}", n / 256 % 256, n % 256);
+    w.pay
+        .create_link_from_form(key, origin, &addr, fields(list))
 }
 
 /// The integration's own API key, as the JSON route would act.
@@ -290,7 +297,7 @@ fn fields_are_checked_like_the_json_route() {
         .chain([("amount".to_owned(), "5".to_owned())])
         .collect();
     assert_eq!(
-        field_of(w.pay.create_link_from_form(f.key(), Some(SHOP), many)),
+        field_of(w.pay.create_link_from_form(f.key(), Some(SHOP), ADDR, many)),
         "metadata"
     );
     assert_eq!(
@@ -351,7 +358,7 @@ fn form_links_belong_to_the_integrations_company() {
 fn the_two_steps_check_before_reading_the_body() {
     let w = world();
     let f = form_tenant(&w, "Acme", "ops@acme.example");
-    let form = w.pay.open_gateway_form(f.key(), Some(SHOP)).unwrap();
+    let form = w.pay.open_gateway_form(f.key(), Some(SHOP), ADDR).unwrap();
     assert_eq!(form.company_id(), f.tenant.company_id);
     let link = w
         .pay
