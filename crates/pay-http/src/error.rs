@@ -140,7 +140,7 @@ impl ApiError {
                 ),
                 D::SessionTransition { .. } => (
                     StatusCode::CONFLICT,
-                    "invalid_session_transition",
+                    "invalid_status_transition",
                     d.to_string(),
                     None,
                 ),

@@ -705,3 +705,188 @@ fn a_queued_delivery_survives_a_restart() {
     assert_eq!(status, "succeeded");
     s.stop();
 }
+
+/// A receiver that answers 503 to its first request and 200 after; it hands over each arrival.
+fn flaky_receiver() -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/hook",
+        listener.local_addr().unwrap().port()
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0u8; len];
+            if reader.read_exact(&mut body).is_ok() {
+                let answer: &[u8] = if n == 0 {
+                    b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                } else {
+                    b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok"
+                };
+                let _ = stream.write_all(answer);
+                let _ = tx.send(head);
+            }
+        }
+    });
+    (url, rx)
+}
+
+/// The per-company test clock lives in the database: a separate `pay-server worker` process
+/// sends a retry as soon as the company's clock (moved through `serve`) makes it due, and a
+/// restart of `serve` keeps the clock.
+#[test]
+fn a_company_clock_survives_a_restart_and_a_separate_worker_follows_it() {
+    let dir = TempDir::new();
+    let password = "clock password 12";
+    let boot = Command::new(BIN)
+        .args([
+            "admin",
+            "bootstrap",
+            "--company",
+            "Clock",
+            "--email",
+            "c@c.example",
+            "--password",
+            password,
+        ])
+        .env("PAY_DATABASE_URL", dir.db_url())
+        .env("PAY_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(
+        boot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&boot.stderr)
+    );
+    let creds: Value = serde_json::from_slice(&boot.stdout).unwrap();
+    let company = creds["companyId"].as_str().unwrap().to_owned();
+    let key = [
+        ("x-svc-key-id", creds["keyId"].as_str().unwrap().to_owned()),
+        (
+            "x-svc-key-secret",
+            creds["keySecret"].as_str().unwrap().to_owned(),
+        ),
+    ];
+    let key: Vec<(&str, &str)> = key.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let env = [
+        ("PAY_DISPATCHER", "false"),
+        ("PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true"),
+    ];
+    let s = Server::start_with(&dir, "info", &env);
+    let (_, body, h) = http(
+        "POST",
+        &format!("{}/auth/login", s.base),
+        &[],
+        Some(json!({"email": "c@c.example", "password": password})),
+    );
+    let cookie = h["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let csrf = body["csrfToken"].as_str().unwrap().to_owned();
+    let (hook, arrived) = flaky_receiver();
+    let (st, cb, _) = http(
+        "PUT",
+        &format!(
+            "{}/api/partner/v1/companies/{company}/payment-callback",
+            s.base
+        ),
+        &[("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())],
+        Some(json!({ "url": hook })),
+    );
+    assert_eq!(st, 200, "{cb}");
+    let (_, link, _) = http(
+        "POST",
+        &format!("{}/api/partner/v1/pay/payment-links", s.base),
+        &key,
+        Some(json!({"amount": "5"})),
+    );
+    let (st, queued, _) = http(
+        "POST",
+        &format!("{}/api/partner/v1/pay/webhook-requests/test", s.base),
+        &key,
+        Some(json!({"paymentLinkUid": link["uid"]})),
+    );
+    assert_eq!(st, 202, "{queued}");
+
+    // The worker, a process of its own, makes the first attempt: 503, a retry in 5 minutes.
+    let mut worker = Command::new(BIN)
+        .arg("worker")
+        .envs(env.iter().copied())
+        .env("PAY_DATABASE_URL", dir.db_url())
+        .env("PAY_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    arrived
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the first attempt");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        arrived.try_recv().is_err(),
+        "the retry waits for its five minutes"
+    );
+
+    // The company's clock moves five minutes through `serve`; the worker sees it.
+    let (st, moved, _) = http(
+        "POST",
+        &format!("{}/api/partner/v1/pay/sandbox/clock", s.base),
+        &key,
+        Some(json!({"advanceSeconds": 301})),
+    );
+    assert_eq!(st, 200, "{moved}");
+    let head = arrived
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the retry falls due on the company's clock");
+    assert!(
+        head.to_ascii_lowercase().contains("x-pay-attempt: 2"),
+        "{head}"
+    );
+    let _ = worker.kill();
+    let _ = worker.wait();
+
+    // A restart keeps the clock.
+    s.stop();
+    let s = Server::start_with(&dir, "info", &env);
+    let (st, now, _) = http(
+        "GET",
+        &format!("{}/api/partner/v1/pay/sandbox/clock", s.base),
+        &key,
+        None,
+    );
+    assert_eq!(st, 200, "{now}");
+    let at = |v: &Value| {
+        time::OffsetDateTime::parse(
+            v["now"].as_str().unwrap(),
+            &time::format_description::well_known::Rfc3339,
+        )
+        .unwrap()
+        .unix_timestamp()
+    };
+    let real = time::OffsetDateTime::now_utc().unix_timestamp();
+    assert!(at(&now) - real >= 300, "{now} vs real {real}");
+    assert!(at(&now) >= at(&moved), "{now} vs {moved}");
+    s.stop();
+}

@@ -22,7 +22,9 @@ const MAX_ENTRIES: usize = 10_000;
 /// on: a reader notes the generation before it reads the database and may only store what it
 /// read if no forget came in between (else a value read before a write could be stored after
 /// the write dropped the entry, and be served for a whole time to live).
-type Entries<K, V> = Mutex<(u64, HashMap<K, (Instant, V)>)>;
+type Entries<K, V> = Mutex<Generation<K, V>>;
+/// The generation and the map it guards.
+type Generation<K, V> = (u64, HashMap<K, (Instant, V)>);
 
 /// The read cache. `ttl` zero disables it.
 #[derive(Debug)]
@@ -32,7 +34,7 @@ pub(crate) struct ReadCache {
     companies: Entries<CompanyId, (Company, PaySettings)>,
 }
 
-fn lock<K, V>(map: &Entries<K, V>) -> std::sync::MutexGuard<'_, (u64, HashMap<K, (Instant, V)>)> {
+fn lock<K, V>(map: &Entries<K, V>) -> std::sync::MutexGuard<'_, Generation<K, V>> {
     map.lock().unwrap_or_else(|p| p.into_inner())
 }
 

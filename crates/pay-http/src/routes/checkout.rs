@@ -117,7 +117,7 @@ pub async fn get_session(
     responses(
         (status = 200, description = "The session after the move", body = PaymentSessionDto),
         (status = 404, description = "Unknown link or session", body = ErrorBody),
-        (status = 409, description = "`invalid_session_transition`, or `link_not_active`", body = ErrorBody),
+        (status = 409, description = "`invalid_status_transition`, or `link_not_active`", body = ErrorBody),
     )
 )]
 #[post("/api/public/checkout/{uid}/sessions/{sessionId}/accept")]
@@ -138,7 +138,7 @@ pub async fn accept_session(
     responses(
         (status = 200, description = "The session after the move", body = PaymentSessionDto),
         (status = 404, description = "Unknown link or session", body = ErrorBody),
-        (status = 409, description = "`invalid_session_transition`, or `link_not_active`", body = ErrorBody),
+        (status = 409, description = "`invalid_status_transition`, or `link_not_active`", body = ErrorBody),
     )
 )]
 #[post("/api/public/checkout/{uid}/sessions/{sessionId}/cancel")]
@@ -159,7 +159,7 @@ pub async fn cancel_session(
     responses(
         (status = 200, description = "The session after the move", body = PaymentSessionDto),
         (status = 404, description = "Unknown link or session", body = ErrorBody),
-        (status = 409, description = "`invalid_session_transition`, or `link_not_active`", body = ErrorBody),
+        (status = 409, description = "`invalid_status_transition`, or `link_not_active`", body = ErrorBody),
     )
 )]
 #[post("/api/public/checkout/{uid}/sessions/{sessionId}/refresh")]
@@ -182,7 +182,7 @@ pub async fn refresh_quote(
         (status = 200, description = "The session", body = PaymentSessionDto),
         (status = 400, description = "Invalid body or address", body = ErrorBody),
         (status = 404, description = "Unknown link or session", body = ErrorBody),
-        (status = 409, description = "`invalid_session_transition`: no refund is pending", body = ErrorBody),
+        (status = 409, description = "`invalid_status_transition`: no refund is pending", body = ErrorBody),
     )
 )]
 #[post("/api/public/checkout/{uid}/sessions/{sessionId}/refund-address")]
@@ -226,7 +226,7 @@ fn read_sandbox_event(body: JsonBody) -> Result<SandboxRequest, ApiError> {
         (status = 400, description = "Invalid body", body = ErrorBody),
         (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
         (status = 404, description = "Unknown link, another company's, no session, or not in sandbox mode", body = ErrorBody),
-        (status = 409, description = "`invalid_session_transition`", body = ErrorBody),
+        (status = 409, description = "`invalid_status_transition`", body = ErrorBody),
     )
 )]
 #[post("/api/partner/v1/pay/sandbox/payment-links/{uid}/events")]
@@ -255,7 +255,7 @@ pub async fn sandbox_event(
         (status = 200, description = "The session after the event", body = PaymentSessionDto),
         (status = 400, description = "Invalid body", body = ErrorBody),
         (status = 404, description = "Unknown or not anonymous link, no session, or not in sandbox mode", body = ErrorBody),
-        (status = 409, description = "`invalid_session_transition`", body = ErrorBody),
+        (status = 409, description = "`invalid_status_transition`", body = ErrorBody),
     )
 )]
 #[post("/api/public/sandbox/payment-links/{uid}/events")]
@@ -337,7 +337,7 @@ pub async fn advance_clock(
         (status = 400, description = "Invalid body", body = ErrorBody),
         (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
         (status = 404, description = "Unknown link, another company's, or no session", body = ErrorBody),
-        (status = 409, description = "`invalid_session_transition`: the latest session is not underpaid", body = ErrorBody),
+        (status = 409, description = "`invalid_status_transition`: the latest session is not underpaid", body = ErrorBody),
     )
 )]
 #[post("/api/partner/v1/pay/payment-links/{uid}/manual-resolution")]

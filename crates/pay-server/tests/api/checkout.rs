@@ -271,7 +271,7 @@ async fn checkout_refuses_bad_input_and_stopped_links(app: TestApp) {
     assert_eq!(status, 200);
     assert_eq!(c["status"], "cancelled");
     let got = post(&app, &format!("{}/accept", session(&uid, id))).await;
-    assert_error(&got, 409, "invalid_session_transition", None);
+    assert_error(&got, 409, "invalid_status_transition", None);
 
     // Pausing refuses new starts; the page-facing view says why.
     let got = read(
@@ -472,7 +472,7 @@ async fn an_underpayment_is_resolved_by_the_merchant(app: TestApp) {
             .unwrap(),
     )
     .await;
-    assert_error(&got, 409, "invalid_session_transition", None);
+    assert_error(&got, 409, "invalid_status_transition", None);
 }
 
 async fn sandbox_events_are_applied_once_and_validated(app: TestApp) {

@@ -150,6 +150,10 @@ async fn spawn_configured(
         base,
         client: reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            // Never reuse a connection the server may be closing: actix ends idle keep-alive
+            // connections after 5 s, and a request sent on one as it closes fails with
+            // `IncompleteMessage` (seen on a loaded machine).
+            .pool_idle_timeout(std::time::Duration::from_secs(1))
             .build()
             .unwrap(),
         pay,
