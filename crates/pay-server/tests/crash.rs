@@ -29,8 +29,8 @@ const RECEIVER_THREADS: usize = 16;
 const HOLD: Duration = Duration::from_millis(100);
 /// Killed once this many answers were written.
 const KILL_AFTER_ANSWERS: usize = 20;
-/// The claim lease of the servers under test (seconds).
-const LEASE_SECS: u64 = 5;
+/// The claim lease of the servers under test (seconds): their sends time out after 2 s.
+const LEASE_SECS: u64 = 8;
 const PASSWORD: &str = "crash password 1";
 const EMAIL: &str = "crash@crash.example";
 
