@@ -13,7 +13,9 @@ creates a link, and then:
   the ratio is taken per round, then the median is quoted.
 
 Usage: python3 bench/checkout_page.py [--rounds 3] [--seconds 10] [--connections 64] [--skip-build]
-Needs: wrk (Debian package wrk). Targets loopback only.
+       python3 bench/checkout_page.py --smoke   # one 1-second round on the debug build (CI)
+Needs: wrk (Debian package wrk). Targets loopback only. Every measurement is checked as in
+run.py (requests made, no errors, pages not empty); a failed check exits non-zero.
 """
 import argparse
 import json
@@ -45,26 +47,19 @@ def references(html):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--seconds", type=int, default=10)
-    ap.add_argument("--connections", type=int, default=64)
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--skip-build", action="store_true")
+    run.add_common_args(ap, rounds=3, seconds=10, connections=64)
     args = ap.parse_args()
-    if not shutil.which("wrk"):
-        sys.exit("wrk not found: apt-get install -y wrk")
-    if not args.skip_build:
-        subprocess.run(["cargo", "build", "--release", "-p", "pay-server", "-p", "pay-bench-ceiling"],
-                       cwd=run.ROOT, check=True)
+    run.require_tool("wrk", "wrk")
+    run.finish_args(args, rounds=3, seconds=10)
     os.makedirs(run.OUT, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="pay-page-bench-")
     db = f"sqlite://{tmp}/bench.db"
     hello_port = run.free_port()
     hello = subprocess.Popen([run.HELLO, f"127.0.0.1:{hello_port}", str(args.workers)])
     hello_url = f"http://127.0.0.1:{hello_port}/hello"
-    run.wait_ready(hello_url)
     srv = None
     try:
+        run.wait_ready(hello_url)
         creds = run.bootstrap(db)
         srv = run.Server(db, args.workers)
         hdrs = {"x-svc-key-id": creds["keyId"], "x-svc-key-secret": creds["keySecret"],
@@ -82,6 +77,8 @@ def main():
         weight = {}
         for name, body in [("choose_asset", first), ("deposit", deposit)]:
             html = body.decode()
+            if "<html" not in html:
+                raise run.BenchError(f"{name}: not an HTML page ({len(body)} bytes)")
             refs = references(html)
             foreign = [r for r in refs if re.match(r"^(https?:)?//", r) and not r.startswith(srv.base)]
             weight[name] = {"bytes": len(body), "limit": LIMIT_BYTES, "within": len(body) <= LIMIT_BYTES,
@@ -96,10 +93,13 @@ def main():
             rounds.append(r)
             print(f"round {i + 1}: page {p['rps']:.0f}/s p99 {p['p99_ms']:.2f} ms; "
                   f"hello {h['rps']:.0f}/s; ratio {r['ratio']:.2f}", flush=True)
+        if args.smoke:
+            print("smoke run ok: every figure measured, no errors; figures not written")
+            return
         med = run.median
         summary = {
             "connections": args.connections, "seconds": args.seconds, "rounds": args.rounds,
-            "workers": args.workers, "cpus": os.cpu_count(), "weight": weight,
+            "profile": args.profile, "workers": args.workers, "cpus": os.cpu_count(), "weight": weight,
             "page_rps": med([r["page"]["rps"] for r in rounds]),
             "page_p99_ms": med([r["page"]["p99_ms"] for r in rounds]),
             "hello_rps": med([r["hello"]["rps"] for r in rounds]),
@@ -118,4 +118,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except run.BenchError as e:
+        sys.exit(f"benchmark failed: {e}")

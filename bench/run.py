@@ -8,10 +8,17 @@ and pgbench selecting the same 200 rows (PostgreSQL), and a bare single-writer i
 (SQLite). It reports medians and each ratio, plus pay-server's idle resident memory.
 
 Usage: python3 bench/run.py [--rounds 3] [--seconds 10] [--connections 32] [--skip-build]
-Needs: wrk and pgbench (Debian packages wrk, postgresql-client), a local PostgreSQL
-(PAY_BENCH_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/test). Targets loopback only.
+       python3 bench/run.py --smoke     # one 1-second round per figure on the debug build (CI)
+Needs: wrk, psql and pgbench (Debian packages wrk, postgresql-client and, for pgbench, the
+PostgreSQL server package postgresql), a local PostgreSQL (PAY_BENCH_POSTGRES_URL, default
+postgres://postgres@127.0.0.1:5432/test). Targets loopback only.
+
+Every measurement is checked: a wrk run with no requests, a non-2xx answer or a socket error, a
+pgbench run with no or failed transactions, a zero rate or memory reading stops the run with a
+non-zero exit status. A smoke run proves the scripts still work; its figures mean nothing.
 """
 import argparse
+import base64
 import json
 import os
 import re
@@ -27,15 +34,76 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-BIN = os.path.join(TARGET, "release", "pay-server")
-HELLO = os.path.join(TARGET, "release", "hello")
-LOOP = os.path.join(TARGET, "release", "sqlite-insert-loop")
 PG_URL = os.environ.get("PAY_BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test")
 OUT = os.path.join(ROOT, "bench", "out")
+# Seals webhook secrets at rest: PostgreSQL needs it in the environment of every pay-server
+# command (SQLite generates pay.key beside its database file). One random key per run.
+ENCRYPTION_KEY = base64.b64encode(os.urandom(32)).decode()
+# The binaries of the chosen cargo profile (use_profile).
+BIN = HELLO = LOOP = None
+
+
+def use_profile(profile):
+    """Points BIN, HELLO and LOOP at the binaries of a cargo profile ("release" or "dev")."""
+    global BIN, HELLO, LOOP
+    d = os.path.join(TARGET, "release" if profile == "release" else "debug")
+    BIN, HELLO, LOOP = (os.path.join(d, n) for n in ("pay-server", "hello", "sqlite-insert-loop"))
+
+
+use_profile("release")
+
+
+def build(profile):
+    cmd = ["cargo", "build", "-p", "pay-server", "-p", "pay-bench-ceiling"]
+    if profile == "release":
+        cmd.append("--release")
+    subprocess.run(cmd, cwd=ROOT, check=True)
+    use_profile(profile)
+
+
+def add_common_args(ap, rounds, seconds, connections):
+    ap.add_argument("--rounds", type=int, default=None, help=f"default {rounds} (smoke: 1)")
+    ap.add_argument("--seconds", type=int, default=None, help=f"default {seconds} (smoke: 1)")
+    ap.add_argument("--connections", type=int, default=connections)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--skip-build", action="store_true")
+    ap.add_argument("--smoke", action="store_true",
+                    help="one short round per figure, checked, nothing written: the scripts still work")
+    ap.add_argument("--profile", choices=["release", "dev"], default=None,
+                    help="cargo profile of the binaries (default release; smoke: dev, the build the tests share)")
+
+
+def finish_args(args, rounds, seconds):
+    args.rounds = args.rounds or (1 if args.smoke else rounds)
+    args.seconds = args.seconds or (1 if args.smoke else seconds)
+    args.profile = args.profile or ("dev" if args.smoke else "release")
+    if args.skip_build:
+        use_profile(args.profile)
+    else:
+        build(args.profile)
+    return args
+
+
+def require_tool(tool, package):
+    """Exits unless `tool` is there. PostgreSQL's tools must also answer `--version`: Debian's
+    /usr/bin/pgbench is a wrapper from postgresql-client-common that fails when the real
+    pgbench, shipped with the server package, is missing. (wrk has no such option.)"""
+    ok = shutil.which(tool) is not None
+    if ok and tool in ("psql", "pgbench"):
+        ok = subprocess.run([tool, "--version"], capture_output=True).returncode == 0
+    if not ok:
+        sys.exit(f"{tool} not found: apt-get install -y {package}")
+
+
+class BenchError(Exception):
+    """A measurement that did not measure: no requests, errors, a zero reading."""
 
 
 def sh(cmd, **kw):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise BenchError(f"{cmd[0]} exited with {r.returncode}\n{r.stdout}{r.stderr}")
+    return r.stdout
 
 
 def free_port():
@@ -70,18 +138,25 @@ UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
 def wrk(url, seconds, conns, script=None, env=None):
+    """wrk's requests per second and p99 latency; a run that sent nothing, got a non-2xx
+    answer or had a socket error (connect, read, write, timeout) is not a measurement."""
     cmd = ["wrk", "-t2", f"-c{conns}", f"-d{seconds}s", "--latency", url]
     if script:
         cmd[1:1] = ["-s", script]
     out = sh(cmd, env={**os.environ, **(env or {})})
+    requests = re.search(r"(\d+) requests in", out)
+    if not requests or int(requests.group(1)) == 0:
+        raise BenchError(f"{url}: no requests completed\n{out}")
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    if non2xx:
+        raise BenchError(f"{url}: {non2xx.group(1)} non-2xx responses\n{out}")
+    errors = re.search(r"Socket errors: (.*)", out)
+    if errors:
+        raise BenchError(f"{url}: socket errors: {errors.group(1)}\n{out}")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     m = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", out)
     p99 = float(m.group(1)) * UNITS[m.group(2)]
-    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    errors = re.search(r"Socket errors: (.*)", out)
-    if non2xx:
-        raise RuntimeError(f"{url}: {non2xx.group(1)} non-2xx responses\n{out}")
-    return {"rps": rps, "p99_ms": p99, "socket_errors": errors.group(1) if errors else None}
+    return {"rps": rps, "p99_ms": p99, "requests": int(requests.group(1))}
 
 
 def pgbench(dburl, script_text, seconds, conns):
@@ -93,11 +168,20 @@ def pgbench(dburl, script_text, seconds, conns):
     cmd = ["pgbench", "-n", "-M", "prepared", "-c", str(conns), "-j", "2", "-T", str(seconds), "-f", path,
            "-h", u.hostname or "127.0.0.1", "-p", str(u.port or 5432), "-U", u.username or "postgres",
            "-r", u.path.lstrip("/")]
-    out = sh(cmd)
-    os.unlink(path)
+    try:
+        out = sh(cmd)
+    finally:
+        os.unlink(path)
+    processed = re.search(r"number of transactions actually processed: (\d+)", out)
+    failed = re.search(r"number of failed transactions: (\d+)", out)
+    if not processed or int(processed.group(1)) == 0:
+        raise BenchError(f"pgbench: no transactions\n{out}")
+    if failed and int(failed.group(1)) > 0:
+        raise BenchError(f"pgbench: {failed.group(1)} failed transactions\n{out}")
     tps = float(re.search(r"tps = ([\d.]+)", out).group(1))
     lat = re.search(r"latency average = ([\d.]+) ms", out)
-    return {"rps": tps, "avg_ms": float(lat.group(1)) if lat else None}
+    return {"rps": tps, "avg_ms": float(lat.group(1)) if lat else None,
+            "transactions": int(processed.group(1))}
 
 
 def psql(dburl, sql):
@@ -109,22 +193,35 @@ def with_db(url, name):
     return urllib.parse.urlunparse(u._replace(path="/" + name))
 
 
+def server_env(db_url, **extra):
+    """The environment of every pay-server command on `db_url` (serve and bootstrap alike)."""
+    env = {**os.environ, "PAY_DATABASE_URL": db_url, "PAY_LOG": "warn", **extra}
+    for name in ["PAY_BASE_URL", "PAY_ENCRYPTION_KEY", "PAY_ENCRYPTION_KEYS_OLD"]:
+        env.pop(name, None)
+    if db_url.startswith("postgres"):
+        env["PAY_ENCRYPTION_KEY"] = ENCRYPTION_KEY
+    return env
+
+
 class Server:
     def __init__(self, db_url, workers):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "PAY_DATABASE_URL": db_url, "PAY_LISTEN": f"127.0.0.1:{self.port}",
-               "PAY_LOG": "warn", "PAY_DEMO": "false", "PAY_WORKERS": str(workers)}
-        env.pop("PAY_BASE_URL", None)
+        env = server_env(db_url, PAY_LISTEN=f"127.0.0.1:{self.port}", PAY_DEMO="false",
+                         PAY_WORKERS=str(workers))
         self.proc = subprocess.Popen([BIN, "serve"], env=env, stdout=subprocess.DEVNULL)
-        wait_ready(self.base + "/readyz")
+        try:
+            wait_ready(self.base + "/readyz")
+        except Exception:
+            self.proc.kill()
+            raise
 
     def rss_kb(self):
         with open(f"/proc/{self.proc.pid}/status") as f:
             for line in f:
                 if line.startswith("VmRSS:"):
                     return int(line.split()[1])
-        return None
+        raise BenchError("no VmRSS line for pay-server")
 
     def stop(self):
         self.proc.send_signal(signal.SIGINT)
@@ -136,8 +233,7 @@ class Server:
 
 def bootstrap(db_url):
     out = sh([BIN, "admin", "bootstrap", "--company", "Bench Co", "--email", "bench@bench.example"],
-             env={**os.environ, "PAY_DATABASE_URL": db_url, "PAY_LOG": "warn",
-                  "PAY_BOOTSTRAP_PASSWORD": "bench password 123"})
+             env=server_env(db_url, PAY_BOOTSTRAP_PASSWORD="bench password 123"))
     return json.loads(out)
 
 
@@ -151,12 +247,19 @@ def median(xs):
 
 def run_backend(name, db_url, args, hello_url, rounds):
     creds = bootstrap(db_url)
-    env = {"KEY_ID": creds["keyId"], "KEY_SECRET": creds["keySecret"]}
     srv = Server(db_url, args.workers)
+    try:
+        return measure(name, db_url, args, hello_url, rounds, creds, srv)
+    finally:
+        srv.stop()
+
+
+def measure(name, db_url, args, hello_url, rounds, creds, srv):
+    env = {"KEY_ID": creds["keyId"], "KEY_SECRET": creds["keySecret"]}
     links = srv.base + "/api/partner/v1/pay/payment-links"
     hdrs = {"x-svc-key-id": creds["keyId"], "x-svc-key-secret": creds["keySecret"],
             "content-type": "application/json"}
-    for i in range(200):
+    for i in range(args.seed):
         http("POST", links, hdrs, {"amount": "12.50", "title": f"seed {i}"})
     uid = http("GET", links, hdrs)["data"][0]["uid"]
     results = {k: [] for k in ["create", "list", "detail", "hello", "ceiling_insert", "ceiling_select"]}
@@ -181,16 +284,19 @@ def run_backend(name, db_url, args, hello_url, rounds):
             results["ceiling_select"].append(pgbench(db_url, q, args.seconds, args.connections))
         else:
             loop_db = os.path.join(tempfile.gettempdir(), f"pay-bench-loop-{os.getpid()}.db")
-            rate = float(sh([LOOP, loop_db, str(args.seconds)]).strip())
-            for suffix in ["", "-wal", "-shm"]:
-                if os.path.exists(loop_db + suffix):
-                    os.unlink(loop_db + suffix)
+            try:
+                rate = float(sh([LOOP, loop_db, str(args.seconds)]).strip())
+            finally:
+                for suffix in ["", "-wal", "-shm"]:
+                    if os.path.exists(loop_db + suffix):
+                        os.unlink(loop_db + suffix)
+            if rate <= 0:
+                raise BenchError(f"sqlite-insert-loop: {rate} inserts/s")
             results["ceiling_insert"].append({"rps": rate})
         print(f"  {name} round {r + 1}: create {results['create'][-1]['rps']:.0f}/s "
               f"list {results['list'][-1]['rps']:.0f}/s detail {results['detail'][-1]['rps']:.0f}/s "
               f"hello {results['hello'][-1]['rps']:.0f}/s ceiling-insert {results['ceiling_insert'][-1]['rps']:.0f}/s",
               flush=True)
-    srv.stop()
     return results
 
 
@@ -212,43 +318,42 @@ def summarize(name, res):
     }
 
 
-def idle_rss(db_url, workers):
+def idle_rss(db_url, workers, settle):
     srv = Server(db_url, workers)
-    time.sleep(2)
-    kb = srv.rss_kb()
-    srv.stop()
+    try:
+        time.sleep(settle)
+        kb = srv.rss_kb()
+    finally:
+        srv.stop()
+    if not kb:
+        raise BenchError("idle resident memory read as 0")
     return kb
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--seconds", type=int, default=10)
-    ap.add_argument("--connections", type=int, default=32)
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--skip-build", action="store_true")
+    add_common_args(ap, rounds=3, seconds=10, connections=32)
     ap.add_argument("--only", choices=["sqlite", "postgres"])
+    ap.add_argument("--seed", type=int, default=None, help="links created before the rounds (default 200, smoke: 20)")
     args = ap.parse_args()
-    for tool in ["wrk", "pgbench", "psql"]:
-        if not shutil.which(tool):
-            sys.exit(f"{tool} not found: apt-get install -y wrk postgresql-client")
-    if not args.skip_build:
-        subprocess.run(["cargo", "build", "--release", "-p", "pay-server", "-p", "pay-bench-ceiling"],
-                       cwd=ROOT, check=True)
+    args.seed = args.seed if args.seed is not None else (20 if args.smoke else 200)
+    for tool, package in [("wrk", "wrk"), ("psql", "postgresql-client"), ("pgbench", "postgresql")]:
+        require_tool(tool, package)
+    finish_args(args, rounds=3, seconds=10)
     os.makedirs(OUT, exist_ok=True)
     hello_port = free_port()
     hello = subprocess.Popen([HELLO, f"127.0.0.1:{hello_port}", str(args.workers)])
     hello_url = f"http://127.0.0.1:{hello_port}/hello"
-    wait_ready(hello_url)
     tmp = tempfile.mkdtemp(prefix="pay-bench-")
     summary = {"connections": args.connections, "seconds": args.seconds, "rounds": args.rounds,
-               "workers": args.workers, "cpus": os.cpu_count()}
+               "profile": args.profile, "workers": args.workers, "cpus": os.cpu_count()}
     try:
+        wait_ready(hello_url)
         if args.only in (None, "sqlite"):
             db = f"sqlite://{tmp}/bench.db"
             print("sqlite:", flush=True)
             summary["sqlite"] = summarize("sqlite", run_backend("sqlite", db, args, hello_url, args.rounds))
-            summary["sqlite"]["idle_rss_kb"] = idle_rss(db, args.workers)
+            summary["sqlite"]["idle_rss_kb"] = idle_rss(db, args.workers, 0.5 if args.smoke else 2)
         if args.only in (None, "postgres"):
             name = f"pay_bench_{os.getpid()}"
             psql(PG_URL, f"CREATE DATABASE {name}")
@@ -258,16 +363,23 @@ def main():
                          "payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())")
                 print("postgres:", flush=True)
                 summary["postgres"] = summarize("postgres", run_backend("postgres", db, args, hello_url, args.rounds))
-                summary["postgres"]["idle_rss_kb"] = idle_rss(db, args.workers)
+                summary["postgres"]["idle_rss_kb"] = idle_rss(db, args.workers, 0.5 if args.smoke else 2)
             finally:
                 psql(PG_URL, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     finally:
         hello.terminate()
         shutil.rmtree(tmp, ignore_errors=True)
+    if args.smoke:
+        print(f"smoke run ok ({', '.join(k for k in ('sqlite', 'postgres') if k in summary)}): "
+              "every figure measured, no errors; figures not written")
+        return
     print(json.dumps(summary, indent=2))
     with open(os.path.join(OUT, "foundation.json"), "w") as f:
         json.dump(summary, f, indent=2)
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BenchError as e:
+        sys.exit(f"benchmark failed: {e}")

@@ -4,7 +4,13 @@
 //! on SQLite, on PostgreSQL, and two dispatchers sharing one PostgreSQL database. Loopback only.
 //!
 //! `cargo bench -p pay-server --bench webhooks [-- --rounds 3 --deliveries 5000]`; PostgreSQL
-//! from `PAY_TEST_POSTGRES_URL` (skipped with a line when unset).
+//! from `PAY_TEST_POSTGRES_URL` (skipped with a line when unset; a failure when
+//! `PAY_REQUIRE_ALL_TESTS=1`).
+//!
+//! `-- --smoke` (CI, with `cargo bench --profile dev`): one round of 200 deliveries, to show the
+//! benchmark still works; its figures mean nothing. Every run checks that it measured: every
+//! send answered 2xx, every queued delivery attempted once, the receiver got exactly the requests
+//! sent, no rate is zero; a failed check panics (non-zero exit).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -28,6 +34,19 @@ fn arg(name: &str, default: usize) -> usize {
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+fn flag(name: &str) -> bool {
+    std::env::args().any(|a| a == name)
+}
+
+/// A rate that measured something.
+fn measured(what: &str, rate: f64) -> f64 {
+    assert!(
+        rate.is_finite() && rate > 0.0,
+        "{what}: {rate}/s is not a measurement"
+    );
+    rate
 }
 
 fn start_receiver(count: Arc<AtomicU64>) -> String {
@@ -87,7 +106,10 @@ async fn bare_loop(url: &str, n: usize, body: &str, in_flight: usize) -> f64 {
             }
         })
         .await;
-    n as f64 / start.elapsed().as_secs_f64()
+    measured(
+        "sign-and-POST loop",
+        n as f64 / start.elapsed().as_secs_f64(),
+    )
 }
 
 /// Queues `n` events for one link of a fresh tenant whose callback is `url`.
@@ -147,7 +169,7 @@ async fn dispatch(db_url: &str, url: &str, n: usize, dispatchers: usize) -> f64 
     let elapsed = start.elapsed().as_secs_f64();
     let total: usize = done.into_iter().map(|r| r.unwrap()).sum();
     assert_eq!(total, n, "every delivery attempted once");
-    n as f64 / elapsed
+    measured("dispatcher", n as f64 / elapsed)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -156,8 +178,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let rounds = arg("--rounds", 3);
-    let n = arg("--deliveries", 5000);
+    let smoke = flag("--smoke");
+    let rounds = arg("--rounds", if smoke { 1 } else { 3 });
+    let n = arg("--deliveries", if smoke { 200 } else { 5000 });
     actix_rt::System::new().block_on(async move {
         let count = Arc::new(AtomicU64::new(0));
         let url = start_receiver(count.clone());
@@ -169,8 +192,16 @@ fn main() {
         let (mut sqlite_r, mut pg1_r, mut pg2_r) = (Vec::new(), Vec::new(), Vec::new());
         let pg_available = std::env::var("PAY_TEST_POSTGRES_URL").is_ok();
         if !pg_available {
+            assert!(
+                !pay_store::testing::require_all_tests(),
+                "PAY_REQUIRE_ALL_TESTS=1 but PAY_TEST_POSTGRES_URL is not set: the PostgreSQL \
+                 rounds cannot run"
+            );
             eprintln!("SKIP: PostgreSQL rounds (set PAY_TEST_POSTGRES_URL)");
         }
+        // Requests the receiver must have got: two bare loops and one SQLite dispatcher per
+        // round, and two PostgreSQL runs (one dispatcher, two dispatchers) when available.
+        let per_round = if pg_available { 5 } else { 3 };
         for round in 1..=rounds {
             let sequential = bare_loop(&url, n, &body, 1).await;
             sequential_r.push(sequential);
@@ -203,7 +234,16 @@ fn main() {
             println!("median PostgreSQL one dispatcher / {CONCURRENCY} in flight: {:.2}", median(pg1_r));
             println!("median PostgreSQL two dispatchers / one: {:.2}", median(pg2_r));
         }
-        println!("receiver got {} requests", count.load(Ordering::Relaxed));
+        let got = count.load(Ordering::Relaxed);
+        println!("receiver got {got} requests");
+        assert_eq!(
+            got,
+            (per_round * rounds * n) as u64,
+            "the receiver got every request sent, once"
+        );
+        if smoke {
+            println!("smoke run ok: every figure measured, no errors");
+        }
         let _ = rows;
     });
 }

@@ -33,6 +33,10 @@ pub struct Config {
     pub allow_private_targets: bool,
     /// Run the outbox workers (webhook dispatcher, mailer) inside `serve`.
     pub dispatcher: bool,
+    /// `PAY_WEBHOOK_LEASE_SECS`: how long a claimed delivery stays hidden from other
+    /// dispatchers, and so how long the claims of a crashed one wait before they are sent again
+    /// (default 60 s). The send timeout follows it (`dispatcher::send_timeout`).
+    pub webhook_lease: Duration,
     /// `PAY_SMTP_URL`: where mails go (`smtp://`, `smtp://…?tls=required`, `smtps://`; may
     /// carry a password). Unset: mails stay in the outbox and are logged.
     pub smtp_url: Option<pay_domain::secret::Secret>,
@@ -111,6 +115,26 @@ fn bool_var(name: &str, default: bool) -> anyhow::Result<bool> {
 /// The sender when `PAY_MAIL_FROM` is unset (set a real one: servers refuse `@localhost`).
 pub const DEFAULT_MAIL_FROM: &str = "Pay <no-reply@localhost>";
 
+/// The webhook claim lease when `PAY_WEBHOOK_LEASE_SECS` is unset (the domain's `CLAIM_LEASE`).
+pub const DEFAULT_WEBHOOK_LEASE: Duration = Duration::from_secs(60);
+/// The range `PAY_WEBHOOK_LEASE_SECS` may take.
+const WEBHOOK_LEASE_SECS: std::ops::RangeInclusive<u64> = 2..=3600;
+
+/// `PAY_WEBHOOK_LEASE_SECS`: whole seconds within `WEBHOOK_LEASE_SECS`.
+fn webhook_lease(v: Option<String>) -> anyhow::Result<Duration> {
+    let Some(v) = v else {
+        return Ok(DEFAULT_WEBHOOK_LEASE);
+    };
+    match v.trim().parse::<u64>() {
+        Ok(secs) if WEBHOOK_LEASE_SECS.contains(&secs) => Ok(Duration::from_secs(secs)),
+        _ => bail!(
+            "PAY_WEBHOOK_LEASE_SECS must be whole seconds from {} to {}, got {v:?}",
+            WEBHOOK_LEASE_SECS.start(),
+            WEBHOOK_LEASE_SECS.end()
+        ),
+    }
+}
+
 /// `PAY_SMTP_URL`, checked at start (scheme, host, no password in clear to a remote host).
 fn smtp_url(v: Option<String>) -> anyhow::Result<Option<pay_domain::secret::Secret>> {
     let Some(url) = v else { return Ok(None) };
@@ -178,6 +202,7 @@ impl Config {
                 .unwrap_or_default(),
             allow_private_targets: bool_var("PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS", false)?,
             dispatcher: bool_var("PAY_DISPATCHER", true)?,
+            webhook_lease: webhook_lease(var("PAY_WEBHOOK_LEASE_SECS"))?,
             smtp_url: smtp_url(var("PAY_SMTP_URL"))?,
             mail_from: mail_from(var("PAY_MAIL_FROM"))?,
             processor: processor(var("PAY_PROCESSOR"))?,
@@ -205,6 +230,7 @@ impl Config {
             encryption_keys_old: vec![],
             allow_private_targets: true,
             dispatcher: false,
+            webhook_lease: DEFAULT_WEBHOOK_LEASE,
             smtp_url: None,
             mail_from: DEFAULT_MAIL_FROM.into(),
             processor: "sandbox".into(),
@@ -401,6 +427,31 @@ mod tests {
             assert!(e.starts_with("PAY_SMTP_URL"), "{e}");
             assert!(!e.contains("hunter2"), "{e}");
         }
+    }
+
+    #[test]
+    fn the_webhook_lease_is_a_minute_unless_configured() {
+        assert_eq!(webhook_lease(None).unwrap(), Duration::from_secs(60));
+        assert_eq!(
+            DEFAULT_WEBHOOK_LEASE.as_secs(),
+            pay_domain::webhook::CLAIM_LEASE.whole_seconds() as u64
+        );
+        assert_eq!(
+            webhook_lease(Some(" 5 ".into())).unwrap(),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            webhook_lease(Some("3600".into())).unwrap(),
+            Duration::from_secs(3600)
+        );
+        for bad in ["1", "0", "3601", "-5", "1.5", "5s", "soon"] {
+            let e = webhook_lease(Some(bad.into())).unwrap_err().to_string();
+            assert!(e.starts_with("PAY_WEBHOOK_LEASE_SECS"), "{e}");
+        }
+        assert_eq!(
+            Config::for_database("sqlite://x.db").webhook_lease,
+            DEFAULT_WEBHOOK_LEASE
+        );
     }
 
     #[test]

@@ -3,6 +3,10 @@
 //! number of dispatchers (threads, `serve` instances, `pay-server worker`s) can run against one
 //! PostgreSQL database: claims never overlap. A dispatcher that dies mid-attempt leaves its
 //! claim to expire, and the delivery is tried again (at least once, same delivery id).
+//!
+//! A round's sends end inside its claim lease: the send timeout is derived from the lease
+//! (`send_timeout`), so a slow receiver cannot make a live claim run out and another dispatcher
+//! send the same delivery while the first is still waiting.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,12 +25,23 @@ pub const IDLE_POLL: Duration = Duration::from_millis(200);
 /// Rounds in progress at once: while one round waits on the database (claim, record), others
 /// are sending. Claims never overlap, so this is safe as several dispatchers are.
 pub const PARALLEL_ROUNDS: usize = 4;
+/// Sends one round waits through at most: `BATCH` attempts, `CONCURRENCY` at a time.
+pub const ROUND_WAVES: u32 = BATCH.div_ceil(CONCURRENCY) as u32;
+
+/// The whole-exchange timeout of one send under a claim `lease`: the transport's own
+/// (`pay_webhooks::transport::TOTAL_TIMEOUT`, 15 s), or less when the lease is short, so that a round's
+/// sends (`ROUND_WAVES` of them back to back) take at most half the lease and the claim, the
+/// preparation and the record fit in the other half. The default lease of 60 s keeps 15 s.
+pub fn send_timeout(lease: Duration) -> Duration {
+    (lease / (2 * ROUND_WAVES)).min(pay_webhooks::transport::TOTAL_TIMEOUT)
+}
 
 /// One dispatcher.
 #[derive(Clone)]
 pub struct Dispatcher {
     pay: Pay,
     transport: Arc<HttpTransport>,
+    lease: time::Duration,
 }
 
 impl std::fmt::Debug for Dispatcher {
@@ -36,11 +51,20 @@ impl std::fmt::Debug for Dispatcher {
 }
 
 impl Dispatcher {
+    /// A dispatcher claiming for the domain's `CLAIM_LEASE`.
     pub fn new(pay: Pay, transport: HttpTransport) -> Self {
         Dispatcher {
             pay,
             transport: Arc::new(transport),
+            lease: pay_domain::webhook::CLAIM_LEASE,
         }
+    }
+
+    /// Claims for `lease` instead; the transport's timeout must be `send_timeout(lease)` or
+    /// shorter (`build_dispatcher` does both).
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = time::Duration::try_from(lease).unwrap_or(pay_domain::webhook::CLAIM_LEASE);
+        self
     }
 
     /// Claims one round, prepares every signed request in one store call, sends them
@@ -48,8 +72,9 @@ impl Dispatcher {
     /// were attempted.
     pub async fn run_once(&self) -> anyhow::Result<usize> {
         let pay = self.pay.clone();
+        let lease = self.lease;
         let round = tokio::task::spawn_blocking(move || {
-            let claimed = pay.claim_due_deliveries(BATCH)?;
+            let claimed = pay.claim_due_deliveries_for(BATCH, lease)?;
             let prepared = pay.prepare_attempts(&claimed);
             Ok::<_, pay_domain::DomainError>(claimed.into_iter().zip(prepared).collect::<Vec<_>>())
         })
@@ -131,5 +156,32 @@ fn failed(error: String) -> AttemptOutcome {
         error: Some(error),
         response_excerpt: None,
         retry_after: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_of_sends_takes_at_most_half_its_lease() {
+        assert_eq!(ROUND_WAVES, 2);
+        // The default lease keeps the transport's documented 15 s.
+        assert_eq!(
+            send_timeout(Duration::from_secs(60)),
+            pay_webhooks::transport::TOTAL_TIMEOUT
+        );
+        assert_eq!(
+            send_timeout(Duration::from_secs(3600)),
+            pay_webhooks::transport::TOTAL_TIMEOUT
+        );
+        assert_eq!(
+            send_timeout(Duration::from_secs(5)),
+            Duration::from_millis(1250)
+        );
+        for secs in 2..=3600 {
+            let lease = Duration::from_secs(secs);
+            assert!(send_timeout(lease) * ROUND_WAVES <= lease / 2, "{secs} s");
+        }
     }
 }

@@ -98,14 +98,17 @@ pub fn build_pay_with<C: Clock + 'static>(
     })
 }
 
-/// The webhook dispatcher over the real transport.
+/// The webhook dispatcher over the real transport, claiming for `PAY_WEBHOOK_LEASE_SECS` with
+/// its sends timed to fit inside that lease.
 pub fn build_dispatcher(config: &Config, pay: Pay) -> anyhow::Result<Dispatcher> {
+    let total_timeout = dispatcher::send_timeout(config.webhook_lease);
     let transport = HttpTransport::new(TransportConfig {
         allow_private: config.allow_private_targets,
-        ..TransportConfig::default()
+        connect_timeout: pay_webhooks::transport::CONNECT_TIMEOUT.min(total_timeout),
+        total_timeout,
     })
     .map_err(|e| anyhow::anyhow!("webhook transport: {e}"))?;
-    Ok(Dispatcher::new(pay, transport))
+    Ok(Dispatcher::new(pay, transport).with_lease(config.webhook_lease))
 }
 
 /// The printed form of a bootstrap (`admin bootstrap` and the first-start demo).

@@ -326,9 +326,19 @@ impl Pay {
 
     /// Dispatcher step 1: claims due deliveries for `CLAIM_LEASE`.
     pub fn claim_due_deliveries(&self, limit: usize) -> DomainResult<Vec<Delivery>> {
+        self.claim_due_deliveries_for(limit, CLAIM_LEASE)
+    }
+
+    /// Step 1 with the dispatcher's own lease (`PAY_WEBHOOK_LEASE_SECS`): how long the claimed
+    /// deliveries stay hidden from other claimers, and so how long a crashed dispatcher's claims
+    /// wait before they are sent again. The dispatcher keeps its sends inside it.
+    pub fn claim_due_deliveries_for(
+        &self,
+        limit: usize,
+        lease: time::Duration,
+    ) -> DomainResult<Vec<Delivery>> {
         let now = self.clock.now();
-        self.store
-            .claim_due_deliveries(now, now.plus(CLAIM_LEASE), limit)
+        self.store.claim_due_deliveries(now, now.plus(lease), limit)
     }
 
     /// Dispatcher step 2: the signed request for the next attempt. The signature's `t` is real

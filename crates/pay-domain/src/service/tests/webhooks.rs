@@ -892,6 +892,33 @@ fn claim_returns_due_deliveries_oldest_first_and_leases_them() {
 }
 
 #[test]
+fn a_dispatcher_may_claim_for_its_own_lease() {
+    let w = world();
+    let a = w.team("Acme", "ops@acme.example");
+    w.set_callback(&a, PAY, HOOK);
+    let link = w.new_link(&a.key);
+    let d = w.emit_one(&link);
+    let claimed = w
+        .pay
+        .claim_due_deliveries_for(10, Duration::seconds(5))
+        .unwrap();
+    assert_eq!(ids(&claimed), vec![d.id]);
+    // Both clocks move together here: this is about the lease's length, not its clock.
+    let both = |by: Duration| {
+        w.advance(by);
+        w.wall.advance(by);
+    };
+    both(Duration::seconds(4));
+    assert_eq!(w.claim(), vec![], "still leased");
+    both(Duration::seconds(1));
+    assert_eq!(
+        ids(&w.claim()),
+        vec![d.id],
+        "the lease ran out: claimed again"
+    );
+}
+
+#[test]
 fn prepare_attempt_builds_the_spec_headers_signed_at_wall_time() {
     let w = world();
     let a = w.team("Acme", "ops@acme.example");
