@@ -101,12 +101,23 @@ pub async fn spawn_with(
     backend: Backend,
     processor: Arc<dyn pay_domain::ports::Processor>,
 ) -> Option<TestApp> {
+    spawn_configured(backend, processor, |_| {}).await
+}
+
+/// The same with the test configuration adjusted first (private webhook targets refused, as
+/// in production, say).
+pub async fn spawn_configured(
+    backend: Backend,
+    processor: Arc<dyn pay_domain::ports::Processor>,
+    configure: impl FnOnce(&mut Config),
+) -> Option<TestApp> {
     let db = match backend {
         Backend::Sqlite => TestDb::sqlite(),
         Backend::Postgres => TestDb::postgres()?,
     };
     let mut config = Config::for_database(&db.url);
     config.public_pay_url = "https://pay.test.example".into();
+    configure(&mut config);
     let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
     let clock = Arc::new(ManualClock(AtomicI64::new(now)));
     let store = open_store(&config).expect("open store");

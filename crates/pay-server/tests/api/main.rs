@@ -15,4 +15,5 @@ mod links;
 mod mail;
 mod meta;
 mod settings;
+mod webhook_targets;
 mod webhooks;
