@@ -174,11 +174,17 @@ pub trait SettingsStore {
 }
 
 /// Encryption of secrets at rest (AEAD). The associated data binds a sealed value to the row
-/// it belongs to; opening with other associated data MUST fail.
+/// it belongs to (`aad`: table and row id) and to the key that sealed it (the sealer adds the
+/// key id and the version of its format): opening with other associated data, or after the
+/// stored key id was changed, MUST fail.
 pub trait SecretSealer: Send + Sync {
     fn seal(&self, secret: &crate::secret::Secret, aad: &str) -> DomainResult<SealedSecret>;
     /// Fails for an unknown key id, tampered bytes or other associated data.
     fn open(&self, sealed: &SealedSecret, aad: &str) -> DomainResult<crate::secret::Secret>;
+    /// Whether `sealed` is in the form `seal` writes now (the current key, the current format).
+    /// A value that is not still opens while its key is configured; its row is sealed again on
+    /// its next write.
+    fn is_current(&self, sealed: &SealedSecret) -> bool;
 }
 
 /// Webhook signatures.

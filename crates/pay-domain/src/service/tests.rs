@@ -947,8 +947,11 @@ impl Crypto for FakeCrypto {
 
 /// The key id `FakeSealer` seals with.
 const SEAL_KEY_ID: &str = "k1";
+/// An older key `FakeSealer` still opens (values under it are not current).
+const OLD_SEAL_KEY_ID: &str = "k0";
 
 /// Sealing that a test can read: `{aad}|{secret}` under key `k1`; opening needs the same aad.
+/// Values under `k0` open too but are not current (as after a key rotation).
 #[derive(Debug, Default)]
 struct FakeSealer {
     /// The aad of every `seal` call.
@@ -965,6 +968,14 @@ impl FakeSealer {
         }
     }
 
+    /// A value as an older key sealed it.
+    fn sealed_under_old_key(secret: &str, aad: &str) -> SealedSecret {
+        SealedSecret {
+            key_id: OLD_SEAL_KEY_ID.into(),
+            ..FakeSealer::sealed(secret, aad)
+        }
+    }
+
     fn seal_calls(&self) -> Vec<String> {
         self.sealed_with.lock().unwrap().clone()
     }
@@ -978,7 +989,7 @@ impl SecretSealer for FakeSealer {
 
     fn open(&self, sealed: &SealedSecret, aad: &str) -> DomainResult<Secret> {
         self.opened_with.lock().unwrap().push(aad.to_owned());
-        if sealed.key_id != SEAL_KEY_ID {
+        if sealed.key_id != SEAL_KEY_ID && sealed.key_id != OLD_SEAL_KEY_ID {
             return Err(DomainError::Internal("unknown sealing key".into()));
         }
         sealed
@@ -987,6 +998,10 @@ impl SecretSealer for FakeSealer {
             .and_then(|rest| rest.strip_prefix('|'))
             .map(Secret::new)
             .ok_or_else(|| DomainError::Internal("cannot open: other associated data".into()))
+    }
+
+    fn is_current(&self, sealed: &SealedSecret) -> bool {
+        sealed.key_id == SEAL_KEY_ID
     }
 }
 

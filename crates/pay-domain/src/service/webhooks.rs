@@ -66,6 +66,26 @@ impl Pay {
         Ok((secret, stored))
     }
 
+    /// `stored` in the sealer's current form: as it is when it already is, else opened and
+    /// sealed again (a value of an older key, or of the format before the key id was bound
+    /// into the associated data). Every write of a callback row goes through here, so rows
+    /// move to the current form as they are saved.
+    fn current_form(
+        &self,
+        stored: StoredSigningSecret,
+        aad: &str,
+    ) -> DomainResult<StoredSigningSecret> {
+        let sealer = &self.webhooks.sealer;
+        if sealer.is_current(&stored.sealed) {
+            return Ok(stored);
+        }
+        let secret = sealer.open(&stored.sealed, aad)?;
+        Ok(StoredSigningSecret {
+            sealed: sealer.seal(&secret, aad)?,
+            ..stored
+        })
+    }
+
     /// A company callback (session with `settings.manage`); `None` when not set.
     pub fn company_callback(
         &self,
@@ -99,15 +119,24 @@ impl Pay {
         for _ in 0..3 {
             let now = self.clock.now();
             let (callback, issued) = match self.store.company_callback(company, kind)? {
-                Some(existing) => (
-                    CompanyCallback {
-                        url: url.to_owned(),
-                        updated_at: now,
-                        version: existing.version + 1,
-                        ..existing
-                    },
-                    None,
-                ),
+                Some(existing) => {
+                    let aad = CompanyCallback::aad(company, kind);
+                    let previous = match existing.previous {
+                        Some((prev, until)) => Some((self.current_form(prev, &aad)?, until)),
+                        None => None,
+                    };
+                    (
+                        CompanyCallback {
+                            url: url.to_owned(),
+                            secret: self.current_form(existing.secret, &aad)?,
+                            previous,
+                            updated_at: now,
+                            version: existing.version + 1,
+                            ..existing
+                        },
+                        None,
+                    )
+                }
                 None => {
                     let (secret, stored) = self.new_signing_secret(company, kind, now)?;
                     (
@@ -150,8 +179,10 @@ impl Pay {
                 .ok_or(DomainError::NotFound { kind: "Callback" })?;
             let now = self.clock.now();
             let (secret, stored) = self.new_signing_secret(company, kind, now)?;
+            let aad = CompanyCallback::aad(company, kind);
+            let previous = self.current_form(existing.secret.clone(), &aad)?;
             let callback = CompanyCallback {
-                previous: Some((existing.secret.clone(), now.plus(ROTATION_GRACE))),
+                previous: Some((previous, now.plus(ROTATION_GRACE))),
                 secret: stored,
                 updated_at: now,
                 version: existing.version + 1,

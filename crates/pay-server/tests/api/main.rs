@@ -15,5 +15,5 @@ mod links;
 mod mail;
 mod meta;
 mod settings;
-mod webhook_targets;
+mod webhook_safety;
 mod webhooks;

@@ -1,0 +1,216 @@
+//! Webhook safety over HTTP: callback URLs refused when saved (the spellings that reach
+//! internal addresses), and signing secrets sealed before the key id was bound into the
+//! associated data still opening, then moving to the current form.
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use chacha20poly1305::aead::{Aead, KeyInit, Payload};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use pay_domain::ids::CompanyId;
+use pay_domain::webhook::{CallbackKind, CompanyCallback, SealedSecret};
+use reqwest::Method;
+use serde_json::json;
+
+use crate::helpers::{assert_error, read, spawn_configured, Backend, TestApp};
+use crate::on_both_backends;
+use crate::webhooks::{now_secs, set_callback, test_event, Receiver};
+
+/// Runs each named `async fn(TestApp)` on both backends against a server that refuses private
+/// webhook targets, as production does (the default test server allows them).
+macro_rules! on_both_backends_public_targets_only {
+    ($($f:ident),* $(,)?) => {$(
+        mod $f {
+            #[actix_rt::test]
+            async fn sqlite() {
+                if let Some(app) = super::spawn_public_targets_only(super::Backend::Sqlite).await {
+                    super::$f(app).await;
+                }
+            }
+            #[actix_rt::test]
+            async fn postgres() {
+                if let Some(app) = super::spawn_public_targets_only(super::Backend::Postgres).await {
+                    super::$f(app).await;
+                }
+            }
+        }
+    )*};
+}
+
+async fn spawn_public_targets_only(backend: Backend) -> Option<TestApp> {
+    spawn_configured(
+        backend,
+        std::sync::Arc::new(pay_processor::SandboxProcessor::new()),
+        |c| c.allow_private_targets = false,
+    )
+    .await
+}
+
+async fn internal_spellings_are_refused_when_a_callback_is_saved(app: TestApp) {
+    let s = app.login_owner(&app.t).await;
+    let company = &app.t.company_id;
+    for route in ["payment-callback", "legacy-callback"] {
+        let path = format!("/api/partner/v1/companies/{company}/{route}");
+        for url in [
+            "https://127.0.0.1../hook",
+            "https://127.0.0.1./hook",
+            "https://localhost./hook",
+            "https://localhost../hook",
+            "https://hooks..shop.example/pay",
+            "https://[::ffff:0:127.0.0.1]/hook",
+            "https://[::ffff:0:a9fe:a9fe]/latest/meta-data",
+            "https://[64:ff9b:1::a00:1]/hook",
+            "https://[64:ff9b:1:7f00:1::]/hook",
+        ] {
+            let got = read(
+                app.in_session(&s, Method::PUT, &path)
+                    .json(&json!({ "url": url }))
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await;
+            assert_error(&got, 400, "validation_failed", Some("url"));
+        }
+        // Nothing was saved.
+        let got = read(app.in_session(&s, Method::GET, &path).send().await.unwrap()).await;
+        assert_eq!(got.1["url"], serde_json::Value::Null, "{route}: {}", got.1);
+        // The fully qualified spelling of a public name is fine.
+        let got = read(
+            app.in_session(&s, Method::PUT, &path)
+                .json(&json!({ "url": "https://hooks.shop.example./pay" }))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(got.0, 200, "{route}: {}", got.1);
+        assert_eq!(got.1["url"], "https://hooks.shop.example./pay");
+    }
+}
+
+on_both_backends_public_targets_only!(internal_spellings_are_refused_when_a_callback_is_saved);
+
+/// The stored payment callback of the main tenant.
+async fn stored_callback(app: &TestApp) -> CompanyCallback {
+    let pay = app.pay.clone();
+    let company = CompanyId::parse(&app.t.company_id).unwrap();
+    tokio::task::spawn_blocking(move || {
+        pay.store
+            .company_callback(company, CallbackKind::CompanyPayment)
+            .unwrap()
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+/// `secret` sealed as the sealer did before the key id was bound in: base64 of nonce and
+/// ciphertext, the row's associated data alone, under the test server's key.
+fn sealed_the_old_way(app: &TestApp, secret: &str, key_id: &str) -> SealedSecret {
+    let key = STANDARD
+        .decode(app.config.encryption_key.as_deref().unwrap())
+        .unwrap();
+    let cipher = XChaCha20Poly1305::new_from_slice(&key).unwrap();
+    let nonce = [9u8; 24];
+    let company = CompanyId::parse(&app.t.company_id).unwrap();
+    let aad = CompanyCallback::aad(company, CallbackKind::CompanyPayment);
+    let ct = cipher
+        .encrypt(
+            XNonce::from_slice(&nonce),
+            Payload {
+                msg: secret.as_bytes(),
+                aad: aad.as_bytes(),
+            },
+        )
+        .unwrap();
+    let mut raw = nonce.to_vec();
+    raw.extend_from_slice(&ct);
+    SealedSecret {
+        key_id: key_id.to_owned(),
+        sealed: STANDARD.encode(raw),
+    }
+}
+
+/// Sends one test event about `uid` and returns what the receiver got for it.
+async fn one_delivery(app: &TestApp, rx: &Receiver, uid: &str) -> crate::webhooks::Received {
+    let before = rx.received().len();
+    test_event(app, uid).await;
+    assert_eq!(app.dispatcher.run_once().await.unwrap(), 1);
+    let got = rx.received();
+    assert_eq!(got.len(), before + 1);
+    got[before].clone()
+}
+
+async fn secrets_sealed_before_the_upgrade_still_sign_and_move_to_the_current_form(app: TestApp) {
+    let rx = Receiver::start();
+    let s = app.login_owner(&app.t).await;
+    let secret = set_callback(&app, &s, &rx.url).await;
+    let link = app.create_link(json!({"amount": "1"})).await;
+    let uid = link["uid"].as_str().unwrap();
+    let fresh = stored_callback(&app).await;
+    assert!(
+        fresh.secret.sealed.sealed.starts_with("v2:"),
+        "new seals bind the key id"
+    );
+    // The row as the previous version wrote it.
+    let old_form = sealed_the_old_way(&app, &secret, &fresh.secret.sealed.key_id);
+    let upgraded = CompanyCallback {
+        secret: pay_domain::webhook::StoredSigningSecret {
+            sealed: old_form.clone(),
+            ..fresh.secret.clone()
+        },
+        version: fresh.version + 1,
+        ..fresh
+    };
+    let pay = app.pay.clone();
+    let row = upgraded.clone();
+    assert!(
+        tokio::task::spawn_blocking(move || pay.store.save_company_callback(&row))
+            .await
+            .unwrap()
+            .unwrap()
+    );
+    // It opens and signs.
+    let r = one_delivery(&app, &rx, uid).await;
+    pay_webhooks::verify(
+        &secret,
+        &r.headers["x-pay-signature"],
+        r.body.as_bytes(),
+        now_secs(),
+        300,
+    )
+    .expect("signed with the secret sealed the old way");
+    // The next save writes it in the current form, and it is still the same secret.
+    let got = read(
+        app.in_session(
+            &s,
+            Method::PUT,
+            &format!(
+                "/api/partner/v1/companies/{}/payment-callback",
+                app.t.company_id
+            ),
+        )
+        .json(&json!({ "url": format!("{}/v2", rx.url) }))
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(got.0, 200, "{}", got.1);
+    assert!(got.1.get("signingSecret").is_none(), "no new secret");
+    let resealed = stored_callback(&app).await;
+    assert!(resealed.secret.sealed.sealed.starts_with("v2:"));
+    assert_ne!(resealed.secret.sealed, old_form);
+    assert_eq!(resealed.secret.last4, upgraded.secret.last4);
+    let r = one_delivery(&app, &rx, uid).await;
+    pay_webhooks::verify(
+        &secret,
+        &r.headers["x-pay-signature"],
+        r.body.as_bytes(),
+        now_secs(),
+        300,
+    )
+    .expect("the same secret after sealing again");
+}
+
+on_both_backends!(secrets_sealed_before_the_upgrade_still_sign_and_move_to_the_current_form);
