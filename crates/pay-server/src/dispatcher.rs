@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use pay_domain::service::Pay;
-use pay_domain::webhook::{AttemptOutcome, Delivery};
+use pay_domain::webhook::{AttemptError, AttemptOutcome, Delivery};
 use pay_webhooks::HttpTransport;
 
 /// Deliveries claimed per round.
@@ -63,7 +63,11 @@ impl Dispatcher {
             .map(|(d, prepared)| async move {
                 let outcome = match prepared {
                     Ok(request) => self.transport.send(&request).await,
-                    Err(e) => failed(format!("could not prepare the request: {e}")),
+                    Err(e) => {
+                        // The log shows the merchant "internal error"; the reason is ours.
+                        tracing::warn!(delivery_id = %d.id, error = %e, "could not prepare a webhook request");
+                        failed(AttemptError::Internal)
+                    }
                 };
                 (d, outcome)
             })
@@ -124,7 +128,7 @@ impl Dispatcher {
     }
 }
 
-fn failed(error: String) -> AttemptOutcome {
+fn failed(error: AttemptError) -> AttemptOutcome {
     AttemptOutcome {
         status: None,
         duration_ms: 0,

@@ -696,7 +696,7 @@ impl WebhookStore for MemStore {
         d.next_attempt_at = after.next_attempt_at;
         d.last_attempt_at = Some(attempt.at);
         d.last_response_status = attempt.outcome.status;
-        d.last_error = attempt.outcome.error.clone();
+        d.last_error = attempt.outcome.error;
         t.attempts.push(attempt.clone());
         Ok(())
     }

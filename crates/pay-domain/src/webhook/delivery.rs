@@ -10,6 +10,7 @@ use crate::ids::CompanyId;
 use crate::timestamp::Timestamp;
 
 use super::event::EventKind;
+use super::failure::AttemptError;
 use super::target::CallbackKind;
 
 /// The first attempt plus up to ten retries (spec: "retried up to 10 times").
@@ -115,7 +116,7 @@ pub struct Delivery {
     pub next_attempt_at: Option<Timestamp>,
     pub last_attempt_at: Option<Timestamp>,
     pub last_response_status: Option<u16>,
-    pub last_error: Option<String>,
+    pub last_error: Option<AttemptError>,
     pub payment_link_uid: Option<String>,
     pub subscription_uid: Option<String>,
     /// The merchant's order id, for the log's search.
@@ -145,8 +146,9 @@ pub struct AttemptOutcome {
     /// The HTTP status, when a response arrived.
     pub status: Option<u16>,
     pub duration_ms: u64,
-    /// Connection, TLS, timeout or refusal (SSRF guard) error.
-    pub error: Option<String>,
+    /// Why no answer came (refusal by the SSRF guard, connection, TLS, timeout), in the
+    /// log's fixed words; the details are in the server log only.
+    pub error: Option<AttemptError>,
     /// The start of the response body.
     pub response_excerpt: Option<String>,
     /// A `Retry-After` the receiver sent with 429 or 503.
@@ -241,7 +243,7 @@ mod tests {
         AttemptOutcome {
             status: None,
             duration_ms: 5000,
-            error: Some("connect timeout".into()),
+            error: Some(AttemptError::ConnectionFailed),
             response_excerpt: None,
             retry_after: None,
         }

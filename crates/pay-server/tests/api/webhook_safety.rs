@@ -1,6 +1,7 @@
 //! Webhook safety over HTTP: callback URLs refused when saved (the spellings that reach
-//! internal addresses), and signing secrets sealed before the key id was bound into the
-//! associated data still opening, then moving to the current form.
+//! internal addresses), signing secrets sealed before the key id was bound into the
+//! associated data still opening, then moving to the current form, and a delivery log that
+//! names failures in a few fixed words (no resolved address, no connect-error kind).
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -14,6 +15,50 @@ use serde_json::json;
 use crate::helpers::{assert_error, read, spawn_configured, Backend, TestApp};
 use crate::on_both_backends;
 use crate::webhooks::{now_secs, set_callback, test_event, Receiver};
+
+/// The delivery as the log's detail route shows it.
+async fn logged(app: &TestApp, id: &str) -> serde_json::Value {
+    let got = read(
+        app.req(
+            Method::GET,
+            &format!("/api/partner/v1/pay/webhook-requests/{id}"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(got.0, 200, "{}", got.1);
+    got.1
+}
+
+/// Saves the main tenant's payment callback (the first save or a change).
+async fn put_callback(app: &TestApp, s: &crate::helpers::Session, url: &str) {
+    let got = read(
+        app.in_session(
+            s,
+            Method::PUT,
+            &format!(
+                "/api/partner/v1/companies/{}/payment-callback",
+                app.t.company_id
+            ),
+        )
+        .json(&json!({ "url": url }))
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(got.0, 200, "{}", got.1);
+}
+
+/// A dispatcher over the app's service with its own transport settings.
+fn dispatcher(app: &TestApp, config: pay_webhooks::TransportConfig) -> pay_server::Dispatcher {
+    pay_server::Dispatcher::new(
+        app.pay.clone(),
+        pay_webhooks::HttpTransport::new(config).unwrap(),
+    )
+}
 
 /// Runs each named `async fn(TestApp)` on both backends against a server that refuses private
 /// webhook targets, as production does (the default test server allows them).
@@ -213,4 +258,85 @@ async fn secrets_sealed_before_the_upgrade_still_sign_and_move_to_the_current_fo
     .expect("the same secret after sealing again");
 }
 
-on_both_backends!(secrets_sealed_before_the_upgrade_still_sign_and_move_to_the_current_form);
+async fn the_delivery_log_names_failures_in_fixed_words(app: TestApp) {
+    let s = app.login_owner(&app.t).await;
+    let link = app.create_link(json!({"amount": "1"})).await;
+    let uid = link["uid"].as_str().unwrap();
+    // A port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    // A port that accepts connections (the kernel's backlog) and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_port = silent.local_addr().unwrap().port();
+
+    // 1. A name that resolves to loopback, tried by a dispatcher that refuses private targets
+    //    (production): the resolver refuses it.
+    put_callback(&app, &s, &format!("https://localhost:{closed_port}/hooks")).await;
+    let refused = test_event(&app, uid).await;
+    let strict = dispatcher(&app, pay_webhooks::TransportConfig::default());
+    assert_eq!(strict.run_once().await.unwrap(), 1);
+    // 2. A closed port.
+    put_callback(&app, &s, &format!("http://127.0.0.1:{closed_port}/hooks")).await;
+    let closed = test_event(&app, uid).await;
+    assert_eq!(app.dispatcher.run_once().await.unwrap(), 1);
+    // 3. A receiver that never answers (a short total timeout for the test).
+    put_callback(&app, &s, &format!("http://127.0.0.1:{silent_port}/hooks")).await;
+    let silent_one = test_event(&app, uid).await;
+    let impatient = dispatcher(
+        &app,
+        pay_webhooks::TransportConfig {
+            allow_private: true,
+            total_timeout: std::time::Duration::from_millis(300),
+            ..pay_webhooks::TransportConfig::default()
+        },
+    );
+    assert_eq!(impatient.run_once().await.unwrap(), 1);
+    drop(silent);
+    // 4. An answer that is not 2xx: its status, and no error.
+    let rx = Receiver::start();
+    rx.always(500, 1);
+    put_callback(&app, &s, &rx.url).await;
+    let answered = test_event(&app, uid).await;
+    assert_eq!(app.dispatcher.run_once().await.unwrap(), 1);
+
+    for (d, expected) in [
+        (&refused, Some("refused target")),
+        (&closed, Some("connection failed")),
+        (&silent_one, Some("timed out")),
+        (&answered, None),
+    ] {
+        let e = logged(&app, d["id"].as_str().unwrap()).await;
+        assert_eq!(
+            (e["status"].as_str(), e["attempts"].as_u64()),
+            (Some("retrying"), Some(1)),
+            "{e}"
+        );
+        assert_eq!(e["lastError"].as_str(), expected, "{e}");
+        assert_eq!(e["attemptHistory"][0]["error"].as_str(), expected, "{e}");
+        // The list shows the same words.
+        let list = read(
+            app.req(
+                Method::GET,
+                &format!(
+                    "/api/partner/v1/pay/webhook-requests?search={}",
+                    d["id"].as_str().unwrap()
+                ),
+            )
+            .send()
+            .await
+            .unwrap(),
+        )
+        .await;
+        assert_eq!(list.1["data"][0]["lastError"].as_str(), expected);
+    }
+    assert_eq!(
+        logged(&app, answered["id"].as_str().unwrap()).await["lastResponseStatus"],
+        500
+    );
+}
+
+on_both_backends!(
+    secrets_sealed_before_the_upgrade_still_sign_and_move_to_the_current_form,
+    the_delivery_log_names_failures_in_fixed_words,
+);

@@ -404,7 +404,7 @@ fn move_deliveries_pg(
             .bind::<Nullable<BigInt>, _>(after.next_attempt_at.map(Timestamp::unix_millis))
             .bind::<BigInt, _>(attempt.at.unix_millis())
             .bind::<Nullable<Integer>, _>(attempt.outcome.status.map(i32::from))
-            .bind::<Nullable<Text>, _>(attempt.outcome.error.clone());
+            .bind::<Nullable<Text>, _>(attempt.outcome.error.map(|e| e.as_str()));
     }
     let moved: std::collections::HashSet<String> =
         query.load::<Moved>(pg)?.into_iter().map(|m| m.id).collect();
@@ -438,7 +438,7 @@ fn move_delivery(
         webhook_deliveries::next_attempt_at.eq(after.next_attempt_at.map(Timestamp::unix_millis)),
         webhook_deliveries::last_attempt_at.eq(attempt.at.unix_millis()),
         webhook_deliveries::last_response_status.eq(outcome.status.map(i32::from)),
-        webhook_deliveries::last_error.eq(outcome.error.as_deref()),
+        webhook_deliveries::last_error.eq(outcome.error.map(|e| e.as_str())),
     ))
     .execute(conn)?;
     Ok(moved == 1)

@@ -122,7 +122,7 @@ fn timed_out() -> AttemptOutcome {
     AttemptOutcome {
         status: None,
         duration_ms: 10_000,
-        error: Some("connect timeout".into()),
+        error: Some(crate::webhook::AttemptError::ConnectionFailed),
         response_excerpt: None,
         retry_after: None,
     }
