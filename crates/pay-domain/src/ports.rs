@@ -242,6 +242,10 @@ pub trait WebhookStore {
             .map(|(attempt, after)| self.record_attempt(attempt, after).map(|()| true))
             .collect()
     }
+    /// Points deliveries at the URL their next attempt goes to (their owner's callback changed
+    /// since they were queued): sets `url` of each listed delivery that is still pending or
+    /// retrying, in ONE transaction.
+    fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> DomainResult<()>;
     /// The company's deliveries matching the filter, newest first, at most `filter.limit`.
     fn deliveries(
         &self,

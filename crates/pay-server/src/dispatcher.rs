@@ -63,10 +63,15 @@ impl Dispatcher {
             .map(|(d, prepared)| async move {
                 let outcome = match prepared {
                     Ok(request) => self.transport.send(&request).await,
-                    Err(e) => {
-                        // The log shows the merchant "internal error"; the reason is ours.
-                        tracing::warn!(delivery_id = %d.id, error = %e, "could not prepare a webhook request");
-                        failed(AttemptError::Internal)
+                    Err(not) => {
+                        // The delivery log shows the word; the reason is for the server log.
+                        tracing::warn!(
+                            delivery_id = %d.id,
+                            error = not.error.as_str(),
+                            reason = %not.reason,
+                            "could not prepare a webhook request"
+                        );
+                        failed(not.error)
                     }
                 };
                 (d, outcome)

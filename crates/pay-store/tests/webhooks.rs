@@ -123,6 +123,7 @@ both_backends!(
     attempts_listing_and_scoping,
     corrupt_rows_are_internal_errors,
     errors_are_stored_as_words_and_old_texts_read_as_theirs,
+    retarget_moves_live_deliveries_only,
     concurrent_dispatchers_claim_each_delivery_once,
 );
 
@@ -874,6 +875,48 @@ fn errors_are_stored_as_words_and_old_texts_read_as_theirs(store: &DieselStore, 
             Some(AttemptError::TimedOut)
         ]
     );
+}
+
+fn retarget_moves_live_deliveries_only(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let pending = delivery(c, T0, T0);
+    let mut retrying = delivery(c, T0, T0);
+    retrying.status = DeliveryStatus::Retrying;
+    retrying.attempts = 1;
+    let mut done = delivery(c, T0, T0);
+    done.status = DeliveryStatus::Succeeded;
+    done.next_attempt_at = None;
+    let other = delivery(c, T0, T0);
+    let all = [
+        pending.clone(),
+        retrying.clone(),
+        done.clone(),
+        other.clone(),
+    ];
+    store.insert_deliveries(&all).unwrap();
+    store
+        .retarget_deliveries(&[
+            (pending.id, "https://new.example/a".into()),
+            (retrying.id, "https://new.example/b".into()),
+            (done.id, "https://new.example/a".into()),
+            (Uuid::now_v7(), "https://new.example/a".into()),
+        ])
+        .unwrap();
+    let url = |d: &Delivery| store.delivery(c, d.id).unwrap().unwrap().url;
+    assert_eq!(url(&pending), "https://new.example/a");
+    assert_eq!(url(&retrying), "https://new.example/b");
+    assert_eq!(url(&done), done.url, "a finished delivery is history");
+    assert_eq!(url(&other), other.url, "not listed");
+    // Nothing else moved.
+    let moved = store.delivery(c, pending.id).unwrap().unwrap();
+    assert_eq!(
+        moved,
+        Delivery {
+            url: "https://new.example/a".into(),
+            ..pending
+        }
+    );
+    store.retarget_deliveries(&[]).unwrap();
 }
 
 /// The acceptance test of the outbox: two "servers" (two stores on one database), each with

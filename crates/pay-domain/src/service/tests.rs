@@ -95,6 +95,7 @@ const WRITE_METHODS: &[&str] = &[
     "insert_deliveries",
     "claim_due_deliveries",
     "record_attempt",
+    "retarget_deliveries",
     "enqueue_link_event",
     "write_link_event",
 ];
@@ -667,6 +668,21 @@ impl WebhookStore for MemStore {
                 d.clone()
             })
             .collect())
+    }
+
+    fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> DomainResult<()> {
+        self.hit("retarget_deliveries");
+        let mut t = self.tables();
+        for (id, url) in moves {
+            if let Some(d) = t
+                .deliveries
+                .iter_mut()
+                .find(|d| d.id == *id && !d.status.is_terminal())
+            {
+                d.url = url.clone();
+            }
+        }
+        Ok(())
     }
 
     fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> DomainResult<()> {

@@ -171,7 +171,8 @@ pub struct AfterAttempt {
 
 /// The one transition function. `attempt` is the number of the attempt just made (1-based).
 /// Success ends it; a failure schedules the next attempt `RETRY_INTERVAL` later (or later
-/// still when the receiver asked, up to `MAX_RETRY_AFTER`) until `MAX_ATTEMPTS` were made.
+/// still when the receiver asked, up to `MAX_RETRY_AFTER`) until `MAX_ATTEMPTS` were made;
+/// `no callback` (the owner's callback is gone) ends it `failed` at once.
 /// A terminal delivery takes no more attempts.
 pub fn after_attempt(
     current: DeliveryStatus,
@@ -195,7 +196,8 @@ pub fn after_attempt(
             next_attempt_at: None,
         });
     }
-    if attempt >= MAX_ATTEMPTS {
+    // Nowhere to send it: retrying cannot help (a resend, once a callback is set, can).
+    if attempt >= MAX_ATTEMPTS || outcome.error == Some(AttemptError::NoCallback) {
         return Ok(AfterAttempt {
             status: DeliveryStatus::Failed,
             next_attempt_at: None,
@@ -295,6 +297,37 @@ mod tests {
             }
             assert!(after_attempt(from, 0, &ok(200), now).is_err());
             assert!(after_attempt(from, MAX_ATTEMPTS + 1, &ok(200), now).is_err());
+        }
+    }
+
+    #[test]
+    fn no_callback_fails_at_once() {
+        let gone = AttemptOutcome {
+            error: Some(AttemptError::NoCallback),
+            ..err()
+        };
+        for from in [DeliveryStatus::Pending, DeliveryStatus::Retrying] {
+            for attempt in [1, 5, MAX_ATTEMPTS] {
+                assert_eq!(
+                    after_attempt(from, attempt, &gone, t(0)),
+                    Ok(AfterAttempt {
+                        status: DeliveryStatus::Failed,
+                        next_attempt_at: None
+                    })
+                );
+            }
+        }
+        // Any other failure is retried.
+        for e in AttemptError::ALL {
+            let other = AttemptOutcome {
+                error: Some(e),
+                ..err()
+            };
+            let next = after_attempt(DeliveryStatus::Pending, 1, &other, t(0)).unwrap();
+            assert_eq!(
+                next.status == DeliveryStatus::Failed,
+                e == AttemptError::NoCallback
+            );
         }
     }
 

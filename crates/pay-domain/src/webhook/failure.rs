@@ -18,16 +18,19 @@ pub enum AttemptError {
     TlsFailed,
     /// Connected, but no complete answer within the total timeout.
     TimedOut,
+    /// The delivery's owner has no callback any more; the delivery ends `failed` at once.
+    NoCallback,
     /// The service could not build the request (a signing secret did not open, say).
     Internal,
 }
 
 impl AttemptError {
-    pub const ALL: [AttemptError; 5] = [
+    pub const ALL: [AttemptError; 6] = [
         AttemptError::RefusedTarget,
         AttemptError::ConnectionFailed,
         AttemptError::TlsFailed,
         AttemptError::TimedOut,
+        AttemptError::NoCallback,
         AttemptError::Internal,
     ];
 
@@ -37,6 +40,7 @@ impl AttemptError {
             AttemptError::ConnectionFailed => "connection failed",
             AttemptError::TlsFailed => "tls failed",
             AttemptError::TimedOut => "timed out",
+            AttemptError::NoCallback => "no callback",
             AttemptError::Internal => "internal error",
         }
     }
@@ -62,6 +66,23 @@ impl AttemptError {
             AttemptError::Internal
         } else {
             AttemptError::ConnectionFailed
+        }
+    }
+}
+
+/// Why no request could be prepared for a delivery: the word for the log and, for the server
+/// log, the reason (never a secret).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotPrepared {
+    pub error: AttemptError,
+    pub reason: String,
+}
+
+impl NotPrepared {
+    pub fn internal(reason: impl fmt::Display) -> NotPrepared {
+        NotPrepared {
+            error: AttemptError::Internal,
+            reason: reason.to_string(),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Webhook safety over HTTP: callback URLs refused when saved (the spellings that reach
 //! internal addresses), signing secrets sealed before the key id was bound into the
-//! associated data still opening, then moving to the current form, and a delivery log that
-//! names failures in a few fixed words (no resolved address, no connect-error kind).
+//! associated data still opening, then moving to the current form, a delivery log that
+//! names failures in a few fixed words (no resolved address, no connect-error kind), and
+//! retries and resends that go to the callback as it is when they are sent.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -336,7 +337,104 @@ async fn the_delivery_log_names_failures_in_fixed_words(app: TestApp) {
     );
 }
 
+async fn retries_and_resends_go_to_the_current_callback(app: TestApp) {
+    let s = app.login_owner(&app.t).await;
+    let (old_rx, new_rx, newest_rx) = (Receiver::start(), Receiver::start(), Receiver::start());
+    let old_secret = set_callback(&app, &s, &old_rx.url).await;
+    let link = app.create_link(json!({"amount": "1"})).await;
+    old_rx.always(500, 1);
+    let d = test_event(&app, link["uid"].as_str().unwrap()).await;
+    let id = d["id"].as_str().unwrap().to_owned();
+    assert_eq!(d["url"], old_rx.url.as_str());
+    assert_eq!(app.dispatcher.run_once().await.unwrap(), 1);
+    assert_eq!(old_rx.received().len(), 1, "the first attempt failed there");
+
+    // The merchant moves the callback and regenerates its secret; a day later the previous
+    // secret no longer signs.
+    put_callback(&app, &s, &new_rx.url).await;
+    let rotated = read(
+        app.in_session(
+            &s,
+            Method::POST,
+            &format!(
+                "/api/partner/v1/companies/{}/payment-callback/rotate-secret",
+                app.t.company_id
+            ),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(rotated.0, 200, "{}", rotated.1);
+    let new_secret = rotated.1["signingSecret"].as_str().unwrap().to_owned();
+    app.clock.advance_secs(25 * 3600);
+    assert_eq!(app.dispatcher.run_once().await.unwrap(), 1);
+
+    // The retry went to the new receiver, signed with the new secret only.
+    assert_eq!(old_rx.received().len(), 1, "nothing more to the old URL");
+    let got = new_rx.received();
+    assert_eq!(got.len(), 1);
+    let r = &got[0];
+    assert_eq!(r.headers["x-pay-delivery-id"], id);
+    assert_eq!(r.headers["x-pay-attempt"], "2");
+    let sig = &r.headers["x-pay-signature"];
+    pay_webhooks::verify(&new_secret, sig, r.body.as_bytes(), now_secs(), 300)
+        .expect("signed with the current secret");
+    assert!(pay_webhooks::verify(&old_secret, sig, r.body.as_bytes(), now_secs(), 300).is_err());
+    // The log says where it went.
+    let e = logged(&app, &id).await;
+    assert_eq!(
+        (e["status"].as_str(), e["url"].as_str()),
+        (Some("succeeded"), Some(new_rx.url.as_str())),
+        "{e}"
+    );
+
+    // Moved again (signed in afresh: a day has passed), then resent by hand: the resend goes
+    // to the newest URL.
+    let s = app.login_owner(&app.t).await;
+    put_callback(&app, &s, &newest_rx.url).await;
+    let resent = read(
+        app.req(
+            Method::POST,
+            &format!("/api/partner/v1/pay/webhook-requests/{id}/resend"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(resent.0, 202, "{}", resent.1);
+    assert_eq!(resent.1["url"], newest_rx.url.as_str());
+    assert_eq!(app.dispatcher.run_once().await.unwrap(), 1);
+    assert_eq!(new_rx.received().len(), 1);
+    let got = newest_rx.received();
+    assert_eq!(got.len(), 1);
+    let r = &got[0];
+    assert_eq!(r.headers["x-pay-delivery-origin"], "manual");
+    assert_eq!(
+        r.headers["x-pay-delivery-id"],
+        resent.1["id"].as_str().unwrap()
+    );
+    pay_webhooks::verify(
+        &new_secret,
+        &r.headers["x-pay-signature"],
+        r.body.as_bytes(),
+        now_secs(),
+        300,
+    )
+    .expect("signed with the current secret");
+    let e = logged(&app, resent.1["id"].as_str().unwrap()).await;
+    assert_eq!(
+        (e["status"].as_str(), e["url"].as_str()),
+        (Some("succeeded"), Some(newest_rx.url.as_str()))
+    );
+    // The original's log entry still says where it went.
+    assert_eq!(logged(&app, &id).await["url"], new_rx.url.as_str());
+}
+
 on_both_backends!(
     secrets_sealed_before_the_upgrade_still_sign_and_move_to_the_current_form,
     the_delivery_log_names_failures_in_fixed_words,
+    retries_and_resends_go_to_the_current_callback,
 );

@@ -225,6 +225,34 @@ impl WebhookStore for DieselStore {
         })
     }
 
+    fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> DomainResult<()> {
+        if moves.is_empty() {
+            return Ok(());
+        }
+        // One UPDATE per distinct URL: a round's moves are usually all to one new URL.
+        let mut by_url: Vec<(&str, Vec<String>)> = Vec::new();
+        for (id, url) in moves {
+            match by_url.iter_mut().find(|(u, _)| u == url) {
+                Some((_, ids)) => ids.push(uuid_text(*id)),
+                None => by_url.push((url, vec![uuid_text(*id)])),
+            }
+        }
+        self.write("retarget deliveries", |conn| {
+            write_transaction(conn, |conn| {
+                for (url, ids) in &by_url {
+                    diesel::update(
+                        webhook_deliveries::table
+                            .filter(webhook_deliveries::id.eq_any(ids))
+                            .filter(webhook_deliveries::status.eq_any(claimable())),
+                    )
+                    .set(webhook_deliveries::url.eq(*url))
+                    .execute(conn)?;
+                }
+                Ok(())
+            })
+        })
+    }
+
     fn deliveries(
         &self,
         company: CompanyId,

@@ -1620,3 +1620,5 @@ fn a_round_is_prepared_with_one_secret_read_and_recorded_at_once() {
         assert_eq!(w.delivery_now(d.id).attempts, 1);
     }
 }
+
+mod current_target;
