@@ -192,11 +192,17 @@ pub trait SettingsStore {
 }
 
 /// Encryption of secrets at rest (AEAD). The associated data binds a sealed value to the row
-/// it belongs to; opening with other associated data MUST fail.
+/// it belongs to (`aad`: table and row id) and to the key that sealed it (the sealer adds the
+/// key id and the version of its format): opening with other associated data, or after the
+/// stored key id was changed, MUST fail.
 pub trait SecretSealer: Send + Sync {
     fn seal(&self, secret: &crate::secret::Secret, aad: &str) -> DomainResult<SealedSecret>;
     /// Fails for an unknown key id, tampered bytes or other associated data.
     fn open(&self, sealed: &SealedSecret, aad: &str) -> DomainResult<crate::secret::Secret>;
+    /// Whether `sealed` is in the form `seal` writes now (the current key, the current format).
+    /// A value that is not still opens while its key is configured; its row is sealed again on
+    /// its next write.
+    fn is_current(&self, sealed: &SealedSecret) -> bool;
 }
 
 /// Webhook signatures.
@@ -254,6 +260,10 @@ pub trait WebhookStore {
             .map(|(attempt, after)| self.record_attempt(attempt, after).map(|()| true))
             .collect()
     }
+    /// Points deliveries at the URL their next attempt goes to (their owner's callback changed
+    /// since they were queued): sets `url` of each listed delivery that is still pending or
+    /// retrying, in ONE transaction.
+    fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> DomainResult<()>;
     /// The company's deliveries matching the filter, newest first, at most `filter.limit`.
     fn deliveries(
         &self,

@@ -495,7 +495,7 @@ impl From<pay_domain::webhook::Delivery> for DeliveryDto {
             },
             last_attempt_at: d.last_attempt_at,
             last_response_status: d.last_response_status,
-            last_error: d.last_error,
+            last_error: d.last_error.map(|e| e.as_str().to_owned()),
             payment_link_uid: d.payment_link_uid,
             subscription_uid: d.subscription_uid,
             url: d.url,
@@ -532,7 +532,7 @@ impl From<pay_domain::ports::AttemptRecord> for AttemptDto {
             at: a.at,
             response_status: a.outcome.status,
             duration_ms: a.outcome.duration_ms,
-            error: a.outcome.error,
+            error: a.outcome.error.map(|e| e.as_str().to_owned()),
             response_excerpt: a.outcome.response_excerpt,
         }
     }

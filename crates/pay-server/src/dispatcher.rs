@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use pay_domain::service::Pay;
-use pay_domain::webhook::{AttemptOutcome, Delivery};
+use pay_domain::webhook::{AttemptError, AttemptOutcome, Delivery};
 use pay_webhooks::HttpTransport;
 
 /// Deliveries claimed per round.
@@ -88,7 +88,16 @@ impl Dispatcher {
             .map(|(d, prepared)| async move {
                 let outcome = match prepared {
                     Ok(request) => self.transport.send(&request).await,
-                    Err(e) => failed(format!("could not prepare the request: {e}")),
+                    Err(not) => {
+                        // The delivery log shows the word; the reason is for the server log.
+                        tracing::warn!(
+                            delivery_id = %d.id,
+                            error = not.error.as_str(),
+                            reason = %not.reason,
+                            "could not prepare a webhook request"
+                        );
+                        failed(not.error)
+                    }
                 };
                 (d, outcome)
             })
@@ -149,7 +158,7 @@ impl Dispatcher {
     }
 }
 
-fn failed(error: String) -> AttemptOutcome {
+fn failed(error: AttemptError) -> AttemptOutcome {
     AttemptOutcome {
         status: None,
         duration_ms: 0,

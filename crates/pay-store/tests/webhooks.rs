@@ -10,8 +10,9 @@ use pay_domain::ids::{CompanyId, PaymentLinkId};
 use pay_domain::link::PaymentLink;
 use pay_domain::ports::{AttemptRecord, WebhookStore};
 use pay_domain::webhook::{
-    AfterAttempt, AttemptOutcome, CallbackKind, CompanyCallback, Delivery, DeliveryFilter,
-    DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent, SealedSecret, StoredSigningSecret,
+    AfterAttempt, AttemptError, AttemptOutcome, CallbackKind, CompanyCallback, Delivery,
+    DeliveryFilter, DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent, SealedSecret,
+    StoredSigningSecret,
 };
 use pay_domain::DomainError;
 use pay_store::DieselStore;
@@ -121,6 +122,8 @@ both_backends!(
     delivery_log_filters,
     attempts_listing_and_scoping,
     corrupt_rows_are_internal_errors,
+    errors_are_stored_as_words_and_old_texts_read_as_theirs,
+    retarget_moves_live_deliveries_only,
     concurrent_dispatchers_claim_each_delivery_once,
 );
 
@@ -393,7 +396,7 @@ fn claim_due_oldest_first_with_lease(store: &DieselStore, _url: &str) {
     middle.attempts = 2;
     middle.last_attempt_at = Some(ts(T0));
     middle.last_response_status = Some(503);
-    middle.last_error = Some("busy".into());
+    middle.last_error = Some(AttemptError::ConnectionFailed);
     let newest = delivery(c, T0, now);
     let later = delivery(c, T0, now + 1000);
     let mut done = delivery(c, T0, now - 5000);
@@ -525,7 +528,7 @@ fn record_attempt_moves_state_once(store: &DieselStore, _url: &str) {
     let broken = AttemptOutcome {
         status: None,
         duration_ms: 10_000,
-        error: Some("connect timeout".into()),
+        error: Some(AttemptError::TimedOut),
         response_excerpt: None,
         retry_after: None,
     };
@@ -537,7 +540,7 @@ fn record_attempt_moves_state_once(store: &DieselStore, _url: &str) {
     store.record_attempt(&second, &retry2).unwrap();
     let after_second = store.delivery(c, d.id).unwrap().unwrap();
     assert_eq!(after_second.last_response_status, None);
-    assert_eq!(after_second.last_error.as_deref(), Some("connect timeout"));
+    assert_eq!(after_second.last_error, Some(AttemptError::TimedOut));
     assert_eq!(after_second.attempts, 2);
 
     // Attempt 3 succeeds: terminal, nothing due.
@@ -789,6 +792,131 @@ fn corrupt_rows_are_internal_errors(store: &DieselStore, url: &str) {
     assert!(is_internal(
         store.company_callback(c, CallbackKind::CompanyPayment)
     ));
+}
+
+/// The values of the one nullable text column `v` that `sql` selects.
+fn raw_sql_texts(url: &str, sql: &str) -> Vec<Option<String>> {
+    use diesel::sql_types::{Nullable, Text};
+    use diesel::{Connection, RunQueryDsl};
+
+    #[derive(diesel::QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = Nullable<Text>)]
+        v: Option<String>,
+    }
+    let rows: Vec<Row> = if let Some(path) = url.strip_prefix("sqlite://") {
+        diesel::sql_query(sql)
+            .load(&mut diesel::SqliteConnection::establish(path).unwrap())
+            .unwrap()
+    } else {
+        diesel::sql_query(sql)
+            .load(&mut diesel::PgConnection::establish(url).unwrap())
+            .unwrap()
+    };
+    rows.into_iter().map(|r| r.v).collect()
+}
+
+fn errors_are_stored_as_words_and_old_texts_read_as_theirs(store: &DieselStore, url: &str) {
+    let c = company(store);
+    let d = delivery(c, T0, T0);
+    store.insert_deliveries(std::slice::from_ref(&d)).unwrap();
+    let refused = AttemptOutcome {
+        status: None,
+        duration_ms: 1,
+        error: Some(AttemptError::RefusedTarget),
+        response_excerpt: None,
+        retry_after: None,
+    };
+    let retry = AfterAttempt {
+        status: DeliveryStatus::Retrying,
+        next_attempt_at: Some(ts(T0 + 300_000)),
+    };
+    // Recorded one by one and as a batch (PostgreSQL's own statement).
+    store
+        .record_attempt(&attempt(&d, 1, T0, refused.clone()), &retry)
+        .unwrap();
+    let timed_out = AttemptOutcome {
+        error: Some(AttemptError::TimedOut),
+        ..refused.clone()
+    };
+    assert_eq!(
+        store
+            .record_attempts(&[(attempt(&d, 2, T0 + 1, timed_out.clone()), retry)])
+            .unwrap(),
+        vec![true]
+    );
+    let errors = |sql: &str| raw_sql_texts(url, sql);
+    assert_eq!(
+        errors("SELECT last_error AS v FROM webhook_deliveries"),
+        vec![Some("timed out".to_owned())]
+    );
+    assert_eq!(
+        errors("SELECT error AS v FROM webhook_attempts ORDER BY number"),
+        vec![
+            Some("refused target".to_owned()),
+            Some("timed out".to_owned())
+        ]
+    );
+    // Rows from before the fixed words: read as their word, never as the detail.
+    raw_sql(
+        url,
+        "UPDATE webhook_deliveries SET last_error = \
+         'refused target: localhost resolves to a forbidden address (127.0.0.1)'; \
+         UPDATE webhook_attempts SET error = 'connect error: Connection refused (os error 111)' \
+         WHERE number = 1;",
+    );
+    let got = store.delivery(c, d.id).unwrap().unwrap();
+    assert_eq!(got.last_error, Some(AttemptError::RefusedTarget));
+    let history = store.attempts(c, d.id).unwrap();
+    assert_eq!(
+        history.iter().map(|a| a.outcome.error).collect::<Vec<_>>(),
+        vec![
+            Some(AttemptError::ConnectionFailed),
+            Some(AttemptError::TimedOut)
+        ]
+    );
+}
+
+fn retarget_moves_live_deliveries_only(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    let pending = delivery(c, T0, T0);
+    let mut retrying = delivery(c, T0, T0);
+    retrying.status = DeliveryStatus::Retrying;
+    retrying.attempts = 1;
+    let mut done = delivery(c, T0, T0);
+    done.status = DeliveryStatus::Succeeded;
+    done.next_attempt_at = None;
+    let other = delivery(c, T0, T0);
+    let all = [
+        pending.clone(),
+        retrying.clone(),
+        done.clone(),
+        other.clone(),
+    ];
+    store.insert_deliveries(&all).unwrap();
+    store
+        .retarget_deliveries(&[
+            (pending.id, "https://new.example/a".into()),
+            (retrying.id, "https://new.example/b".into()),
+            (done.id, "https://new.example/a".into()),
+            (Uuid::now_v7(), "https://new.example/a".into()),
+        ])
+        .unwrap();
+    let url = |d: &Delivery| store.delivery(c, d.id).unwrap().unwrap().url;
+    assert_eq!(url(&pending), "https://new.example/a");
+    assert_eq!(url(&retrying), "https://new.example/b");
+    assert_eq!(url(&done), done.url, "a finished delivery is history");
+    assert_eq!(url(&other), other.url, "not listed");
+    // Nothing else moved.
+    let moved = store.delivery(c, pending.id).unwrap().unwrap();
+    assert_eq!(
+        moved,
+        Delivery {
+            url: "https://new.example/a".into(),
+            ..pending
+        }
+    );
+    store.retarget_deliveries(&[]).unwrap();
 }
 
 /// The acceptance test of the outbox: two "servers" (two stores on one database), each with

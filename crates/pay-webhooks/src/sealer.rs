@@ -1,6 +1,7 @@
 //! Signing secrets at rest: XChaCha20-Poly1305 with a random 24-byte nonce per seal (large
-//! enough that random nonces never repeat in practice), and a keyring so the operator can
-//! rotate the encryption key while rows sealed with older keys still open.
+//! enough that random nonces never repeat in practice), associated data binding each value to
+//! its row and to the key that sealed it, and a keyring so the operator can rotate the
+//! encryption key while rows sealed with older keys still open.
 
 use std::fmt;
 
@@ -148,18 +149,30 @@ impl AeadSealer {
     }
 }
 
+/// Marks a value sealed with the key id bound into its associated data. Values without it were
+/// sealed before (the row's associated data alone); they still open, and their rows are sealed
+/// again in this form on their next write. Base64 never contains `:`, so the two forms cannot
+/// be confused.
+const CURRENT_FORM: &str = "v2:";
+
+/// The associated data of the current form: the format version, the key id and the row's
+/// associated data (table and row id), so a value opens only in its own row, under the key
+/// its stored key id names, and in the form it was written in.
+fn bound_aad(key_id: &str, aad: &str) -> String {
+    format!("{CURRENT_FORM}{key_id}:{aad}")
+}
+
 impl SecretSealer for AeadSealer {
     fn seal(&self, secret: &Secret, aad: &str) -> DomainResult<SealedSecret> {
+        let key = &self.keys.current;
         let nonce = XChaCha20Poly1305::generate_nonce(&mut OsRng);
-        let ciphertext = self
-            .keys
-            .current
+        let ciphertext = key
             .cipher
             .encrypt(
                 &nonce,
                 Payload {
                     msg: secret.expose().as_bytes(),
-                    aad: aad.as_bytes(),
+                    aad: bound_aad(&key.id, aad).as_bytes(),
                 },
             )
             .map_err(|_| DomainError::Internal("sealing a secret failed".into()))?;
@@ -167,8 +180,8 @@ impl SecretSealer for AeadSealer {
         out.extend_from_slice(&nonce);
         out.extend_from_slice(&ciphertext);
         Ok(SealedSecret {
-            key_id: self.keys.current.id.clone(),
-            sealed: STANDARD.encode(out),
+            key_id: key.id.clone(),
+            sealed: format!("{CURRENT_FORM}{}", STANDARD.encode(out)),
         })
     }
 
@@ -179,9 +192,15 @@ impl SecretSealer for AeadSealer {
                 sealed.key_id
             ))
         })?;
+        // The form decides the associated data: the current one binds the key id in; a value
+        // from before opens with the row's associated data alone.
+        let (b64, aad) = match sealed.sealed.strip_prefix(CURRENT_FORM) {
+            Some(rest) => (rest, bound_aad(&sealed.key_id, aad)),
+            None => (sealed.sealed.as_str(), aad.to_owned()),
+        };
         // One message for every failure below: which check failed is no business of a log.
         let refused = || DomainError::Internal("sealed secret does not open".into());
-        let bytes = STANDARD.decode(&sealed.sealed).map_err(|_| refused())?;
+        let bytes = STANDARD.decode(b64).map_err(|_| refused())?;
         if bytes.len() < NONCE_LEN + TAG_LEN {
             return Err(refused());
         }
@@ -199,6 +218,10 @@ impl SecretSealer for AeadSealer {
         String::from_utf8(plain)
             .map(Secret::new)
             .map_err(|_| refused())
+    }
+
+    fn is_current(&self, sealed: &SealedSecret) -> bool {
+        sealed.key_id == self.keys.current.id && sealed.sealed.starts_with(CURRENT_FORM)
     }
 }
 
@@ -233,23 +256,111 @@ mod tests {
         let expected_id = format!("k{}", &hex::encode(Sha256::digest(KEY_A))[..8]);
         assert_eq!(sealed.key_id, expected_id);
         assert_eq!(s.keyring().current_key_id(), expected_id);
-        // nonce (24) || ciphertext (plaintext + 16-byte tag), standard base64.
-        let raw = STANDARD.decode(&sealed.sealed).unwrap();
+        // "v2:" + nonce (24) || ciphertext (plaintext + 16-byte tag), standard base64.
+        let b64 = sealed
+            .sealed
+            .strip_prefix("v2:")
+            .expect("the versioned form");
+        let raw = STANDARD.decode(b64).unwrap();
         assert_eq!(raw.len(), NONCE_LEN + secret().expose().len() + TAG_LEN);
         assert!(!sealed.sealed.contains("whsec_"));
-        // Independently: the same primitive, keyed and fed by hand, opens it.
+        // Independently: the same primitive, keyed and fed by hand, opens it with the
+        // associated data "v2:" + key id + ":" + the row's, and with the row's alone it does not.
         let cipher = XChaCha20Poly1305::new(Key::from_slice(&KEY_A));
         let (nonce, ct) = raw.split_at(NONCE_LEN);
-        let plain = cipher
-            .decrypt(
+        let open_with = |aad: &str| {
+            cipher.decrypt(
                 XNonce::from_slice(nonce),
                 Payload {
                     msg: ct,
-                    aad: AAD.as_bytes(),
+                    aad: aad.as_bytes(),
+                },
+            )
+        };
+        let bound = format!("v2:{expected_id}:{AAD}");
+        assert_eq!(open_with(&bound).unwrap(), secret().expose().as_bytes());
+        assert!(open_with(AAD).is_err(), "the key id is bound in");
+        assert!(s.is_current(&sealed));
+    }
+
+    /// A value as the sealer wrote it before the key id was bound in: base64 of nonce and
+    /// ciphertext, no prefix, the row's associated data alone.
+    fn sealed_the_old_way(key: &[u8; 32], aad: &str) -> SealedSecret {
+        let cipher = XChaCha20Poly1305::new(Key::from_slice(key));
+        let nonce = XChaCha20Poly1305::generate_nonce(&mut OsRng);
+        let ct = cipher
+            .encrypt(
+                &nonce,
+                Payload {
+                    msg: secret().expose().as_bytes(),
+                    aad: aad.as_bytes(),
                 },
             )
             .unwrap();
-        assert_eq!(plain, secret().expose().as_bytes());
+        let mut raw = nonce.to_vec();
+        raw.extend_from_slice(&ct);
+        SealedSecret {
+            key_id: key_id(key),
+            sealed: STANDARD.encode(raw),
+        }
+    }
+
+    #[test]
+    fn values_sealed_before_the_key_id_was_bound_still_open() {
+        let old = sealed_the_old_way(&KEY_A, AAD);
+        // Under the same key, and after a rotation made it an older key.
+        for s in [sealer(&KEY_A, &[]), sealer(&KEY_B, &[&KEY_A])] {
+            assert_eq!(s.open(&old, AAD).unwrap(), secret());
+            assert!(!s.is_current(&old), "due for sealing again");
+            // Still bound to its row.
+            assert!(s.open(&old, &AAD.replace("0001", "0002")).is_err());
+            // Sealed again, it is in the current form.
+            let again = s.seal(&s.open(&old, AAD).unwrap(), AAD).unwrap();
+            assert!(s.is_current(&again));
+            assert_eq!(s.open(&again, AAD).unwrap(), secret());
+        }
+        // The prefix cannot be added to an old value, nor removed from a new one: each form
+        // opens only with its own associated data.
+        let s = sealer(&KEY_A, &[]);
+        let promoted = SealedSecret {
+            sealed: format!("v2:{}", old.sealed),
+            ..old.clone()
+        };
+        assert!(s.open(&promoted, AAD).is_err());
+        let new = s.seal(&secret(), AAD).unwrap();
+        let demoted = SealedSecret {
+            sealed: new.sealed.trim_start_matches("v2:").to_owned(),
+            ..new
+        };
+        assert!(s.open(&demoted, AAD).is_err());
+    }
+
+    #[test]
+    fn a_key_id_swapped_to_another_live_key_fails() {
+        let s = sealer(&KEY_A, &[&KEY_B]);
+        let b_id = key_id(&KEY_B);
+        let sealed = s.seal(&secret(), AAD).unwrap();
+        let swapped = SealedSecret {
+            key_id: b_id.clone(),
+            ..sealed.clone()
+        };
+        assert!(s.open(&swapped, AAD).is_err());
+        assert!(!s.is_current(&swapped));
+        // And the other way: sealed under B (then current), relabelled as A's.
+        let under_b = sealer(&KEY_B, &[]).seal(&secret(), AAD).unwrap();
+        assert_eq!(under_b.key_id, b_id);
+        assert_eq!(s.open(&under_b, AAD).unwrap(), secret());
+        let relabelled = SealedSecret {
+            key_id: key_id(&KEY_A),
+            ..under_b
+        };
+        assert!(s.open(&relabelled, AAD).is_err());
+        // An old-form value relabelled fails as well.
+        let old = SealedSecret {
+            key_id: b_id,
+            ..sealed_the_old_way(&KEY_A, AAD)
+        };
+        assert!(s.open(&old, AAD).is_err());
     }
 
     #[test]
@@ -265,20 +376,25 @@ mod tests {
     fn any_tampered_byte_fails() {
         let s = sealer(&KEY_A, &[]);
         let sealed = s.seal(&secret(), AAD).unwrap();
-        let raw = STANDARD.decode(&sealed.sealed).unwrap();
+        let raw = STANDARD
+            .decode(sealed.sealed.trim_start_matches("v2:"))
+            .unwrap();
         for i in 0..raw.len() {
             let mut bad = raw.clone();
             bad[i] ^= 0x01;
             let tampered = SealedSecret {
-                sealed: STANDARD.encode(&bad),
+                sealed: format!("v2:{}", STANDARD.encode(&bad)),
                 ..sealed.clone()
             };
             assert!(s.open(&tampered, AAD).is_err(), "byte {i}");
         }
         for junk in [
             "",
+            "v2:",
             "not base64!",
+            "v2:not base64!",
             &STANDARD.encode([0u8; NONCE_LEN + TAG_LEN - 1]),
+            &format!("v2:{}", STANDARD.encode([0u8; NONCE_LEN + TAG_LEN - 1])),
         ] {
             let junk = SealedSecret {
                 sealed: junk.to_owned(),
@@ -324,7 +440,8 @@ mod tests {
         let x = s.seal(&secret(), AAD).unwrap();
         let y = s.seal(&secret(), AAD).unwrap();
         assert_ne!(x.sealed, y.sealed);
-        let nonce = |v: &SealedSecret| STANDARD.decode(&v.sealed).unwrap()[..NONCE_LEN].to_vec();
+        let nonce =
+            |v: &SealedSecret| STANDARD.decode(&v.sealed[3..]).unwrap()[..NONCE_LEN].to_vec();
         assert_ne!(nonce(&x), nonce(&y));
     }
 

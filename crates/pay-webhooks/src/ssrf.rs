@@ -6,7 +6,7 @@
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 
-use pay_domain::webhook::is_forbidden_ip;
+use pay_domain::webhook::{is_forbidden_ip, is_malformed_name};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::Url;
 
@@ -76,10 +76,11 @@ impl Resolve for GuardedResolver {
 }
 
 /// Parses and checks a webhook URL before any connection: `https` (and `http` too when private
-/// targets are allowed), no user info, and a literal IP host not in a forbidden range unless
-/// private targets are allowed. The resolver never sees literal IPs, so this is their only
-/// check. The URL parser normalises the odd IPv4 spellings (`2130706433`, `0x7f.1`, `127.1`)
-/// before the check, so they cannot slip past it.
+/// targets are allowed), no user info, and, unless private targets are allowed, a literal IP
+/// host not in a forbidden range and no name with an empty label (`127.0.0.1..`). The
+/// resolver never sees literal IPs, so this is their only check. The URL parser normalises the
+/// odd IPv4 spellings (`2130706433`, `0x7f.1`, `127.1`, `127.0.0.1.`) before the check, so
+/// they cannot slip past it.
 pub(crate) fn parse_checked(url: &str, allow_private: bool) -> Result<Url, String> {
     let parsed = Url::parse(url).map_err(|e| format!("invalid url: {e}"))?;
     match parsed.scheme() {
@@ -100,6 +101,9 @@ pub(crate) fn parse_checked(url: &str, allow_private: bool) -> Result<Url, Strin
         if !allow_private && is_forbidden_ip(ip) {
             return Err(format!("{ip} is a forbidden address"));
         }
+    } else if !allow_private && is_malformed_name(host) {
+        // `127.0.0.1..` is a name to the URL parser, and what a resolver makes of it varies.
+        return Err(format!("{host} is not a valid host name"));
     }
     Ok(parsed)
 }
@@ -153,6 +157,16 @@ mod tests {
             "https://0x7f.0.0.1/",
             "https://127.1/",
             "https://0177.0.0.1/",
+            // Trailing dots, empty labels, and IPv4 in other IPv6 transition forms.
+            "https://127.0.0.1./",
+            "https://127.0.0.1../",
+            "https://127.0.0.1.../hook",
+            "https://localhost../",
+            "https://hooks..shop.example/",
+            "https://[::ffff:0:127.0.0.1]/",
+            "https://[::ffff:0:a9fe:a9fe]/latest",
+            "https://[64:ff9b:1::a00:1]/",
+            "https://[64:ff9b:1:7f00:1::]/",
             "not a url",
         ] {
             assert!(check_url(url, false).is_err(), "{url} must be refused");
@@ -217,7 +231,14 @@ mod tests {
         let guard = GuardedResolver {
             allow_private: false,
         };
-        for host in ["127.0.0.1", "169.254.169.254", "::1", "::ffff:10.0.0.1"] {
+        for host in [
+            "127.0.0.1",
+            "169.254.169.254",
+            "::1",
+            "::ffff:10.0.0.1",
+            "::ffff:0:127.0.0.1",
+            "64:ff9b:1::a00:1",
+        ] {
             let e = guard.lookup(host).await.unwrap_err();
             assert!(e.to_string().starts_with("refused target: "), "{host}: {e}");
         }

@@ -1,12 +1,14 @@
 //! Sends one delivery attempt and reports what happened, never failing itself: every problem
-//! becomes part of the `AttemptOutcome` the domain's retry policy judges.
+//! becomes part of the `AttemptOutcome` the domain's retry policy judges. The outcome names a
+//! failure in the delivery log's fixed words (`AttemptError`); the details (the address a name
+//! resolved to, the connect error) go to the server log only.
 
 use std::error::Error as StdError;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use pay_domain::webhook::{
-    AttemptOutcome, OutboundRequest, RESPONSE_EXCERPT_CHARS, RESPONSE_READ_LIMIT,
+    AttemptError, AttemptOutcome, OutboundRequest, RESPONSE_EXCERPT_CHARS, RESPONSE_READ_LIMIT,
 };
 use pay_domain::{DomainError, DomainResult};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
@@ -45,6 +47,24 @@ pub struct HttpTransport {
     config: TransportConfig,
 }
 
+/// Why no answer came: the word for the delivery log and the details for the server log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Failure {
+    kind: AttemptError,
+    /// Never the URL's path or query, a header value or the body (the signature, customer
+    /// data); may name the host and the addresses it resolved to.
+    detail: String,
+}
+
+impl Failure {
+    fn new(kind: AttemptError, detail: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            detail: detail.into(),
+        }
+    }
+}
+
 /// What came back when a response arrived.
 struct Answer {
     status: u16,
@@ -75,8 +95,23 @@ impl HttpTransport {
         self.config
     }
 
-    /// One attempt: POSTs the body with exactly the request's headers.
+    /// One attempt: POSTs the body with exactly the request's headers. A failure is logged
+    /// (`info`) with its details; the outcome carries only its word.
     pub async fn send(&self, req: &OutboundRequest) -> AttemptOutcome {
+        let (outcome, detail) = self.send_with_detail(req).await;
+        if let (Some(kind), Some(detail)) = (outcome.error, detail) {
+            tracing::info!(
+                delivery_id = %req.delivery_id,
+                attempt = req.attempt,
+                error = kind.as_str(),
+                detail = %detail,
+                "webhook attempt got no answer"
+            );
+        }
+        outcome
+    }
+
+    async fn send_with_detail(&self, req: &OutboundRequest) -> (AttemptOutcome, Option<String>) {
         let started = Instant::now();
         let mut outcome = AttemptOutcome {
             status: None,
@@ -85,28 +120,44 @@ impl HttpTransport {
             response_excerpt: None,
             retry_after: None,
         };
+        let mut detail = None;
         match self.exchange(req, started).await {
             Ok(answer) => {
                 outcome.status = Some(answer.status);
                 outcome.response_excerpt = answer.excerpt;
                 outcome.retry_after = answer.retry_after;
             }
-            Err(message) => outcome.error = Some(message),
+            Err(failure) => {
+                outcome.error = Some(failure.kind);
+                detail = Some(failure.detail);
+            }
         }
         outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        outcome
+        (outcome, detail)
     }
 
-    async fn exchange(&self, req: &OutboundRequest, started: Instant) -> Result<Answer, String> {
-        let url = parse_checked(&req.url, self.config.allow_private)
-            .map_err(|why| format!("refused target: {why}"))?;
+    async fn exchange(&self, req: &OutboundRequest, started: Instant) -> Result<Answer, Failure> {
+        let url = parse_checked(&req.url, self.config.allow_private).map_err(|why| {
+            Failure::new(
+                AttemptError::RefusedTarget,
+                format!("refused target: {why}"),
+            )
+        })?;
         let mut headers = HeaderMap::with_capacity(req.headers.len());
         for (name, value) in &req.headers {
-            let header = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| format!("invalid header name {name:?}"))?;
+            let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                Failure::new(
+                    AttemptError::Internal,
+                    format!("invalid header name {name:?}"),
+                )
+            })?;
             // The value may be the signature: name the header, never the value.
-            let value = HeaderValue::from_str(value)
-                .map_err(|_| format!("invalid value for header {name}"))?;
+            let value = HeaderValue::from_str(value).map_err(|_| {
+                Failure::new(
+                    AttemptError::Internal,
+                    format!("invalid value for header {name}"),
+                )
+            })?;
             headers.append(header, value);
         }
         let request = self
@@ -122,9 +173,9 @@ impl HttpTransport {
         let deadline = tokio::time::Instant::from_std(started + self.config.total_timeout);
         let mut response =
             match tokio::time::timeout_at(deadline, self.client.execute(request)).await {
-                Err(_) => return Err(timeout_message(self.config.total_timeout)),
+                Err(_) => return Err(timed_out(self.config.total_timeout)),
                 Ok(Err(e)) if e.is_timeout() && !e.is_connect() => {
-                    return Err(timeout_message(self.config.total_timeout))
+                    return Err(timed_out(self.config.total_timeout))
                 }
                 Ok(Err(e)) => return Err(describe(&e)),
                 Ok(Ok(r)) => r,
@@ -165,37 +216,48 @@ impl HttpTransport {
     }
 }
 
-fn timeout_message(total: Duration) -> String {
-    format!(
-        "timeout: no complete answer within {} ms",
-        total.as_millis()
+fn timed_out(total: Duration) -> Failure {
+    Failure::new(
+        AttemptError::TimedOut,
+        format!(
+            "timeout: no complete answer within {} ms",
+            total.as_millis()
+        ),
     )
 }
 
-/// A short message for the delivery log. Built from the error chain's kinds and its innermost
-/// cause, never from reqwest's top-level message (it carries the URL) and never from the
-/// request's headers or body (they carry the signature).
-fn describe(e: &reqwest::Error) -> String {
+/// Classifies a reqwest failure. The detail is built from the error chain's kinds and its
+/// innermost cause, never from reqwest's top-level message (it carries the URL) and never from
+/// the request's headers or body (they carry the signature). A connect timeout is a failed
+/// connection like a refused one: which of the two it was says whether something filters the
+/// port, and that stays in the server log.
+fn describe(e: &reqwest::Error) -> Failure {
     if let Some(refused) = find_in_chain::<RefusedTarget>(e) {
-        return refused.to_string();
+        return Failure::new(AttemptError::RefusedTarget, refused.to_string());
     }
     if let Some(tls) = find_in_chain::<rustls::Error>(e) {
-        return format!("tls error: {tls}");
+        return Failure::new(AttemptError::TlsFailed, format!("tls error: {tls}"));
     }
     if e.is_timeout() {
         return if e.is_connect() {
-            "connect timeout".into()
+            Failure::new(AttemptError::ConnectionFailed, "connect timeout")
         } else {
-            "timeout".into()
+            Failure::new(AttemptError::TimedOut, "timeout")
         };
     }
     let cause = innermost(e);
     if e.is_connect() {
-        format!("connect error: {cause}")
+        Failure::new(
+            AttemptError::ConnectionFailed,
+            format!("connect error: {cause}"),
+        )
     } else if e.is_builder() {
-        format!("invalid request: {cause}")
+        Failure::new(AttemptError::Internal, format!("invalid request: {cause}"))
     } else {
-        format!("request error: {cause}")
+        Failure::new(
+            AttemptError::ConnectionFailed,
+            format!("request error: {cause}"),
+        )
     }
 }
 
@@ -440,9 +502,10 @@ mod tests {
         }
     }
 
-    /// Errors go to the delivery log: they must not repeat the signature or the body.
-    fn assert_clean(outcome: &AttemptOutcome, req: &OutboundRequest) {
-        let text = format!("{outcome:?}");
+    /// Outcomes go to the delivery log and details to the server log: neither may repeat the
+    /// signature or the body.
+    fn assert_clean(what: &impl std::fmt::Debug, req: &OutboundRequest) {
+        let text = format!("{what:?}");
         for (_, v) in &req.headers {
             if v.starts_with("t=") {
                 assert!(!text.contains(&v[13..]), "signature leaked: {text}");
@@ -540,10 +603,12 @@ mod tests {
         })
         .unwrap();
         let req = request(format!("http://{}/", server.addr));
-        let outcome = t.send(&req).await;
+        let (outcome, detail) = t.send_with_detail(&req).await;
         assert_eq!(outcome.status, None);
-        let error = outcome.error.clone().unwrap();
-        assert!(error.starts_with("timeout"), "{error}");
+        assert_eq!(outcome.error, Some(AttemptError::TimedOut));
+        let detail = detail.unwrap();
+        assert!(detail.starts_with("timeout"), "{detail}");
+        assert_clean(&detail, &req);
         assert!(
             (250..5000).contains(&outcome.duration_ms),
             "{}",
@@ -680,20 +745,25 @@ mod tests {
             format!("https://user:pw@example.com:{port}/"),
         ] {
             let req = request(url.clone());
-            let outcome = t.send(&req).await;
+            let (outcome, detail) = t.send_with_detail(&req).await;
             assert_eq!(outcome.status, None, "{url}");
-            let error = outcome.error.clone().unwrap();
-            assert!(error.starts_with("refused target: "), "{url}: {error}");
+            assert_eq!(outcome.error, Some(AttemptError::RefusedTarget), "{url}");
+            let detail = detail.unwrap();
+            assert!(detail.starts_with("refused target: "), "{url}: {detail}");
             assert_clean(&outcome, &req);
+            assert_clean(&detail, &req);
         }
-        // A name is not refused by the URL check; the resolver refuses it at connect time.
+        // A name is not refused by the URL check; the resolver refuses it at connect time. The
+        // outcome says only that; the address it resolved to is in the detail, for the log.
         let by_name = format!("https://localhost:{port}/");
         assert_eq!(crate::check_url(&by_name, false), Ok(()));
-        let outcome = t.send(&request(by_name)).await;
-        let error = outcome.error.unwrap();
+        let (outcome, detail) = t.send_with_detail(&request(by_name)).await;
+        assert_eq!(outcome.error, Some(AttemptError::RefusedTarget));
+        assert!(!format!("{outcome:?}").contains("127.0.0.1"), "{outcome:?}");
+        let detail = detail.unwrap();
         assert!(
-            error.starts_with("refused target: localhost resolves to a forbidden address"),
-            "{error}"
+            detail.starts_with("refused target: localhost resolves to a forbidden address"),
+            "{detail}"
         );
         no_connection_within(&server, Duration::from_millis(100)).await;
     }
@@ -719,14 +789,16 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         drop(listener);
         let req = request(format!("http://{addr}/"));
-        let outcome = transport(true).send(&req).await;
-        let error = outcome.error.clone().unwrap();
-        assert!(error.starts_with("connect error: "), "{error}");
+        let (outcome, detail) = transport(true).send_with_detail(&req).await;
+        assert_eq!(outcome.error, Some(AttemptError::ConnectionFailed));
+        let detail = detail.unwrap();
+        assert!(detail.starts_with("connect error: "), "{detail}");
         assert!(
-            !error.contains("127.0.0.1"),
-            "reqwest's url-bearing message is not used: {error}"
+            !detail.contains("127.0.0.1"),
+            "reqwest's url-bearing message is not used: {detail}"
         );
         assert_clean(&outcome, &req);
+        assert_clean(&detail, &req);
     }
 
     #[tokio::test]
@@ -737,11 +809,13 @@ mod tests {
         ))
         .await;
         let req = request(format!("https://{}/", server.addr));
-        let outcome = transport(true).send(&req).await;
-        let error = outcome.error.clone().unwrap();
-        assert!(error.starts_with("tls error: "), "{error}");
+        let (outcome, detail) = transport(true).send_with_detail(&req).await;
+        assert_eq!(outcome.error, Some(AttemptError::TlsFailed));
+        let detail = detail.unwrap();
+        assert!(detail.starts_with("tls error: "), "{detail}");
         assert_eq!(outcome.status, None);
         assert_clean(&outcome, &req);
+        assert_clean(&detail, &req);
     }
 
     #[tokio::test]
@@ -749,11 +823,9 @@ mod tests {
         let server = serve(respond("200 OK", "", "ok")).await;
         let mut req = request(format!("http://{}/", server.addr));
         req.headers.push(("x-bad".into(), "line\r\nbreak".into()));
-        let outcome = transport(true).send(&req).await;
-        assert_eq!(
-            outcome.error.as_deref(),
-            Some("invalid value for header x-bad")
-        );
+        let (outcome, detail) = transport(true).send_with_detail(&req).await;
+        assert_eq!(outcome.error, Some(AttemptError::Internal));
+        assert_eq!(detail.as_deref(), Some("invalid value for header x-bad"));
         no_connection_within(&server, Duration::from_millis(50)).await;
     }
 }

@@ -95,6 +95,7 @@ const WRITE_METHODS: &[&str] = &[
     "insert_deliveries",
     "claim_due_deliveries",
     "record_attempt",
+    "retarget_deliveries",
     "enqueue_link_event",
     "write_link_event",
 ];
@@ -690,6 +691,21 @@ impl WebhookStore for MemStore {
             .collect())
     }
 
+    fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> DomainResult<()> {
+        self.count_call("retarget_deliveries");
+        let mut t = self.tables();
+        for (id, url) in moves {
+            if let Some(d) = t
+                .deliveries
+                .iter_mut()
+                .find(|d| d.id == *id && !d.status.is_terminal())
+            {
+                d.url = url.clone();
+            }
+        }
+        Ok(())
+    }
+
     fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> DomainResult<()> {
         self.count_call("record_attempt");
         let mut guard = self.tables();
@@ -717,7 +733,7 @@ impl WebhookStore for MemStore {
         d.next_attempt_at = after.next_attempt_at;
         d.last_attempt_at = Some(attempt.at);
         d.last_response_status = attempt.outcome.status;
-        d.last_error = attempt.outcome.error.clone();
+        d.last_error = attempt.outcome.error;
         t.attempts.push(attempt.clone());
         Ok(())
     }
@@ -939,8 +955,11 @@ impl Crypto for FakeCrypto {
 
 /// The key id `FakeSealer` seals with.
 const SEAL_KEY_ID: &str = "k1";
+/// An older key `FakeSealer` still opens (values under it are not current).
+const OLD_SEAL_KEY_ID: &str = "k0";
 
 /// Sealing that a test can read: `{aad}|{secret}` under key `k1`; opening needs the same aad.
+/// Values under `k0` open too but are not current (as after a key rotation).
 #[derive(Debug, Default)]
 struct FakeSealer {
     /// The aad of every `seal` call.
@@ -957,6 +976,14 @@ impl FakeSealer {
         }
     }
 
+    /// A value as an older key sealed it.
+    fn sealed_under_old_key(secret: &str, aad: &str) -> SealedSecret {
+        SealedSecret {
+            key_id: OLD_SEAL_KEY_ID.into(),
+            ..FakeSealer::sealed(secret, aad)
+        }
+    }
+
     fn seal_calls(&self) -> Vec<String> {
         self.sealed_with.lock().unwrap().clone()
     }
@@ -970,7 +997,7 @@ impl SecretSealer for FakeSealer {
 
     fn open(&self, sealed: &SealedSecret, aad: &str) -> DomainResult<Secret> {
         self.opened_with.lock().unwrap().push(aad.to_owned());
-        if sealed.key_id != SEAL_KEY_ID {
+        if sealed.key_id != SEAL_KEY_ID && sealed.key_id != OLD_SEAL_KEY_ID {
             return Err(DomainError::Internal("unknown sealing key".into()));
         }
         sealed
@@ -979,6 +1006,10 @@ impl SecretSealer for FakeSealer {
             .and_then(|rest| rest.strip_prefix('|'))
             .map(Secret::new)
             .ok_or_else(|| DomainError::Internal("cannot open: other associated data".into()))
+    }
+
+    fn is_current(&self, sealed: &SealedSecret) -> bool {
+        sealed.key_id == SEAL_KEY_ID
     }
 }
 

@@ -2,6 +2,8 @@
 //! resend, emitting a link's event into the outbox, and the dispatcher's three steps (claim,
 //! prepare a signed request, record the outcome).
 
+use std::collections::HashMap;
+
 use crate::error::{DomainError, DomainResult};
 use crate::ids::CompanyId;
 use crate::link::{CreatedBy, PaymentLink};
@@ -13,10 +15,14 @@ use crate::timestamp::Timestamp;
 use crate::webhook::{
     after_attempt, last4, signing_secret, validate_callback_url, AfterAttempt, AttemptOutcome,
     CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryOrigin, DeliveryStatus,
-    EventKind, LinkSnapshot, LinkWebhook, OutboundRequest, PaymentEventDraft, SessionSnapshot,
+    EventKind, LinkSnapshot, NotPrepared, OutboundRequest, PaymentEventDraft, SessionSnapshot,
     StoredSigningSecret, CLAIM_LEASE, LOG_LIMIT_DEFAULT, LOG_LIMIT_MAX, ROTATION_GRACE,
     SECRET_RANDOM_LEN, USER_AGENT,
 };
+
+mod targets;
+
+use targets::{CurrentTarget, Owner};
 
 /// What reads of a callback show (never the secret).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +72,26 @@ impl Pay {
         Ok((secret, stored))
     }
 
+    /// `stored` in the sealer's current form: as it is when it already is, else opened and
+    /// sealed again (a value of an older key, or of the format before the key id was bound
+    /// into the associated data). Every write of a callback row goes through here, so rows
+    /// move to the current form as they are saved.
+    fn current_form(
+        &self,
+        stored: StoredSigningSecret,
+        aad: &str,
+    ) -> DomainResult<StoredSigningSecret> {
+        let sealer = &self.webhooks.sealer;
+        if sealer.is_current(&stored.sealed) {
+            return Ok(stored);
+        }
+        let secret = sealer.open(&stored.sealed, aad)?;
+        Ok(StoredSigningSecret {
+            sealed: sealer.seal(&secret, aad)?,
+            ..stored
+        })
+    }
+
     /// A company callback (session with `settings.manage`); `None` when not set.
     pub fn company_callback(
         &self,
@@ -99,15 +125,24 @@ impl Pay {
         for _ in 0..3 {
             let now = self.clock.now();
             let (callback, issued) = match self.store.company_callback(company, kind)? {
-                Some(existing) => (
-                    CompanyCallback {
-                        url: url.to_owned(),
-                        updated_at: now,
-                        version: existing.version + 1,
-                        ..existing
-                    },
-                    None,
-                ),
+                Some(existing) => {
+                    let aad = CompanyCallback::aad(company, kind);
+                    let previous = match existing.previous {
+                        Some((prev, until)) => Some((self.current_form(prev, &aad)?, until)),
+                        None => None,
+                    };
+                    (
+                        CompanyCallback {
+                            url: url.to_owned(),
+                            secret: self.current_form(existing.secret, &aad)?,
+                            previous,
+                            updated_at: now,
+                            version: existing.version + 1,
+                            ..existing
+                        },
+                        None,
+                    )
+                }
                 None => {
                     let (secret, stored) = self.new_signing_secret(company, kind, now)?;
                     (
@@ -150,8 +185,10 @@ impl Pay {
                 .ok_or(DomainError::NotFound { kind: "Callback" })?;
             let now = self.clock.now();
             let (secret, stored) = self.new_signing_secret(company, kind, now)?;
+            let aad = CompanyCallback::aad(company, kind);
+            let previous = self.current_form(existing.secret.clone(), &aad)?;
             let callback = CompanyCallback {
-                previous: Some((existing.secret.clone(), now.plus(ROTATION_GRACE))),
+                previous: Some((previous, now.plus(ROTATION_GRACE))),
                 secret: stored,
                 updated_at: now,
                 version: existing.version + 1,
@@ -171,14 +208,10 @@ impl Pay {
     /// subscription and anonymous links to their own URL (added with that work).
     pub(crate) fn targets(&self, link: &PaymentLink) -> DomainResult<Vec<(CallbackKind, String)>> {
         match link.created_by {
-            CreatedBy::ApiKey(_) | CreatedBy::User(_) => {
-                for kind in [CallbackKind::CompanyPayment, CallbackKind::LegacyShared] {
-                    if let Some(cb) = self.store.company_callback(link.company_id, kind)? {
-                        return Ok(vec![(kind, cb.url)]);
-                    }
-                }
-                Ok(vec![])
-            }
+            CreatedBy::ApiKey(_) | CreatedBy::User(_) => Ok(self
+                .company_target(link.company_id)?
+                .map(|cb| vec![(cb.kind, cb.url)])
+                .unwrap_or_default()),
             CreatedBy::Anonymous => Ok(self
                 .store
                 .link_webhook(link.uid.as_str())?
@@ -307,8 +340,15 @@ impl Pay {
             .ok_or(not_found)?;
         let now = self.clock.now();
         let new_id = self.crypto.new_uuid();
+        // It goes where the owner's callback points now (the dispatcher checks again when it
+        // sends); with no callback left it keeps the old URL and ends `no callback`.
+        let url = match Owner::of(&old) {
+            Ok(owner) => self.current_url(&owner)?,
+            Err(_) => None,
+        };
         let d = Delivery {
             id: new_id,
+            url: url.unwrap_or_else(|| old.url.clone()),
             origin: DeliveryOrigin::Manual,
             status: DeliveryStatus::Pending,
             attempts: 0,
@@ -344,65 +384,58 @@ impl Pay {
     /// Dispatcher step 2: the signed request for the next attempt. The signature's `t` is real
     /// time (the receiver checks it against its own clock), even when the sandbox clock moved
     /// business time. Every live secret of the callback signs (two during a rotation).
-    pub fn prepare_attempt(&self, d: &Delivery) -> DomainResult<OutboundRequest> {
+    pub fn prepare_attempt(&self, d: &Delivery) -> Result<OutboundRequest, NotPrepared> {
         self.prepare_attempts(std::slice::from_ref(d))
             .pop()
-            .unwrap_or_else(|| Err(DomainError::Internal("nothing prepared".into())))
+            .unwrap_or_else(|| Err(NotPrepared::internal("nothing prepared")))
     }
 
-    /// Step 2 for a whole round: each callback's secrets are read and opened once.
-    pub fn prepare_attempts(&self, deliveries: &[Delivery]) -> Vec<DomainResult<OutboundRequest>> {
-        let mut secrets: std::collections::HashMap<(CompanyId, CallbackKind), Vec<Secret>> =
-            std::collections::HashMap::new();
+    /// Step 2 for a whole round: each owner's callback is read and its secrets opened once.
+    /// An attempt goes to the owner's callback as it is now (a retry or a resend after the
+    /// merchant changed it goes to the new URL, signed with the current secrets); deliveries
+    /// whose URL changed are pointed at it in the store first, so the log says where they went.
+    pub fn prepare_attempts(
+        &self,
+        deliveries: &[Delivery],
+    ) -> Vec<Result<OutboundRequest, NotPrepared>> {
+        let mut targets: HashMap<Owner, Result<CurrentTarget, NotPrepared>> = HashMap::new();
+        let mut moved: Vec<(uuid::Uuid, String)> = Vec::new();
         let t = self.webhooks.wall_clock.now().unix_seconds();
-        deliveries
+        let mut prepared: Vec<Result<OutboundRequest, NotPrepared>> = deliveries
             .iter()
             .map(|d| {
-                let key = (d.company_id, d.target);
-                let live = match secrets.entry(key) {
-                    std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                    std::collections::hash_map::Entry::Vacant(e) => {
-                        e.insert(self.signing_secrets(d)?)
-                    }
-                };
-                Ok(self.signed_request(d, live, t))
+                let owner = Owner::of(d)?;
+                let target = targets
+                    .entry(owner)
+                    .or_insert_with_key(|owner| self.current_target(owner))
+                    .as_ref()
+                    .map_err(Clone::clone)?;
+                if target.url != d.url {
+                    moved.push((d.id, target.url.clone()));
+                }
+                Ok(self.signed_request(d, &target.url, &target.secrets, t))
             })
-            .collect()
-    }
-
-    fn signing_secrets(&self, d: &Delivery) -> DomainResult<Vec<Secret>> {
-        match d.target {
-            CallbackKind::CompanyPayment | CallbackKind::LegacyShared => {
-                let cb = self
-                    .store
-                    .company_callback(d.company_id, d.target)?
-                    .ok_or_else(|| DomainError::Internal("callback removed".into()))?;
-                let aad = CompanyCallback::aad(d.company_id, d.target);
-                cb.live_secrets(self.clock.now())
-                    .into_iter()
-                    .map(|s| self.webhooks.sealer.open(&s.sealed, &aad))
-                    .collect()
+            .collect();
+        if !moved.is_empty() {
+            if let Err(e) = self.store.retarget_deliveries(&moved) {
+                // Not sent where the log cannot say: tried again after the lease.
+                for (p, d) in prepared.iter_mut().zip(deliveries) {
+                    if moved.iter().any(|(id, _)| *id == d.id) {
+                        *p = Err(NotPrepared::internal(format!("retargeting: {e}")));
+                    }
+                }
             }
-            CallbackKind::AnonymousLink => {
-                let uid = d.payment_link_uid.as_deref().ok_or_else(|| {
-                    DomainError::Internal("anonymous delivery without a link".into())
-                })?;
-                let hook = self
-                    .store
-                    .link_webhook(uid)?
-                    .ok_or_else(|| DomainError::Internal("link callback removed".into()))?;
-                Ok(vec![self
-                    .webhooks
-                    .sealer
-                    .open(&hook.secret.sealed, &LinkWebhook::aad(uid))?])
-            }
-            CallbackKind::Grant => Err(DomainError::Internal(
-                "grant callbacks arrive with the OAuth work".into(),
-            )),
         }
+        prepared
     }
 
-    fn signed_request(&self, d: &Delivery, secrets: &[Secret], t: i64) -> OutboundRequest {
+    fn signed_request(
+        &self,
+        d: &Delivery,
+        url: &str,
+        secrets: &[Secret],
+        t: i64,
+    ) -> OutboundRequest {
         let attempt = d.attempts + 1;
         let signature = self
             .webhooks
@@ -423,7 +456,7 @@ impl Pay {
         ];
         OutboundRequest {
             delivery_id: d.id,
-            url: d.url.clone(),
+            url: url.to_owned(),
             headers,
             body: d.body.clone(),
             attempt,

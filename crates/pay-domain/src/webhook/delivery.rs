@@ -10,6 +10,7 @@ use crate::ids::CompanyId;
 use crate::timestamp::Timestamp;
 
 use super::event::EventKind;
+use super::failure::AttemptError;
 use super::target::CallbackKind;
 
 /// The first attempt plus up to ten retries (spec: "retried up to 10 times").
@@ -115,7 +116,7 @@ pub struct Delivery {
     pub next_attempt_at: Option<Timestamp>,
     pub last_attempt_at: Option<Timestamp>,
     pub last_response_status: Option<u16>,
-    pub last_error: Option<String>,
+    pub last_error: Option<AttemptError>,
     pub payment_link_uid: Option<String>,
     pub subscription_uid: Option<String>,
     /// The merchant's order id, for the log's search.
@@ -145,8 +146,9 @@ pub struct AttemptOutcome {
     /// The HTTP status, when a response arrived.
     pub status: Option<u16>,
     pub duration_ms: u64,
-    /// Connection, TLS, timeout or refusal (SSRF guard) error.
-    pub error: Option<String>,
+    /// Why no answer came (refusal by the SSRF guard, connection, TLS, timeout), in the
+    /// log's fixed words; the details are in the server log only.
+    pub error: Option<AttemptError>,
     /// The start of the response body.
     pub response_excerpt: Option<String>,
     /// A `Retry-After` the receiver sent with 429 or 503.
@@ -169,7 +171,8 @@ pub struct AfterAttempt {
 
 /// The one transition function. `attempt` is the number of the attempt just made (1-based).
 /// Success ends it; a failure schedules the next attempt `RETRY_INTERVAL` later (or later
-/// still when the receiver asked, up to `MAX_RETRY_AFTER`) until `MAX_ATTEMPTS` were made.
+/// still when the receiver asked, up to `MAX_RETRY_AFTER`) until `MAX_ATTEMPTS` were made;
+/// `no callback` (the owner's callback is gone) ends it `failed` at once.
 /// A terminal delivery takes no more attempts.
 pub fn after_attempt(
     current: DeliveryStatus,
@@ -193,7 +196,8 @@ pub fn after_attempt(
             next_attempt_at: None,
         });
     }
-    if attempt >= MAX_ATTEMPTS {
+    // Nowhere to send it: retrying cannot help (a resend, once a callback is set, can).
+    if attempt >= MAX_ATTEMPTS || outcome.error == Some(AttemptError::NoCallback) {
         return Ok(AfterAttempt {
             status: DeliveryStatus::Failed,
             next_attempt_at: None,
@@ -241,7 +245,7 @@ mod tests {
         AttemptOutcome {
             status: None,
             duration_ms: 5000,
-            error: Some("connect timeout".into()),
+            error: Some(AttemptError::ConnectionFailed),
             response_excerpt: None,
             retry_after: None,
         }
@@ -293,6 +297,37 @@ mod tests {
             }
             assert!(after_attempt(from, 0, &ok(200), now).is_err());
             assert!(after_attempt(from, MAX_ATTEMPTS + 1, &ok(200), now).is_err());
+        }
+    }
+
+    #[test]
+    fn no_callback_fails_at_once() {
+        let gone = AttemptOutcome {
+            error: Some(AttemptError::NoCallback),
+            ..err()
+        };
+        for from in [DeliveryStatus::Pending, DeliveryStatus::Retrying] {
+            for attempt in [1, 5, MAX_ATTEMPTS] {
+                assert_eq!(
+                    after_attempt(from, attempt, &gone, t(0)),
+                    Ok(AfterAttempt {
+                        status: DeliveryStatus::Failed,
+                        next_attempt_at: None
+                    })
+                );
+            }
+        }
+        // Any other failure is retried.
+        for e in AttemptError::ALL {
+            let other = AttemptOutcome {
+                error: Some(e),
+                ..err()
+            };
+            let next = after_attempt(DeliveryStatus::Pending, 1, &other, t(0)).unwrap();
+            assert_eq!(
+                next.status == DeliveryStatus::Failed,
+                e == AttemptError::NoCallback
+            );
         }
     }
 

@@ -5,11 +5,13 @@
 pub mod delivery;
 pub mod envelope;
 pub mod event;
+pub mod failure;
 pub mod target;
 
 pub use delivery::*;
 pub use envelope::*;
 pub use event::*;
+pub use failure::*;
 pub use target::*;
 
 /// `user-agent` of every delivery.

@@ -140,7 +140,9 @@ pub fn last4(secret: &Secret) -> String {
 /// Whether a webhook may never be sent to this address: loopback, private, link-local
 /// (the cloud metadata address included), CGNAT, unspecified, broadcast, multicast,
 /// documentation and reserved ranges, in IPv4 and IPv6, and IPv6 forms embedding such an IPv4
-/// address (mapped, compatible, NAT64, 6to4).
+/// address (mapped, compatible, NAT64, 6to4). In IPv6 only global unicast (`2000::/3`) can
+/// pass, besides the mapped, compatible and well-known NAT64 forms of a public IPv4 address;
+/// the IPv4-translated `::ffff:0:0:0/96` and the local-use NAT64 `64:ff9b:1::/48` never do.
 pub fn is_forbidden_ip(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_forbidden_v4(v4),
@@ -197,30 +199,66 @@ fn is_forbidden_v6(ip: Ipv6Addr) -> bool {
         // ::, ::1 and the deprecated compatible form.
         return bits <= 1 || is_forbidden_v4(Ipv4Addr::from(bits as u32));
     }
-    // NAT64 64:ff9b::/96 embeds an IPv4 address in its last 32 bits.
+    // NAT64 64:ff9b::/96 (the well-known prefix) embeds an IPv4 address in its last 32 bits.
     if in_v6(ip, [0x64, 0xff9b, 0, 0, 0, 0, 0, 0], 96) {
         return is_forbidden_v4(Ipv4Addr::from(bits as u32));
+    }
+    // Only 2000::/3 is global unicast. Everything else is reserved, unique local, link-local
+    // or multicast, and reaches nothing public: among them the rest of ::/8, with the
+    // IPv4-translated ::ffff:0:a.b.c.d (RFC 2765) and the local-use NAT64 64:ff9b:1::/48
+    // (RFC 8215, the IPv4 address wherever RFC 6052 puts it).
+    if !in_v6(ip, [0x2000, 0, 0, 0, 0, 0, 0, 0], 3) {
+        return true;
     }
     // 6to4 2002::/16 embeds one in bits 16..48.
     if in_v6(ip, [0x2002, 0, 0, 0, 0, 0, 0, 0], 16) {
         return is_forbidden_v4(Ipv4Addr::from((bits >> 80) as u32));
     }
+    // The special ranges inside 2000::/3.
     const NETS: &[([u16; 8], u32)] = &[
-        ([0x0100, 0, 0, 0, 0, 0, 0, 0], 64),      // discard-only
-        ([0x2001, 0, 0, 0, 0, 0, 0, 0], 23),      // IETF protocol assignments (Teredo etc.)
+        ([0x2001, 0, 0, 0, 0, 0, 0, 0], 23), // IETF protocol assignments (Teredo etc.)
         ([0x2001, 0x0db8, 0, 0, 0, 0, 0, 0], 32), // documentation
-        ([0xfc00, 0, 0, 0, 0, 0, 0, 0], 7),       // unique local
-        ([0xfe80, 0, 0, 0, 0, 0, 0, 0], 10),      // link-local
-        ([0xfec0, 0, 0, 0, 0, 0, 0, 0], 10),      // site-local (deprecated)
-        ([0xff00, 0, 0, 0, 0, 0, 0, 0], 8),       // multicast
+        ([0x3fff, 0, 0, 0, 0, 0, 0, 0], 20), // documentation (RFC 9637)
     ];
     NETS.iter().any(|(net, p)| in_v6(ip, *net, *p))
 }
 
+/// Why a URL's host may not be a webhook target, or `None` when it may. `host` is as written
+/// in the URL (letter case as given, an IPv6 literal without its brackets). Refused: names
+/// with an empty label (`127.0.0.1..`, `.example`, `a..b`: URL parsers and resolvers read
+/// them differently), `localhost` and its subdomains, and literal addresses in a forbidden
+/// range in any spelling a URL parser accepts (`127.1`, `2130706433`, `0x7f.0.0.1`, a
+/// trailing dot). Names are judged again at connect time, by every address they resolve to.
+pub fn host_refusal(host: &str) -> Option<&'static str> {
+    if let Ok(v6) = host.parse::<Ipv6Addr>() {
+        return is_forbidden_v6(v6).then_some("must be a public address");
+    }
+    if is_malformed_name(host) {
+        return Some("must have a valid host");
+    }
+    let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
+    if name == "localhost" || name.ends_with(".localhost") {
+        return Some("must be a public address");
+    }
+    let ip = name
+        .parse::<IpAddr>()
+        .ok()
+        .or_else(|| lenient_ipv4(&name).map(IpAddr::V4));
+    ip.is_some_and(is_forbidden_ip)
+        .then_some("must be a public address")
+}
+
+/// Whether a host name has an empty label once one trailing dot (the fully qualified spelling
+/// of the same name: "localhost." is localhost) is set aside: `127.0.0.1..`, `.example`,
+/// `a..b`. URL parsers and resolvers read such names differently, so none is a target.
+pub fn is_malformed_name(host: &str) -> bool {
+    let name = host.strip_suffix('.').unwrap_or(host);
+    name.is_empty() || name.split('.').any(str::is_empty)
+}
+
 /// Checks a callback URL when it is saved: `https` (or `http` when private targets are allowed,
-/// for development), no user info, at most 2,048 characters, and not a literal address in a
-/// forbidden range. Names are checked again at connect time, against every address they
-/// resolve to.
+/// for development), no user info, at most 2,048 characters, and a host `host_refusal`
+/// accepts. Names are checked again at connect time, against every address they resolve to.
 pub fn validate_callback_url(field: &str, url: &str, allow_private: bool) -> DomainResult<()> {
     validate::http_url(field, url)?;
     let rest = match url.strip_prefix("https://") {
@@ -241,25 +279,10 @@ pub fn validate_callback_url(field: &str, url: &str, allow_private: bool) -> Dom
         Some(v6) => v6.split(']').next().unwrap_or(""),
         None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
     };
-    // A trailing dot names the same host ("localhost." is localhost).
-    let host = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
-    let refuse = || {
-        Err(DomainError::validation(
-            field,
-            format!("{field} must be a public address"),
-        ))
-    };
-    if host == "localhost" || host.ends_with(".localhost") {
-        return refuse();
+    match host_refusal(host) {
+        Some(why) => Err(DomainError::validation(field, format!("{field} {why}"))),
+        None => Ok(()),
     }
-    let ip = host
-        .parse::<IpAddr>()
-        .ok()
-        .or_else(|| lenient_ipv4(&host).map(IpAddr::V4));
-    if ip.is_some_and(is_forbidden_ip) {
-        return refuse();
-    }
-    Ok(())
 }
 
 /// IPv4 hosts as URL parsers read them (WHATWG): one to four dot-separated numbers, each
@@ -374,6 +397,99 @@ mod tests {
             "2002:0808:0808::1",
         ] {
             assert!(!is_forbidden_ip(ip(s)), "{s} is public");
+        }
+    }
+
+    #[test]
+    fn ipv4_in_other_ipv6_transition_forms_is_refused() {
+        for s in [
+            // IPv4-translated (RFC 2765, SIIT) ::ffff:0:a.b.c.d: the whole range.
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:7f00:1",
+            "::ffff:0:10.0.0.1",
+            "::ffff:0:169.254.169.254",
+            "::ffff:0:8.8.8.8",
+            "::ffff:0:0:0",
+            // Local-use NAT64 (RFC 8215) 64:ff9b:1::/48, wherever RFC 6052 puts the IPv4.
+            "64:ff9b:1::",
+            "64:ff9b:1::7f00:1",
+            "64:ff9b:1::10.0.0.1",
+            "64:ff9b:1:7f00:1::",
+            "64:ff9b:1:ffff:ffff::8.8.8.8",
+            // The rest of ::/8 is reserved: nothing public lives there.
+            "64:ff9b:2::1",
+            "64:ff9b:0:0:1::7f00:1",
+            "::1:0:0:0",
+            "0:0:0:1::1",
+            "ff:ffff::1",
+            // Outside global unicast 2000::/3: reserved (0100::/8 beside the discard-only
+            // 100::/64, 4000::/2 ...), SRv6 segment ids 5f00::/16 (RFC 9602).
+            "100:0:0:1::1",
+            "1ff::1",
+            "4000::1",
+            "5f00::1",
+            "e000::1",
+            // Documentation (RFC 9637).
+            "3fff::1",
+            "3fff:fff:ffff::1",
+        ] {
+            assert!(is_forbidden_ip(ip(s)), "{s} must be refused");
+        }
+        // Still public: the well-known NAT64 prefix and the mapped form of public addresses,
+        // and addresses just outside the new ranges.
+        for s in [
+            "64:ff9b::8.8.8.8",
+            "::ffff:8.8.8.8",
+            "2000::1",
+            "2c0f:fb50:4003::1",
+            "3ffe:ffff::1",
+            "3fff:1000::1",
+        ] {
+            assert!(!is_forbidden_ip(ip(s)), "{s} is public");
+        }
+    }
+
+    #[test]
+    fn trailing_dots_and_transition_forms_are_refused_when_saving() {
+        let passed: Vec<&str> = [
+            "https://127.0.0.1./hook",
+            "https://127.0.0.1../hook",
+            "https://127.0.0.1.../hook",
+            "https://127.1./hook",
+            "https://0x7f000001./hook",
+            "https://localhost./hook",
+            "https://localhost../hook",
+            "https://LOCALHOST./hook",
+            "https://api.localhost./hook",
+            "https://api.localhost../hook",
+            "https://.127.0.0.1/hook",
+            "https://127..0.0.1/hook",
+            "https://hooks..shop.example/pay",
+            "https://hooks.shop.example../pay",
+            "https://169.254.169.254.:8443/latest",
+            "https://[::ffff:0:127.0.0.1]/hook",
+            "https://[::ffff:0:7f00:1]:8443/hook",
+            "https://[::ffff:0:a9fe:a9fe]/latest",
+            "https://[64:ff9b:1::a00:1]/hook",
+            "https://[64:ff9b:1::]/hook",
+            "https://[64:ff9b:1:7f00:1::]/hook",
+        ]
+        .into_iter()
+        .filter(|bad| {
+            !matches!(
+                validate_callback_url("url", bad, false),
+                Err(DomainError::Validation { ref field, .. }) if field == "url"
+            )
+        })
+        .collect();
+        assert_eq!(passed, Vec::<&str>::new(), "all of these must be refused");
+        // One trailing dot is the fully qualified spelling of a public name: still fine.
+        for good in [
+            "https://hooks.shop.example./pay",
+            "https://93.184.216.34./hook",
+            "https://[64:ff9b::808:808]/hook",
+        ] {
+            assert_eq!(validate_callback_url("url", good, false), Ok(()), "{good}");
         }
     }
 

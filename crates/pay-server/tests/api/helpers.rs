@@ -109,7 +109,7 @@ pub async fn spawn_with(
     backend: Backend,
     processor: Arc<dyn pay_domain::ports::Processor>,
 ) -> Option<TestApp> {
-    spawn_configured(backend, processor, suite_limits()).await
+    spawn_configured(backend, processor, |_| {}).await
 }
 
 /// A server with the given rate limits.
@@ -117,15 +117,17 @@ pub async fn spawn_limited(backend: Backend, limits: RateLimits) -> Option<TestA
     spawn_configured(
         backend,
         Arc::new(pay_processor::SandboxProcessor::new()),
-        limits,
+        move |c| c.rate_limits = limits,
     )
     .await
 }
 
-async fn spawn_configured(
+/// The same with the test configuration adjusted first (private webhook targets refused, as
+/// in production, say). The suites' rate limits (`suite_limits`) apply unless it sets others.
+pub async fn spawn_configured(
     backend: Backend,
     processor: Arc<dyn pay_domain::ports::Processor>,
-    limits: RateLimits,
+    configure: impl FnOnce(&mut Config),
 ) -> Option<TestApp> {
     let db = match backend {
         Backend::Sqlite => TestDb::sqlite(),
@@ -133,7 +135,8 @@ async fn spawn_configured(
     };
     let mut config = Config::for_database(&db.url);
     config.public_pay_url = "https://pay.test.example".into();
-    config.rate_limits = limits;
+    config.rate_limits = suite_limits();
+    configure(&mut config);
     let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
     let clock = Arc::new(ManualClock(AtomicI64::new(now)));
     let store = open_store(&config).expect("open store");

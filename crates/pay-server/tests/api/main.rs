@@ -16,4 +16,5 @@ mod links;
 mod mail;
 mod meta;
 mod settings;
+mod webhook_safety;
 mod webhooks;

@@ -98,7 +98,7 @@ pub async fn set_callback(app: &TestApp, s: &Session, url: &str) -> String {
     got.1["signingSecret"].as_str().unwrap().to_owned()
 }
 
-async fn test_event(app: &TestApp, uid: &str) -> Value {
+pub async fn test_event(app: &TestApp, uid: &str) -> Value {
     let got = read(
         app.req(Method::POST, "/api/partner/v1/pay/webhook-requests/test")
             .json(&json!({ "paymentLinkUid": uid }))

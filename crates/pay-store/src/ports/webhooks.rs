@@ -246,6 +246,34 @@ impl WebhookStore for DieselStore {
         })
     }
 
+    fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> DomainResult<()> {
+        if moves.is_empty() {
+            return Ok(());
+        }
+        // One UPDATE per distinct URL: a round's moves are usually all to one new URL.
+        let mut by_url: Vec<(&str, Vec<String>)> = Vec::new();
+        for (id, url) in moves {
+            match by_url.iter_mut().find(|(u, _)| u == url) {
+                Some((_, ids)) => ids.push(uuid_text(*id)),
+                None => by_url.push((url, vec![uuid_text(*id)])),
+            }
+        }
+        self.write("retarget deliveries", |conn| {
+            write_transaction(conn, |conn| {
+                for (url, ids) in &by_url {
+                    diesel::update(
+                        webhook_deliveries::table
+                            .filter(webhook_deliveries::id.eq_any(ids))
+                            .filter(webhook_deliveries::status.eq_any(claimable())),
+                    )
+                    .set(webhook_deliveries::url.eq(*url))
+                    .execute(conn)?;
+                }
+                Ok(())
+            })
+        })
+    }
+
     fn deliveries(
         &self,
         company: CompanyId,
@@ -426,7 +454,7 @@ fn move_deliveries_pg(
             .bind::<Nullable<BigInt>, _>(after.next_attempt_at.map(Timestamp::unix_millis))
             .bind::<BigInt, _>(attempt.at.unix_millis())
             .bind::<Nullable<Integer>, _>(attempt.outcome.status.map(i32::from))
-            .bind::<Nullable<Text>, _>(attempt.outcome.error.clone());
+            .bind::<Nullable<Text>, _>(attempt.outcome.error.map(|e| e.as_str()));
     }
     let moved: std::collections::HashSet<String> =
         query.load::<Moved>(pg)?.into_iter().map(|m| m.id).collect();
@@ -460,7 +488,7 @@ fn move_delivery(
         webhook_deliveries::next_attempt_at.eq(after.next_attempt_at.map(Timestamp::unix_millis)),
         webhook_deliveries::last_attempt_at.eq(attempt.at.unix_millis()),
         webhook_deliveries::last_response_status.eq(outcome.status.map(i32::from)),
-        webhook_deliveries::last_error.eq(outcome.error.as_deref()),
+        webhook_deliveries::last_error.eq(outcome.error.map(|e| e.as_str())),
         webhook_deliveries::lease_until.eq(None::<i64>),
     ))
     .execute(conn)?;

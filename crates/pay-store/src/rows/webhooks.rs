@@ -5,8 +5,8 @@ use pay_domain::ids::CompanyId;
 use pay_domain::ports::AttemptRecord;
 use pay_domain::timestamp::Timestamp;
 use pay_domain::webhook::{
-    AttemptOutcome, CallbackKind, CompanyCallback, Delivery, DeliveryOrigin, DeliveryStatus,
-    EventKind, SealedSecret, StoredSigningSecret,
+    AttemptError, AttemptOutcome, CallbackKind, CompanyCallback, Delivery, DeliveryOrigin,
+    DeliveryStatus, EventKind, SealedSecret, StoredSigningSecret,
 };
 use pay_domain::{DomainError, DomainResult};
 
@@ -202,7 +202,8 @@ impl TryFrom<DeliveryRow> for Delivery {
                 r.last_response_status,
                 "webhook_deliveries.last_response_status",
             )?,
-            last_error: r.last_error,
+            // Rows written before the fixed vocabulary carry detailed text: read as its word.
+            last_error: r.last_error.as_deref().map(AttemptError::from_stored),
             payment_link_uid: r.payment_link_uid,
             subscription_uid: r.subscription_uid,
             order_id: r.order_id,
@@ -250,7 +251,7 @@ impl<'a> From<&'a Delivery> for NewDeliveryRow<'a> {
             next_attempt_at: d.next_attempt_at.map(Timestamp::unix_millis),
             last_attempt_at: d.last_attempt_at.map(Timestamp::unix_millis),
             last_response_status: d.last_response_status.map(i32::from),
-            last_error: d.last_error.as_deref(),
+            last_error: d.last_error.map(AttemptError::as_str),
             payment_link_uid: d.payment_link_uid.as_deref(),
             subscription_uid: d.subscription_uid.as_deref(),
             order_id: d.order_id.as_deref(),
@@ -289,7 +290,7 @@ impl TryFrom<AttemptRow> for AttemptRecord {
                 status: http_status(r.status_code, "webhook_attempts.status_code")?,
                 duration_ms: u64::try_from(r.duration_ms)
                     .map_err(|_| corrupt("webhook_attempts.duration_ms"))?,
-                error: r.error,
+                error: r.error.as_deref().map(AttemptError::from_stored),
                 response_excerpt: r.response_excerpt,
                 retry_after: r.retry_after_ms.map(time::Duration::milliseconds),
             },
@@ -324,7 +325,7 @@ impl<'a> From<&'a AttemptRecord> for NewAttemptRow<'a> {
             at: a.at.unix_millis(),
             status_code: a.outcome.status.map(i32::from),
             duration_ms: saturating_millis(i128::from(a.outcome.duration_ms)),
-            error: a.outcome.error.as_deref(),
+            error: a.outcome.error.map(AttemptError::as_str),
             response_excerpt: a.outcome.response_excerpt.as_deref(),
             retry_after_ms: a
                 .outcome

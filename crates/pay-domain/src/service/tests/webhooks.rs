@@ -122,7 +122,7 @@ fn timed_out() -> AttemptOutcome {
     AttemptOutcome {
         status: None,
         duration_ms: 10_000,
-        error: Some("connect timeout".into()),
+        error: Some(crate::webhook::AttemptError::ConnectionFailed),
         response_excerpt: None,
         retry_after: None,
     }
@@ -465,6 +465,89 @@ fn a_second_put_changes_the_url_and_keeps_the_secret() {
     assert_eq!(
         w.signing_secrets_now(d.id),
         vec![secret.expose().to_owned()]
+    );
+}
+
+#[test]
+fn a_save_seals_secrets_of_an_older_key_or_form_again() {
+    let w = world();
+    let a = w.team("Acme", "ops@acme.example");
+    let link = w.new_link(&a.key);
+    let old = w.set_callback(&a, PAY, HOOK);
+    let (_, current) = w
+        .pay
+        .rotate_company_callback_secret(&a.owner, a.company, PAY)
+        .unwrap();
+    // Both secrets as an older key (or the format before the key id was bound) left them.
+    let aad = format!("webhook_callbacks:{}:company_payment", a.company);
+    {
+        let mut t = w.store.tables();
+        let cb = t.callbacks.iter_mut().find(|c| c.kind == PAY).unwrap();
+        cb.secret.sealed = FakeSealer::sealed_under_old_key(current.expose(), &aad);
+        let (prev, _) = cb.previous.as_mut().unwrap();
+        prev.sealed = FakeSealer::sealed_under_old_key(old.expose(), &aad);
+    }
+    let before = w.callback(&a, PAY);
+    // They still open and sign.
+    let d = w.emit_one(&link);
+    let both = vec![current.expose().to_owned(), old.expose().to_owned()];
+    assert_eq!(w.signing_secrets_now(d.id), both);
+    let seals = w.sealer.seal_calls().len();
+
+    // The next save writes them in the current form: the same secrets, nothing else changed.
+    w.pay
+        .put_company_callback(&a.owner, a.company, PAY, NEW_HOOK)
+        .unwrap();
+    let after = w.callback(&a, PAY);
+    assert_eq!(
+        after.secret,
+        StoredSigningSecret {
+            sealed: FakeSealer::sealed(current.expose(), &aad),
+            ..before.secret.clone()
+        }
+    );
+    let (prev, until) = after.previous.clone().unwrap();
+    assert_eq!(
+        (prev, until),
+        (
+            StoredSigningSecret {
+                sealed: FakeSealer::sealed(old.expose(), &aad),
+                ..before.previous.clone().unwrap().0
+            },
+            before.previous.unwrap().1
+        )
+    );
+    assert_eq!(w.sealer.seal_calls().len(), seals + 2);
+    assert_eq!(w.signing_secrets_now(d.id), both);
+
+    // Current values are not sealed again.
+    w.pay
+        .put_company_callback(&a.owner, a.company, PAY, HOOK)
+        .unwrap();
+    assert_eq!(w.sealer.seal_calls().len(), seals + 2);
+    assert_eq!(w.callback(&a, PAY).secret, after.secret);
+
+    // A rotation keeps the previous secret in the current form as well.
+    w.store
+        .tables()
+        .callbacks
+        .iter_mut()
+        .find(|c| c.kind == PAY)
+        .unwrap()
+        .secret
+        .sealed = FakeSealer::sealed_under_old_key(current.expose(), &aad);
+    let (_, newest) = w
+        .pay
+        .rotate_company_callback_secret(&a.owner, a.company, PAY)
+        .unwrap();
+    let rotated = w.callback(&a, PAY);
+    assert_eq!(
+        rotated.previous.unwrap().0.sealed,
+        FakeSealer::sealed(current.expose(), &aad)
+    );
+    assert_eq!(
+        rotated.secret.sealed,
+        FakeSealer::sealed(newest.expose(), &aad)
     );
 }
 
@@ -1564,3 +1647,5 @@ fn a_round_is_prepared_with_one_secret_read_and_recorded_at_once() {
         assert_eq!(w.delivery_now(d.id).attempts, 1);
     }
 }
+
+mod current_target;
