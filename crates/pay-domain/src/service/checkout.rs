@@ -5,7 +5,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::amount::{Decimal, Rounding};
+use crate::amount::{Amount, Decimal, DecimalError, Rounding};
 use crate::assets::{fiat_decimals, DestinationAsset};
 use crate::checkout::{
     LinkEventWrite, PaymentSession, SessionChange, TimelineEvent, WriteOutcome, DEPOSIT_WINDOW,
@@ -94,15 +94,21 @@ impl SandboxEvent {
                 let text = amount.ok_or_else(|| {
                     DomainError::validation("amount", "a deposit needs an amount")
                 })?;
-                let amount = Decimal::parse(text)
-                    .ok()
-                    .filter(|d| !d.is_negative() && !d.is_zero())
-                    .ok_or_else(|| {
-                        DomainError::validation(
+                let amount = match Decimal::parse(text) {
+                    Ok(d) if !d.is_negative() && !d.is_zero() => d,
+                    Err(DecimalError::LeadingZero) => {
+                        return Err(DomainError::validation(
+                            "amount",
+                            "amount must not start with a zero (\"7\", not \"007\")",
+                        ))
+                    }
+                    _ => {
+                        return Err(DomainError::validation(
                             "amount",
                             "amount must be a positive decimal string",
-                        )
-                    })?;
+                        ))
+                    }
+                };
                 SandboxEvent::Deposit {
                     amount,
                     hold: hold.unwrap_or(false),
@@ -462,7 +468,7 @@ impl Pay {
             Some(f) => fiat_decimals(f).unwrap_or(2),
             None => settle.decimals,
         };
-        let invoice_amount = crate::amount::Amount::parse(&link.payload.amount, invoice_decimals)
+        let invoice_amount = Amount::parse_stored(&link.payload.amount, invoice_decimals)
             .map_err(|_| DomainError::Internal("stored link amount is bad".into()))?
             .value();
         let amounts = quote::quote(&QuoteRequest {

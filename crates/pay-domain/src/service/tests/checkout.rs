@@ -361,6 +361,30 @@ fn set_tolerance(w: &World, shop: &Shop, percent: Option<&str>, fixed: Option<&s
 // ----- the happy path -----
 
 #[test]
+fn a_link_stored_with_a_leading_zero_before_the_rule_still_quotes() {
+    let w = world();
+    let shop = w.shop("Acme", "owner@acme.example");
+    let link = w.link_for(&shop, Some(false));
+    assert_eq!(link.payload.amount, "10");
+    // Written by a build that took "010" as input: the link keeps it and still quotes.
+    w.store
+        .tables()
+        .links
+        .iter_mut()
+        .find(|l| l.id == link.id)
+        .unwrap()
+        .payload
+        .amount = "010".into();
+    let quote = w
+        .pay
+        .start_session(link.uid.as_str(), ETH, "198.51.100.9")
+        .unwrap();
+    assert_eq!(quote.invoice_amount, "010");
+    assert_eq!(quote.required_sell_amount, "0.005");
+    assert_eq!(quote.expected_buy_amount, "9.9");
+}
+
+#[test]
 fn a_payer_reviews_a_quote_accepts_it_and_pays() {
     let w = world();
     let shop = w.shop("Acme", "owner@acme.example");
@@ -1212,6 +1236,9 @@ fn sandbox_events_and_resolutions_are_read_strictly() {
         ("deposit", Some("0"), None, "amount"),
         ("deposit", Some("-1"), None, "amount"),
         ("deposit", Some("1e3"), None, "amount"),
+        ("deposit", Some("007"), None, "amount"),
+        ("deposit", Some("00.5"), None, "amount"),
+        ("deposit", Some("-0"), None, "amount"),
         ("settle", Some("1"), None, "amount"),
         ("fail", None, Some(false), "hold"),
         ("explode", None, None, "type"),
