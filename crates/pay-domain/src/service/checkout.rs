@@ -32,8 +32,6 @@ pub const MAX_CLOCK_ADVANCE_SECS: i64 = 366 * 24 * 3600;
 pub const DUE_BATCH: usize = 200;
 /// Longest caller-given sandbox event id.
 pub const MAX_EVENT_ID_LEN: usize = 200;
-/// Longest refund address accepted.
-const MAX_ADDRESS_LEN: usize = 128;
 
 /// What payers see of a link: the public checkout view.
 #[derive(Debug, Clone, PartialEq)]
@@ -617,43 +615,6 @@ impl Pay {
             "payer_checkout",
             None,
         )
-    }
-
-    /// The payer gives the address a refund goes to.
-    pub fn submit_refund_address(
-        &self,
-        uid: &str,
-        session: &str,
-        address: &str,
-    ) -> DomainResult<PaymentSession> {
-        let address = address.trim();
-        let plausible = !address.is_empty()
-            && address.len() <= MAX_ADDRESS_LEN
-            && address
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == ':');
-        if !plausible {
-            return Err(DomainError::validation(
-                "address",
-                format!("a refund address is 1 to {MAX_ADDRESS_LEN} letters and digits"),
-            ));
-        }
-        let link = self.checkout_link(uid)?;
-        let s = self.session_of(&link, session)?;
-        self.move_session(&link, s, "payer_checkout", None, &|cur| {
-            let mut after = cur.clone();
-            after
-                .settlement
-                .insert("refundAddress".into(), json!(address));
-            let mut data = Map::new();
-            data.insert("address".into(), json!(address));
-            Ok(Some(Plan {
-                event: SessionEvent::RefundAddressReceived,
-                after,
-                data,
-                claim: false,
-            }))
-        })
     }
 
     // ----- the processor -----
@@ -1254,3 +1215,5 @@ fn quote_data(
     m.insert("expiresAt".into(), json!(s.expires_at.to_rfc3339()));
     m
 }
+
+mod refund;

@@ -14,5 +14,6 @@ mod gateway;
 mod links;
 mod mail;
 mod meta;
+mod refund_address;
 mod settings;
 mod webhooks;
