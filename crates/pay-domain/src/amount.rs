@@ -26,6 +26,12 @@ pub enum DecimalError {
     TooLarge,
     #[error("has more than {0} decimal places")]
     TooPrecise(u32),
+    /// `"007"`, `"00.5"`, `"01"`: a number is written without leading zeros (`"0.5"` is fine).
+    #[error("must not start with a zero (\"7\", not \"007\")")]
+    LeadingZero,
+    /// `"-0"`, `"-0.0"`: zero has no sign.
+    #[error("must not be negative zero")]
+    NegativeZero,
 }
 
 impl Decimal {
@@ -35,8 +41,22 @@ impl Decimal {
         scale: 0,
     };
 
-    /// Parses `[-]digits[.digits]`: no exponent, no `+`, no leading or trailing dot, no spaces.
+    /// Parses `[-]digits[.digits]`: no exponent, no `+`, no leading or trailing dot, no spaces,
+    /// no leading zero in the integer part (`"0.5"`, not `"00.5"` or `"007"`: the JSON number
+    /// grammar without its exponent) and no negative zero. Every decimal read from input goes
+    /// through here.
     pub fn parse(s: &str) -> Result<Decimal, DecimalError> {
+        Decimal::parse_with(s, false)
+    }
+
+    /// Like `parse`, but lets the integer part carry leading zeros and reads `-0` as zero: for
+    /// text stored before inputs refused those (a link keeps its amount as its creator wrote
+    /// it). Never for input.
+    pub fn parse_stored(s: &str) -> Result<Decimal, DecimalError> {
+        Decimal::parse_with(s, true)
+    }
+
+    fn parse_with(s: &str, lenient: bool) -> Result<Decimal, DecimalError> {
         let (negative, body) = match s.strip_prefix('-') {
             Some(rest) => (true, rest),
             None => (false, s),
@@ -48,6 +68,9 @@ impl Decimal {
         let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
         if !digits(int) || frac.is_some_and(|f| !digits(f)) {
             return Err(DecimalError::Format);
+        }
+        if !lenient && int.len() > 1 && int.starts_with('0') {
+            return Err(DecimalError::LeadingZero);
         }
         let frac = frac.unwrap_or("");
         if int.trim_start_matches('0').len() > MAX_INTEGER_DIGITS {
@@ -62,6 +85,9 @@ impl Decimal {
                 .checked_mul(10)
                 .and_then(|m| m.checked_add(u128::from(b - b'0')))
                 .ok_or(DecimalError::TooLarge)?;
+        }
+        if !lenient && negative && mantissa == 0 {
+            return Err(DecimalError::NegativeZero);
         }
         Ok(Decimal {
             negative: negative && mantissa != 0,
@@ -284,9 +310,19 @@ pub struct Amount {
 }
 
 impl Amount {
-    /// A positive decimal with at most `max_scale` fractional digits.
+    /// A positive decimal with at most `max_scale` fractional digits (`Decimal::parse`'s
+    /// grammar: no leading zeros).
     pub fn parse(s: &str, max_scale: u32) -> Result<Amount, DecimalError> {
-        let value = Decimal::parse(s)?;
+        Amount::checked(s, Decimal::parse(s)?, max_scale)
+    }
+
+    /// `parse` for an amount read back from storage (`Decimal::parse_stored`: leading zeros
+    /// written before input refused them still read).
+    pub fn parse_stored(s: &str, max_scale: u32) -> Result<Amount, DecimalError> {
+        Amount::checked(s, Decimal::parse_stored(s)?, max_scale)
+    }
+
+    fn checked(s: &str, value: Decimal, max_scale: u32) -> Result<Amount, DecimalError> {
         if value.is_negative() || value.is_zero() {
             return Err(DecimalError::Format);
         }
@@ -327,7 +363,42 @@ mod tests {
         ] {
             assert_eq!(d(s).to_string(), s);
         }
-        assert_eq!(d("-0").to_string(), "0");
+    }
+
+    #[test]
+    fn refuses_leading_zeros_and_negative_zero() {
+        for s in [
+            "007",
+            "00.5",
+            "01",
+            "00",
+            "-01",
+            "-00.5",
+            "000000000000000000000001",
+        ] {
+            assert_eq!(Decimal::parse(s), Err(DecimalError::LeadingZero), "{s:?}");
+        }
+        for s in ["-0", "-0.0", "-0.000000000000000000"] {
+            assert_eq!(Decimal::parse(s), Err(DecimalError::NegativeZero), "{s:?}");
+        }
+        // A single zero before the point is the one way to write a fraction.
+        for s in ["0", "0.5", "0.05", "10", "100.05", "-0.5", "0.000"] {
+            assert_eq!(d(s).to_string(), s);
+        }
+        assert_eq!(Amount::parse("007", 2), Err(DecimalError::LeadingZero));
+        assert_eq!(Amount::parse("00.5", 2), Err(DecimalError::LeadingZero));
+        assert_eq!(Amount::parse("0.5", 2).unwrap().as_str(), "0.5");
+    }
+
+    #[test]
+    fn stored_text_written_before_the_rule_still_reads() {
+        assert_eq!(Decimal::parse_stored("007").unwrap(), d("7"));
+        assert_eq!(Decimal::parse_stored("-0").unwrap().to_string(), "0");
+        assert!(Decimal::parse_stored("000000000000000000000001").is_ok());
+        assert_eq!(Amount::parse_stored("00.50", 2).unwrap().value(), d("0.5"));
+        assert_eq!(Amount::parse_stored("007", 2).unwrap().as_str(), "007");
+        assert_eq!(Amount::parse_stored("0", 2), Err(DecimalError::Format));
+        assert_eq!(Decimal::parse_stored("1e3"), Err(DecimalError::Format));
     }
 
     #[test]
@@ -345,7 +416,6 @@ mod tests {
             Decimal::parse("1234567890123456789"),
             Err(DecimalError::TooLarge)
         );
-        assert!(Decimal::parse("000000000000000000000001").is_ok());
     }
 
     #[test]

@@ -59,6 +59,9 @@ pub enum DomainError {
     /// A one-time link another payer already paid.
     #[error("this one-time payment link is already paid")]
     LinkAlreadyPaid,
+    /// The session already has its refund address: the first one given stays.
+    #[error("a refund address was already given for this payment; it cannot be changed")]
+    RefundAddressAlreadySet,
     /// `send-request-email` without an e-mail in the body or on the link.
     #[error("no e-mail: pass `email` or set the link's customerEmail")]
     MissingEmail,

@@ -2,6 +2,7 @@
 //! adapters implement. Nothing here performs I/O, so integrators can embed it in their own host
 //! and contributors can test every rule without a database or a network.
 
+pub mod address;
 pub mod amount;
 pub mod assets;
 pub mod checkout;

@@ -353,7 +353,11 @@ impl CreateLinkInput {
                     format!("amount must have at most {n} decimal places")
                 }
                 DecimalError::TooLarge => "amount is too large".to_owned(),
-                DecimalError::Format => {
+                DecimalError::LeadingZero => {
+                    "amount must not start with a zero (\"7\", not \"007\"; \"0.5\" is fine)"
+                        .to_owned()
+                }
+                DecimalError::Format | DecimalError::NegativeZero => {
                     "amount must be a positive decimal string such as \"12.50\"".to_owned()
                 }
             };
@@ -616,8 +620,19 @@ mod tests {
             ..input("10.001")
         };
         assert_eq!(field_of(build(usd)), "amount");
-        for bad in ["0", "-1", "1e2", "", "abc", " 1"] {
+        for bad in ["0", "-1", "1e2", "", "abc", " 1", "-0"] {
             assert_eq!(field_of(build(input(bad))), "amount", "{bad:?}");
+        }
+        // No leading zeros: "0.5" is the one way to write half.
+        assert_eq!(build(input("0.5")).unwrap().amount, "0.5");
+        for bad in ["007", "00.5", "01"] {
+            match build(input(bad)) {
+                Err(DomainError::Validation { field, message }) => {
+                    assert_eq!(field, "amount");
+                    assert!(message.contains("must not start with a zero"), "{message}");
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
         }
     }
 

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::amount::Decimal;
+use crate::amount::{Decimal, DecimalError};
 use crate::assets::AssetCatalogue;
 use crate::error::{DomainError, DomainResult};
 use crate::validate;
@@ -136,12 +136,24 @@ pub const SETTINGS_FIELDS: &[(&str, bool)] = &[
     ("underpaymentFixedThreshold", false),
 ];
 
+/// A settings number from its exact decimal text (what the client sent, never a float): within
+/// the range, at most 18 decimal places, and never `-0`. The value keeps its written scale, so
+/// it is stored and echoed as sent (`0.50` stays `0.50`).
 fn number_in(field: &str, text: &str, min: &str, max: Option<&str>) -> DomainResult<Decimal> {
     let range = match max {
         Some(max) => format!("{field} must be a number from {min} to {max}"),
         None => format!("{field} must be a number of at least {min}"),
     };
-    let v = Decimal::parse(text).map_err(|_| DomainError::validation(field, range.clone()))?;
+    let v = Decimal::parse(text).map_err(|e| {
+        let why = match e {
+            DecimalError::NegativeZero => format!("{field} must not be -0 (zero has no sign)"),
+            DecimalError::TooPrecise(n) => {
+                format!("{field} has more than {n} decimal places and cannot be kept exactly")
+            }
+            _ => range.clone(),
+        };
+        DomainError::validation(field, why)
+    })?;
     let lo = Decimal::parse(min).unwrap_or(Decimal::ZERO);
     let too_high = max
         .and_then(|m| Decimal::parse(m).ok())
@@ -265,12 +277,83 @@ mod tests {
             .unwrap();
             assert_eq!(s.merchant_surcharge_percent, Decimal::parse(ok).unwrap());
         }
-        for bad in ["1.0001", "-1.01", "2", "x"] {
+        for bad in [
+            "1.0001",
+            "-1.01",
+            "2",
+            "x",
+            "-0",
+            "-0.0",
+            "0.1234567890123456789",
+        ] {
             let r = apply(SettingsPatch {
                 merchant_surcharge_percent: Some(bad.into()),
                 ..Default::default()
             });
             assert_eq!(field(r), "merchantSurchargePercent");
+        }
+    }
+
+    #[test]
+    fn numbers_keep_their_exact_text_and_refuse_negative_zero() {
+        let s = apply(SettingsPatch {
+            merchant_surcharge_percent: Some("0.123456789012345678".into()),
+            underpayment_percent_threshold: Some("99.999999999999999999".into()),
+            underpayment_fixed_threshold: Some("123456789012345678.5".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            s.merchant_surcharge_percent.to_string(),
+            "0.123456789012345678"
+        );
+        assert_eq!(
+            s.underpayment_percent_threshold.to_string(),
+            "99.999999999999999999"
+        );
+        assert_eq!(
+            s.underpayment_fixed_threshold.to_string(),
+            "123456789012345678.5"
+        );
+        let s = apply(SettingsPatch {
+            merchant_surcharge_percent: Some("0.50".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(s.merchant_surcharge_percent.to_string(), "0.50");
+        for (patch, field) in [
+            (
+                SettingsPatch {
+                    merchant_surcharge_percent: Some("-0".into()),
+                    ..Default::default()
+                },
+                "merchantSurchargePercent",
+            ),
+            (
+                SettingsPatch {
+                    underpayment_percent_threshold: Some("-0.0".into()),
+                    ..Default::default()
+                },
+                "underpaymentPercentThreshold",
+            ),
+            (
+                SettingsPatch {
+                    underpayment_fixed_threshold: Some("-0".into()),
+                    ..Default::default()
+                },
+                "underpaymentFixedThreshold",
+            ),
+        ] {
+            match apply(patch) {
+                Err(DomainError::Validation { field: f, message }) => {
+                    assert_eq!(f, field);
+                    assert_eq!(
+                        message,
+                        format!("{field} must not be -0 (zero has no sign)")
+                    );
+                }
+                other => panic!("{field}: {other:?}"),
+            }
         }
     }
 

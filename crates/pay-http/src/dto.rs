@@ -12,7 +12,8 @@ use pay_domain::settings::PaySettings;
 use pay_domain::tenancy::Membership;
 use pay_domain::timestamp::Timestamp;
 use serde::Serialize;
-use serde_json::{Map, Number, Value};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 macro_rules! data_list {
@@ -191,29 +192,22 @@ pub struct PaySettingsDto {
     pub fee_paid_by: String,
     pub skip_quote_acceptance: bool,
     #[schema(value_type = f64, example = 0.5)]
-    pub merchant_surcharge_percent: Number,
+    pub merchant_surcharge_percent: Box<RawValue>,
     pub return_redirect_url: Option<String>,
     pub success_redirect_url: Option<String>,
     pub failure_redirect_url: Option<String>,
     pub underpayment_percent_enabled: bool,
     #[schema(value_type = f64)]
-    pub underpayment_percent_threshold: Number,
+    pub underpayment_percent_threshold: Box<RawValue>,
     pub underpayment_fixed_enabled: bool,
     #[schema(value_type = f64)]
-    pub underpayment_fixed_threshold: Number,
+    pub underpayment_fixed_threshold: Box<RawValue>,
 }
 
-fn json_number(d: pay_domain::amount::Decimal) -> Number {
-    let text = d.to_string();
-    if let Ok(i) = text.parse::<i64>() {
-        return Number::from(i);
-    }
-    // Settings numbers are short decimals (at most 18 places); f64's shortest text of the
-    // parsed value prints back the same digits.
-    text.parse::<f64>()
-        .ok()
-        .and_then(Number::from_f64)
-        .unwrap_or_else(|| Number::from(0))
+/// A settings decimal as a JSON number with exactly its digits (no float: `0.50` stays `0.50`,
+/// 18 places stay 18). A `Decimal` prints `-?digits[.digits]`, always a valid JSON number.
+fn json_number(d: pay_domain::amount::Decimal) -> Box<RawValue> {
+    RawValue::from_string(d.to_string()).unwrap_or_else(|_| unreachable!("a decimal is JSON"))
 }
 
 impl From<PaySettings> for PaySettingsDto {

@@ -132,6 +132,12 @@ impl ApiError {
                 D::LinkAlreadyPaid => {
                     (StatusCode::CONFLICT, "link_not_active", d.to_string(), None)
                 }
+                D::RefundAddressAlreadySet => (
+                    StatusCode::CONFLICT,
+                    "refund_address_already_set",
+                    d.to_string(),
+                    None,
+                ),
                 D::MissingEmail => (
                     StatusCode::BAD_REQUEST,
                     "missing_email",

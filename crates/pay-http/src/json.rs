@@ -28,7 +28,7 @@ impl JsonBody {
     }
 }
 
-fn is_json_content_type(req: &HttpRequest) -> bool {
+pub(crate) fn is_json_content_type(req: &HttpRequest) -> bool {
     req.headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

@@ -7,6 +7,7 @@ pub mod checkout_page;
 pub mod cors;
 pub mod dto;
 pub mod error;
+pub mod exact_json;
 pub mod json;
 pub mod openapi;
 pub mod routes;

@@ -378,6 +378,28 @@ mod tests {
     }
 
     #[test]
+    fn the_domain_refuses_sandbox_addresses_where_the_chain_has_a_checksum() {
+        // The rule a payer's refund address must pass: a sandbox deposit address, copied
+        // back, is refused on every chain whose format can tell.
+        use pay_domain::address::{AddressFormat, BITCOIN_MAINNET};
+        for s in sessions(100) {
+            for (chain, format) in [
+                ("bitcoin", AddressFormat::Bitcoin(BITCOIN_MAINNET)),
+                ("solana", AddressFormat::Solana),
+                ("tron", AddressFormat::Tron),
+            ] {
+                let a = deposit_address(s, chain);
+                assert!(format.check(&a).is_err(), "{chain}: {a}");
+            }
+            // EVM addresses carry no checksum in lower case: accepted, as the module says.
+            assert_eq!(
+                AddressFormat::Evm.check(&deposit_address(s, "base")),
+                Ok(())
+            );
+        }
+    }
+
+    #[test]
     fn unknown_chains_get_sbx_and_40_hex() {
         let a = deposit_address(Uuid::from_u128(1), "dogecoin");
         assert_eq!(a.len(), 44);

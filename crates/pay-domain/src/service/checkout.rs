@@ -5,7 +5,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::amount::{Decimal, Rounding};
+use crate::amount::{Amount, Decimal, DecimalError, Rounding};
 use crate::assets::{fiat_decimals, DestinationAsset};
 use crate::checkout::{
     LinkEventWrite, PaymentSession, SessionChange, TimelineEvent, WriteOutcome, DEPOSIT_WINDOW,
@@ -29,8 +29,6 @@ const WRITE_ATTEMPTS: usize = 5;
 pub const DUE_BATCH: usize = 200;
 /// Longest caller-given sandbox event id.
 pub const MAX_EVENT_ID_LEN: usize = 200;
-/// Longest refund address accepted.
-const MAX_ADDRESS_LEN: usize = 128;
 
 /// What payers see of a link: the public checkout view.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,15 +91,21 @@ impl SandboxEvent {
                 let text = amount.ok_or_else(|| {
                     DomainError::validation("amount", "a deposit needs an amount")
                 })?;
-                let amount = Decimal::parse(text)
-                    .ok()
-                    .filter(|d| !d.is_negative() && !d.is_zero())
-                    .ok_or_else(|| {
-                        DomainError::validation(
+                let amount = match Decimal::parse(text) {
+                    Ok(d) if !d.is_negative() && !d.is_zero() => d,
+                    Err(DecimalError::LeadingZero) => {
+                        return Err(DomainError::validation(
+                            "amount",
+                            "amount must not start with a zero (\"7\", not \"007\")",
+                        ))
+                    }
+                    _ => {
+                        return Err(DomainError::validation(
                             "amount",
                             "amount must be a positive decimal string",
-                        )
-                    })?;
+                        ))
+                    }
+                };
                 SandboxEvent::Deposit {
                     amount,
                     hold: hold.unwrap_or(false),
@@ -457,7 +461,7 @@ impl Pay {
             Some(f) => fiat_decimals(f).unwrap_or(2),
             None => settle.decimals,
         };
-        let invoice_amount = crate::amount::Amount::parse(&link.payload.amount, invoice_decimals)
+        let invoice_amount = Amount::parse_stored(&link.payload.amount, invoice_decimals)
             .map_err(|_| DomainError::Internal("stored link amount is bad".into()))?
             .value();
         let amounts = quote::quote(&QuoteRequest {
@@ -606,43 +610,6 @@ impl Pay {
             "payer_checkout",
             None,
         )
-    }
-
-    /// The payer gives the address a refund goes to.
-    pub fn submit_refund_address(
-        &self,
-        uid: &str,
-        session: &str,
-        address: &str,
-    ) -> DomainResult<PaymentSession> {
-        let address = address.trim();
-        let plausible = !address.is_empty()
-            && address.len() <= MAX_ADDRESS_LEN
-            && address
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == ':');
-        if !plausible {
-            return Err(DomainError::validation(
-                "address",
-                format!("a refund address is 1 to {MAX_ADDRESS_LEN} letters and digits"),
-            ));
-        }
-        let link = self.checkout_link(uid)?;
-        let s = self.session_of(&link, session)?;
-        self.move_session(&link, s, "payer_checkout", None, &|cur| {
-            let mut after = cur.clone();
-            after
-                .settlement
-                .insert("refundAddress".into(), json!(address));
-            let mut data = Map::new();
-            data.insert("address".into(), json!(address));
-            Ok(Some(Plan {
-                event: SessionEvent::RefundAddressReceived,
-                after,
-                data,
-                claim: false,
-            }))
-        })
     }
 
     // ----- the processor -----
@@ -1245,3 +1212,5 @@ fn quote_data(
     m.insert("expiresAt".into(), json!(s.expires_at.to_rfc3339()));
     m
 }
+
+mod refund;

@@ -496,7 +496,9 @@ async fn session_action(
         };
         // A refused refund address is shown on the session's own page, beside the form.
         let current = match &done {
-            Err(DomainError::Validation { .. }) => p.checkout_session(&uid, &sid).ok(),
+            Err(DomainError::Validation { .. } | DomainError::RefundAddressAlreadySet) => {
+                p.checkout_session(&uid, &sid).ok()
+            }
             _ => None,
         };
         Ok((view, Ok((done.map_err(ApiError::from), current))))
@@ -517,14 +519,10 @@ async fn session_action(
             "{}/pay/{}?session={}",
             page.prefix, view.link.uid, s.id
         )),
-        Ok((Err(ApiError::Domain(DomainError::Validation { message, .. })), Some(current))) => page
-            .session(
-                StatusCode::BAD_REQUEST,
-                &pay,
-                &view,
-                &current,
-                Some(&message),
-            ),
+        Ok((Err(e), Some(current))) => {
+            let (status, _, message, _) = e.parts();
+            page.session(status, &pay, &view, &current, Some(&message))
+        }
         Ok((Err(e), _)) => action_error(&page, &view, &e, Some(&id)),
     }
 }
@@ -617,6 +615,7 @@ pub async fn refresh(
         (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
         (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
         (status = 404, description = "Unknown link or session (HTML)", content_type = "text/html", body = String),
+        (status = 409, description = "An address was already given: the session's page with the one kept and why (HTML)", content_type = "text/html", body = String),
     )
 )]
 #[post("/pay/{uid}/s/{sessionId}/refund-address")]

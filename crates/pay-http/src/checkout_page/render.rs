@@ -392,7 +392,9 @@ pub fn page(ctx: Ctx<'_>, view: &CheckoutView, screen: &Screen<'_>, logo: Option
                     }
                 }
                 SessionStatus::Underpaid => underpaid(&mut body, s, &a),
-                SessionStatus::RefundPending => refund(&mut body, s, &a, &action, *error),
+                SessionStatus::RefundPending => {
+                    refund_form::refund(&mut body, s, &a, &action, *error)
+                }
                 SessionStatus::Refunded => {
                     let _ = write!(
                         body,
@@ -640,65 +642,6 @@ fn overpaid_note(h: &mut String, s: &PaymentSession, a: &AssetLabel) {
     }
 }
 
-fn refund(
-    h: &mut String,
-    s: &PaymentSession,
-    a: &AssetLabel,
-    action: &dyn Fn(&str) -> String,
-    error: Option<&str>,
-) {
-    let why = match settlement_str(s, "refundReason") {
-        Some("link_already_paid") => {
-            "This payment link was already paid by someone else, so what you sent goes back to you."
-        }
-        _ => "What you sent will be returned to you.",
-    };
-    let received = settlement_str(s, "receivedAmount")
-        .map(|r| format!(" ({} {})", escape(r), escape(&a.symbol)))
-        .unwrap_or_default();
-    let _ = writeln!(h, "<p>{}{received}</p>", escape(why));
-    if let Some(addr) = settlement_str(s, "refundAddress") {
-        let _ = writeln!(
-            h,
-            "<p class=\"status wait\">Refund on its way</p>\n<p>The refund goes to <code>{}</code>.</p>",
-            escape(addr)
-        );
-        return;
-    }
-    let invalid = if error.is_some() {
-        " aria-invalid=\"true\" aria-describedby=\"refund-error\""
-    } else {
-        " aria-describedby=\"refund-help\""
-    };
-    let _ = write!(
-        h,
-        "<form method=\"post\" action=\"{}\">\n<label class=\"block\" for=\"refund-address\">Your {sym} address on {chain}</label>\n\
-         <input type=\"text\" id=\"refund-address\" name=\"address\" required maxlength=\"128\" autocomplete=\"off\" spellcheck=\"false\" autocapitalize=\"off\"{invalid}>\n",
-        escape(&action("refund-address")),
-        sym = escape(&a.symbol),
-        chain = escape(&a.chain),
-    );
-    match error {
-        Some(e) => {
-            let _ = writeln!(
-                h,
-                "<p class=\"err\" id=\"refund-error\" role=\"alert\">{}</p>",
-                escape(&sentence(e))
-            );
-        }
-        None => {
-            let _ = writeln!(
-                h,
-                "<p class=\"note\" id=\"refund-help\">Use an address you control on {}; the refund is sent there.</p>",
-                escape(&a.chain)
-            );
-        }
-    }
-    h.push_str(
-        "<button type=\"submit\" class=\"btn primary\">Send refund address</button>\n</form>\n",
-    );
-}
-
 fn failure_links(h: &mut String, view: &CheckoutView, base: &str) {
     h.push_str("<div class=\"actions\">\n");
     if view.state == "active" {
@@ -717,3 +660,5 @@ fn failure_links(h: &mut String, view: &CheckoutView, base: &str) {
     }
     h.push_str("</div>\n");
 }
+
+mod refund_form;

@@ -344,6 +344,9 @@ fn failures_link_to_the_failure_url_and_a_new_start() {
     assert!(html.contains("arrived after this request ended"));
 }
 
+/// A checksummed EVM address (EIP-55's example).
+const PAYER: &str = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
+
 #[test]
 fn processing_underpaid_and_refunds() {
     let v = view("active");
@@ -385,7 +388,7 @@ fn processing_underpaid_and_refunds() {
     let html = render_session(
         &v,
         &s,
-        Some("a refund address is 1 to 128 letters and digits"),
+        Some("address must be an address on Ethereum (0x and 40 hex digits, EIP-55 checksummed when in mixed case); it has the wrong length"),
     );
     check(&html);
     assert!(html.contains("aria-invalid=\"true\" aria-describedby=\"refund-error\""));
@@ -393,15 +396,26 @@ fn processing_underpaid_and_refunds() {
 
     let s = session(
         SessionStatus::RefundPending,
-        json!({"refundAddress": "0xabc"}),
+        json!({"refundAddress": PAYER}),
     );
     let html = render_session(&v, &s, None);
     check(&html);
     assert!(!html.contains("<form method=\"post\" action=\"/pay/AbCdEfGhIjKlMnOpQrStUv/s/00000000-0000-0000-0000-000000000007/refund-address\""));
-    assert!(html.contains("<code>0xabc</code>"));
+    assert!(html.contains(&format!("<code>{PAYER}</code>")));
     assert!(html.contains("http-equiv=\"refresh\""));
+    assert!(!html.contains("role=\"alert\""));
+    // A later address was refused: the page says why, keeps the first, offers no form.
+    let html = render_session(
+        &v,
+        &s,
+        Some("a refund address was already given for this payment; it cannot be changed"),
+    );
+    check(&html);
+    assert!(html.contains("<p class=\"err\" id=\"refund-error\" role=\"alert\">A refund address was already given for this payment; it cannot be changed.</p>"));
+    assert!(html.contains(&format!("<code>{PAYER}</code>")));
+    assert!(!html.contains("name=\"address\""));
 
-    let s = session(SessionStatus::Refunded, json!({"refundAddress": "0xabc"}));
+    let s = session(SessionStatus::Refunded, json!({"refundAddress": PAYER}));
     let html = render_session(&v, &s, None);
     check(&html);
     assert!(html.contains("<h1>Payment refunded</h1>"));

@@ -180,9 +180,9 @@ pub async fn refresh_quote(
     request_body = RefundAddressRequest,
     responses(
         (status = 200, description = "The session", body = PaymentSessionDto),
-        (status = 400, description = "Invalid body or address", body = ErrorBody),
+        (status = 400, description = "Invalid body, or `address` is not an address of the chain paid on (`validation_failed`, the message names the chain)", body = ErrorBody),
         (status = 404, description = "Unknown link or session", body = ErrorBody),
-        (status = 409, description = "`invalid_status_transition`: no refund is pending", body = ErrorBody),
+        (status = 409, description = "`invalid_status_transition`: no refund is pending; `refund_address_already_set`: an address was already given (the first one stays)", body = ErrorBody),
     )
 )]
 #[post("/api/public/checkout/{uid}/sessions/{sessionId}/refund-address")]

@@ -9,7 +9,7 @@ use crate::dto::{
     DestinationAssetDto, DestinationAssetList, PaySettingsDto, UpdateSettingsRequest,
 };
 use crate::error::{ApiError, ErrorBody};
-use crate::json::JsonBody;
+use crate::exact_json::ExactJsonBody;
 
 /// The company's settings.
 #[utoipa::path(
@@ -45,25 +45,28 @@ pub async fn get_settings(
 pub async fn put_settings(
     pay: web::Data<Pay>,
     creds: Credentials,
-    body: JsonBody,
+    body: ExactJsonBody,
 ) -> Result<HttpResponse, ApiError> {
     let s = blocking(move || {
         let principal = creds.principal(&pay)?;
         let names: Vec<&str> = SETTINGS_FIELDS.iter().map(|(n, _)| *n).collect();
+        // Numbers as the exact text sent, never through a float.
         let mut f = body.fields(&names)?;
         let patch = SettingsPatch {
-            status: f.opt_nonnull_string("status")?,
-            default_destination_asset: f.patch_nullable_string("defaultDestinationAsset")?,
-            fee_paid_by: f.opt_nonnull_string("feePaidBy")?,
-            skip_quote_acceptance: f.opt_nonnull_bool("skipQuoteAcceptance")?,
-            merchant_surcharge_percent: f.opt_number_text("merchantSurchargePercent")?,
-            return_redirect_url: f.patch_nullable_string("returnRedirectUrl")?,
-            success_redirect_url: f.patch_nullable_string("successRedirectUrl")?,
-            failure_redirect_url: f.patch_nullable_string("failureRedirectUrl")?,
-            underpayment_percent_enabled: f.opt_nonnull_bool("underpaymentPercentEnabled")?,
-            underpayment_percent_threshold: f.opt_number_text("underpaymentPercentThreshold")?,
-            underpayment_fixed_enabled: f.opt_nonnull_bool("underpaymentFixedEnabled")?,
-            underpayment_fixed_threshold: f.opt_number_text("underpaymentFixedThreshold")?,
+            status: f.fields.opt_nonnull_string("status")?,
+            default_destination_asset: f.fields.patch_nullable_string("defaultDestinationAsset")?,
+            fee_paid_by: f.fields.opt_nonnull_string("feePaidBy")?,
+            skip_quote_acceptance: f.fields.opt_nonnull_bool("skipQuoteAcceptance")?,
+            merchant_surcharge_percent: f.opt_exact_number("merchantSurchargePercent")?,
+            return_redirect_url: f.fields.patch_nullable_string("returnRedirectUrl")?,
+            success_redirect_url: f.fields.patch_nullable_string("successRedirectUrl")?,
+            failure_redirect_url: f.fields.patch_nullable_string("failureRedirectUrl")?,
+            underpayment_percent_enabled: f
+                .fields
+                .opt_nonnull_bool("underpaymentPercentEnabled")?,
+            underpayment_percent_threshold: f.opt_exact_number("underpaymentPercentThreshold")?,
+            underpayment_fixed_enabled: f.fields.opt_nonnull_bool("underpaymentFixedEnabled")?,
+            underpayment_fixed_threshold: f.opt_exact_number("underpaymentFixedThreshold")?,
         };
         Ok(pay.update_settings(&principal, patch)?)
     })

@@ -390,6 +390,11 @@ async fn the_no_js_path_through_every_state(app: TestApp) {
     assert_eq!(bad.status, 400);
     bad.check(SHOP);
     assert!(bad.html.contains("id=\"refund-error\" role=\"alert\""));
+    assert!(
+        bad.html.contains("must be an address on Base ("),
+        "{}",
+        bad.html
+    );
     let back = form(
         &app,
         &format!("/pay/{uid}/s/{id}/refund-address"),
@@ -403,6 +408,31 @@ async fn the_no_js_path_through_every_state(app: TestApp) {
     assert!(p
         .html
         .contains("<code>0x52908400098527886E0F7030069857D2E4169EE7</code>"));
+    // A second address (another tab, or someone else with the URL) is refused on the page:
+    // 409, the address kept, and why.
+    let again = form(
+        &app,
+        &format!("/pay/{uid}/s/{id}/refund-address"),
+        &[("address", "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359")],
+        Some(PUBLIC_ORIGIN),
+    )
+    .await;
+    assert_eq!(again.status, 409, "{}", again.html);
+    again.check(SHOP);
+    assert_eq!(again.heading(), "Your payment will be refunded");
+    assert!(again
+        .html
+        .contains("<code>0x52908400098527886E0F7030069857D2E4169EE7</code>"));
+    assert!(!again
+        .html
+        .contains("0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"));
+    assert!(
+        again.html.contains(
+            "id=\"refund-error\" role=\"alert\">A refund address was already given for this payment; it cannot be changed."
+        ),
+        "{}",
+        again.html
+    );
     sandbox(&app, &uid, json!({"type": "refund"})).await;
     let p = get(&app, &to).await;
     p.check(SHOP);

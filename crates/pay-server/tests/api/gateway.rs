@@ -383,6 +383,7 @@ async fn field_errors_are_pages_naming_the_field(app: TestApp) {
             Some("amount"),
         ),
         (&[("amount", "-1")], "validation_failed", Some("amount")),
+        (&[("amount", "007")], "validation_failed", Some("amount")),
         (&[("amount", "")], "validation_failed", Some("amount")),
         (
             &[("title", "no amount")],

@@ -183,6 +183,82 @@ async fn create_validation_rules(app: TestApp) {
     assert_eq!(list.1["data"].as_array().unwrap().len(), 0);
 }
 
+/// Amounts are written without leading zeros wherever one is read: the partner create, the
+/// anonymous create, the gateway form and the sandbox deposit all refuse `"007"` on `amount`.
+async fn amounts_refuse_leading_zeros(app: TestApp) {
+    for bad in ["007", "00.5", "01"] {
+        let got = post(&app, json!({ "amount": bad })).await;
+        assert_error(&got, 400, "validation_failed", Some("amount"));
+        assert!(
+            got.1["error"]
+                .as_str()
+                .unwrap()
+                .contains("must not start with a zero"),
+            "{bad}: {}",
+            got.1
+        );
+        let anonymous = json!({
+            "amount": bad,
+            "settlement": {"priorities": [{
+                "asset": "eip155:1/slip44:60",
+                "address": "0x52908400098527886E0F7030069857D2E4169EE7"
+            }]}
+        });
+        let got = read(
+            app.anon(Method::POST, "/api/public/anonymous-payment-links")
+                .json(&anonymous)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_error(&got, 400, "validation_failed", Some("amount"));
+    }
+    // "0.5" stays the way to write half, echoed as given.
+    let half = post(&app, json!({"amount": "0.5", "skipQuoteAcceptance": true})).await;
+    assert_eq!(half.0, 201, "{}", half.1);
+    assert_eq!(half.1["payload"]["amount"], "0.5");
+    // A sandbox deposit's amount follows the same rule.
+    let uid = half.1["uid"].as_str().unwrap().to_owned();
+    let started = read(
+        app.anon(
+            Method::POST,
+            &format!("/api/public/checkout/{uid}/sessions"),
+        )
+        .json(&json!({"payAsset": "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}))
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(started.0, 201, "{}", started.1);
+    let events = format!("/api/partner/v1/pay/sandbox/payment-links/{uid}/events");
+    for bad in ["007", "00.5", "-0"] {
+        let got = read(
+            app.req(Method::POST, &events)
+                .json(&json!({"type": "deposit", "amount": bad}))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_error(&got, 400, "validation_failed", Some("amount"));
+    }
+    let got = read(
+        app.req(Method::POST, &events)
+            .json(&json!({"type": "deposit", "amount": "0.5"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(got.0, 200, "{}", got.1);
+    assert_eq!(got.1["status"], "complete");
+    // Nothing but the "0.5" link was created.
+    let list = read(app.req(Method::GET, LINKS).send().await.unwrap()).await;
+    assert_eq!(list.1["data"].as_array().unwrap().len(), 1);
+}
+
 async fn create_refuses_unknown_and_server_owned_fields(app: TestApp) {
     for field in [
         "amout",
@@ -516,6 +592,7 @@ on_both_backends!(
     create_minimal_uses_defaults,
     expiration_times,
     create_validation_rules,
+    amounts_refuse_leading_zeros,
     create_refuses_unknown_and_server_owned_fields,
     create_refuses_bad_bodies,
     asset_resolution,

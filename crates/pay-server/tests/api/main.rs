@@ -15,6 +15,7 @@ mod gateway;
 mod links;
 mod mail;
 mod meta;
+mod refund_address;
 mod settings;
 mod webhook_safety;
 mod webhooks;

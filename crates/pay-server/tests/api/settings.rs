@@ -226,6 +226,98 @@ async fn put_validation(app: TestApp) {
     assert_eq!(now["status"], "active");
 }
 
+/// A PUT of a raw JSON text: the answer's status and its raw text (a parsed `Value` would read
+/// its numbers as floats and hide what the server wrote).
+async fn put_raw(app: &TestApp, body: &str) -> (reqwest::StatusCode, String) {
+    let res = app
+        .req(Method::PUT, SETTINGS)
+        .header("content-type", "application/json")
+        .body(body.to_owned())
+        .send()
+        .await
+        .unwrap();
+    (res.status(), res.text().await.unwrap())
+}
+
+async fn get_raw(app: &TestApp) -> String {
+    let res = app.req(Method::GET, SETTINGS).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    res.text().await.unwrap()
+}
+
+/// Settings numbers are exact: what the client wrote is stored and echoed digit for digit (no
+/// float in between), a value that cannot be kept exactly is a 400, and `-0` is refused.
+async fn numbers_are_exact_and_never_negative_zero(app: TestApp) {
+    let exact = r#"{"merchantSurchargePercent": 0.123456789012345678,
+        "underpaymentPercentThreshold": 99.999999999999999999,
+        "underpaymentFixedThreshold": 123456789012345678.5}"#;
+    let (status, text) = put_raw(&app, exact).await;
+    assert_eq!(status, 200, "{text}");
+    for echoed in [
+        r#""merchantSurchargePercent":0.123456789012345678"#,
+        r#""underpaymentPercentThreshold":99.999999999999999999"#,
+        r#""underpaymentFixedThreshold":123456789012345678.5"#,
+    ] {
+        assert!(text.contains(echoed), "{echoed} in {text}");
+        assert!(get_raw(&app).await.contains(echoed), "{echoed} persisted");
+    }
+    // The written scale is kept; an exponent is read exactly and written out.
+    let (status, text) = put_raw(
+        &app,
+        r#"{"merchantSurchargePercent": 0.50, "underpaymentFixedThreshold": 1.25e-7}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        text.contains(r#""merchantSurchargePercent":0.50"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#""underpaymentFixedThreshold":0.000000125"#),
+        "{text}"
+    );
+    let before = get_raw(&app).await;
+    // More decimal places than can be kept is refused, not rounded.
+    for body in [
+        r#"{"merchantSurchargePercent": 0.1234567890123456789}"#,
+        r#"{"underpaymentFixedThreshold": 1e-19}"#,
+    ] {
+        let (status, text) = put_raw(&app, body).await;
+        assert_eq!(status, 400, "{body}: {text}");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["errorCode"], "validation_failed", "{text}");
+        assert!(
+            v["error"]
+                .as_str()
+                .unwrap()
+                .contains("cannot be kept exactly"),
+            "{text}"
+        );
+    }
+    // Negative zero, in every spelling, on every number field.
+    for field in [
+        "merchantSurchargePercent",
+        "underpaymentPercentThreshold",
+        "underpaymentFixedThreshold",
+    ] {
+        for zero in ["-0", "-0.0", "-0e3", "-0.000"] {
+            let body = format!(r#"{{"{field}": {zero}}}"#);
+            let (status, text) = put_raw(&app, &body).await;
+            let v: Value = serde_json::from_str(&text).unwrap();
+            assert_error(&(status, v.clone()), 400, "validation_failed", Some(field));
+            assert_eq!(
+                v["error"],
+                format!("{field} must not be -0 (zero has no sign)")
+            );
+        }
+    }
+    assert_eq!(get_raw(&app).await, before, "refused PUTs changed nothing");
+    // Plain zero stays fine.
+    let (status, text) = put_raw(&app, r#"{"merchantSurchargePercent": 0}"#).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains(r#""merchantSurchargePercent":0,"#), "{text}");
+}
+
 async fn settings_are_company_scoped(app: TestApp) {
     let other = app.new_tenant("Other Co").await;
     put(&app, json!({"feePaidBy": "client", "status": "paused"})).await;
@@ -289,6 +381,7 @@ on_both_backends!(
     get_returns_defaults,
     put_is_partial_and_persists,
     put_validation,
+    numbers_are_exact_and_never_negative_zero,
     settings_are_company_scoped,
     destination_assets_mark_the_default,
 );

@@ -368,6 +368,30 @@ fn set_tolerance(w: &World, shop: &Shop, percent: Option<&str>, fixed: Option<&s
 // ----- the happy path -----
 
 #[test]
+fn a_link_stored_with_a_leading_zero_before_the_rule_still_quotes() {
+    let w = world();
+    let shop = w.shop("Acme", "owner@acme.example");
+    let link = w.link_for(&shop, Some(false));
+    assert_eq!(link.payload.amount, "10");
+    // Written by a build that took "010" as input: the link keeps it and still quotes.
+    w.store
+        .tables()
+        .links
+        .iter_mut()
+        .find(|l| l.id == link.id)
+        .unwrap()
+        .payload
+        .amount = "010".into();
+    let quote = w
+        .pay
+        .start_session(link.uid.as_str(), ETH, "198.51.100.9")
+        .unwrap();
+    assert_eq!(quote.invoice_amount, "010");
+    assert_eq!(quote.required_sell_amount, "0.005");
+    assert_eq!(quote.expected_buy_amount, "9.9");
+}
+
+#[test]
 fn a_payer_reviews_a_quote_accepts_it_and_pays() {
     let w = world();
     let shop = w.shop("Acme", "owner@acme.example");
@@ -728,10 +752,10 @@ fn an_underpayment_is_refunded_to_the_payers_address() {
     );
     let r = w
         .pay
-        .submit_refund_address(link.uid.as_str(), &s.id.to_string(), "0xabc123")
+        .submit_refund_address(link.uid.as_str(), &s.id.to_string(), PAYER)
         .unwrap();
     assert_eq!(r.status, SessionStatus::RefundPending);
-    assert_eq!(r.settlement["refundAddress"], "0xabc123");
+    assert_eq!(r.settlement["refundAddress"], PAYER);
     let r = w
         .pay
         .sandbox_event(
@@ -751,6 +775,170 @@ fn an_underpayment_is_refunded_to_the_payers_address() {
     ] {
         assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
     }
+}
+
+/// A checksummed EVM address (EIP-55's example) and another one.
+const PAYER: &str = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
+const ATTACKER: &str = "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359";
+
+/// A session paid short with `asset` whose refund the merchant decided.
+fn refund_pending(w: &World, shop: &Shop, link: &PaymentLink, asset: &str) -> PaymentSession {
+    let s = w
+        .pay
+        .start_session(link.uid.as_str(), asset, "198.51.100.9")
+        .unwrap();
+    w.deposit(shop, link, "1");
+    let r = w
+        .pay
+        .resolve_underpayment(&shop.key, link.uid.as_str(), Resolution::Refund)
+        .unwrap();
+    assert_eq!(r.status, SessionStatus::RefundPending);
+    s
+}
+
+fn received_count(w: &World, link: &PaymentLink) -> usize {
+    w.event_names(link)
+        .iter()
+        .filter(|n| *n == "refund_address_received")
+        .count()
+}
+
+#[test]
+fn the_first_refund_address_wins() {
+    let w = world();
+    let shop = w.shop("Acme", "owner@acme.example");
+    let link = w.link_for(&shop, Some(true));
+    let s = refund_pending(&w, &shop, &link, BASE_USDC);
+    let id = s.id.to_string();
+    let first = w
+        .pay
+        .submit_refund_address(link.uid.as_str(), &id, PAYER)
+        .unwrap();
+    assert_eq!(first.settlement["refundAddress"], PAYER);
+    let timeline = w.timeline_names(&link).len();
+    // Another address, the same one again, and a malformed one: all refused as already set.
+    for again in [ATTACKER, PAYER, "not an address!"] {
+        assert_eq!(
+            w.pay.submit_refund_address(link.uid.as_str(), &id, again),
+            Err(DomainError::RefundAddressAlreadySet),
+            "{again}"
+        );
+    }
+    let now = w.pay.checkout_session(link.uid.as_str(), &id).unwrap();
+    assert_eq!(now.settlement["refundAddress"], PAYER);
+    assert_eq!(now.version, first.version, "nothing was written");
+    assert_eq!(received_count(&w, &link), 1, "one refund_address_received");
+    assert_eq!(w.timeline_names(&link).len(), timeline);
+}
+
+#[test]
+fn racing_refund_addresses_leave_exactly_one() {
+    let w = world();
+    let shop = w.shop("Acme", "owner@acme.example");
+    let candidates: Vec<String> = (1..=8u8)
+        .map(|i| format!("0x{}", format!("{i:02x}").repeat(20)))
+        .collect();
+    // Rounds of eight submissions released together: each round's losers read the session
+    // before the winner wrote it, so only the re-decision inside the write loop refuses them.
+    for _ in 0..25 {
+        let link = w.link_for(&shop, Some(true));
+        let id = refund_pending(&w, &shop, &link, BASE_USDC).id.to_string();
+        let start = std::sync::Barrier::new(candidates.len());
+        let outcomes: Vec<DomainResult<PaymentSession>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = candidates
+                .iter()
+                .map(|a| {
+                    let (pay, uid, id, start) = (&w.pay, link.uid.as_str(), id.as_str(), &start);
+                    scope.spawn(move || {
+                        start.wait();
+                        pay.submit_refund_address(uid, id, a)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let won: Vec<&PaymentSession> = outcomes.iter().filter_map(|o| o.as_ref().ok()).collect();
+        assert_eq!(won.len(), 1, "{outcomes:?}");
+        assert!(outcomes
+            .iter()
+            .filter(|o| o.is_err())
+            .all(|o| o == &Err(DomainError::RefundAddressAlreadySet)));
+        let kept = w
+            .pay
+            .checkout_session(link.uid.as_str(), &id)
+            .unwrap()
+            .settlement["refundAddress"]
+            .clone();
+        assert_eq!(kept, won[0].settlement["refundAddress"]);
+        assert_eq!(received_count(&w, &link), 1);
+    }
+}
+
+#[test]
+fn a_refund_address_is_one_of_the_chain_paid_on() {
+    let w = world();
+    let shop = w.shop("Acme", "owner@acme.example");
+    let link = w.link_for(&shop, Some(true));
+    let message = |r: DomainResult<PaymentSession>| match r {
+        Err(DomainError::Validation { field, message }) => {
+            assert_eq!(field, "address");
+            message
+        }
+        other => panic!("expected a validation error, got {other:?}"),
+    };
+    // Paid with USDC on Base: an EVM address, checksum held.
+    let s = refund_pending(&w, &shop, &link, BASE_USDC).id.to_string();
+    let uid = link.uid.as_str();
+    for bad in [
+        "0xabc123",
+        "0x5aaeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+        "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4",
+        "",
+    ] {
+        let m = message(w.pay.submit_refund_address(uid, &s, bad));
+        assert!(
+            m.starts_with("address must be an address on Base (0x and 40 hex"),
+            "{m}"
+        );
+    }
+    assert_eq!(received_count(&w, &link), 0);
+    // Spaces around a pasted address do not count.
+    let ok = w
+        .pay
+        .submit_refund_address(uid, &s, &format!("  {PAYER}\n"))
+        .unwrap();
+    assert_eq!(ok.settlement["refundAddress"], PAYER);
+    // Paid with BTC: a Bitcoin address of its network.
+    let link = w.link_for(&shop, Some(true));
+    let btc = "bip122:000000000019d6689c085ae165831e93/slip44:0";
+    let s = refund_pending(&w, &shop, &link, btc).id.to_string();
+    let uid = link.uid.as_str();
+    for (bad, why) in [
+        (PAYER, "it has characters such addresses never contain"),
+        (
+            "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t5",
+            "its checksum does not match",
+        ),
+        (
+            "tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sl5k7",
+            "it has characters such addresses never contain",
+        ),
+    ] {
+        let m = message(w.pay.submit_refund_address(uid, &s, bad));
+        assert!(
+            m.starts_with("address must be an address on Bitcoin ("),
+            "{m}"
+        );
+        assert!(m.contains(why), "{bad}: {m}");
+    }
+    let ok = w
+        .pay
+        .submit_refund_address(uid, &s, "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4")
+        .unwrap();
+    assert_eq!(
+        ok.settlement["refundAddress"],
+        "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"
+    );
 }
 
 #[test]
@@ -1218,6 +1406,9 @@ fn sandbox_events_and_resolutions_are_read_strictly() {
         ("deposit", Some("0"), None, "amount"),
         ("deposit", Some("-1"), None, "amount"),
         ("deposit", Some("1e3"), None, "amount"),
+        ("deposit", Some("007"), None, "amount"),
+        ("deposit", Some("00.5"), None, "amount"),
+        ("deposit", Some("-0"), None, "amount"),
         ("settle", Some("1"), None, "amount"),
         ("fail", None, Some(false), "hold"),
         ("explode", None, None, "type"),
