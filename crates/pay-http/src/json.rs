@@ -8,6 +8,7 @@ use actix_web::{FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
 use futures_util::StreamExt;
 use pay_domain::DomainError;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
@@ -78,9 +79,16 @@ async fn read(
     parse_object(&body)
 }
 
-/// Parses a body that must be one JSON object.
+/// Parses a body that must be one JSON object. A key given twice in one object, at any depth,
+/// is refused: last-wins (serde_json's) and first-wins parsers would read different values.
 pub fn parse_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
-    match serde_json::from_slice::<Value>(body) {
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let parsed = UniqueKeys {
+        path: String::new(),
+    }
+    .deserialize(&mut de)
+    .and_then(|v| de.end().map(|()| v));
+    match parsed {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err(ApiError::InvalidJson(
             "request body must be a JSON object".into(),
@@ -88,6 +96,96 @@ pub fn parse_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
         Err(e) => Err(ApiError::InvalidJson(format!(
             "request body is not valid JSON: {e}"
         ))),
+    }
+}
+
+/// Builds a `Value` like serde_json does, refusing a repeated key in any object; `path` names
+/// the object for the message (`metadata.a`, `settlement.priorities[0]`).
+struct UniqueKeys {
+    path: String,
+}
+
+impl UniqueKeys {
+    fn child(&self, key: &str) -> UniqueKeys {
+        let path = if self.path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{}.{key}", self.path)
+        };
+        UniqueKeys { path }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for UniqueKeys {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for UniqueKeys {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(UniqueKeys {
+            path: format!("{}[{}]", self.path, items.len()),
+        })? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                let at = if self.path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in {}", self.path)
+                };
+                return Err(serde::de::Error::custom(format_args!(
+                    "duplicate key {key:?}{at}"
+                )));
+            }
+            let value = map.next_value_seed(self.child(&key))?;
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
     }
 }
 
@@ -292,6 +390,30 @@ mod tests {
             let mut f = fields(json!({ "n": v }), &["n"]).unwrap();
             assert_eq!(f.opt_number_text("n").unwrap().unwrap(), t);
         }
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_at_every_depth() {
+        for bad in [
+            r#"{"a":1,"a":1}"#,
+            r#"{"a":{"b":1,"b":2}}"#,
+            r#"{"a":[{"b":1},{"c":[{"d":1,"d":null}]}]}"#,
+        ] {
+            let e = parse_object(bad.as_bytes()).unwrap_err();
+            assert!(
+                matches!(&e, ApiError::InvalidJson(m) if m.contains("duplicate key")),
+                "{bad}: {e:?}"
+            );
+        }
+        let e = parse_object(br#"{"a":[{"c":[{"d":1,"d":null}]}]}"#).unwrap_err();
+        assert!(e.to_string().contains("\"d\" in a[0].c[0]"), "{e}");
+        // Keys may repeat across objects; values keep their JSON types and order.
+        let m = parse_object(br#"{"b":{"a":1},"a":[1.5,-2,"x",null,true]}"#).unwrap();
+        assert_eq!(
+            Value::Object(m).to_string(),
+            r#"{"b":{"a":1},"a":[1.5,-2,"x",null,true]}"#
+        );
+        assert!(parse_object(br#"{"a":1} {"a":2}"#).is_err());
     }
 
     #[test]

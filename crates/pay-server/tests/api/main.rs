@@ -15,4 +15,5 @@ mod links;
 mod mail;
 mod meta;
 mod settings;
+mod strict_json;
 mod webhooks;
