@@ -4,7 +4,7 @@ use pay_domain::assets::DestinationAsset;
 use pay_domain::checkout::{PaymentSession, TimelineEvent};
 use pay_domain::service::CheckoutView;
 use pay_domain::timestamp::Timestamp;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
@@ -191,48 +191,50 @@ impl From<CheckoutView> for CheckoutDto {
 }
 
 /// `POST /api/public/checkout/{uid}/sessions`.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StartSessionRequest {
     /// An asset identifier from `payAssets`.
     pub pay_asset: String,
 }
 
 /// `POST .../sessions/{sessionId}/refund-address`.
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RefundAddressRequest {
     pub address: String,
 }
 
 /// A sandbox processor event.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SandboxEventRequest {
     /// `deposit`, `settle`, `expire`, `fail` or `refund`.
     #[serde(rename = "type")]
     #[schema(example = "deposit")]
     pub kind: String,
     /// `deposit`: the amount of the pay asset received.
+    #[serde(default)]
     #[schema(example = "0.005")]
     pub amount: Option<String>,
     /// `deposit`: stop at `processing` (settle later with `settle`).
+    #[serde(default)]
     pub hold: Option<bool>,
     /// The event's id: the same id is applied once (default: a fresh id).
+    #[serde(default)]
     pub event_id: Option<String>,
     /// The session to drive (default: the link's latest).
+    #[serde(default)]
     pub session_id: Option<String>,
 }
 
 /// The test clock.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AdvanceClockRequest {
     /// Seconds to move forward, 1 to 31,622,400.
-    pub advance_seconds: i64,
+    #[schema(value_type = i64)]
+    pub advance_seconds: serde_json::Number,
 }
 
 /// The service clock's now.
@@ -243,8 +245,8 @@ pub struct ClockDto {
 }
 
 /// The merchant's decision on an underpaid session.
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ManualResolutionRequest {
     /// `complete` (keep what arrived) or `refund`.
     #[schema(example = "complete")]

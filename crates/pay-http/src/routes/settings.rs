@@ -2,7 +2,7 @@
 
 use actix_web::{get, put, web, HttpResponse};
 use pay_domain::service::Pay;
-use pay_domain::settings::{SettingsPatch, SETTINGS_FIELDS};
+use pay_domain::settings::SettingsPatch;
 
 use crate::auth::{blocking, Credentials};
 use crate::dto::{
@@ -49,22 +49,7 @@ pub async fn put_settings(
 ) -> Result<HttpResponse, ApiError> {
     let s = blocking(move || {
         let principal = creds.principal(&pay)?;
-        let names: Vec<&str> = SETTINGS_FIELDS.iter().map(|(n, _)| *n).collect();
-        let mut f = body.fields(&names)?;
-        let patch = SettingsPatch {
-            status: f.opt_nonnull_string("status")?,
-            default_destination_asset: f.patch_nullable_string("defaultDestinationAsset")?,
-            fee_paid_by: f.opt_nonnull_string("feePaidBy")?,
-            skip_quote_acceptance: f.opt_nonnull_bool("skipQuoteAcceptance")?,
-            merchant_surcharge_percent: f.opt_number_text("merchantSurchargePercent")?,
-            return_redirect_url: f.patch_nullable_string("returnRedirectUrl")?,
-            success_redirect_url: f.patch_nullable_string("successRedirectUrl")?,
-            failure_redirect_url: f.patch_nullable_string("failureRedirectUrl")?,
-            underpayment_percent_enabled: f.opt_nonnull_bool("underpaymentPercentEnabled")?,
-            underpayment_percent_threshold: f.opt_number_text("underpaymentPercentThreshold")?,
-            underpayment_fixed_enabled: f.opt_nonnull_bool("underpaymentFixedEnabled")?,
-            underpayment_fixed_threshold: f.opt_number_text("underpaymentFixedThreshold")?,
-        };
+        let patch = SettingsPatch::from(body.read::<UpdateSettingsRequest>()?);
         Ok(pay.update_settings(&principal, patch)?)
     })
     .await?;

@@ -49,7 +49,7 @@ async fn put_callback(
     let (view, secret) = blocking(move || {
         let signed_in = creds.signed_in(&pay)?;
         let company = company_id(&path)?;
-        let url = body.fields(&["url"])?.string("url")?;
+        let url = body.read::<PutCallbackRequest>()?.url;
         Ok(pay.put_company_callback(&signed_in, company, kind, &url)?)
     })
     .await?;
@@ -371,7 +371,7 @@ pub async fn send_test_event(
 ) -> Result<HttpResponse, ApiError> {
     let sent = blocking(move || {
         let principal = creds.principal(&pay)?;
-        let uid = body.fields(&["paymentLinkUid"])?.string("paymentLinkUid")?;
+        let uid = body.read::<TestEventRequest>()?.payment_link_uid;
         Ok(pay.send_test_event(&principal, &uid)?)
     })
     .await?;

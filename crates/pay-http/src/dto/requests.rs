@@ -1,0 +1,331 @@
+//! JSON request bodies. Each struct is both the reader (`json::JsonBody::read`: unknown fields
+//! refused, JSON types checked, the field at fault named by its path) and the OpenAPI schema of
+//! its body, so the document and the parser cannot disagree. Each converts into its domain
+//! input, where the range and format rules live.
+
+use pay_domain::integration::NewIntegrationInput;
+use pay_domain::link::{Branding, CreateAnonymousLinkInput, CreateLinkInput, SettlementPriority};
+use pay_domain::settings::SettingsPatch;
+use pay_domain::DomainError;
+use serde::Deserialize;
+use serde_json::{Map, Number, Value};
+use utoipa::ToSchema;
+
+use crate::json::{non_null, nullable, number_text};
+
+/// The fields of a new payment link, shared by the partner create and the anonymous create
+/// (serde cannot refuse unknown fields of a flattened struct, so each body lists them).
+macro_rules! link_request {
+    ($(#[$meta:meta])* $name:ident { $($extra:tt)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Deserialize, ToSchema)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        pub struct $name {
+            /// At most 200 characters.
+            #[serde(default)]
+            pub title: Option<String>,
+            /// At most 2,000 characters.
+            #[serde(default)]
+            pub description: Option<String>,
+            /// Positive decimal string, at most the asset's (or fiat currency's) decimals.
+            #[schema(example = "12.50")]
+            pub amount: String,
+            /// ISO 4217 display currency.
+            #[serde(default)]
+            #[schema(example = "USD")]
+            pub fiat_currency: Option<String>,
+            #[serde(default)]
+            pub skip_quote_acceptance: Option<bool>,
+            #[serde(default)]
+            #[schema(example = "client")]
+            pub fee_paid_by: Option<String>,
+            /// At most 200 characters.
+            #[serde(default)]
+            pub order_id: Option<String>,
+            #[serde(default)]
+            pub invoice_pdf_url: Option<String>,
+            #[serde(default)]
+            pub customer_email: Option<String>,
+            #[serde(default)]
+            pub client_id: Option<String>,
+            #[serde(default)]
+            pub return_url: Option<String>,
+            #[serde(default)]
+            pub success_url: Option<String>,
+            #[serde(default)]
+            pub failure_url: Option<String>,
+            /// `15m`, `1h`, `12h`, `24h` (default), `72h` or `never`.
+            #[serde(default)]
+            #[schema(example = "24h")]
+            pub expiration_time: Option<String>,
+            /// JSON object, at most 8 KB and 50 keys.
+            #[serde(default)]
+            #[schema(value_type = Option<Object>)]
+            pub metadata: Option<Map<String, Value>>,
+            $($extra)*
+        }
+    };
+}
+
+link_request!(
+    /// Body of `POST /api/partner/v1/pay/payment-links`. Only `amount` is required.
+    CreatePaymentLinkRequest {
+        /// Settlement symbol.
+        #[serde(default)]
+        #[schema(example = "USDC")]
+        pub currency: Option<String>,
+        /// Exact destination asset identifier.
+        #[serde(default)]
+        pub asset: Option<String>,
+    }
+);
+
+/// The link fields as the domain takes them (`asset` and `currency` given apart).
+macro_rules! link_input {
+    ($r:expr, $asset:expr, $currency:expr) => {
+        CreateLinkInput {
+            title: $r.title,
+            description: $r.description,
+            amount: $r.amount,
+            fiat_currency: $r.fiat_currency,
+            currency: $currency,
+            asset: $asset,
+            skip_quote_acceptance: $r.skip_quote_acceptance,
+            fee_paid_by: $r.fee_paid_by,
+            order_id: $r.order_id,
+            invoice_pdf_url: $r.invoice_pdf_url,
+            customer_email: $r.customer_email,
+            client_id: $r.client_id,
+            return_url: $r.return_url,
+            success_url: $r.success_url,
+            failure_url: $r.failure_url,
+            expiration_time: $r.expiration_time,
+            metadata: $r.metadata,
+        }
+    };
+}
+
+impl From<CreatePaymentLinkRequest> for CreateLinkInput {
+    fn from(r: CreatePaymentLinkRequest) -> Self {
+        link_input!(r, r.asset, r.currency)
+    }
+}
+
+/// One settlement priority: an asset identifier and the address to settle it to.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SettlementPriorityRequest {
+    #[schema(example = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")]
+    pub asset: String,
+    #[schema(example = "0x52908400098527886E0F7030069857D2E4169EE7")]
+    pub address: String,
+}
+
+/// `settlement` of an anonymous link.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SettlementRequest {
+    /// 1 to 10; the first one the service can settle wins.
+    pub priorities: Vec<SettlementPriorityRequest>,
+}
+
+/// `branding` of an anonymous link.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BrandingRequest {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub logo_url: Option<String>,
+    #[serde(default)]
+    #[schema(example = "system")]
+    pub theme: Option<String>,
+}
+
+link_request!(
+    /// Body of an anonymous link: the link fields (without `asset` and `currency`, which the
+    /// priorities decide) plus `settlement`, `branding` and `webhookUrl`.
+    CreateAnonymousLinkRequest {
+        /// Where to settle (required).
+        #[serde(default, deserialize_with = "non_null")]
+        #[schema(required = true, nullable = false)]
+        pub settlement: Option<SettlementRequest>,
+        #[serde(default)]
+        pub branding: Option<BrandingRequest>,
+        /// https on a public address; its signing secret is returned once as `webhookSecret`.
+        #[serde(default)]
+        pub webhook_url: Option<String>,
+        /// Not taken: the priorities decide (read only to refuse it by name).
+        #[serde(default)]
+        #[schema(ignore)]
+        pub currency: Option<String>,
+        /// Not taken: the priorities decide (read only to refuse it by name).
+        #[serde(default)]
+        #[schema(ignore)]
+        pub asset: Option<String>,
+    }
+);
+
+impl TryFrom<CreateAnonymousLinkRequest> for CreateAnonymousLinkInput {
+    type Error = DomainError;
+
+    fn try_from(r: CreateAnonymousLinkRequest) -> Result<Self, DomainError> {
+        let settlement = r.settlement.ok_or_else(|| {
+            DomainError::validation("settlement.priorities", "settlement.priorities is required")
+        })?;
+        let branding = r.branding.unwrap_or_default();
+        Ok(CreateAnonymousLinkInput {
+            priorities: settlement
+                .priorities
+                .into_iter()
+                .map(|p| SettlementPriority {
+                    asset: p.asset,
+                    address: p.address,
+                })
+                .collect(),
+            branding: Branding {
+                name: branding.name,
+                logo_url: branding.logo_url,
+                theme: branding.theme,
+            },
+            webhook_url: r.webhook_url,
+            link: link_input!(r, r.asset, r.currency),
+        })
+    }
+}
+
+/// Body of `PATCH /api/partner/v1/pay/payment-links/{uid}`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateLinkStatusRequest {
+    /// `active`, `paused` or `archived`.
+    #[schema(example = "paused")]
+    pub status: String,
+}
+
+/// Body of `PUT /api/partner/v1/pay/settings`: any subset of the fields; `null` clears a
+/// nullable field.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateSettingsRequest {
+    #[serde(default, deserialize_with = "non_null")]
+    #[schema(nullable = false)]
+    pub status: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub default_destination_asset: Option<Option<String>>,
+    #[serde(default, deserialize_with = "non_null")]
+    #[schema(nullable = false)]
+    pub fee_paid_by: Option<String>,
+    #[serde(default, deserialize_with = "non_null")]
+    #[schema(nullable = false)]
+    pub skip_quote_acceptance: Option<bool>,
+    /// -1 to 1.
+    #[serde(default, deserialize_with = "non_null")]
+    #[schema(value_type = Option<f64>, nullable = false)]
+    pub merchant_surcharge_percent: Option<Number>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub return_redirect_url: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub success_redirect_url: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub failure_redirect_url: Option<Option<String>>,
+    #[serde(default, deserialize_with = "non_null")]
+    #[schema(nullable = false)]
+    pub underpayment_percent_enabled: Option<bool>,
+    /// 0 to 100.
+    #[serde(default, deserialize_with = "non_null")]
+    #[schema(value_type = Option<f64>, nullable = false)]
+    pub underpayment_percent_threshold: Option<Number>,
+    #[serde(default, deserialize_with = "non_null")]
+    #[schema(nullable = false)]
+    pub underpayment_fixed_enabled: Option<bool>,
+    /// At least 0.
+    #[serde(default, deserialize_with = "non_null")]
+    #[schema(value_type = Option<f64>, nullable = false)]
+    pub underpayment_fixed_threshold: Option<Number>,
+}
+
+impl From<UpdateSettingsRequest> for SettingsPatch {
+    fn from(r: UpdateSettingsRequest) -> Self {
+        let text = |n: Option<Number>| n.as_ref().map(number_text);
+        SettingsPatch {
+            status: r.status,
+            default_destination_asset: r.default_destination_asset,
+            fee_paid_by: r.fee_paid_by,
+            skip_quote_acceptance: r.skip_quote_acceptance,
+            merchant_surcharge_percent: text(r.merchant_surcharge_percent),
+            return_redirect_url: r.return_redirect_url,
+            success_redirect_url: r.success_redirect_url,
+            failure_redirect_url: r.failure_redirect_url,
+            underpayment_percent_enabled: r.underpayment_percent_enabled,
+            underpayment_percent_threshold: text(r.underpayment_percent_threshold),
+            underpayment_fixed_enabled: r.underpayment_fixed_enabled,
+            underpayment_fixed_threshold: text(r.underpayment_fixed_threshold),
+        }
+    }
+}
+
+/// Body of `POST .../integrations`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateIntegrationRequest {
+    #[schema(example = "Shop backend")]
+    pub name: String,
+    #[serde(rename = "appSlug")]
+    #[schema(example = "pay")]
+    pub app_slug: String,
+    #[serde(rename = "allowedOrigins", default)]
+    #[schema(example = json!(["https://shop.example"]))]
+    pub allowed_origins: Option<Vec<String>>,
+}
+
+impl From<CreateIntegrationRequest> for NewIntegrationInput {
+    fn from(r: CreateIntegrationRequest) -> Self {
+        NewIntegrationInput {
+            name: r.name,
+            app_slug: r.app_slug,
+            allowed_origins: r.allowed_origins.unwrap_or_default(),
+        }
+    }
+}
+
+/// Body of `PATCH .../integrations/{partnerId}`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateIntegrationRequest {
+    pub enabled: bool,
+}
+
+/// Body of `POST /auth/login`.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoginRequest {
+    pub email: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for LoginRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LoginRequest(***)")
+    }
+}
+
+/// Body of a callback PUT.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PutCallbackRequest {
+    /// Absolute https URL on a public address, at most 2,048 characters, no user info.
+    #[schema(example = "https://shop.example/webhooks/pay")]
+    pub url: String,
+}
+
+/// Body of `POST .../webhook-requests/test`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TestEventRequest {
+    pub payment_link_uid: String,
+}
