@@ -3,7 +3,9 @@
 //! (`requests`) and convert into domain inputs.
 
 pub mod checkout;
+pub mod forms;
 pub mod requests;
+pub mod schema;
 
 pub use requests::{
     BrandingRequest, CreateAnonymousLinkRequest, CreateIntegrationRequest,

@@ -194,7 +194,8 @@ impl From<CheckoutView> for CheckoutDto {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StartSessionRequest {
-    /// An asset identifier from `payAssets`.
+    /// An asset identifier from the link's `payAssets`.
+    #[schema(example = "eip155:1/slip44:60", min_length = 1)]
     pub pay_asset: String,
 }
 
@@ -202,6 +203,8 @@ pub struct StartSessionRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RefundAddressRequest {
+    /// An address on the chain of the session's pay asset.
+    #[schema(min_length = 1, max_length = 128)]
     pub address: String,
 }
 
@@ -211,17 +214,19 @@ pub struct RefundAddressRequest {
 pub struct SandboxEventRequest {
     /// `deposit`, `settle`, `expire`, `fail` or `refund`.
     #[serde(rename = "type")]
-    #[schema(example = "deposit")]
+    #[schema(schema_with = super::schema::sandbox_event_type)]
     pub kind: String,
-    /// `deposit`: the amount of the pay asset received.
+    /// `deposit` only, and required there: the amount of the pay asset received.
     #[serde(default)]
-    #[schema(example = "0.005")]
+    #[schema(schema_with = super::schema::deposit_amount)]
     pub amount: Option<String>,
-    /// `deposit`: stop at `processing` (settle later with `settle`).
+    /// `deposit` only: stop at `processing` (settle later with `settle`).
     #[serde(default)]
     pub hold: Option<bool>,
-    /// The event's id: the same id is applied once (default: a fresh id).
+    /// The event's id: the same id is applied once (default: a fresh id). 1 to 200
+    /// characters, no control characters.
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 200, pattern = "^[ -~]+$")]
     pub event_id: Option<String>,
     /// The session to drive (default: the link's latest).
     #[serde(default)]
@@ -232,8 +237,8 @@ pub struct SandboxEventRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AdvanceClockRequest {
-    /// Seconds to move forward, 1 to 31,622,400.
-    #[schema(value_type = i64)]
+    /// Seconds to move forward, 1 to 31,622,400 (366 days).
+    #[schema(value_type = i64, minimum = 1, maximum = 31_622_400)]
     pub advance_seconds: serde_json::Number,
 }
 
@@ -249,6 +254,6 @@ pub struct ClockDto {
 #[serde(deny_unknown_fields)]
 pub struct ManualResolutionRequest {
     /// `complete` (keep what arrived) or `refund`.
-    #[schema(example = "complete")]
+    #[schema(schema_with = super::schema::resolution_action)]
     pub action: String,
 }

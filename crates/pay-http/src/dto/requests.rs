@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::{Map, Number, Value};
 use utoipa::ToSchema;
 
+use super::schema;
 use crate::json::{non_null, nullable, number_text};
 
 /// The fields of a new payment link, shared by the partner create and the anonymous create
@@ -21,46 +22,48 @@ macro_rules! link_request {
         #[derive(Debug, Deserialize, ToSchema)]
         #[serde(rename_all = "camelCase", deny_unknown_fields)]
         pub struct $name {
-            /// At most 200 characters.
             #[serde(default)]
+            #[schema(schema_with = schema::title)]
             pub title: Option<String>,
-            /// At most 2,000 characters.
             #[serde(default)]
+            #[schema(schema_with = schema::description)]
             pub description: Option<String>,
-            /// Positive decimal string, at most the asset's (or fiat currency's) decimals.
-            #[schema(example = "12.50")]
+            #[schema(schema_with = schema::amount)]
             pub amount: String,
-            /// ISO 4217 display currency.
             #[serde(default)]
-            #[schema(example = "USD")]
+            #[schema(schema_with = schema::fiat_currency)]
             pub fiat_currency: Option<String>,
             #[serde(default)]
             pub skip_quote_acceptance: Option<bool>,
             #[serde(default)]
-            #[schema(example = "client")]
+            #[schema(schema_with = schema::fee_paid_by)]
             pub fee_paid_by: Option<String>,
-            /// At most 200 characters.
             #[serde(default)]
+            #[schema(schema_with = schema::order_id)]
             pub order_id: Option<String>,
             #[serde(default)]
+            #[schema(schema_with = schema::link_url)]
             pub invoice_pdf_url: Option<String>,
             #[serde(default)]
+            #[schema(schema_with = schema::customer_email)]
             pub customer_email: Option<String>,
             #[serde(default)]
+            #[schema(schema_with = schema::client_id)]
             pub client_id: Option<String>,
             #[serde(default)]
+            #[schema(schema_with = schema::link_url)]
             pub return_url: Option<String>,
             #[serde(default)]
+            #[schema(schema_with = schema::link_url)]
             pub success_url: Option<String>,
             #[serde(default)]
+            #[schema(schema_with = schema::link_url)]
             pub failure_url: Option<String>,
-            /// `15m`, `1h`, `12h`, `24h` (default), `72h` or `never`.
             #[serde(default)]
-            #[schema(example = "24h")]
+            #[schema(schema_with = schema::expiration_time)]
             pub expiration_time: Option<String>,
-            /// JSON object, at most 8 KB and 50 keys.
             #[serde(default)]
-            #[schema(value_type = Option<Object>)]
+            #[schema(schema_with = schema::metadata)]
             pub metadata: Option<Map<String, Value>>,
             $($extra)*
         }
@@ -70,12 +73,13 @@ macro_rules! link_request {
 link_request!(
     /// Body of `POST /api/partner/v1/pay/payment-links`. Only `amount` is required.
     CreatePaymentLinkRequest {
-        /// Settlement symbol.
         #[serde(default)]
-        #[schema(example = "USDC")]
+        #[schema(schema_with = schema::currency)]
         pub currency: Option<String>,
-        /// Exact destination asset identifier.
+        /// Exact destination asset identifier, one of the company's enabled assets
+        /// (`GET /api/partner/v1/pay/destination-assets`). With `currency`, it must be its symbol.
         #[serde(default)]
+        #[schema(example = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")]
         pub asset: Option<String>,
     }
 );
@@ -117,7 +121,7 @@ impl From<CreatePaymentLinkRequest> for CreateLinkInput {
 pub struct SettlementPriorityRequest {
     #[schema(example = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")]
     pub asset: String,
-    #[schema(example = "0x52908400098527886E0F7030069857D2E4169EE7")]
+    #[schema(schema_with = schema::settlement_address)]
     pub address: String,
 }
 
@@ -126,6 +130,7 @@ pub struct SettlementPriorityRequest {
 #[serde(deny_unknown_fields)]
 pub struct SettlementRequest {
     /// 1 to 10; the first one the service can settle wins.
+    #[schema(min_items = 1, max_items = 10)]
     pub priorities: Vec<SettlementPriorityRequest>,
 }
 
@@ -134,11 +139,13 @@ pub struct SettlementRequest {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BrandingRequest {
     #[serde(default)]
+    #[schema(schema_with = schema::branding_name)]
     pub name: Option<String>,
     #[serde(default)]
+    #[schema(schema_with = schema::logo_url)]
     pub logo_url: Option<String>,
     #[serde(default)]
-    #[schema(example = "system")]
+    #[schema(schema_with = schema::theme)]
     pub theme: Option<String>,
 }
 
@@ -152,8 +159,8 @@ link_request!(
         pub settlement: Option<SettlementRequest>,
         #[serde(default)]
         pub branding: Option<BrandingRequest>,
-        /// https on a public address; its signing secret is returned once as `webhookSecret`.
         #[serde(default)]
+        #[schema(schema_with = schema::webhook_url)]
         pub webhook_url: Option<String>,
         /// Not taken: the priorities decide (read only to refuse it by name).
         #[serde(default)]
@@ -199,7 +206,7 @@ impl TryFrom<CreateAnonymousLinkRequest> for CreateAnonymousLinkInput {
 #[serde(deny_unknown_fields)]
 pub struct UpdateLinkStatusRequest {
     /// `active`, `paused` or `archived`.
-    #[schema(example = "paused")]
+    #[schema(schema_with = schema::link_status)]
     pub status: String,
 }
 
@@ -209,43 +216,49 @@ pub struct UpdateLinkStatusRequest {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateSettingsRequest {
     #[serde(default, deserialize_with = "non_null")]
-    #[schema(nullable = false)]
+    #[schema(schema_with = schema::product_status)]
     pub status: Option<String>,
+    /// One of the enabled assets (`GET /api/partner/v1/pay/destination-assets`); `null` clears it.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>)]
     pub default_destination_asset: Option<Option<String>>,
     #[serde(default, deserialize_with = "non_null")]
-    #[schema(nullable = false)]
+    #[schema(schema_with = schema::fee_paid_by_setting)]
     pub fee_paid_by: Option<String>,
     #[serde(default, deserialize_with = "non_null")]
     #[schema(nullable = false)]
     pub skip_quote_acceptance: Option<bool>,
     /// -1 to 1.
     #[serde(default, deserialize_with = "non_null")]
-    #[schema(value_type = Option<f64>, nullable = false)]
+    #[schema(value_type = Option<f64>, nullable = false, minimum = -1, maximum = 1)]
     pub merchant_surcharge_percent: Option<Number>,
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = schema::settings_url)]
     pub return_redirect_url: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = schema::settings_url)]
     pub success_redirect_url: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = schema::settings_url)]
     pub failure_redirect_url: Option<Option<String>>,
     #[serde(default, deserialize_with = "non_null")]
     #[schema(nullable = false)]
     pub underpayment_percent_enabled: Option<bool>,
     /// 0 to 100.
     #[serde(default, deserialize_with = "non_null")]
-    #[schema(value_type = Option<f64>, nullable = false)]
+    #[schema(value_type = Option<f64>, nullable = false, minimum = 0, maximum = 100)]
     pub underpayment_percent_threshold: Option<Number>,
     #[serde(default, deserialize_with = "non_null")]
     #[schema(nullable = false)]
     pub underpayment_fixed_enabled: Option<bool>,
-    /// At least 0.
+    /// At least 0, below 10^18.
     #[serde(default, deserialize_with = "non_null")]
-    #[schema(value_type = Option<f64>, nullable = false)]
+    #[schema(
+        value_type = Option<f64>,
+        nullable = false,
+        minimum = 0,
+        exclusive_maximum = 1e18
+    )]
     pub underpayment_fixed_threshold: Option<Number>,
 }
 
@@ -273,11 +286,13 @@ impl From<UpdateSettingsRequest> for SettingsPatch {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateIntegrationRequest {
-    #[schema(example = "Shop backend")]
+    #[schema(schema_with = schema::integration_name)]
     pub name: String,
+    /// The payment product's slug: `pay`.
     #[serde(rename = "appSlug")]
-    #[schema(example = "pay")]
+    #[schema(example = "pay", pattern = "^pay$")]
     pub app_slug: String,
+    /// Origins (`scheme://host[:port]`) the gateway form may be posted from.
     #[serde(rename = "allowedOrigins", default)]
     #[schema(example = json!(["https://shop.example"]))]
     pub allowed_origins: Option<Vec<String>>,
@@ -318,8 +333,7 @@ impl std::fmt::Debug for LoginRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PutCallbackRequest {
-    /// Absolute https URL on a public address, at most 2,048 characters, no user info.
-    #[schema(example = "https://shop.example/webhooks/pay")]
+    #[schema(schema_with = schema::callback_target)]
     pub url: String,
 }
 

@@ -57,10 +57,14 @@ pub async fn create_anonymous_link(
 /// Create a payment link.
 #[utoipa::path(
     tag = "Payment links",
-    request_body = CreatePaymentLinkRequest,
-    security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
+    request_body(
+        content = CreatePaymentLinkRequest,
+        description = "With a credential, this body. Without any credential (the optional `{}` security), the body of `POST /api/public/anonymous-payment-links`, which creates an anonymous one-time link"
+    ),
+    security((), ("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
     responses(
         (status = 201, description = "The new link (without any credential: an anonymous one-time link, as `POST /api/public/anonymous-payment-links`)", body = PaymentLinkDto),
+        (status = 429, description = "Without a credential: more than 30 anonymous links a minute from this address; see `Retry-After`", body = ErrorBody),
         (status = 400, description = "Invalid body (`invalid_json`, `unknown_field`, `validation_failed`, `invalid_destination_asset`, `ambiguous_currency`, `missing_destination_asset`)", body = ErrorBody),
         (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
         (status = 403, description = "Session without `settings.manage` or CSRF token", body = ErrorBody),

@@ -21,9 +21,8 @@ use crate::json::{from_object, parse_object, MAX_JSON_BYTES};
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendRequestEmailRequest {
-    /// Where to send the link; default the link's `customerEmail`. `null` means the default.
     #[serde(default)]
-    #[schema(example = "payer@example.com", max_length = 254)]
+    #[schema(schema_with = crate::dto::schema::recipient_email)]
     pub email: Option<String>,
 }
 
