@@ -2,8 +2,9 @@
 # The OpenAPI document against the server it describes: build and start the real `pay-server`
 # on a fresh SQLite database (loopback only), bootstrap a company for an API key, and run
 # schemathesis (pinned) against the served document with that key: examples, coverage and
-# fuzzing phases, 30 examples per operation, every check, bounded by --max-time. Any failed
-# check or 5xx fails the script. The server is stopped and its files removed on exit.
+# fuzzing phases, 30 examples per operation, every check, bounded by --max-time. Test data made
+# through the API (.ci/openapi_fixtures.py) feeds the path parameters half of the time. Any
+# failed check or 5xx fails the script. The server is stopped and its files removed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,10 +37,13 @@ export PAY_LISTEN="127.0.0.1:$port"
 export PAY_DEMO=false
 export PAY_LOG="${PAY_LOG:-warn}"
 
-creds="$("$bin" admin bootstrap --company "OpenAPI check" --email openapi-check@example.com \
-  --password "openapi check password 1")"
-key_id="$(printf '%s' "$creds" | python3 -c 'import json, sys; print(json.load(sys.stdin)["keyId"])')"
-key_secret="$(printf '%s' "$creds" | python3 -c 'import json, sys; print(json.load(sys.stdin)["keySecret"])')"
+email="openapi-check@example.com"
+password="openapi check password 1"
+creds="$("$bin" admin bootstrap --company "OpenAPI check" --email "$email" --password "$password")"
+field() { printf '%s' "$creds" | python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
+key_id="$(field keyId)"
+key_secret="$(field keySecret)"
+form_key="$(field formKeyId)"
 
 "$bin" serve >"$work/server.log" 2>&1 &
 server_pid=$!
@@ -49,11 +53,17 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 
+# Test data made through the API (a link with a session, an anonymous link, a callback and a
+# delivery), offered to schemathesis for the path parameters beside generated values.
 root="$(pwd)"
+cp .ci/schemathesis.toml "$work/schemathesis.toml"
+python3 .ci/openapi_fixtures.py "$base" "$key_id" "$key_secret" "$form_key" "$email" "$password" \
+  >>"$work/schemathesis.toml"
+
 status=0
 # From the scratch directory: schemathesis keeps a `.schemathesis/` cache in the working one.
 cd "$work"
-SCHEMATHESIS_HOOKS="$root/.ci/schemathesis_hooks.py" schemathesis --config-file "$root/.ci/schemathesis.toml" run "$base/api/partner/v1/openapi.json" \
+SCHEMATHESIS_HOOKS="$root/.ci/schemathesis_hooks.py" schemathesis --config-file "$work/schemathesis.toml" run "$base/api/partner/v1/openapi.json" \
   --url "$base" \
   --header "x-svc-key-id: $key_id" \
   --header "x-svc-key-secret: $key_secret" \
