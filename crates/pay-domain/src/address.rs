@@ -21,13 +21,13 @@ use sha3::Keccak256;
 pub const MAX_OTHER_LEN: usize = 128;
 
 /// The base58 alphabet (Bitcoin's; Solana and Tron use it too).
-const BASE58: &[u8; 58] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+pub const BASE58: &[u8; 58] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 /// The bech32 data alphabet.
-const BECH32: &[u8; 32] = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l";
+pub const BECH32: &[u8; 32] = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l";
 /// What a valid bech32 (BIP-173) checksum evaluates to.
-const BECH32_CONST: u32 = 1;
+pub const BECH32_CONST: u32 = 1;
 /// What a valid bech32m (BIP-350) checksum evaluates to.
-const BECH32M_CONST: u32 = 0x2bc8_30a3;
+pub const BECH32M_CONST: u32 = 0x2bc8_30a3;
 /// Tron's address version byte.
 const TRON_VERSION: u8 = 0x41;
 
@@ -271,7 +271,7 @@ fn segwit(address: &str, hrp: &str) -> Result<(), AddressError> {
     Ok(())
 }
 
-fn hrp_expand(hrp: &str) -> Vec<u8> {
+pub fn hrp_expand(hrp: &str) -> Vec<u8> {
     hrp.bytes()
         .map(|b| b >> 5)
         .chain([0])
@@ -280,7 +280,7 @@ fn hrp_expand(hrp: &str) -> Vec<u8> {
 }
 
 /// The BIP-173 checksum polynomial over 5-bit values.
-fn bech32_polymod(values: &[u8]) -> u32 {
+pub fn bech32_polymod(values: &[u8]) -> u32 {
     const GEN: [u32; 5] = [
         0x3b6a_57b2,
         0x2650_8e6d,
@@ -320,7 +320,7 @@ fn from_5bit(values: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// Base58 to bytes; `None` on a character outside the alphabet. Leading `1`s are zero bytes.
-fn base58_decode(s: &str) -> Option<Vec<u8>> {
+pub fn base58_decode(s: &str) -> Option<Vec<u8>> {
     let mut bytes: Vec<u8> = Vec::with_capacity(s.len()); // least significant first
     for c in s.bytes() {
         let mut carry = BASE58.iter().position(|&a| a == c)? as u32;
@@ -352,6 +352,78 @@ fn base58check(s: &str) -> Result<Vec<u8>, AddressError> {
         return Err(AddressError::Checksum);
     }
     Ok(bytes)
+}
+
+// ----- encoders: for makers of addresses (the sandbox processor) and the tests -----
+
+/// Base58 (Bitcoin's alphabet, also Solana's and Tron's): leading zero bytes become `1`s.
+pub fn base58_encode(bytes: &[u8]) -> String {
+    // Base-58 digits, least significant first.
+    let mut digits: Vec<u8> = Vec::with_capacity(bytes.len() * 138 / 100 + 1);
+    for &b in bytes {
+        let mut carry = u32::from(b);
+        for d in digits.iter_mut() {
+            carry += u32::from(*d) << 8;
+            *d = (carry % 58) as u8;
+            carry /= 58;
+        }
+        while carry > 0 {
+            digits.push((carry % 58) as u8);
+            carry /= 58;
+        }
+    }
+    let zeros = bytes.iter().take_while(|&&b| b == 0).count();
+    std::iter::repeat_n('1', zeros)
+        .chain(
+            digits
+                .iter()
+                .rev()
+                .map(|&d| char::from(BASE58[usize::from(d)])),
+        )
+        .collect()
+}
+
+/// Base58check: `payload` and the first four bytes of its double SHA-256.
+pub fn base58check_encode(payload: &[u8]) -> String {
+    let mut bytes = payload.to_vec();
+    bytes.extend_from_slice(&Sha256::digest(Sha256::digest(payload))[..4]);
+    base58_encode(&bytes)
+}
+
+/// Regroups bytes into 5-bit values, padding the last with zero bits.
+pub fn to_5bit(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len() * 8 / 5 + 1);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for &b in bytes {
+        acc = ((acc << 8) | u32::from(b)) & 0xfff;
+        bits += 8;
+        while bits >= 5 {
+            bits -= 5;
+            out.push(((acc >> bits) & 31) as u8);
+        }
+    }
+    if bits > 0 {
+        out.push(((acc << (5 - bits)) & 31) as u8);
+    }
+    out
+}
+
+/// A segwit address: `hrp`, `1`, the witness `version` and `program` in 5-bit groups, and a
+/// checksum that evaluates to `constant` (`BECH32_CONST` for v0, `BECH32M_CONST` for v1-16;
+/// anything else makes a string every decoder refuses, as the sandbox wants).
+pub fn segwit_encode(hrp: &str, version: u8, program: &[u8], constant: u32) -> String {
+    let mut data = vec![version];
+    data.extend(to_5bit(program));
+    let mut values = hrp_expand(hrp);
+    values.extend_from_slice(&data);
+    values.extend_from_slice(&[0; 6]);
+    let checksum = bech32_polymod(&values) ^ constant;
+    data.extend((0..6).map(|i| ((checksum >> (5 * (5 - i))) & 31) as u8));
+    let mut out = String::with_capacity(hrp.len() + 1 + data.len());
+    out.push_str(hrp);
+    out.push('1');
+    out.extend(data.iter().map(|&d| char::from(BECH32[usize::from(d)])));
+    out
 }
 
 #[cfg(test)]

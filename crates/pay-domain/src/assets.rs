@@ -289,6 +289,11 @@ const FIAT: &[(&str, u32)] = &[
     ("VND", 0),
 ];
 
+/// The display currencies `fiatCurrency` takes (ISO 4217 codes).
+pub fn fiat_codes() -> impl Iterator<Item = &'static str> {
+    FIAT.iter().map(|(code, _)| *code)
+}
+
 /// Minor-unit digits of a display currency, or `None` when we do not know it.
 pub fn fiat_decimals(code: &str) -> Option<u32> {
     FIAT.iter().find(|(c, _)| *c == code).map(|(_, d)| *d)

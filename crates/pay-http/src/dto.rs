@@ -1,8 +1,18 @@
 //! Request and response shapes of the API (the third model layer). Responses are built from
-//! domain values by explicit conversions; request schemas exist for the OpenAPI document,
-//! while bodies are read strictly by `json::Fields`.
+//! domain values by explicit conversions; request bodies are structs that read themselves
+//! (`requests`) and convert into domain inputs.
 
 pub mod checkout;
+pub mod forms;
+pub mod requests;
+pub mod schema;
+
+pub use requests::{
+    BrandingRequest, CreateAnonymousLinkRequest, CreateIntegrationRequest,
+    CreatePaymentLinkRequest, LoginRequest, PutCallbackRequest, SettlementPriorityRequest,
+    SettlementRequest, TestEventRequest, UpdateIntegrationRequest, UpdateLinkStatusRequest,
+    UpdateSettingsRequest,
+};
 
 use pay_domain::assets::DestinationAsset;
 use pay_domain::ids::{LinkUid, PaymentLinkId};
@@ -133,54 +143,6 @@ pub struct PayloadSchema {
     pub merchant_payment_link_theme: Option<String>,
 }
 
-/// Body of `POST /api/partner/v1/pay/payment-links`. Only `amount` is required.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct CreatePaymentLinkRequest {
-    /// At most 200 characters.
-    pub title: Option<String>,
-    /// At most 2,000 characters.
-    pub description: Option<String>,
-    /// Positive decimal string, at most the asset's (or fiat currency's) decimals.
-    #[schema(example = "12.50")]
-    pub amount: String,
-    /// ISO 4217 display currency.
-    #[schema(example = "USD")]
-    pub fiat_currency: Option<String>,
-    /// Settlement symbol.
-    #[schema(example = "USDC")]
-    pub currency: Option<String>,
-    /// Exact destination asset identifier.
-    pub asset: Option<String>,
-    pub skip_quote_acceptance: Option<bool>,
-    #[schema(example = "client")]
-    pub fee_paid_by: Option<String>,
-    /// At most 200 characters.
-    pub order_id: Option<String>,
-    pub invoice_pdf_url: Option<String>,
-    pub customer_email: Option<String>,
-    pub client_id: Option<String>,
-    pub return_url: Option<String>,
-    pub success_url: Option<String>,
-    pub failure_url: Option<String>,
-    /// `15m`, `1h`, `12h`, `24h` (default), `72h` or `never`.
-    #[schema(example = "24h")]
-    pub expiration_time: Option<String>,
-    /// JSON object, at most 8 KB and 50 keys.
-    #[schema(value_type = Option<Object>)]
-    pub metadata: Option<Map<String, Value>>,
-}
-
-/// Body of `PATCH /api/partner/v1/pay/payment-links/{uid}`.
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code)]
-pub struct UpdateLinkStatusRequest {
-    /// `active`, `paused` or `archived`.
-    #[schema(example = "paused")]
-    pub status: String,
-}
-
 /// Merchant settings.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -227,29 +189,6 @@ impl From<PaySettings> for PaySettingsDto {
             underpayment_fixed_threshold: json_number(s.underpayment_fixed_threshold),
         }
     }
-}
-
-/// Body of `PUT /api/partner/v1/pay/settings`: any subset of the fields; `null` clears a
-/// nullable field.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct UpdateSettingsRequest {
-    pub status: Option<String>,
-    pub default_destination_asset: Option<String>,
-    pub fee_paid_by: Option<String>,
-    pub skip_quote_acceptance: Option<bool>,
-    /// -1 to 1.
-    pub merchant_surcharge_percent: Option<f64>,
-    pub return_redirect_url: Option<String>,
-    pub success_redirect_url: Option<String>,
-    pub failure_redirect_url: Option<String>,
-    pub underpayment_percent_enabled: Option<bool>,
-    /// 0 to 100.
-    pub underpayment_percent_threshold: Option<f64>,
-    pub underpayment_fixed_enabled: Option<bool>,
-    /// At least 0.
-    pub underpayment_fixed_threshold: Option<f64>,
 }
 
 /// A settlement asset.
@@ -363,35 +302,6 @@ pub struct CreateIntegrationResponse {
     pub integration: CreatedIntegrationDto,
 }
 
-/// Body of `POST .../integrations`.
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code)]
-pub struct CreateIntegrationRequest {
-    #[schema(example = "Shop backend")]
-    pub name: String,
-    #[serde(rename = "appSlug")]
-    #[schema(example = "pay")]
-    pub app_slug: String,
-    #[serde(rename = "allowedOrigins")]
-    #[schema(example = json!(["https://shop.example"]))]
-    pub allowed_origins: Option<Vec<String>>,
-}
-
-/// Body of `PATCH .../integrations/{partnerId}`.
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code)]
-pub struct UpdateIntegrationRequest {
-    pub enabled: bool,
-}
-
-/// Body of `POST /auth/login`.
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code)]
-pub struct LoginRequest {
-    pub email: String,
-    pub password: String,
-}
-
 /// Answer of a successful login; the session itself is the `pay_session` cookie.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -421,23 +331,6 @@ pub struct CallbackDto {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = "whsec_...")]
     pub signing_secret: Option<String>,
-}
-
-/// Body of a callback PUT.
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code)]
-pub struct PutCallbackRequest {
-    /// Absolute https URL on a public address, at most 2,048 characters, no user info.
-    #[schema(example = "https://shop.example/webhooks/pay")]
-    pub url: String,
-}
-
-/// Body of `POST .../webhook-requests/test`.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct TestEventRequest {
-    pub payment_link_uid: String,
 }
 
 /// One webhook delivery and its retry state.
@@ -549,47 +442,4 @@ pub struct AnonymousLinkDto {
     pub link: PaymentLinkDto,
     #[serde(rename = "webhookSecret", skip_serializing_if = "Option::is_none")]
     pub webhook_secret: Option<String>,
-}
-
-/// One settlement priority: an asset identifier and the address to settle it to.
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code)]
-pub struct SettlementPriorityRequest {
-    #[schema(example = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")]
-    pub asset: String,
-    #[schema(example = "0x52908400098527886E0F7030069857D2E4169EE7")]
-    pub address: String,
-}
-
-/// `settlement` of an anonymous link.
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code)]
-pub struct SettlementRequest {
-    /// 1 to 10; the first one the service can settle wins.
-    pub priorities: Vec<SettlementPriorityRequest>,
-}
-
-/// `branding` of an anonymous link.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct BrandingRequest {
-    pub name: Option<String>,
-    pub logo_url: Option<String>,
-    #[schema(example = "system")]
-    pub theme: Option<String>,
-}
-
-/// Body of an anonymous link: the link fields (without `asset` and `currency`, which the
-/// priorities decide) plus `settlement`, `branding` and `webhookUrl`.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct CreateAnonymousLinkRequest {
-    #[serde(flatten)]
-    pub link: CreatePaymentLinkRequest,
-    pub settlement: SettlementRequest,
-    pub branding: Option<BrandingRequest>,
-    /// https on a public address; its signing secret is returned once as `webhookSecret`.
-    pub webhook_url: Option<String>,
 }

@@ -41,6 +41,8 @@ pub enum ApiError {
     RouteNotFound(String),
     #[error("method not allowed")]
     MethodNotAllowed,
+    #[error("request header fields are too large: at most {fields} fields and {bytes} bytes of names and values")]
+    RequestHeaderFieldsTooLarge { fields: usize, bytes: usize },
     #[error("{0}")]
     Unavailable(String),
 }
@@ -183,6 +185,12 @@ impl ApiError {
                 StatusCode::METHOD_NOT_ALLOWED,
                 "method_not_allowed",
                 "Method not allowed".into(),
+                None,
+            ),
+            ApiError::RequestHeaderFieldsTooLarge { .. } => (
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "request_header_fields_too_large",
+                self.to_string(),
                 None,
             ),
             ApiError::Unavailable(m) => (

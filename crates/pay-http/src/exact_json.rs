@@ -9,16 +9,15 @@
 use std::collections::HashMap;
 
 use actix_web::dev::Payload;
-use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
-use futures_util::StreamExt;
 use pay_domain::DomainError;
+use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
-use crate::json::{is_json_content_type, parse_object, Fields, MAX_JSON_BYTES};
+use crate::json::{from_object, is_json_content_type, parse_object, read_bytes};
 
 /// The largest exponent applied (`1e40` already has more integer digits than any decimal we
 /// keep, `1e-40` more places): beyond it the number cannot be kept exactly.
@@ -33,13 +32,11 @@ pub type ObjectWithNumbers = (Map<String, Value>, HashMap<String, String>);
 pub struct ExactJsonBody(pub Result<ObjectWithNumbers, ApiError>);
 
 impl ExactJsonBody {
-    /// The object, with only the `allowed` fields.
-    pub fn fields(self, allowed: &[&str]) -> Result<ExactFields, ApiError> {
+    /// The body as the route's request struct (`json::from_object`: unknown fields, types),
+    /// with the exact text of its top-level numbers beside it.
+    pub fn read<T: DeserializeOwned>(self) -> Result<(T, ExactNumbers), ApiError> {
         let (map, numbers) = self.0?;
-        Ok(ExactFields {
-            fields: Fields::new(map, allowed)?,
-            numbers,
-        })
+        Ok((from_object(map)?, ExactNumbers(numbers)))
     }
 }
 
@@ -49,11 +46,7 @@ impl FromRequest for ExactJsonBody {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let json = is_json_content_type(req);
-        let declared = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
+        let declared = crate::json::declared_length(req);
         let mut payload = payload.take();
         Box::pin(async move { Ok(ExactJsonBody(read(json, declared, &mut payload).await)) })
     }
@@ -64,21 +57,7 @@ async fn read(
     declared: Option<usize>,
     payload: &mut Payload,
 ) -> Result<ObjectWithNumbers, ApiError> {
-    if !json {
-        return Err(ApiError::UnsupportedMediaType);
-    }
-    if declared.is_some_and(|n| n > MAX_JSON_BYTES) {
-        return Err(ApiError::PayloadTooLarge(MAX_JSON_BYTES));
-    }
-    let mut body = Vec::with_capacity(declared.unwrap_or(1024).min(MAX_JSON_BYTES));
-    while let Some(chunk) = payload.next().await {
-        let chunk =
-            chunk.map_err(|e| ApiError::InvalidJson(format!("could not read body: {e}")))?;
-        if body.len() + chunk.len() > MAX_JSON_BYTES {
-            return Err(ApiError::PayloadTooLarge(MAX_JSON_BYTES));
-        }
-        body.extend_from_slice(&chunk);
-    }
+    let body = read_bytes(json, declared, payload).await?;
     let map = parse_object(&body)?;
     Ok((map, number_texts(&body)?))
 }
@@ -98,33 +77,23 @@ fn number_texts(body: &[u8]) -> Result<HashMap<String, String>, ApiError> {
         .collect())
 }
 
-/// `Fields` plus exact numbers.
+/// The exact text of a body's top-level numbers, by field name.
 #[derive(Debug)]
-pub struct ExactFields {
-    pub fields: Fields,
-    numbers: HashMap<String, String>,
-}
+pub struct ExactNumbers(HashMap<String, String>);
 
-impl ExactFields {
-    /// An optional JSON number as the plain decimal text the client wrote (`null` is refused:
-    /// the field is not nullable).
-    pub fn opt_exact_number(&mut self, field: &str) -> Result<Option<String>, ApiError> {
-        match self.fields.opt_value(field) {
-            None => Ok(None),
-            Some(Value::Number(_)) => {
-                let raw = self.numbers.get(field).map(String::as_str).unwrap_or("");
-                plain_decimal(raw).map(Some).ok_or_else(|| {
-                    ApiError::Domain(DomainError::validation(
-                        field,
-                        format!("{field} cannot be kept exactly (its exponent is out of range)"),
-                    ))
-                })
-            }
-            Some(_) => Err(ApiError::Domain(DomainError::validation(
+impl ExactNumbers {
+    /// The number the client sent in `field` as a plain decimal, digit for digit; `None` when
+    /// the field is absent (its request struct already refused a non-number there).
+    pub fn get(&self, field: &str) -> Result<Option<String>, ApiError> {
+        let Some(raw) = self.0.get(field) else {
+            return Ok(None);
+        };
+        plain_decimal(raw).map(Some).ok_or_else(|| {
+            ApiError::Domain(DomainError::validation(
                 field,
-                format!("{field} must be a number"),
-            ))),
-        }
+                format!("{field} cannot be kept exactly (its exponent is out of range)"),
+            ))
+        })
     }
 }
 

@@ -9,6 +9,7 @@ pub mod dto;
 pub mod error;
 pub mod exact_json;
 pub mod json;
+pub mod limits;
 pub mod openapi;
 pub mod routes;
 pub mod telemetry;
@@ -79,10 +80,36 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(webhooks::get_delivery)
         .service(webhooks::resend_delivery);
     checkout_page::configure(cfg);
-    // Registered after the handlers: a known path with another method lands here (405).
+    // Registered after the handlers: a known path with another method lands here (405, with
+    // `Allow` naming the path's methods as the OpenAPI document gives them).
     for path in ROUTE_PATHS.iter().chain(checkout_page::PATHS) {
-        cfg.service(web::resource(*path).to(method_not_allowed));
+        let allow = allowed_methods(path);
+        cfg.service(web::resource(*path).to(move || {
+            let allow = allow.clone();
+            async move { method_not_allowed(&allow) }
+        }));
     }
+}
+
+/// The methods the OpenAPI document gives a path, as an `Allow` value (`GET, POST`).
+fn allowed_methods(path: &str) -> String {
+    static DOC: std::sync::OnceLock<utoipa::openapi::OpenApi> = std::sync::OnceLock::new();
+    let doc = DOC.get_or_init(<openapi::ApiDoc as utoipa::OpenApi>::openapi);
+    let Some(item) = doc.paths.paths.get(path) else {
+        return String::new();
+    };
+    [
+        ("GET", &item.get),
+        ("PUT", &item.put),
+        ("POST", &item.post),
+        ("DELETE", &item.delete),
+        ("PATCH", &item.patch),
+    ]
+    .iter()
+    .filter(|(_, op)| op.is_some())
+    .map(|(m, _)| *m)
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
 /// Every path the API serves.
@@ -128,8 +155,12 @@ async fn not_found(req: HttpRequest) -> ApiError {
     ApiError::RouteNotFound(req.path().to_owned())
 }
 
-async fn method_not_allowed() -> actix_web::HttpResponse {
-    actix_web::ResponseError::error_response(&ApiError::MethodNotAllowed)
+fn method_not_allowed(allow: &str) -> actix_web::HttpResponse {
+    let mut res = actix_web::ResponseError::error_response(&ApiError::MethodNotAllowed);
+    if let Ok(v) = actix_web::http::header::HeaderValue::from_str(allow) {
+        res.headers_mut().insert(actix_web::http::header::ALLOW, v);
+    }
+    res
 }
 
 /// Builds the server on an already bound listener (port 0 in tests).
@@ -156,6 +187,7 @@ pub fn build_server(
             .default_service(web::to(|req: HttpRequest| async move {
                 actix_web::ResponseError::error_response(&not_found(req).await)
             }))
+            .wrap(middleware::from_fn(limits::header_limits))
             .wrap(middleware::from_fn(cors::public_cors))
             .wrap(middleware::from_fn(telemetry::request_span))
     })

@@ -16,10 +16,10 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 /// The base58 alphabet (Bitcoin's, used by Solana and Tron).
-pub const BASE58_ALPHABET: &[u8; 58] =
-    b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+pub use pay_domain::address::BASE58 as BASE58_ALPHABET;
 /// The bech32 data alphabet.
-pub const BECH32_ALPHABET: &[u8; 32] = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l";
+pub use pay_domain::address::BECH32 as BECH32_ALPHABET;
+use pay_domain::address::{base58_encode, segwit_encode};
 
 /// What our bech32 checksums evaluate to: a valid bech32 (BIP-173) string gives 1 and a valid
 /// bech32m (BIP-350) one `0x2bc830a3`, so every decoder refuses ours.
@@ -51,22 +51,7 @@ pub fn deposit_address(session: Uuid, chain_code: &str) -> String {
 /// `bc1q` + a witness-v0 20-byte program + a checksum that evaluates to `constant` (the sandbox
 /// passes `SANDBOX_BECH32_CONST`; `BECH32_CONST` would make a real address).
 fn bech32_p2wpkh(program: &[u8], constant: u32) -> String {
-    const HRP: &str = "bc";
-    let mut data = vec![0u8]; // witness version 0, printed as `q`
-    data.extend(to_5bit(program));
-    let mut values = hrp_expand(HRP);
-    values.extend_from_slice(&data);
-    values.extend_from_slice(&[0; 6]);
-    let checksum = bech32_polymod(&values) ^ constant;
-    data.extend((0..6).map(|i| ((checksum >> (5 * (5 - i))) & 31) as u8));
-    let mut out = String::with_capacity(HRP.len() + 1 + data.len());
-    out.push_str(HRP);
-    out.push('1');
-    out.extend(
-        data.iter()
-            .map(|&d| char::from(BECH32_ALPHABET[usize::from(d)])),
-    );
-    out
+    segwit_encode("bc", 0, program, constant)
 }
 
 /// 44 base58 characters, the first at least `SOLANA_FIRST_DIGIT_MIN`.
@@ -137,110 +122,13 @@ impl ByteStream {
     }
 }
 
-fn hrp_expand(hrp: &str) -> Vec<u8> {
-    hrp.bytes()
-        .map(|b| b >> 5)
-        .chain([0])
-        .chain(hrp.bytes().map(|b| b & 31))
-        .collect()
-}
-
-/// The BIP-173 checksum polynomial over 5-bit values.
-fn bech32_polymod(values: &[u8]) -> u32 {
-    const GEN: [u32; 5] = [
-        0x3b6a_57b2,
-        0x2650_8e6d,
-        0x1ea1_19fa,
-        0x3d42_33dd,
-        0x2a14_62b3,
-    ];
-    let mut chk: u32 = 1;
-    for &v in values {
-        let top = chk >> 25;
-        chk = ((chk & 0x01ff_ffff) << 5) ^ u32::from(v);
-        for (i, g) in GEN.iter().enumerate() {
-            if (top >> i) & 1 == 1 {
-                chk ^= g;
-            }
-        }
-    }
-    chk
-}
-
-/// Regroups bytes into 5-bit values, padding the last with zero bits.
-fn to_5bit(bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes.len() * 8 / 5 + 1);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for &b in bytes {
-        acc = ((acc << 8) | u32::from(b)) & 0xfff;
-        bits += 8;
-        while bits >= 5 {
-            bits -= 5;
-            out.push(((acc >> bits) & 31) as u8);
-        }
-    }
-    if bits > 0 {
-        out.push(((acc << (5 - bits)) & 31) as u8);
-    }
-    out
-}
-
-/// Base58 (Bitcoin alphabet): leading zero bytes become `1`s.
-fn base58_encode(bytes: &[u8]) -> String {
-    // Base-58 digits, least significant first.
-    let mut digits: Vec<u8> = Vec::with_capacity(bytes.len() * 138 / 100 + 1);
-    for &b in bytes {
-        let mut carry = u32::from(b);
-        for d in digits.iter_mut() {
-            carry += u32::from(*d) << 8;
-            *d = (carry % 58) as u8;
-            carry /= 58;
-        }
-        while carry > 0 {
-            digits.push((carry % 58) as u8);
-            carry /= 58;
-        }
-    }
-    let zeros = bytes.iter().take_while(|&&b| b == 0).count();
-    std::iter::repeat_n('1', zeros)
-        .chain(
-            digits
-                .iter()
-                .rev()
-                .map(|&d| char::from(BASE58_ALPHABET[usize::from(d)])),
-        )
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// What a valid bech32 (BIP-173) string's checksum evaluates to.
-    const BECH32_CONST: u32 = 1;
-    /// What a valid bech32m (BIP-350) string's checksum evaluates to.
-    const BECH32M_CONST: u32 = 0x2bc8_30a3;
-
-    /// Base58 to bytes (the inverse of `base58_encode`), `None` on a foreign character.
-    fn base58_decode(s: &str) -> Option<Vec<u8>> {
-        let mut bytes: Vec<u8> = Vec::new(); // least significant first
-        for c in s.bytes() {
-            let mut carry = BASE58_ALPHABET.iter().position(|&a| a == c)? as u32;
-            for b in bytes.iter_mut() {
-                carry += u32::from(*b) * 58;
-                *b = (carry & 0xff) as u8;
-                carry >>= 8;
-            }
-            while carry > 0 {
-                bytes.push((carry & 0xff) as u8);
-                carry >>= 8;
-            }
-        }
-        let zeros = s.bytes().take_while(|&c| c == b'1').count();
-        bytes.extend(std::iter::repeat_n(0, zeros));
-        bytes.reverse();
-        Some(bytes)
-    }
+    use pay_domain::address::{
+        base58_decode, bech32_polymod, hrp_expand, BECH32M_CONST, BECH32_CONST,
+    };
 
     /// What the bech32 checksum of `addr` evaluates to (1: valid bech32, BECH32M_CONST: valid
     /// bech32m).

@@ -528,6 +528,11 @@ fn no_secret_password_or_session_cookie_reaches_the_log() {
 
 /// A one-thread HTTP receiver: answers 200 to every request and hands over each body.
 fn receiver() -> (String, std::sync::mpsc::Receiver<(String, String)>) {
+    receiver_failing_first(0)
+}
+
+/// The same, answering 503 to its first `failing` requests; it hands over every arrival.
+fn receiver_failing_first(failing: usize) -> (String, std::sync::mpsc::Receiver<(String, String)>) {
     use std::io::Write;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!(
@@ -536,7 +541,7 @@ fn receiver() -> (String, std::sync::mpsc::Receiver<(String, String)>) {
     );
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        for stream in listener.incoming() {
+        for (n, stream) in listener.incoming().enumerate() {
             let Ok(mut stream) = stream else { continue };
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let mut head = String::new();
@@ -556,9 +561,12 @@ fn receiver() -> (String, std::sync::mpsc::Receiver<(String, String)>) {
             }
             let mut body = vec![0u8; len];
             if reader.read_exact(&mut body).is_ok() {
-                let _ = stream.write_all(
-                    b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
-                );
+                let answer: &[u8] = if n < failing {
+                    b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                } else {
+                    b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok"
+                };
+                let _ = stream.write_all(answer);
                 let _ = tx.send((head, String::from_utf8_lossy(&body).into_owned()));
             }
         }
@@ -706,49 +714,6 @@ fn a_queued_delivery_survives_a_restart() {
     s.stop();
 }
 
-/// A receiver that answers 503 to its first request and 200 after; it hands over each arrival.
-fn flaky_receiver() -> (String, std::sync::mpsc::Receiver<String>) {
-    use std::io::Write;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!(
-        "http://127.0.0.1:{}/hook",
-        listener.local_addr().unwrap().port()
-    );
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for (n, stream) in listener.incoming().enumerate() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut head = String::new();
-            let mut len = 0usize;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-                head.push_str(&line);
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut body = vec![0u8; len];
-            if reader.read_exact(&mut body).is_ok() {
-                let answer: &[u8] = if n == 0 {
-                    b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-                } else {
-                    b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok"
-                };
-                let _ = stream.write_all(answer);
-                let _ = tx.send(head);
-            }
-        }
-    });
-    (url, rx)
-}
-
 /// The per-company test clock lives in the database: a separate `pay-server worker` process
 /// sends a retry as soon as the company's clock (moved through `serve`) makes it due, and a
 /// restart of `serve` keeps the clock.
@@ -805,7 +770,7 @@ fn a_company_clock_survives_a_restart_and_a_separate_worker_follows_it() {
         .unwrap()
         .to_owned();
     let csrf = body["csrfToken"].as_str().unwrap().to_owned();
-    let (hook, arrived) = flaky_receiver();
+    let (hook, arrived) = receiver_failing_first(1);
     let (st, cb, _) = http(
         "PUT",
         &format!(
@@ -857,7 +822,7 @@ fn a_company_clock_survives_a_restart_and_a_separate_worker_follows_it() {
         Some(json!({"advanceSeconds": 301})),
     );
     assert_eq!(st, 200, "{moved}");
-    let head = arrived
+    let (head, _) = arrived
         .recv_timeout(Duration::from_secs(20))
         .expect("the retry falls due on the company's clock");
     assert!(

@@ -17,69 +17,7 @@ fn check(asset: &str, address: &str) -> Result<(), AddressError> {
     AddressFormat::of_asset(asset).check(address)
 }
 
-// ----- test-only encoders (the module itself only decodes) -----
-
-fn base58_encode(bytes: &[u8]) -> String {
-    let mut digits: Vec<u8> = Vec::new(); // least significant first
-    for &b in bytes {
-        let mut carry = u32::from(b);
-        for d in digits.iter_mut() {
-            carry += u32::from(*d) << 8;
-            *d = (carry % 58) as u8;
-            carry /= 58;
-        }
-        while carry > 0 {
-            digits.push((carry % 58) as u8);
-            carry /= 58;
-        }
-    }
-    let zeros = bytes.iter().take_while(|&&b| b == 0).count();
-    std::iter::repeat_n('1', zeros)
-        .chain(
-            digits
-                .iter()
-                .rev()
-                .map(|&d| char::from(BASE58[usize::from(d)])),
-        )
-        .collect()
-}
-
-fn base58check_encode(payload: &[u8]) -> String {
-    let mut bytes = payload.to_vec();
-    bytes.extend_from_slice(&Sha256::digest(Sha256::digest(payload))[..4]);
-    base58_encode(&bytes)
-}
-
-fn to_5bit(bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for &b in bytes {
-        acc = ((acc << 8) | u32::from(b)) & 0xfff;
-        bits += 8;
-        while bits >= 5 {
-            bits -= 5;
-            out.push(((acc >> bits) & 31) as u8);
-        }
-    }
-    if bits > 0 {
-        out.push(((acc << (5 - bits)) & 31) as u8);
-    }
-    out
-}
-
-/// A segwit address with the checksum evaluating to `constant`.
-fn segwit_encode(hrp: &str, version: u8, program: &[u8], constant: u32) -> String {
-    let mut data = vec![version];
-    data.extend(to_5bit(program));
-    let mut values = hrp_expand(hrp);
-    values.extend_from_slice(&data);
-    values.extend_from_slice(&[0; 6]);
-    let checksum = bech32_polymod(&values) ^ constant;
-    data.extend((0..6).map(|i| ((checksum >> (5 * (5 - i))) & 31) as u8));
-    let mut out = format!("{hrp}1");
-    out.extend(data.iter().map(|&d| char::from(BECH32[usize::from(d)])));
-    out
-}
+// ----- helpers -----
 
 fn unhex(s: &str) -> Vec<u8> {
     (0..s.len())

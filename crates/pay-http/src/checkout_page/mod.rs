@@ -352,11 +352,12 @@ pub async fn checkout_page(
 #[utoipa::path(
     tag = "Hosted checkout",
     params(("uid" = String, Path, description = "Public link identifier")),
-    request_body(content_type = "application/x-www-form-urlencoded", description = "`payAsset`: an asset identifier of the link's pay assets", content = String),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`payAsset`: an asset identifier of the link's pay assets", content = crate::dto::forms::StartForm),
     responses(
         (status = 303, description = "To the new session's page", headers(("Location" = String, description = "/pay/{uid}?session={id}"))),
         (status = 400, description = "The choice again with the message (HTML)", content_type = "text/html", body = String),
         (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 404, description = "Unknown link (HTML)", content_type = "text/html", body = String),
         (status = 409, description = "Paused, archived or expired link (HTML)", content_type = "text/html", body = String),
         (status = 429, description = "Too many starts from this address (HTML)", content_type = "text/html", body = String),
     )
@@ -534,7 +535,7 @@ async fn session_action(
         ("uid" = String, Path, description = "Public link identifier"),
         ("sessionId" = String, Path, description = "Session id"),
     ),
-    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: accept the quote", content = String),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: accept the quote", content = crate::dto::forms::EmptyForm),
     responses(
         (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
         (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
@@ -559,7 +560,7 @@ pub async fn accept(
         ("uid" = String, Path, description = "Public link identifier"),
         ("sessionId" = String, Path, description = "Session id"),
     ),
-    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: cancel", content = String),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: cancel", content = crate::dto::forms::EmptyForm),
     responses(
         (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
         (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
@@ -584,7 +585,7 @@ pub async fn cancel(
         ("uid" = String, Path, description = "Public link identifier"),
         ("sessionId" = String, Path, description = "Session id"),
     ),
-    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: refresh the quote", content = String),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: refresh the quote", content = crate::dto::forms::EmptyForm),
     responses(
         (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
         (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
@@ -609,7 +610,7 @@ pub async fn refresh(
         ("uid" = String, Path, description = "Public link identifier"),
         ("sessionId" = String, Path, description = "Session id"),
     ),
-    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: give the refund address (`address`)", content = String),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: give the refund address (`address`)", content = crate::dto::forms::RefundAddressForm),
     responses(
         (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
         (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),

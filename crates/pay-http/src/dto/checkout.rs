@@ -4,7 +4,7 @@ use pay_domain::assets::DestinationAsset;
 use pay_domain::checkout::{PaymentSession, TimelineEvent};
 use pay_domain::service::CheckoutView;
 use pay_domain::timestamp::Timestamp;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
@@ -191,48 +191,55 @@ impl From<CheckoutView> for CheckoutDto {
 }
 
 /// `POST /api/public/checkout/{uid}/sessions`.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StartSessionRequest {
-    /// An asset identifier from `payAssets`.
+    /// An asset identifier from the link's `payAssets`.
+    #[schema(example = "eip155:1/slip44:60", min_length = 1)]
     pub pay_asset: String,
 }
 
 /// `POST .../sessions/{sessionId}/refund-address`.
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RefundAddressRequest {
+    /// An address on the chain of the session's pay asset.
+    #[schema(min_length = 1, max_length = 128)]
     pub address: String,
 }
 
 /// A sandbox processor event.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SandboxEventRequest {
     /// `deposit`, `settle`, `expire`, `fail` or `refund`.
     #[serde(rename = "type")]
-    #[schema(example = "deposit")]
+    #[schema(schema_with = super::schema::sandbox_event_type)]
     pub kind: String,
-    /// `deposit`: the amount of the pay asset received.
-    #[schema(example = "0.005")]
+    /// `deposit` only, and required there: the amount of the pay asset received.
+    #[serde(default)]
+    #[schema(schema_with = super::schema::deposit_amount)]
     pub amount: Option<String>,
-    /// `deposit`: stop at `processing` (settle later with `settle`).
+    /// `deposit` only: stop at `processing` (settle later with `settle`).
+    #[serde(default)]
     pub hold: Option<bool>,
-    /// The event's id: the same id is applied once (default: a fresh id).
+    /// The event's id: the same id is applied once (default: a fresh id). 1 to 200
+    /// characters, no control characters.
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 200, pattern = "^[ -~]+$")]
     pub event_id: Option<String>,
     /// The session to drive (default: the link's latest).
+    #[serde(default)]
     pub session_id: Option<String>,
 }
 
 /// The test clock.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AdvanceClockRequest {
-    /// Seconds to move forward, 1 to 31,622,400.
-    pub advance_seconds: i64,
+    /// Seconds to move forward, 1 to 31,622,400 (366 days).
+    #[schema(value_type = i64, minimum = 1, maximum = 31_622_400)]
+    pub advance_seconds: serde_json::Number,
 }
 
 /// The service clock's now.
@@ -243,10 +250,10 @@ pub struct ClockDto {
 }
 
 /// The merchant's decision on an underpaid session.
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ManualResolutionRequest {
     /// `complete` (keep what arrived) or `refund`.
-    #[schema(example = "complete")]
+    #[schema(schema_with = super::schema::resolution_action)]
     pub action: String,
 }

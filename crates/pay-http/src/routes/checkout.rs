@@ -13,7 +13,7 @@ use crate::dto::checkout::{
     RefundAddressRequest, SandboxEventRequest, StartSessionRequest,
 };
 use crate::error::{ApiError, ErrorBody};
-use crate::json::JsonBody;
+use crate::json::{number_text, JsonBody};
 
 fn session_response(status: actix_web::http::StatusCode, s: PaymentSessionDto) -> HttpResponse {
     HttpResponse::build(status)
@@ -77,7 +77,7 @@ pub async fn start_session(
     let uid = uid.into_inner();
     let addr = crate::routes::client_addr(&req);
     let s = blocking(move || {
-        let asset = body.fields(&["payAsset"])?.string("payAsset")?;
+        let asset = body.read::<StartSessionRequest>()?.pay_asset;
         Ok(pay.start_session(&uid, &asset, &addr)?)
     })
     .await?;
@@ -193,7 +193,7 @@ pub async fn refund_address(
 ) -> Result<HttpResponse, ApiError> {
     let (uid, id) = path.into_inner();
     let s = blocking(move || {
-        let address = body.fields(&["address"])?.string("address")?;
+        let address = body.read::<RefundAddressRequest>()?.address;
         Ok(pay.submit_refund_address(&uid, &id, &address)?)
     })
     .await?;
@@ -204,14 +204,9 @@ pub async fn refund_address(
 type SandboxRequest = (SandboxEvent, Option<String>, Option<String>);
 
 fn read_sandbox_event(body: JsonBody) -> Result<SandboxRequest, ApiError> {
-    let mut f = body.fields(&["type", "amount", "hold", "eventId", "sessionId"])?;
-    let session = f.opt_string("sessionId")?;
-    let kind = f.string("type")?;
-    let amount = f.opt_string("amount")?;
-    let hold = f.opt_bool("hold")?;
-    let event_id = f.opt_string("eventId")?;
-    let event = SandboxEvent::parse(&kind, amount.as_deref(), hold)?;
-    Ok((event, event_id, session))
+    let r: SandboxEventRequest = body.read()?;
+    let event = SandboxEvent::parse(&r.kind, r.amount.as_deref(), r.hold)?;
+    Ok((event, r.event_id, r.session_id))
 }
 
 /// Sandbox: drive the link's latest session as a chain would (`deposit` settles at once
@@ -312,10 +307,7 @@ pub async fn advance_clock(
 ) -> Result<HttpResponse, ApiError> {
     let now = blocking(move || {
         let p = creds.principal(&pay)?;
-        let mut f = body.fields(&["advanceSeconds"])?;
-        let text = f.opt_number_text("advanceSeconds")?.ok_or_else(|| {
-            DomainError::validation("advanceSeconds", "advanceSeconds is required")
-        })?;
+        let text = number_text(&body.read::<AdvanceClockRequest>()?.advance_seconds);
         let seconds: i64 = text.parse().map_err(|_| {
             DomainError::validation("advanceSeconds", "advanceSeconds must be a whole number")
         })?;
@@ -350,7 +342,7 @@ pub async fn manual_resolution(
     let uid = uid.into_inner();
     let s = blocking(move || {
         let p = creds.principal(&pay)?;
-        let action = body.fields(&["action"])?.string("action")?;
+        let action = body.read::<ManualResolutionRequest>()?.action;
         Ok(pay.resolve_underpayment(&p, &uid, Resolution::parse(&action)?)?)
     })
     .await?;

@@ -3,7 +3,7 @@
 
 use actix_web::{delete, get, patch, post, web, HttpResponse};
 use pay_domain::ids::PartnerId;
-use pay_domain::integration::{NewIntegrationInput, CREATE_INTEGRATION_FIELDS};
+use pay_domain::integration::NewIntegrationInput;
 use pay_domain::service::Pay;
 
 use crate::auth::{blocking, Credentials};
@@ -64,12 +64,7 @@ pub async fn create_integration(
     let (integration, secret) = blocking(move || {
         let signed_in = creds.signed_in(&pay)?;
         let company = company_id(&path)?;
-        let mut f = body.fields(CREATE_INTEGRATION_FIELDS)?;
-        let input = NewIntegrationInput {
-            name: f.string("name")?,
-            app_slug: f.string("appSlug")?,
-            allowed_origins: f.opt_string_array("allowedOrigins")?.unwrap_or_default(),
-        };
+        let input = NewIntegrationInput::from(body.read::<CreateIntegrationRequest>()?);
         Ok(pay.create_integration(&signed_in, company, input)?)
     })
     .await?;
@@ -132,7 +127,7 @@ pub async fn update_integration(
     let integration = blocking(move || {
         let signed_in = creds.signed_in(&pay)?;
         let company = company_id(&path.0)?;
-        let enabled = body.fields(&["enabled"])?.bool("enabled")?;
+        let enabled = body.read::<UpdateIntegrationRequest>()?.enabled;
         Ok(pay.set_integration_enabled(&signed_in, company, partner_id(&path.1), enabled)?)
     })
     .await?;

@@ -52,11 +52,7 @@ impl FromRequest for FormBody {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let form = is_form_content_type(req);
-        let declared = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
+        let declared = crate::json::declared_length(req);
         let mut payload = payload.take();
         Box::pin(async move { Ok(FormBody(read(form, declared, &mut payload).await)) })
     }

@@ -1,13 +1,9 @@
 //! Payment links: create, list, detail, status.
 
 use actix_web::{get, patch, post, web, HttpRequest, HttpResponse};
-use pay_domain::link::{
-    Branding, CreateAnonymousLinkInput, CreateLinkInput, LinkStatus, SettlementPriority,
-    ANONYMOUS_LINK_EXTRA_FIELDS, CREATE_LINK_FIELDS,
-};
+use pay_domain::link::{CreateAnonymousLinkInput, CreateLinkInput, LinkStatus};
 use pay_domain::service::Pay;
 use pay_domain::DomainError;
-use serde_json::Value;
 
 use crate::auth::{blocking, Credentials};
 use crate::dto::{
@@ -15,120 +11,7 @@ use crate::dto::{
     PaymentLinkDto, PaymentLinkList, UpdateLinkStatusRequest,
 };
 use crate::error::{ApiError, ErrorBody};
-use crate::json::{Fields, JsonBody};
-
-fn read_create(body: JsonBody) -> Result<CreateLinkInput, ApiError> {
-    let mut f = body.fields(CREATE_LINK_FIELDS)?;
-    read_link_fields(&mut f)
-}
-
-fn read_link_fields(f: &mut Fields) -> Result<CreateLinkInput, ApiError> {
-    Ok(CreateLinkInput {
-        title: f.opt_string("title")?,
-        description: f.opt_string("description")?,
-        amount: f.string("amount")?,
-        fiat_currency: f.opt_string("fiatCurrency")?,
-        currency: f.opt_string("currency")?,
-        asset: f.opt_string("asset")?,
-        skip_quote_acceptance: f.opt_bool("skipQuoteAcceptance")?,
-        fee_paid_by: f.opt_string("feePaidBy")?,
-        order_id: f.opt_string("orderId")?,
-        invoice_pdf_url: f.opt_string("invoicePdfUrl")?,
-        customer_email: f.opt_string("customerEmail")?,
-        client_id: f.opt_string("clientId")?,
-        return_url: f.opt_string("returnUrl")?,
-        success_url: f.opt_string("successUrl")?,
-        failure_url: f.opt_string("failureUrl")?,
-        expiration_time: f.opt_string("expirationTime")?,
-        metadata: f.opt_object("metadata")?,
-    })
-}
-
-fn invalid(field: &str, want: &str) -> ApiError {
-    ApiError::Domain(DomainError::validation(
-        field,
-        format!("{field} must be {want}"),
-    ))
-}
-
-/// An object with only the given keys (the first other one is `unknown_field`, by its path).
-fn strict_object<'a>(
-    v: &'a Value,
-    path: &str,
-    allowed: &[&str],
-) -> Result<&'a serde_json::Map<String, Value>, ApiError> {
-    let map = v
-        .as_object()
-        .ok_or_else(|| invalid(path, "a JSON object"))?;
-    if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(ApiError::UnknownField(format!("{path}.{k}")));
-    }
-    Ok(map)
-}
-
-fn opt_str(
-    map: &serde_json::Map<String, Value>,
-    key: &str,
-    path: &str,
-) -> Result<Option<String>, ApiError> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(invalid(&format!("{path}.{key}"), "a string")),
-    }
-}
-
-/// The anonymous-link body: the link fields plus `settlement`, `branding` and `webhookUrl`.
-fn read_anonymous(body: JsonBody) -> Result<CreateAnonymousLinkInput, ApiError> {
-    let allowed: Vec<&str> = CREATE_LINK_FIELDS
-        .iter()
-        .chain(ANONYMOUS_LINK_EXTRA_FIELDS)
-        .copied()
-        .collect();
-    let mut f = body.fields(&allowed)?;
-    let settlement = f.opt_value("settlement");
-    let branding = f.opt_value("branding");
-    let webhook_url = f.opt_string("webhookUrl")?;
-    let link = read_link_fields(&mut f)?;
-    let settlement = settlement.ok_or_else(|| {
-        ApiError::Domain(DomainError::validation(
-            "settlement.priorities",
-            "settlement.priorities is required",
-        ))
-    })?;
-    let s = strict_object(&settlement, "settlement", &["priorities"])?;
-    let list = s
-        .get("priorities")
-        .and_then(Value::as_array)
-        .ok_or_else(|| invalid("settlement.priorities", "an array of {asset, address}"))?;
-    let mut priorities = Vec::with_capacity(list.len());
-    for (i, p) in list.iter().enumerate() {
-        let path = format!("settlement.priorities[{i}]");
-        let o = strict_object(p, &path, &["asset", "address"])?;
-        let asset = opt_str(o, "asset", &path)?
-            .ok_or_else(|| invalid(&format!("{path}.asset"), "a string"))?;
-        let address = opt_str(o, "address", &path)?
-            .ok_or_else(|| invalid(&format!("{path}.address"), "a string"))?;
-        priorities.push(SettlementPriority { asset, address });
-    }
-    let branding = match branding {
-        None | Some(Value::Null) => Branding::default(),
-        Some(v) => {
-            let o = strict_object(&v, "branding", &["name", "logoUrl", "theme"])?;
-            Branding {
-                name: opt_str(o, "name", "branding")?,
-                logo_url: opt_str(o, "logoUrl", "branding")?,
-                theme: opt_str(o, "theme", "branding")?,
-            }
-        }
-    };
-    Ok(CreateAnonymousLinkInput {
-        link,
-        priorities,
-        branding,
-        webhook_url,
-    })
-}
+use crate::json::JsonBody;
 
 async fn anonymous(
     pay: web::Data<Pay>,
@@ -138,7 +21,7 @@ async fn anonymous(
     let addr = crate::routes::client_addr(&req);
     let p = pay.clone();
     let (link, secret) = blocking(move || {
-        let input = read_anonymous(body)?;
+        let input = CreateAnonymousLinkInput::try_from(body.read::<CreateAnonymousLinkRequest>()?)?;
         Ok(p.create_anonymous_link(input, &addr)?)
     })
     .await?;
@@ -174,10 +57,14 @@ pub async fn create_anonymous_link(
 /// Create a payment link.
 #[utoipa::path(
     tag = "Payment links",
-    request_body = CreatePaymentLinkRequest,
-    security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
+    request_body(
+        content = CreatePaymentLinkRequest,
+        description = "With a credential, this body. Without any credential (the optional `{}` security), the body of `POST /api/public/anonymous-payment-links`, which creates an anonymous one-time link"
+    ),
+    security((), ("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
     responses(
         (status = 201, description = "The new link (without any credential: an anonymous one-time link, as `POST /api/public/anonymous-payment-links`)", body = PaymentLinkDto),
+        (status = 429, description = "Without a credential: more than 30 anonymous links a minute from this address; see `Retry-After`", body = ErrorBody),
         (status = 400, description = "Invalid body (`invalid_json`, `unknown_field`, `validation_failed`, `invalid_destination_asset`, `ambiguous_currency`, `missing_destination_asset`)", body = ErrorBody),
         (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
         (status = 403, description = "Session without `settings.manage` or CSRF token", body = ErrorBody),
@@ -200,7 +87,7 @@ pub async fn create_link(
     let p = pay.clone();
     let link = blocking(move || {
         let principal = creds.principal(&p)?;
-        let input = read_create(body)?;
+        let input = CreateLinkInput::from(body.read::<CreatePaymentLinkRequest>()?);
         Ok(p.create_link(&principal, input)?)
     })
     .await?;
@@ -280,7 +167,7 @@ pub async fn update_link_status(
     let uid = uid.into_inner();
     let link = blocking(move || {
         let principal = creds.principal(&p)?;
-        let status = body.fields(&["status"])?.string("status")?;
+        let status = body.read::<UpdateLinkStatusRequest>()?.status;
         let to = LinkStatus::parse(&status).ok_or_else(|| {
             DomainError::validation("status", "status must be active, paused or archived")
         })?;

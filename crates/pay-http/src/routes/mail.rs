@@ -7,21 +7,22 @@ use actix_web::{post, web, FromRequest, HttpRequest, HttpResponse};
 use futures_util::future::LocalBoxFuture;
 use futures_util::StreamExt;
 use pay_domain::service::Pay;
-use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use crate::auth::{blocking, Credentials};
 use crate::error::{ApiError, ErrorBody};
-use crate::json::{parse_object, Fields, MAX_JSON_BYTES};
+use crate::json::{from_object, parse_object, MAX_JSON_BYTES};
 
 /// The body of `send-request-email`. The whole body is optional: no body, an empty one, `null`
 /// or `{}` sends to the link's `customerEmail`.
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SendRequestEmailRequest {
-    /// Where to send the link; default the link's `customerEmail`. `null` means the default.
-    #[schema(example = "payer@example.com", max_length = 254)]
+    #[serde(default)]
+    #[schema(schema_with = crate::dto::schema::recipient_email)]
     pub email: Option<String>,
 }
 
@@ -43,9 +44,9 @@ pub struct SendRequestEmailResponse {
 pub struct OptionalJsonBody(pub Result<Option<Map<String, Value>>, ApiError>);
 
 impl OptionalJsonBody {
-    /// The object with only the `allowed` fields; `None` when there was no body.
-    pub fn fields(self, allowed: &[&str]) -> Result<Option<Fields>, ApiError> {
-        self.0?.map(|m| Fields::new(m, allowed)).transpose()
+    /// The body as the route's request struct; its default when there was no body.
+    pub fn read<T: DeserializeOwned + Default>(self) -> Result<T, ApiError> {
+        Ok(self.0?.map(from_object).transpose()?.unwrap_or_default())
     }
 }
 
@@ -63,11 +64,7 @@ impl FromRequest for OptionalJsonBody {
                 essence.eq_ignore_ascii_case("application/json")
             })
             .unwrap_or(false);
-        let declared = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
+        let declared = crate::json::declared_length(req);
         let mut payload = payload.take();
         Box::pin(async move {
             Ok(OptionalJsonBody(
@@ -128,6 +125,7 @@ async fn read_optional(
         (status = 409, description = "`link_not_active`: the link is paused, archived or expired", body = ErrorBody),
         (status = 413, description = "Body over 64 KiB", body = ErrorBody),
         (status = 415, description = "A non-empty body that is not application/json", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many request mails for this link or to this recipient (`Retry-After` in seconds)", body = ErrorBody),
     )
 )]
 #[post("/api/partner/v1/pay/payment-links/{uid}/send-request-email")]
@@ -140,10 +138,7 @@ pub async fn send_request_email(
     let uid = uid.into_inner();
     let email = blocking(move || {
         let principal = creds.principal(&pay)?;
-        let email = match body.fields(&["email"])? {
-            Some(mut f) => f.opt_string("email")?,
-            None => None,
-        };
+        let email = body.read::<SendRequestEmailRequest>()?.email;
         Ok(pay.send_request_email(&principal, &uid, email)?)
     })
     .await?;

@@ -35,10 +35,8 @@ pub async fn login(
         .map(|a| a.ip().to_string())
         .unwrap_or_default();
     let outcome = blocking(move || {
-        let mut f = body.fields(&["email", "password"])?;
-        let email = f.string("email")?;
-        let password = Secret::new(f.string("password")?);
-        Ok(pay.login(&email, &password, &addr)?)
+        let LoginRequest { email, password } = body.read()?;
+        Ok(pay.login(&email, &Secret::new(password), &addr)?)
     })
     .await?;
     let cookie = Cookie::build(SESSION_COOKIE, outcome.session_token.expose().to_owned())

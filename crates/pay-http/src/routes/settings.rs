@@ -2,7 +2,6 @@
 
 use actix_web::{get, put, web, HttpResponse};
 use pay_domain::service::Pay;
-use pay_domain::settings::{SettingsPatch, SETTINGS_FIELDS};
 
 use crate::auth::{blocking, Credentials};
 use crate::dto::{
@@ -49,25 +48,9 @@ pub async fn put_settings(
 ) -> Result<HttpResponse, ApiError> {
     let s = blocking(move || {
         let principal = creds.principal(&pay)?;
-        let names: Vec<&str> = SETTINGS_FIELDS.iter().map(|(n, _)| *n).collect();
-        // Numbers as the exact text sent, never through a float.
-        let mut f = body.fields(&names)?;
-        let patch = SettingsPatch {
-            status: f.fields.opt_nonnull_string("status")?,
-            default_destination_asset: f.fields.patch_nullable_string("defaultDestinationAsset")?,
-            fee_paid_by: f.fields.opt_nonnull_string("feePaidBy")?,
-            skip_quote_acceptance: f.fields.opt_nonnull_bool("skipQuoteAcceptance")?,
-            merchant_surcharge_percent: f.opt_exact_number("merchantSurchargePercent")?,
-            return_redirect_url: f.fields.patch_nullable_string("returnRedirectUrl")?,
-            success_redirect_url: f.fields.patch_nullable_string("successRedirectUrl")?,
-            failure_redirect_url: f.fields.patch_nullable_string("failureRedirectUrl")?,
-            underpayment_percent_enabled: f
-                .fields
-                .opt_nonnull_bool("underpaymentPercentEnabled")?,
-            underpayment_percent_threshold: f.opt_exact_number("underpaymentPercentThreshold")?,
-            underpayment_fixed_enabled: f.fields.opt_nonnull_bool("underpaymentFixedEnabled")?,
-            underpayment_fixed_threshold: f.opt_exact_number("underpaymentFixedThreshold")?,
-        };
+        // The decimals as the exact text sent, never through a float.
+        let (request, exact) = body.read::<UpdateSettingsRequest>()?;
+        let patch = request.into_patch(&exact)?;
         Ok(pay.update_settings(&principal, patch)?)
     })
     .await?;

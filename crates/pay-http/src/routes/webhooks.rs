@@ -49,7 +49,7 @@ async fn put_callback(
     let (view, secret) = blocking(move || {
         let signed_in = creds.signed_in(&pay)?;
         let company = company_id(&path)?;
-        let url = body.fields(&["url"])?.string("url")?;
+        let url = body.read::<PutCallbackRequest>()?.url;
         Ok(pay.put_company_callback(&signed_in, company, kind, &url)?)
     })
     .await?;
@@ -274,9 +274,9 @@ fn percent_decode(s: &str) -> Result<String, ApiError> {
 #[utoipa::path(
     tag = "Webhooks",
     params(
-        ("limit" = Option<u32>, Query, description = "1 to 200, default 50"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 200, description = "1 to 200, default 50"),
         ("paymentLinkUid" = Option<String>, Query),
-        ("deliveryStatus" = Option<String>, Query, description = "pending, retrying, succeeded or failed"),
+        ("deliveryStatus" = inline(Option<DeliveryStatusParam>), Query),
         ("search" = Option<String>, Query, description = "A delivery id, event name, link uid or order id"),
     ),
     security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
@@ -371,7 +371,7 @@ pub async fn send_test_event(
 ) -> Result<HttpResponse, ApiError> {
     let sent = blocking(move || {
         let principal = creds.principal(&pay)?;
-        let uid = body.fields(&["paymentLinkUid"])?.string("paymentLinkUid")?;
+        let uid = body.read::<TestEventRequest>()?.payment_link_uid;
         Ok(pay.send_test_event(&principal, &uid)?)
     })
     .await?;
@@ -380,9 +380,34 @@ pub async fn send_test_event(
     }))
 }
 
+// The document's `deliveryStatus`; the query itself is read by `read_filter`.
+/// A delivery's status.
+#[derive(Debug, Clone, Copy, utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum DeliveryStatusParam {
+    Pending,
+    Retrying,
+    Succeeded,
+    Failed,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_documented_statuses_are_the_domains() {
+        let doc =
+            serde_json::to_value(<DeliveryStatusParam as utoipa::PartialSchema>::schema()).unwrap();
+        let documented: Vec<&str> = doc["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let domain: Vec<&str> = DeliveryStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(documented, domain);
+    }
 
     #[test]
     fn query_strings_are_read_strictly() {

@@ -17,5 +17,6 @@ mod mail;
 mod meta;
 mod refund_address;
 mod settings;
+mod strict_json;
 mod webhook_safety;
 mod webhooks;
