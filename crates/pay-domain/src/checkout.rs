@@ -163,7 +163,8 @@ pub trait CheckoutStore {
     fn unfinished_sessions(&self, link: PaymentLinkId) -> crate::DomainResult<Vec<PaymentSession>>;
     /// The link's timeline, oldest first.
     fn timeline(&self, link: PaymentLinkId) -> crate::DomainResult<Vec<TimelineEvent>>;
-    /// Up to `limit` unfinished sessions with work due at `now`, oldest deadline first, each
-    /// with its link (one query, not one per session).
+    /// Up to `limit` unfinished sessions with work due, each deadline compared with the clock
+    /// of the link's company (`now`, real time, plus that company's test-clock offset), oldest
+    /// deadline first, each with its link (one query, not one per session).
     fn due_sessions(&self, now: Timestamp, limit: usize) -> crate::DomainResult<Vec<DueSession>>;
 }

@@ -484,10 +484,13 @@ pub fn render_payment_request(link: &PaymentLink, public_url: &str) -> RenderedM
 pub trait MailStore {
     /// Inserts a new mail; its id MUST be unique, and its company and link MUST exist.
     fn insert_mail(&self, mail: &OutgoingMail) -> DomainResult<()>;
-    /// Atomically claims up to `limit` pending mails with `next_attempt_at <= now`, oldest due
-    /// first, and moves their `next_attempt_at` to `lease_until`, so that no other claimer
-    /// (another thread or instance) gets them before the lease ends. Concurrent claimers MUST
-    /// NOT receive the same mail (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite: one writer).
+    /// Atomically claims up to `limit` pending mails due on their company's clock
+    /// (`next_attempt_at <= now + that company's test-clock offset`) and not leased (a lease
+    /// runs on real time: a moved clock MUST NOT end it), oldest due first, and leases them
+    /// until `lease_until` (shown as their `next_attempt_at` meanwhile), so that no other
+    /// claimer (another thread or instance) gets them before the lease ends; recording an
+    /// attempt ends the lease. Concurrent claimers MUST NOT receive the same mail
+    /// (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite: one writer). `now` is real time.
     fn claim_due_mails(
         &self,
         now: Timestamp,

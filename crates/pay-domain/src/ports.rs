@@ -235,11 +235,13 @@ pub trait WebhookStore {
     fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<bool>;
     /// Inserts deliveries in ONE transaction.
     fn insert_deliveries(&self, deliveries: &[Delivery]) -> DomainResult<()>;
-    /// Atomically claims up to `limit` deliveries that are pending or retrying with
-    /// `next_attempt_at <= now`, oldest due first, and moves their `next_attempt_at` to
-    /// `lease_until`, so no other claimer (another thread or instance) gets them before the
-    /// lease ends. Concurrent claimers MUST NOT receive the same delivery (PostgreSQL:
-    /// `FOR UPDATE SKIP LOCKED`; SQLite: one writer).
+    /// Atomically claims up to `limit` deliveries that are pending or retrying, due on their
+    /// company's clock (`next_attempt_at <= now + that company's test-clock offset`) and not
+    /// leased (a lease runs on real time: a moved clock MUST NOT end it), oldest due first, and
+    /// leases them until `lease_until` (shown as their `next_attempt_at` meanwhile), so no other
+    /// claimer (another thread or instance) gets them before the lease ends; recording an
+    /// attempt ends the lease. Concurrent claimers MUST NOT receive the same delivery
+    /// (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite: one writer). `now` is real time.
     fn claim_due_deliveries(
         &self,
         now: Timestamp,

@@ -341,8 +341,14 @@ impl CheckoutStore for DieselStore {
             // moved clock (exactly `now` while none moved), then what is due on its own.
             let moved = clock::max_clock_offset(conn)?;
             let by = now.saturating_add(moved);
-            let own = |column| {
-                clock::due_on_company_clock("payment_links", column, "company_id", now, moved > 0)
+            let link_expired = || {
+                clock::due_on_company_clock(
+                    "payment_links",
+                    "expires_at",
+                    "company_id",
+                    now,
+                    moved > 0,
+                )
             };
             payment_sessions::table
                 .inner_join(payment_links::table)
@@ -354,7 +360,7 @@ impl CheckoutStore for DieselStore {
                         .or(payment_links::expires_at.le(by)),
                 )
                 .filter(
-                    own("expires_at")
+                    link_expired()
                         .or(payment_links::status.ne(LinkStatus::Active.as_str()))
                         .or(clock::due_on_company_clock(
                             "payment_sessions",
