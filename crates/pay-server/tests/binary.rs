@@ -574,41 +574,101 @@ fn receiver_failing_first(failing: usize) -> (String, std::sync::mpsc::Receiver<
     (url, rx)
 }
 
+/// A company made by `admin bootstrap`, with its owner and API key.
+struct Merchant {
+    company: String,
+    email: String,
+    password: String,
+    key_id: String,
+    key_secret: String,
+}
+
+impl Merchant {
+    fn bootstrap(dir: &TempDir, name: &str, email: &str, password: &str) -> Merchant {
+        let boot = Command::new(BIN)
+            .args(["admin", "bootstrap", "--company", name, "--email", email])
+            .args(["--password", password])
+            .env("PAY_DATABASE_URL", dir.db_url())
+            .env("PAY_LOG", "warn")
+            .output()
+            .unwrap();
+        assert!(
+            boot.status.success(),
+            "{}",
+            String::from_utf8_lossy(&boot.stderr)
+        );
+        let creds: Value = serde_json::from_slice(&boot.stdout).unwrap();
+        let text = |k: &str| creds[k].as_str().unwrap().to_owned();
+        Merchant {
+            company: text("companyId"),
+            email: email.to_owned(),
+            password: password.to_owned(),
+            key_id: text("keyId"),
+            key_secret: text("keySecret"),
+        }
+    }
+
+    /// The API-key headers.
+    fn key(&self) -> Vec<(&str, &str)> {
+        vec![
+            ("x-svc-key-id", self.key_id.as_str()),
+            ("x-svc-key-secret", self.key_secret.as_str()),
+        ]
+    }
+
+    /// Signs the owner in, points the company payment callback at `hook`, creates a link and
+    /// queues a test event for it: the callback's signing secret and the delivery's id.
+    fn queue_test_event(&self, base: &str, hook: &str) -> (String, String) {
+        let (_, body, h) = http(
+            "POST",
+            &format!("{base}/auth/login"),
+            &[],
+            Some(json!({"email": self.email, "password": self.password})),
+        );
+        let cookie = h["set-cookie"]
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_owned();
+        let csrf = body["csrfToken"].as_str().unwrap().to_owned();
+        let (st, cb, _) = http(
+            "PUT",
+            &format!(
+                "{base}/api/partner/v1/companies/{}/payment-callback",
+                self.company
+            ),
+            &[("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())],
+            Some(json!({ "url": hook })),
+        );
+        assert_eq!(st, 200, "{cb}");
+        let (_, link, _) = http(
+            "POST",
+            &format!("{base}/api/partner/v1/pay/payment-links"),
+            &self.key(),
+            Some(json!({"amount": "5"})),
+        );
+        let (st, queued, _) = http(
+            "POST",
+            &format!("{base}/api/partner/v1/pay/webhook-requests/test"),
+            &self.key(),
+            Some(json!({"paymentLinkUid": link["uid"]})),
+        );
+        assert_eq!(st, 202, "{queued}");
+        (
+            cb["signingSecret"].as_str().unwrap().to_owned(),
+            queued["data"][0]["id"].as_str().unwrap().to_owned(),
+        )
+    }
+}
+
 #[test]
 fn a_queued_delivery_survives_a_restart() {
     let dir = TempDir::new();
-    let password = "restart password 1";
-    let boot = Command::new(BIN)
-        .args([
-            "admin",
-            "bootstrap",
-            "--company",
-            "Restart",
-            "--email",
-            "r@r.example",
-            "--password",
-            password,
-        ])
-        .env("PAY_DATABASE_URL", dir.db_url())
-        .env("PAY_LOG", "warn")
-        .output()
-        .unwrap();
-    assert!(
-        boot.status.success(),
-        "{}",
-        String::from_utf8_lossy(&boot.stderr)
-    );
-    let creds: Value = serde_json::from_slice(&boot.stdout).unwrap();
+    let m = Merchant::bootstrap(&dir, "Restart", "r@r.example", "restart password 1");
+    let key = m.key();
     let (hook, arrived) = receiver();
-    let company = creds["companyId"].as_str().unwrap().to_owned();
-    let key = [
-        ("x-svc-key-id", creds["keyId"].as_str().unwrap().to_owned()),
-        (
-            "x-svc-key-secret",
-            creds["keySecret"].as_str().unwrap().to_owned(),
-        ),
-    ];
-    let key: Vec<(&str, &str)> = key.iter().map(|(k, v)| (*k, v.as_str())).collect();
 
     // First run: the dispatcher is off, so the event stays queued.
     let s = Server::start_with(
@@ -619,45 +679,7 @@ fn a_queued_delivery_survives_a_restart() {
             ("PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true"),
         ],
     );
-    let (_, body, h) = http(
-        "POST",
-        &format!("{}/auth/login", s.base),
-        &[],
-        Some(json!({"email": "r@r.example", "password": password})),
-    );
-    let cookie = h["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
-    let csrf = body["csrfToken"].as_str().unwrap().to_owned();
-    let (st, cb, _) = http(
-        "PUT",
-        &format!(
-            "{}/api/partner/v1/companies/{company}/payment-callback",
-            s.base
-        ),
-        &[("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())],
-        Some(json!({ "url": hook })),
-    );
-    assert_eq!(st, 200, "{cb}");
-    let secret = cb["signingSecret"].as_str().unwrap().to_owned();
-    let (_, link, _) = http(
-        "POST",
-        &format!("{}/api/partner/v1/pay/payment-links", s.base),
-        &key,
-        Some(json!({"amount": "5"})),
-    );
-    let (st, queued, _) = http(
-        "POST",
-        &format!("{}/api/partner/v1/pay/webhook-requests/test", s.base),
-        &key,
-        Some(json!({"paymentLinkUid": link["uid"]})),
-    );
-    assert_eq!(st, 202, "{queued}");
-    let id = queued["data"][0]["id"].as_str().unwrap().to_owned();
+    let (secret, id) = m.queue_test_event(&s.base, &hook);
     std::thread::sleep(Duration::from_millis(300));
     assert!(
         arrived.try_recv().is_err(),
@@ -720,80 +742,15 @@ fn a_queued_delivery_survives_a_restart() {
 #[test]
 fn a_company_clock_survives_a_restart_and_a_separate_worker_follows_it() {
     let dir = TempDir::new();
-    let password = "clock password 12";
-    let boot = Command::new(BIN)
-        .args([
-            "admin",
-            "bootstrap",
-            "--company",
-            "Clock",
-            "--email",
-            "c@c.example",
-            "--password",
-            password,
-        ])
-        .env("PAY_DATABASE_URL", dir.db_url())
-        .env("PAY_LOG", "warn")
-        .output()
-        .unwrap();
-    assert!(
-        boot.status.success(),
-        "{}",
-        String::from_utf8_lossy(&boot.stderr)
-    );
-    let creds: Value = serde_json::from_slice(&boot.stdout).unwrap();
-    let company = creds["companyId"].as_str().unwrap().to_owned();
-    let key = [
-        ("x-svc-key-id", creds["keyId"].as_str().unwrap().to_owned()),
-        (
-            "x-svc-key-secret",
-            creds["keySecret"].as_str().unwrap().to_owned(),
-        ),
-    ];
-    let key: Vec<(&str, &str)> = key.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let m = Merchant::bootstrap(&dir, "Clock", "c@c.example", "clock password 12");
+    let key = m.key();
     let env = [
         ("PAY_DISPATCHER", "false"),
         ("PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true"),
     ];
     let s = Server::start_with(&dir, "info", &env);
-    let (_, body, h) = http(
-        "POST",
-        &format!("{}/auth/login", s.base),
-        &[],
-        Some(json!({"email": "c@c.example", "password": password})),
-    );
-    let cookie = h["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
-    let csrf = body["csrfToken"].as_str().unwrap().to_owned();
     let (hook, arrived) = receiver_failing_first(1);
-    let (st, cb, _) = http(
-        "PUT",
-        &format!(
-            "{}/api/partner/v1/companies/{company}/payment-callback",
-            s.base
-        ),
-        &[("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())],
-        Some(json!({ "url": hook })),
-    );
-    assert_eq!(st, 200, "{cb}");
-    let (_, link, _) = http(
-        "POST",
-        &format!("{}/api/partner/v1/pay/payment-links", s.base),
-        &key,
-        Some(json!({"amount": "5"})),
-    );
-    let (st, queued, _) = http(
-        "POST",
-        &format!("{}/api/partner/v1/pay/webhook-requests/test", s.base),
-        &key,
-        Some(json!({"paymentLinkUid": link["uid"]})),
-    );
-    assert_eq!(st, 202, "{queued}");
+    m.queue_test_event(&s.base, &hook);
 
     // The worker, a process of its own, makes the first attempt: 503, a retry in 5 minutes.
     let mut worker = Command::new(BIN)
