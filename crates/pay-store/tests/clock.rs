@@ -5,9 +5,6 @@
 use pay_domain::ids::CompanyId;
 use pay_domain::mail::{MailId, MailKind, MailStatus, MailStore, OutgoingMail};
 use pay_domain::ports::{TenancyStore, WebhookStore};
-use pay_domain::webhook::{
-    CallbackKind, Delivery, DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent,
-};
 use pay_store::DieselStore;
 use uuid::Uuid;
 
@@ -32,30 +29,6 @@ fn offset(store: &DieselStore, c: CompanyId) -> i64 {
         .unwrap()
         .0
         .test_clock_offset_ms
-}
-
-fn delivery(company: CompanyId, due: i64) -> Delivery {
-    let id = Uuid::now_v7();
-    Delivery {
-        id,
-        group_id: Uuid::now_v7(),
-        company_id: company,
-        origin: DeliveryOrigin::Event,
-        event: EventKind::Payment(PaymentEvent::StatusChanged),
-        status: DeliveryStatus::Pending,
-        attempts: 0,
-        next_attempt_at: Some(ts(due)),
-        last_attempt_at: None,
-        last_response_status: None,
-        last_error: None,
-        payment_link_uid: None,
-        subscription_uid: None,
-        order_id: None,
-        target: CallbackKind::CompanyPayment,
-        url: "https://hooks.shop.example/pay".into(),
-        body: format!(r#"{{"deliveryId":"{id}"}}"#),
-        created_at: ts(T0),
-    }
 }
 
 fn claimed_ids(store: &DieselStore, now: i64) -> Vec<Uuid> {
@@ -113,7 +86,7 @@ fn moves_are_per_company_and_bounded(store: &DieselStore, _url: &str) {
 fn deliveries_fall_due_on_their_company_clock(store: &DieselStore, _url: &str) {
     let (a, b) = (company(store), company(store));
     let now = T0 + 10_000;
-    let (da, db) = (delivery(a, now + HOUR), delivery(b, now + HOUR));
+    let (da, db) = (delivery(a, T0, now + HOUR), delivery(b, T0, now + HOUR));
     store.insert_deliveries(&[da.clone(), db.clone()]).unwrap();
     assert!(claimed_ids(store, now).is_empty(), "not due on real time");
     // Company a's clock runs an hour ahead: its delivery is due, b's is not.
@@ -130,7 +103,7 @@ fn deliveries_fall_due_on_their_company_clock(store: &DieselStore, _url: &str) {
 fn a_moved_clock_never_ends_a_lease(store: &DieselStore, _url: &str) {
     let a = company(store);
     let now = T0 + 10_000;
-    let d = delivery(a, now);
+    let d = delivery(a, T0, now);
     store.insert_deliveries(std::slice::from_ref(&d)).unwrap();
     assert_eq!(claimed_ids(store, now), vec![d.id]);
     // A day ahead on the company's clock: the lease (real time) still holds the delivery.

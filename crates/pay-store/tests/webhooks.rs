@@ -26,31 +26,6 @@ use common::*;
 
 const LEASE: i64 = 60_000;
 
-/// A pending delivery of the company, due at `due`, created at `created_at`.
-fn delivery(company: CompanyId, created_at: i64, due: i64) -> Delivery {
-    let id = Uuid::now_v7();
-    Delivery {
-        id,
-        group_id: Uuid::now_v7(),
-        company_id: company,
-        origin: DeliveryOrigin::Event,
-        event: EventKind::Payment(PaymentEvent::StatusChanged),
-        status: DeliveryStatus::Pending,
-        attempts: 0,
-        next_attempt_at: Some(ts(due)),
-        last_attempt_at: None,
-        last_response_status: None,
-        last_error: None,
-        payment_link_uid: None,
-        subscription_uid: None,
-        order_id: None,
-        target: CallbackKind::CompanyPayment,
-        url: "https://hooks.shop.example/pay".into(),
-        body: format!(r#"{{"deliveryId":"{id}","data":{{"amount":"12.50","note":"é ✓"}}}}"#),
-        created_at: ts(created_at),
-    }
-}
-
 fn sealed(tag: &str) -> StoredSigningSecret {
     StoredSigningSecret {
         sealed: SealedSecret {

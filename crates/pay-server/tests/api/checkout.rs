@@ -40,16 +40,7 @@ async fn link(app: &TestApp, skip_review: bool) -> String {
 }
 
 async fn start(app: &TestApp, uid: &str, asset: &str) -> Value {
-    let got = read(
-        app.anon(Method::POST, &sessions(uid))
-            .json(&json!({ "payAsset": asset }))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(got.0, 201, "{}", got.1);
-    got.1
+    app.start_session(uid, asset).await
 }
 
 async fn post(app: &TestApp, path: &str) -> (reqwest::StatusCode, Value) {

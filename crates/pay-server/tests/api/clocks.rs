@@ -51,19 +51,8 @@ async fn quote_of(app: &TestApp, t: &Tenant) -> (String, String) {
     .await;
     assert_eq!(l.0, 201, "{}", l.1);
     let uid = l.1["uid"].as_str().unwrap().to_owned();
-    let s = read(
-        app.anon(
-            Method::POST,
-            &format!("/api/public/checkout/{uid}/sessions"),
-        )
-        .json(&json!({ "payAsset": ETH }))
-        .send()
-        .await
-        .unwrap(),
-    )
-    .await;
-    assert_eq!(s.0, 201, "{}", s.1);
-    (uid, s.1["id"].as_str().unwrap().to_owned())
+    let s = app.start_session(&uid, ETH).await;
+    (uid, s["id"].as_str().unwrap().to_owned())
 }
 
 async fn session_status(app: &TestApp, uid: &str, id: &str) -> String {

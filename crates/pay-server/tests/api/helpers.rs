@@ -291,6 +291,23 @@ impl TestApp {
     }
 
     /// Creates a link with the main tenant's key and returns its body.
+    /// A payer starts a session on the link, paying with `asset` (201 expected): the session.
+    pub async fn start_session(&self, uid: &str, asset: &str) -> Value {
+        let got = read(
+            self.anon(
+                Method::POST,
+                &format!("/api/public/checkout/{uid}/sessions"),
+            )
+            .json(&serde_json::json!({ "payAsset": asset }))
+            .send()
+            .await
+            .unwrap(),
+        )
+        .await;
+        assert_eq!(got.0, 201, "{}", got.1);
+        got.1
+    }
+
     pub async fn create_link(&self, body: Value) -> Value {
         let got = read(
             self.req(Method::POST, "/api/partner/v1/pay/payment-links")

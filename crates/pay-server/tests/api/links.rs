@@ -220,18 +220,11 @@ async fn amounts_refuse_leading_zeros(app: TestApp) {
     assert_eq!(half.1["payload"]["amount"], "0.5");
     // A sandbox deposit's amount follows the same rule.
     let uid = half.1["uid"].as_str().unwrap().to_owned();
-    let started = read(
-        app.anon(
-            Method::POST,
-            &format!("/api/public/checkout/{uid}/sessions"),
-        )
-        .json(&json!({"payAsset": "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}))
-        .send()
-        .await
-        .unwrap(),
+    app.start_session(
+        &uid,
+        "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
     )
     .await;
-    assert_eq!(started.0, 201, "{}", started.1);
     let events = format!("/api/partner/v1/pay/sandbox/payment-links/{uid}/events");
     for bad in ["007", "00.5", "-0"] {
         let got = read(

@@ -18,19 +18,10 @@ const ATTACKER: &str = "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359";
 /// A link's session paid far short with `asset` (0.000001 of it), whose refund the merchant
 /// decided: its id.
 async fn refund_pending(app: &TestApp, uid: &str, asset: &str) -> String {
-    let got = read(
-        app.anon(
-            Method::POST,
-            &format!("/api/public/checkout/{uid}/sessions"),
-        )
-        .json(&json!({ "payAsset": asset }))
-        .send()
-        .await
-        .unwrap(),
-    )
-    .await;
-    assert_eq!(got.0, 201, "{}", got.1);
-    let id = got.1["id"].as_str().unwrap().to_owned();
+    let id = app.start_session(uid, asset).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let under = read(
         app.req(
             Method::POST,

@@ -13,6 +13,9 @@ use pay_domain::secret::SecretDigest;
 use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
 use pay_domain::tenancy::{Company, Theme, UserRecord};
 use pay_domain::timestamp::Timestamp;
+use pay_domain::webhook::{
+    CallbackKind, Delivery, DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent,
+};
 use pay_domain::DomainError;
 use pay_store::{DieselStore, StoreConfig};
 use uuid::Uuid;
@@ -191,4 +194,29 @@ pub fn link(store: &DieselStore, company: CompanyId) -> PaymentLink {
     let l = link_value(company);
     store.insert_link(&l).unwrap();
     l
+}
+
+/// A pending delivery of the company, due at `due`, created at `created_at`.
+pub fn delivery(company: CompanyId, created_at: i64, due: i64) -> Delivery {
+    let id = Uuid::now_v7();
+    Delivery {
+        id,
+        group_id: Uuid::now_v7(),
+        company_id: company,
+        origin: DeliveryOrigin::Event,
+        event: EventKind::Payment(PaymentEvent::StatusChanged),
+        status: DeliveryStatus::Pending,
+        attempts: 0,
+        next_attempt_at: Some(ts(due)),
+        last_attempt_at: None,
+        last_response_status: None,
+        last_error: None,
+        payment_link_uid: None,
+        subscription_uid: None,
+        order_id: None,
+        target: CallbackKind::CompanyPayment,
+        url: "https://hooks.shop.example/pay".into(),
+        body: format!(r#"{{"deliveryId":"{id}","data":{{"amount":"12.50","note":"é ✓"}}}}"#),
+        created_at: ts(created_at),
+    }
 }
