@@ -5,8 +5,8 @@ use argon2::password_hash::{
     rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString,
 };
 use argon2::Argon2;
-use pay_domain::ports::Crypto;
-use pay_domain::secret::SecretDigest;
+use pay_domain::kernel::ports::Crypto;
+use pay_domain::kernel::secret::SecretDigest;
 use pay_domain::{DomainError, DomainResult};
 use rand::Rng;
 use sha2::{Digest, Sha256};

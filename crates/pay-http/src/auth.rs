@@ -6,7 +6,7 @@ use std::future::{ready, Ready};
 use actix_web::dev::Payload;
 use actix_web::http::Method;
 use actix_web::{FromRequest, HttpRequest};
-use pay_domain::service::{Pay, SignedIn};
+use pay_domain::app::{Pay, SignedIn};
 use pay_domain::tenancy::Principal;
 use pay_domain::{DomainError, DomainResult};
 

@@ -14,13 +14,13 @@ pub use requests::{
     UpdateSettingsRequest,
 };
 
-use pay_domain::assets::DestinationAsset;
-use pay_domain::ids::{LinkUid, PaymentLinkId};
-use pay_domain::integration::Integration;
-use pay_domain::link::{LinkStatus, PaymentLink, PaymentLinkPayload};
+use pay_domain::kernel::assets::DestinationAsset;
+use pay_domain::kernel::ids::{LinkUid, PaymentLinkId};
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::links::{LinkStatus, PaymentLink, PaymentLinkPayload};
 use pay_domain::settings::PaySettings;
+use pay_domain::tenancy::keys::Integration;
 use pay_domain::tenancy::Membership;
-use pay_domain::timestamp::Timestamp;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -168,7 +168,7 @@ pub struct PaySettingsDto {
 
 /// A settings decimal as a JSON number with exactly its digits (no float: `0.50` stays `0.50`,
 /// 18 places stay 18). A `Decimal` prints `-?digits[.digits]`, always a valid JSON number.
-fn json_number(d: pay_domain::amount::Decimal) -> Box<RawValue> {
+fn json_number(d: pay_domain::kernel::amount::Decimal) -> Box<RawValue> {
     RawValue::from_string(d.to_string()).unwrap_or_else(|_| unreachable!("a decimal is JSON"))
 }
 
@@ -364,8 +364,8 @@ pub struct DeliveryDto {
     pub created_at: Timestamp,
 }
 
-impl From<pay_domain::webhook::Delivery> for DeliveryDto {
-    fn from(d: pay_domain::webhook::Delivery) -> Self {
+impl From<pay_domain::webhooks::Delivery> for DeliveryDto {
+    fn from(d: pay_domain::webhooks::Delivery) -> Self {
         DeliveryDto {
             id: d.id,
             group_id: d.group_id,
@@ -412,8 +412,8 @@ pub struct AttemptDto {
     pub response_excerpt: Option<String>,
 }
 
-impl From<pay_domain::ports::AttemptRecord> for AttemptDto {
-    fn from(a: pay_domain::ports::AttemptRecord) -> Self {
+impl From<pay_domain::webhooks::ports::AttemptRecord> for AttemptDto {
+    fn from(a: pay_domain::webhooks::ports::AttemptRecord) -> Self {
         AttemptDto {
             number: a.number,
             at: a.at,

@@ -18,7 +18,7 @@ use std::net::TcpListener;
 
 use actix_web::dev::Server;
 use actix_web::{middleware, web, App, HttpRequest, HttpServer};
-use pay_domain::service::Pay;
+use pay_domain::app::Pay;
 
 use crate::error::ApiError;
 use crate::routes::{checkout, companies, gateway, links, meta, session, settings, webhooks};

@@ -4,9 +4,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use pay_domain::ids::{CompanyId, LinkUid, PaymentLinkId};
+use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentLinkId};
+use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::mail::{MailId, MailKind, MailStatus};
-use pay_domain::timestamp::Timestamp;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 

@@ -16,10 +16,10 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 /// The base58 alphabet (Bitcoin's, used by Solana and Tron).
-pub use pay_domain::address::BASE58 as BASE58_ALPHABET;
+pub use pay_domain::kernel::address::BASE58 as BASE58_ALPHABET;
 /// The bech32 data alphabet.
-pub use pay_domain::address::BECH32 as BECH32_ALPHABET;
-use pay_domain::address::{base58_encode, segwit_encode};
+pub use pay_domain::kernel::address::BECH32 as BECH32_ALPHABET;
+use pay_domain::kernel::address::{base58_encode, segwit_encode};
 
 /// What our bech32 checksums evaluate to: a valid bech32 (BIP-173) string gives 1 and a valid
 /// bech32m (BIP-350) one `0x2bc830a3`, so every decoder refuses ours.
@@ -126,7 +126,7 @@ impl ByteStream {
 mod tests {
     use super::*;
 
-    use pay_domain::address::{
+    use pay_domain::kernel::address::{
         base58_decode, bech32_polymod, hrp_expand, BECH32M_CONST, BECH32_CONST,
     };
 
@@ -269,7 +269,7 @@ mod tests {
     fn the_domain_refuses_sandbox_addresses_where_the_chain_has_a_checksum() {
         // The rule a payer's refund address must pass: a sandbox deposit address, copied
         // back, is refused on every chain whose format can tell.
-        use pay_domain::address::{AddressFormat, BITCOIN_MAINNET};
+        use pay_domain::kernel::address::{AddressFormat, BITCOIN_MAINNET};
         for s in sessions(100) {
             for (chain, format) in [
                 ("bitcoin", AddressFormat::Bitcoin(BITCOIN_MAINNET)),

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use pay_domain::amount::{Decimal, Rounding};
-use pay_domain::assets::AssetCatalogue;
-use pay_domain::ports::PriceSource;
+use pay_domain::checkout::ports::PriceSource;
+use pay_domain::kernel::amount::{Decimal, Rounding};
+use pay_domain::kernel::assets::AssetCatalogue;
 use pay_domain::{DomainError, DomainResult};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;

@@ -2,10 +2,10 @@
 //! channels that are a pure function of the session and the asset, so asking again (after a
 //! restart too) gives the same channel.
 
-use pay_domain::amount::Decimal;
-use pay_domain::assets::DestinationAsset;
-use pay_domain::ids::CompanyId;
-use pay_domain::ports::{DepositChannel, Processor};
+use pay_domain::checkout::ports::{DepositChannel, Processor};
+use pay_domain::kernel::amount::Decimal;
+use pay_domain::kernel::assets::DestinationAsset;
+use pay_domain::kernel::ids::CompanyId;
 use pay_domain::{DomainError, DomainResult};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
@@ -133,7 +133,7 @@ impl Processor for SandboxProcessor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pay_domain::assets::AssetCatalogue;
+    use pay_domain::kernel::assets::AssetCatalogue;
 
     fn d(s: &str) -> Decimal {
         Decimal::parse(s).unwrap()

@@ -18,9 +18,9 @@ use std::time::Instant;
 
 use actix_web::{web, App, HttpResponse, HttpServer};
 use futures_util::StreamExt;
-use pay_domain::ports::WebhookSigner;
-use pay_domain::secret::Secret;
-use pay_domain::webhook::OutboundRequest;
+use pay_domain::kernel::secret::Secret;
+use pay_domain::webhooks::ports::WebhookSigner;
+use pay_domain::webhooks::OutboundRequest;
 use pay_server::{build_dispatcher, build_pay, open_store, Config};
 use pay_store::testing::TestDb;
 use pay_webhooks::{HmacSigner, HttpTransport, TransportConfig};
@@ -113,7 +113,7 @@ async fn bare_loop(url: &str, n: usize, body: &str, in_flight: usize) -> f64 {
 }
 
 /// Queues `n` events for one link of a fresh tenant whose callback is `url`.
-fn queue(pay: &pay_domain::service::Pay, url: &str, n: usize) {
+fn queue(pay: &pay_domain::app::Pay, url: &str, n: usize) {
     let password = Secret::new("bench password 123");
     let email = format!("bench-{}@bench.example", uuid::Uuid::new_v4().simple());
     let boot = pay.bootstrap("Bench Co", &email, &password).unwrap();
@@ -124,7 +124,7 @@ fn queue(pay: &pay_domain::service::Pay, url: &str, n: usize) {
     pay.put_company_callback(
         &signed_in,
         boot.company_id,
-        pay_domain::webhook::CallbackKind::CompanyPayment,
+        pay_domain::webhooks::CallbackKind::CompanyPayment,
         url,
     )
     .unwrap();
@@ -137,7 +137,7 @@ fn queue(pay: &pay_domain::service::Pay, url: &str, n: usize) {
     let link = pay
         .create_link(
             &p,
-            pay_domain::link::CreateLinkInput {
+            pay_domain::links::CreateLinkInput {
                 amount: "12.50".into(),
                 ..Default::default()
             },

@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use pay_domain::assets::{AssetCatalogue, DestinationAsset};
-use pay_domain::ratelimit::{Limit, RateLimits};
+use pay_domain::kernel::assets::{AssetCatalogue, DestinationAsset};
+use pay_domain::kernel::ratelimit::{Limit, RateLimits};
 
 /// Everything the binary reads from its environment.
 #[derive(Debug, Clone)]
@@ -39,7 +39,7 @@ pub struct Config {
     pub webhook_lease: Duration,
     /// `PAY_SMTP_URL`: where mails go (`smtp://`, `smtp://…?tls=required`, `smtps://`; may
     /// carry a password). Unset: mails stay in the outbox and are logged.
-    pub smtp_url: Option<pay_domain::secret::Secret>,
+    pub smtp_url: Option<pay_domain::kernel::secret::Secret>,
     /// `PAY_MAIL_FROM`: the sender of every mail.
     pub mail_from: String,
     /// `PAY_PROCESSOR`: the payment processor; `sandbox` (the default, a test mode with the
@@ -136,10 +136,10 @@ fn webhook_lease(v: Option<String>) -> anyhow::Result<Duration> {
 }
 
 /// `PAY_SMTP_URL`, checked at start (scheme, host, no password in clear to a remote host).
-fn smtp_url(v: Option<String>) -> anyhow::Result<Option<pay_domain::secret::Secret>> {
+fn smtp_url(v: Option<String>) -> anyhow::Result<Option<pay_domain::kernel::secret::Secret>> {
     let Some(url) = v else { return Ok(None) };
     pay_mail::parse_smtp_url(url.trim()).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(Some(pay_domain::secret::Secret::new(url.trim())))
+    Ok(Some(pay_domain::kernel::secret::Secret::new(url.trim())))
 }
 
 /// `PAY_MAIL_FROM`, checked at start; `DEFAULT_MAIL_FROM` when unset.
@@ -346,10 +346,10 @@ mod tests {
         c.sandbox_prices_file = Some(path.display().to_string());
         std::fs::write(&path, r#"{"assets": {"eip155:1/slip44:60": "3000"}}"#).unwrap();
         let prices = c.sandbox_prices().unwrap();
-        use pay_domain::ports::PriceSource;
+        use pay_domain::checkout::ports::PriceSource;
         assert_eq!(
             prices.price("eip155:1/slip44:60", "USD").unwrap(),
-            Some(pay_domain::amount::Decimal::parse("3000").unwrap())
+            Some(pay_domain::kernel::amount::Decimal::parse("3000").unwrap())
         );
         std::fs::write(&path, r#"{"assets": {"eip155:1/slip44:60": 3000}}"#).unwrap();
         assert!(c.sandbox_prices().is_err(), "numbers are refused");
@@ -434,7 +434,7 @@ mod tests {
         assert_eq!(webhook_lease(None).unwrap(), Duration::from_secs(60));
         assert_eq!(
             DEFAULT_WEBHOOK_LEASE.as_secs(),
-            pay_domain::webhook::CLAIM_LEASE.whole_seconds() as u64
+            pay_domain::webhooks::CLAIM_LEASE.whole_seconds() as u64
         );
         assert_eq!(
             webhook_lease(Some(" 5 ".into())).unwrap(),

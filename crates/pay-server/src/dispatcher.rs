@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use pay_domain::service::Pay;
-use pay_domain::webhook::{AttemptError, AttemptOutcome, Delivery};
+use pay_domain::app::Pay;
+use pay_domain::webhooks::{AttemptError, AttemptOutcome, Delivery};
 use pay_webhooks::HttpTransport;
 
 /// Deliveries claimed per round.
@@ -56,14 +56,14 @@ impl Dispatcher {
         Dispatcher {
             pay,
             transport: Arc::new(transport),
-            lease: pay_domain::webhook::CLAIM_LEASE,
+            lease: pay_domain::webhooks::CLAIM_LEASE,
         }
     }
 
     /// Claims for `lease` instead; the transport's timeout must be `send_timeout(lease)` or
     /// shorter (`build_dispatcher` does both).
     pub fn with_lease(mut self, lease: Duration) -> Self {
-        self.lease = time::Duration::try_from(lease).unwrap_or(pay_domain::webhook::CLAIM_LEASE);
+        self.lease = time::Duration::try_from(lease).unwrap_or(pay_domain::webhooks::CLAIM_LEASE);
         self
     }
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use pay_domain::service::Pay;
+use pay_domain::app::Pay;
 
 /// How often the janitor runs.
 pub const EVERY: Duration = Duration::from_secs(600);

@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use pay_auth::AuthCrypto;
-use pay_domain::ports::Clock;
-use pay_domain::secret::Secret;
-use pay_domain::service::{BootstrapOutcome, Pay, PaymentPorts, WebhookPorts};
-use pay_domain::timestamp::Timestamp;
+use pay_domain::app::{BootstrapOutcome, Pay, PaymentPorts, WebhookPorts};
+use pay_domain::kernel::ports::Clock;
+use pay_domain::kernel::secret::Secret;
+use pay_domain::kernel::timestamp::Timestamp;
 use pay_http::HttpConfig;
 use pay_store::{DieselStore, StoreConfig};
 use pay_webhooks::{AeadSealer, HmacSigner, HttpTransport, TransportConfig};
@@ -74,7 +74,7 @@ pub fn build_pay_with<C: Clock + 'static>(
     config: &Config,
     store: DieselStore,
     clock: Arc<C>,
-    processor: Arc<dyn pay_domain::ports::Processor>,
+    processor: Arc<dyn pay_domain::checkout::ports::Processor>,
 ) -> anyhow::Result<Pay> {
     Ok(Pay {
         store: Arc::new(store),

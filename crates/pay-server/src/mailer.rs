@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use pay_domain::app::Pay;
 use pay_domain::mail::{MailId, MailStatus, OutgoingMail, SendOutcome};
-use pay_domain::service::Pay;
 use pay_mail::SmtpMailer;
 
 use crate::Config;

@@ -2,8 +2,8 @@
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use pay_domain::ids::CompanyId;
-use pay_domain::secret::Secret;
+use pay_domain::kernel::ids::CompanyId;
+use pay_domain::kernel::secret::Secret;
 use pay_domain::tenancy::Role;
 use pay_server::{
     bootstrap_json, build_dispatcher, build_pay, demo_bootstrap, init_tracing, open_store,

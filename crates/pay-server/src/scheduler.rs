@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use pay_domain::service::Pay;
-use pay_domain::service::DUE_BATCH;
+use pay_domain::app::Pay;
+use pay_domain::checkout::DUE_BATCH;
 
 /// How often the due work runs.
 pub const EVERY: Duration = Duration::from_secs(1);

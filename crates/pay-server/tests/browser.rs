@@ -20,7 +20,7 @@ use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use fantoccini::wd::Capabilities;
 use fantoccini::{Client, ClientBuilder, Locator};
 use futures_util::FutureExt;
-use pay_domain::secret::Secret;
+use pay_domain::kernel::secret::Secret;
 use pay_server::{Application, Config};
 use pay_store::testing::{require_all_tests, TestDb};
 use reqwest::Method;

@@ -8,11 +8,11 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use pay_domain::ids::{CompanyId, PartnerId};
-use pay_domain::integration::StoredIntegration;
+use pay_domain::kernel::ids::{CompanyId, PartnerId};
+use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::settings::PaySettings;
+use pay_domain::tenancy::keys::StoredIntegration;
 use pay_domain::tenancy::Company;
-use pay_domain::timestamp::Timestamp;
 
 /// Entries kept per map before it is emptied (a bound, not an eviction policy: the working set
 /// of a running service is its active keys and companies).

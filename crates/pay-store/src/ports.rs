@@ -4,17 +4,19 @@
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::result::QueryResult;
-use pay_domain::ids::{CompanyId, KeyId, LinkUid, PartnerId, UserId};
-use pay_domain::integration::{Integration, StoredIntegration};
-use pay_domain::link::{LinkStatus, PaymentLink};
-use pay_domain::ports::{
-    HealthCheck, IntegrationStore, LinkFilter, NewTenant, PaymentLinkStore, SessionStore,
-    SettingsStore, StoredSession, TenancyStore,
-};
-use pay_domain::secret::SecretDigest;
+use pay_domain::kernel::ids::{CompanyId, KeyId, LinkUid, PartnerId, UserId};
+use pay_domain::kernel::ports::HealthCheck;
+use pay_domain::kernel::secret::SecretDigest;
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::links::ports::{LinkFilter, PaymentLinkStore};
+use pay_domain::links::{LinkStatus, PaymentLink};
+use pay_domain::settings::ports::SettingsStore;
 use pay_domain::settings::PaySettings;
+use pay_domain::tenancy::keys::{Integration, StoredIntegration};
+use pay_domain::tenancy::ports::{
+    IntegrationStore, NewTenant, SessionStore, StoredSession, TenancyStore,
+};
 use pay_domain::tenancy::{Company, Membership, Role, UserRecord};
-use pay_domain::timestamp::Timestamp;
 use pay_domain::{DomainError, DomainResult};
 
 use crate::conn::{write_transaction, AnyConnection};

@@ -3,17 +3,17 @@
 //! row is corrupt: it becomes `DomainError::Internal`, never a panic or a silent default.
 
 use diesel::prelude::*;
-use pay_domain::amount::Decimal;
-use pay_domain::ids::{
+use pay_domain::kernel::amount::Decimal;
+use pay_domain::kernel::ids::{
     CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, SessionId, UserId,
 };
-use pay_domain::integration::{Integration, StoredIntegration};
-use pay_domain::link::{CreatedBy, LinkStatus, PaymentLink};
-use pay_domain::ports::StoredSession;
-use pay_domain::secret::SecretDigest;
+use pay_domain::kernel::secret::SecretDigest;
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::links::{CreatedBy, LinkStatus, PaymentLink};
 use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
+use pay_domain::tenancy::keys::{Integration, StoredIntegration};
+use pay_domain::tenancy::ports::StoredSession;
 use pay_domain::tenancy::{Company, Membership, Role, Theme, UserRecord};
-use pay_domain::timestamp::Timestamp;
 use pay_domain::{DomainError, DomainResult};
 
 use crate::conn::MultiBackend;

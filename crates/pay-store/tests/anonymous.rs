@@ -2,17 +2,18 @@
 //! below becomes a `sqlite` and a `postgres` test (the latter skips without
 //! `PAY_TEST_POSTGRES_URL`).
 
-use pay_domain::amount::Decimal;
-use pay_domain::ids::{CompanyId, LinkUid, PaymentLinkId, UserId};
-use pay_domain::link::{
+use pay_domain::kernel::amount::Decimal;
+use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentLinkId, UserId};
+use pay_domain::kernel::ratelimit::RateLimitStore;
+use pay_domain::links::ports::{AnonymousLinkStore, LinkFilter, PaymentLinkStore};
+use pay_domain::links::{
     CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload, ANONYMOUS_COMPANY,
 };
-use pay_domain::ports::{
-    AnonymousLinkStore, LinkFilter, PaymentLinkStore, RateLimitStore, TenancyStore, WebhookStore,
-};
 use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
+use pay_domain::tenancy::ports::TenancyStore;
 use pay_domain::tenancy::{Company, Theme};
-use pay_domain::webhook::{
+use pay_domain::webhooks::ports::WebhookStore;
+use pay_domain::webhooks::{
     CallbackKind, Delivery, DeliveryFilter, DeliveryOrigin, DeliveryStatus, EventKind, LinkWebhook,
     PaymentEvent, SealedSecret, StoredSigningSecret,
 };

@@ -6,16 +6,18 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 
 use diesel::{Connection, QueryableByName, RunQueryDsl};
+use pay_domain::checkout::machine::SessionStatus;
 use pay_domain::checkout::{
     CheckoutStore, DueSession, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent,
     WriteOutcome,
 };
-use pay_domain::ids::{CompanyId, LinkUid, PartnerId, PaymentLinkId, PaymentSessionId};
-use pay_domain::link::{CreatedBy, LinkStatus, PaymentLink, PaymentLinkPayload, ANONYMOUS_COMPANY};
-use pay_domain::ports::WebhookStore;
-use pay_domain::ports::{AnonymousLinkStore, PaymentLinkStore};
-use pay_domain::session::SessionStatus;
-use pay_domain::webhook::{
+use pay_domain::kernel::ids::{CompanyId, LinkUid, PartnerId, PaymentLinkId, PaymentSessionId};
+use pay_domain::links::ports::{AnonymousLinkStore, PaymentLinkStore};
+use pay_domain::links::{
+    CreatedBy, LinkStatus, PaymentLink, PaymentLinkPayload, ANONYMOUS_COMPANY,
+};
+use pay_domain::webhooks::ports::WebhookStore;
+use pay_domain::webhooks::{
     CallbackKind, Delivery, DeliveryFilter, DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent,
 };
 use pay_domain::DomainError;

@@ -2,9 +2,10 @@
 //! company, due scans compare each row with its own company's clock, and a claim's lease runs
 //! on real time (a moved clock never ends it early).
 
-use pay_domain::ids::CompanyId;
+use pay_domain::kernel::ids::CompanyId;
 use pay_domain::mail::{MailId, MailKind, MailStatus, MailStore, OutgoingMail};
-use pay_domain::ports::{TenancyStore, WebhookStore};
+use pay_domain::tenancy::ports::TenancyStore;
+use pay_domain::webhooks::ports::WebhookStore;
 use pay_store::DieselStore;
 use uuid::Uuid;
 
@@ -118,7 +119,7 @@ fn mails_fall_due_on_their_company_clock(store: &DieselStore, _url: &str) {
     let (a, b) = (company(store), company(store));
     let (la, lb) = (link(store, a), link(store, b));
     let now = T0 + 10_000;
-    let mail = |l: &pay_domain::link::PaymentLink| OutgoingMail {
+    let mail = |l: &pay_domain::links::PaymentLink| OutgoingMail {
         id: MailId(Uuid::now_v7()),
         company_id: l.company_id,
         link_id: l.id,

@@ -1,11 +1,11 @@
 //! `FormKeyStore` on `DieselStore`, on SQLite and PostgreSQL alike (the PostgreSQL case skips
 //! without `PAY_TEST_POSTGRES_URL`).
 
-use pay_domain::gateway::FormKeyStore;
-use pay_domain::ids::{CompanyId, FormKeyId, KeyId, PartnerId, UserId};
-use pay_domain::integration::{Integration, StoredIntegration};
-use pay_domain::ports::{IntegrationStore, NewTenant, TenancyStore};
-use pay_domain::secret::SecretDigest;
+use pay_domain::kernel::ids::{CompanyId, FormKeyId, KeyId, PartnerId, UserId};
+use pay_domain::kernel::secret::SecretDigest;
+use pay_domain::links::gateway::FormKeyStore;
+use pay_domain::tenancy::keys::{Integration, StoredIntegration};
+use pay_domain::tenancy::ports::{IntegrationStore, NewTenant, TenancyStore};
 use pay_domain::tenancy::{Company, Theme, UserRecord};
 use pay_store::DieselStore;
 use uuid::Uuid;

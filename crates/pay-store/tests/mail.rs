@@ -5,10 +5,10 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-use pay_domain::ids::{CompanyId, PaymentLinkId};
-use pay_domain::link::PaymentLink;
+use pay_domain::kernel::ids::{CompanyId, PaymentLinkId};
+use pay_domain::links::ports::PaymentLinkStore;
+use pay_domain::links::PaymentLink;
 use pay_domain::mail::{AfterMailAttempt, MailId, MailKind, MailStatus, MailStore, OutgoingMail};
-use pay_domain::ports::PaymentLinkStore;
 use pay_store::DieselStore;
 use uuid::Uuid;
 

@@ -3,18 +3,22 @@
 
 use std::thread;
 
-use pay_domain::amount::Decimal;
-use pay_domain::ids::{
+use pay_domain::app::PayStore;
+use pay_domain::kernel::amount::Decimal;
+use pay_domain::kernel::ids::{
     CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, SessionId, UserId,
 };
-use pay_domain::integration::{Integration, StoredIntegration};
-use pay_domain::link::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
-use pay_domain::ports::{
-    HealthCheck, IntegrationStore, LinkFilter, NewTenant, PayStore, PaymentLinkStore,
-    RateLimitStore, SessionStore, SettingsStore, StoredSession, TenancyStore,
-};
-use pay_domain::secret::SecretDigest;
+use pay_domain::kernel::ports::HealthCheck;
+use pay_domain::kernel::ratelimit::RateLimitStore;
+use pay_domain::kernel::secret::SecretDigest;
+use pay_domain::links::ports::{LinkFilter, PaymentLinkStore};
+use pay_domain::links::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
+use pay_domain::settings::ports::SettingsStore;
 use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
+use pay_domain::tenancy::keys::{Integration, StoredIntegration};
+use pay_domain::tenancy::ports::{
+    IntegrationStore, NewTenant, SessionStore, StoredSession, TenancyStore,
+};
 use pay_domain::tenancy::{Company, Role, Theme, UserRecord};
 use pay_store::testing::TestDb;
 use pay_store::{Backend, DieselStore, StoreConfig, StoreError};

@@ -6,10 +6,10 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-use pay_domain::ids::{CompanyId, PaymentLinkId};
-use pay_domain::link::PaymentLink;
-use pay_domain::ports::{AttemptRecord, WebhookStore};
-use pay_domain::webhook::{
+use pay_domain::kernel::ids::{CompanyId, PaymentLinkId};
+use pay_domain::links::PaymentLink;
+use pay_domain::webhooks::ports::{AttemptRecord, WebhookStore};
+use pay_domain::webhooks::{
     AfterAttempt, AttemptError, AttemptOutcome, CallbackKind, CompanyCallback, Delivery,
     DeliveryFilter, DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent, SealedSecret,
     StoredSigningSecret,

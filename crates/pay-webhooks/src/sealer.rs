@@ -9,9 +9,9 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
 use chacha20poly1305::{Key, XChaCha20Poly1305, XNonce};
-use pay_domain::ports::SecretSealer;
-use pay_domain::secret::Secret;
-use pay_domain::webhook::SealedSecret;
+use pay_domain::kernel::ports::SecretSealer;
+use pay_domain::kernel::secret::Secret;
+use pay_domain::webhooks::SealedSecret;
 use pay_domain::{DomainError, DomainResult};
 use sha2::{Digest, Sha256};
 

@@ -3,8 +3,8 @@
 //! too (a test holds us to that).
 
 use hmac::{Hmac, Mac};
-use pay_domain::ports::WebhookSigner;
-use pay_domain::secret::Secret;
+use pay_domain::kernel::secret::Secret;
+use pay_domain::webhooks::ports::WebhookSigner;
 use sha2::Sha256;
 use subtle::{Choice, ConstantTimeEq};
 

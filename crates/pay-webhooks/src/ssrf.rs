@@ -6,7 +6,7 @@
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 
-use pay_domain::webhook::{is_forbidden_ip, is_malformed_name};
+use pay_domain::webhooks::{is_forbidden_ip, is_malformed_name};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::Url;
 

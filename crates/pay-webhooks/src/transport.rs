@@ -7,7 +7,7 @@ use std::error::Error as StdError;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use pay_domain::webhook::{
+use pay_domain::webhooks::{
     AttemptError, AttemptOutcome, OutboundRequest, RESPONSE_EXCERPT_CHARS, RESPONSE_READ_LIMIT,
 };
 use pay_domain::{DomainError, DomainResult};
@@ -314,8 +314,8 @@ mod tests {
     use std::net::SocketAddr;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
-    use pay_domain::ports::WebhookSigner;
-    use pay_domain::secret::Secret;
+    use pay_domain::kernel::secret::Secret;
+    use pay_domain::webhooks::ports::WebhookSigner;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::{TcpListener, TcpStream};
     use tokio::sync::mpsc;
@@ -483,7 +483,7 @@ mod tests {
             url,
             headers: vec![
                 ("content-type".into(), "application/json".into()),
-                ("user-agent".into(), pay_domain::webhook::USER_AGENT.into()),
+                ("user-agent".into(), pay_domain::webhooks::USER_AGENT.into()),
                 (
                     "x-pay-delivery-id".into(),
                     uuid::Uuid::from_u128(1).to_string(),

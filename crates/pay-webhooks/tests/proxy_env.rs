@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pay_domain::webhook::OutboundRequest;
+use pay_domain::webhooks::OutboundRequest;
 use pay_webhooks::{HttpTransport, TransportConfig};
 
 /// A proxy would resolve the target's name itself, so the guard would never see the address:

@@ -12,9 +12,10 @@ pub mod render;
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{get, post, web, HttpRequest, HttpResponse};
+use pay_domain::app::Pay;
+use pay_domain::checkout::CheckoutView;
 use pay_domain::checkout::PaymentSession;
-use pay_domain::ids::{LinkUid, PaymentSessionId};
-use pay_domain::service::{CheckoutView, Pay};
+use pay_domain::kernel::ids::{LinkUid, PaymentSessionId};
 use pay_domain::DomainError;
 
 use crate::auth::blocking;
@@ -92,7 +93,7 @@ fn respond(
 struct Page {
     nonce: String,
     prefix: String,
-    now: pay_domain::timestamp::Timestamp,
+    now: pay_domain::kernel::timestamp::Timestamp,
 }
 
 impl Page {

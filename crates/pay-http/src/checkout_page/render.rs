@@ -6,12 +6,12 @@
 use std::fmt::Write;
 use std::sync::LazyLock;
 
-use pay_domain::assets::DestinationAsset;
+use pay_domain::checkout::machine::SessionStatus;
+use pay_domain::checkout::CheckoutView;
 use pay_domain::checkout::PaymentSession;
-use pay_domain::service::CheckoutView;
-use pay_domain::session::SessionStatus;
+use pay_domain::kernel::assets::DestinationAsset;
+use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::tenancy::Theme;
-use pay_domain::timestamp::Timestamp;
 use serde_json::Value;
 
 use super::escape::{escape, safe_url};

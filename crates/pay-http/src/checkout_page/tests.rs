@@ -1,13 +1,13 @@
 //! Rendering of every state, escaping of user input, the size budget and the CSP pieces.
 
-use pay_domain::assets::AssetCatalogue;
+use pay_domain::checkout::machine::SessionStatus;
+use pay_domain::checkout::CheckoutView;
 use pay_domain::checkout::PaymentSession;
-use pay_domain::ids::{CompanyId, LinkUid, PaymentLinkId, PaymentSessionId};
-use pay_domain::link::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
-use pay_domain::service::CheckoutView;
-use pay_domain::session::SessionStatus;
+use pay_domain::kernel::assets::AssetCatalogue;
+use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentLinkId, PaymentSessionId};
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::links::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
 use pay_domain::tenancy::Theme;
-use pay_domain::timestamp::Timestamp;
 use serde_json::{json, Map, Value};
 
 use super::render::{self, clock, logo_origin, sentence, Ctx, Problem, Screen};

@@ -1,9 +1,9 @@
 //! Shapes of payment sessions, timelines and the public checkout.
 
-use pay_domain::assets::DestinationAsset;
+use pay_domain::checkout::CheckoutView;
 use pay_domain::checkout::{PaymentSession, TimelineEvent};
-use pay_domain::service::CheckoutView;
-use pay_domain::timestamp::Timestamp;
+use pay_domain::kernel::assets::DestinationAsset;
+use pay_domain::kernel::timestamp::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;

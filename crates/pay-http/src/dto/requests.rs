@@ -3,9 +3,9 @@
 //! its body, so the document and the parser cannot disagree. Each converts into its domain
 //! input, where the range and format rules live.
 
-use pay_domain::integration::NewIntegrationInput;
-use pay_domain::link::{Branding, CreateAnonymousLinkInput, CreateLinkInput, SettlementPriority};
+use pay_domain::links::{Branding, CreateAnonymousLinkInput, CreateLinkInput, SettlementPriority};
 use pay_domain::settings::SettingsPatch;
+use pay_domain::tenancy::keys::NewIntegrationInput;
 use pay_domain::DomainError;
 use serde::Deserialize;
 use serde_json::{Map, Number, Value};

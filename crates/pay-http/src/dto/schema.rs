@@ -4,7 +4,7 @@
 //! or on stored state (an asset's decimals, an enabled asset), the schema states the part of it
 //! that holds alone and the description says the rest.
 
-use pay_domain::link::{ExpirationTime, LinkStatus};
+use pay_domain::links::{ExpirationTime, LinkStatus};
 use pay_domain::tenancy::Theme;
 use serde_json::Value;
 use utoipa::openapi::schema::{Object, ObjectBuilder, SchemaType, Type};
@@ -160,7 +160,7 @@ pub fn amount() -> Object {
 }
 
 pub fn fiat_currency() -> Object {
-    let mut o = one_of(pay_domain::assets::fiat_codes(), true);
+    let mut o = one_of(pay_domain::kernel::assets::fiat_codes(), true);
     o.description = Some("ISO 4217 display currency; `amount` is then in it.".into());
     o
 }
@@ -243,7 +243,7 @@ pub fn logo_url() -> Object {
 pub fn metadata() -> Object {
     ObjectBuilder::new()
         .schema_type(SchemaType::from_iter([Type::Object, Type::Null]))
-        .max_properties(Some(pay_domain::validate::MAX_METADATA_KEYS))
+        .max_properties(Some(pay_domain::kernel::validate::MAX_METADATA_KEYS))
         .description(Some(
             "JSON object of at most 50 keys and 8 KB (compact JSON).",
         ))

@@ -3,8 +3,9 @@
 //! resolution of an underpayment.
 
 use actix_web::{get, post, web, HttpResponse};
+use pay_domain::app::Pay;
 use pay_domain::checkout::PaymentSession;
-use pay_domain::service::{Pay, Resolution, SandboxEvent};
+use pay_domain::checkout::{Resolution, SandboxEvent};
 use pay_domain::{DomainError, DomainResult};
 
 use crate::auth::{blocking, Credentials};

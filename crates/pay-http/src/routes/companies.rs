@@ -2,9 +2,9 @@
 //! These are the only routes that take a company id, and only from a signed-in session.
 
 use actix_web::{delete, get, patch, post, web, HttpResponse};
-use pay_domain::ids::PartnerId;
-use pay_domain::integration::NewIntegrationInput;
-use pay_domain::service::Pay;
+use pay_domain::app::Pay;
+use pay_domain::kernel::ids::PartnerId;
+use pay_domain::tenancy::keys::NewIntegrationInput;
 
 use crate::auth::{blocking, Credentials};
 use crate::dto::{

@@ -8,7 +8,7 @@ use actix_web::http::{header, StatusCode};
 use actix_web::{post, web, FromRequest, HttpRequest, HttpResponse};
 use futures_util::future::LocalBoxFuture;
 use futures_util::StreamExt;
-use pay_domain::service::Pay;
+use pay_domain::app::Pay;
 use pay_domain::DomainError;
 
 use crate::auth::blocking;

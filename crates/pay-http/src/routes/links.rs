@@ -1,8 +1,8 @@
 //! Payment links: create, list, detail, status.
 
 use actix_web::{get, patch, post, web, HttpRequest, HttpResponse};
-use pay_domain::link::{CreateAnonymousLinkInput, CreateLinkInput, LinkStatus};
-use pay_domain::service::Pay;
+use pay_domain::app::Pay;
+use pay_domain::links::{CreateAnonymousLinkInput, CreateLinkInput, LinkStatus};
 use pay_domain::DomainError;
 
 use crate::auth::{blocking, Credentials};

@@ -6,7 +6,7 @@ use actix_web::http::header;
 use actix_web::{post, web, FromRequest, HttpRequest, HttpResponse};
 use futures_util::future::LocalBoxFuture;
 use futures_util::StreamExt;
-use pay_domain::service::Pay;
+use pay_domain::app::Pay;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

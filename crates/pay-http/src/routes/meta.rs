@@ -1,7 +1,7 @@
 //! Health, readiness, time zones and the OpenAPI document.
 
 use actix_web::{get, web, HttpResponse};
-use pay_domain::service::Pay;
+use pay_domain::app::Pay;
 use utoipa::OpenApi;
 
 use crate::auth::blocking;
@@ -54,7 +54,7 @@ pub struct TimezoneCache(pub web::Bytes);
 impl TimezoneCache {
     pub fn new() -> Self {
         let body = TimezoneList {
-            data: pay_domain::timezones::all()
+            data: pay_domain::kernel::timezones::all()
                 .into_iter()
                 .map(str::to_owned)
                 .collect(),

@@ -11,7 +11,7 @@ pub mod session;
 pub mod settings;
 pub mod webhooks;
 
-use pay_domain::ids::CompanyId;
+use pay_domain::kernel::ids::CompanyId;
 use pay_domain::DomainError;
 
 use crate::error::ApiError;

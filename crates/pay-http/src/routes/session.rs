@@ -3,8 +3,8 @@
 
 use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
 use actix_web::{post, web, HttpRequest, HttpResponse};
-use pay_domain::secret::Secret;
-use pay_domain::service::{Pay, SESSION_TTL};
+use pay_domain::app::{Pay, SESSION_TTL};
+use pay_domain::kernel::secret::Secret;
 
 use crate::auth::{blocking, Credentials, SESSION_COOKIE};
 use crate::dto::{LoginRequest, LoginResponse};

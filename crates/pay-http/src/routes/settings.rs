@@ -1,7 +1,7 @@
 //! Merchant settings and destination assets.
 
 use actix_web::{get, put, web, HttpResponse};
-use pay_domain::service::Pay;
+use pay_domain::app::Pay;
 
 use crate::auth::{blocking, Credentials};
 use crate::dto::{

@@ -3,8 +3,9 @@
 //! manual resend, and a test event.
 
 use actix_web::{get, post, put, web, HttpRequest, HttpResponse};
-use pay_domain::service::{CallbackView, Pay};
-use pay_domain::webhook::{CallbackKind, DeliveryFilter, DeliveryStatus};
+use pay_domain::app::Pay;
+use pay_domain::webhooks::CallbackView;
+use pay_domain::webhooks::{CallbackKind, DeliveryFilter, DeliveryStatus};
 use pay_domain::DomainError;
 
 use crate::auth::{blocking, Credentials};
@@ -223,7 +224,7 @@ fn read_filter(query: &str) -> Result<DeliveryFilter, ApiError> {
                 f.limit = value
                     .parse::<usize>()
                     .ok()
-                    .filter(|n| (1..=pay_domain::webhook::LOG_LIMIT_MAX).contains(n))
+                    .filter(|n| (1..=pay_domain::webhooks::LOG_LIMIT_MAX).contains(n))
                     .ok_or_else(|| {
                         DomainError::validation("limit", "limit must be an integer from 1 to 200")
                     })?;

@@ -192,14 +192,14 @@ async fn events_reach_the_links_own_callback(app: TestApp) {
     // Payment events arrive with the payments work; emit one through the domain here.
     let pay = app.pay.clone();
     let sent = tokio::task::spawn_blocking(move || {
-        let company = pay_domain::link::ANONYMOUS_COMPANY;
-        let uid = pay_domain::ids::LinkUid::parse(&uid).unwrap();
+        let company = pay_domain::links::ANONYMOUS_COMPANY;
+        let uid = pay_domain::kernel::ids::LinkUid::parse(&uid).unwrap();
         let link = pay.store.link(company, &uid).unwrap().unwrap();
         pay.emit_link_event(
             &link,
-            pay_domain::webhook::EventKind::Test,
+            pay_domain::webhooks::EventKind::Test,
             "test",
-            pay_domain::webhook::SessionSnapshot::default(),
+            pay_domain::webhooks::SessionSnapshot::default(),
         )
         .unwrap()
     })

@@ -3,7 +3,7 @@
 //! window; the gateway form and request e-mails are throttled; a start on a link that takes
 //! no payment is refused before it is counted.
 
-use pay_domain::ratelimit::RateLimits;
+use pay_domain::kernel::ratelimit::RateLimits;
 use reqwest::header::CONTENT_TYPE;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};

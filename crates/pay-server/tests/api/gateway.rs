@@ -301,7 +301,7 @@ async fn origin_must_be_allowed(app: TestApp) {
     Page::of(res).await.assert(403, "forbidden", None);
     // The bootstrap key has no allowed origins: it takes no forms.
     let pay = app.pay.clone();
-    let company = pay_domain::ids::CompanyId::parse(&app.t.company_id).unwrap();
+    let company = pay_domain::kernel::ids::CompanyId::parse(&app.t.company_id).unwrap();
     let bootstrap_form_key = tokio::task::spawn_blocking(move || {
         pay.store
             .integrations(company)

@@ -3,11 +3,11 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use pay_domain::ports::Clock;
-use pay_domain::ratelimit::{Limit, RateLimits};
-use pay_domain::secret::Secret;
-use pay_domain::service::Pay;
-use pay_domain::timestamp::Timestamp;
+use pay_domain::app::Pay;
+use pay_domain::kernel::ports::Clock;
+use pay_domain::kernel::ratelimit::{Limit, RateLimits};
+use pay_domain::kernel::secret::Secret;
+use pay_domain::kernel::timestamp::Timestamp;
 use pay_server::{build_pay_with, open_store, Application, Config, Dispatcher};
 use pay_store::testing::TestDb;
 use reqwest::{Method, RequestBuilder, StatusCode};
@@ -107,7 +107,7 @@ fn suite_limits() -> RateLimits {
 /// The same over another processor (a merchant without a wallet, say).
 pub async fn spawn_with(
     backend: Backend,
-    processor: Arc<dyn pay_domain::ports::Processor>,
+    processor: Arc<dyn pay_domain::checkout::ports::Processor>,
 ) -> Option<TestApp> {
     spawn_configured(backend, processor, |_| {}).await
 }
@@ -126,7 +126,7 @@ pub async fn spawn_limited(backend: Backend, limits: RateLimits) -> Option<TestA
 /// in production, say). The suites' rate limits (`suite_limits`) apply unless it sets others.
 pub async fn spawn_configured(
     backend: Backend,
-    processor: Arc<dyn pay_domain::ports::Processor>,
+    processor: Arc<dyn pay_domain::checkout::ports::Processor>,
     configure: impl FnOnce(&mut Config),
 ) -> Option<TestApp> {
     let db = match backend {
@@ -328,7 +328,7 @@ impl TestApp {
         let pay = self.pay.clone();
         let email = format!("{role}-{}@acme.example", uuid::Uuid::new_v4().simple());
         let password = "member password 123".to_owned();
-        let company = pay_domain::ids::CompanyId::parse(&t.company_id).unwrap();
+        let company = pay_domain::kernel::ids::CompanyId::parse(&t.company_id).unwrap();
         let role = pay_domain::tenancy::Role::parse(role).unwrap();
         let (e, p) = (email.clone(), password.clone());
         tokio::task::spawn_blocking(move || pay.add_member(company, &e, &Secret::new(p), role))

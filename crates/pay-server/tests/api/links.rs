@@ -391,7 +391,7 @@ async fn list_newest_first_capped_at_200(app: TestApp) {
         let p = pay.authenticate_api_key(Some(&kid), Some(&ksec)).unwrap();
         (0..203)
             .map(|i| {
-                let input = pay_domain::link::CreateLinkInput {
+                let input = pay_domain::links::CreateLinkInput {
                     amount: format!("{}.00", i + 1),
                     ..Default::default()
                 };

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use pay_domain::ids::{CompanyId, LinkUid};
+use pay_domain::kernel::ids::{CompanyId, LinkUid};
+use pay_domain::kernel::secret::Secret;
 use pay_domain::mail::{MailStatus, OutgoingMail};
-use pay_domain::secret::Secret;
 use pay_server::Mailer;
 use reqwest::Method;
 use serde_json::{json, Value};

@@ -8,8 +8,8 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
-use pay_domain::ids::CompanyId;
-use pay_domain::webhook::{CallbackKind, CompanyCallback, SealedSecret};
+use pay_domain::kernel::ids::CompanyId;
+use pay_domain::webhooks::{CallbackKind, CompanyCallback, SealedSecret};
 use reqwest::Method;
 use serde_json::json;
 
@@ -201,7 +201,7 @@ async fn secrets_sealed_before_the_upgrade_still_sign_and_move_to_the_current_fo
     // The row as the previous version wrote it.
     let old_form = sealed_the_old_way(&app, &secret, &fresh.secret.sealed.key_id);
     let upgraded = CompanyCallback {
-        secret: pay_domain::webhook::StoredSigningSecret {
+        secret: pay_domain::webhooks::StoredSigningSecret {
             sealed: old_form.clone(),
             ..fresh.secret.clone()
         },

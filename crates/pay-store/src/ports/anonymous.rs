@@ -2,9 +2,9 @@
 //! the rate-limit hits that throttle their creation.
 
 use diesel::prelude::*;
-use pay_domain::link::{PaymentLink, ANONYMOUS_COMPANY};
-use pay_domain::ports::AnonymousLinkStore;
-use pay_domain::webhook::LinkWebhook;
+use pay_domain::links::ports::AnonymousLinkStore;
+use pay_domain::links::{PaymentLink, ANONYMOUS_COMPANY};
+use pay_domain::webhooks::LinkWebhook;
 use pay_domain::{DomainError, DomainResult};
 
 use crate::conn::write_transaction;

@@ -5,15 +5,15 @@
 
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
+use pay_domain::checkout::machine::SessionStatus;
 use pay_domain::checkout::{
     CheckoutStore, DueSession, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent,
     WriteOutcome,
 };
-use pay_domain::ids::{PaymentLinkId, PaymentSessionId};
-use pay_domain::link::{LinkStatus, PaymentLink};
-use pay_domain::session::SessionStatus;
-use pay_domain::timestamp::Timestamp;
-use pay_domain::webhook::Delivery;
+use pay_domain::kernel::ids::{PaymentLinkId, PaymentSessionId};
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::links::{LinkStatus, PaymentLink};
+use pay_domain::webhooks::Delivery;
 use pay_domain::{DomainError, DomainResult};
 
 use super::clock;

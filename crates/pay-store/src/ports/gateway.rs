@@ -3,9 +3,9 @@
 //! hot path, and a key disabled on any instance must stop taking forms at once.
 
 use diesel::prelude::*;
-use pay_domain::gateway::FormKeyStore;
-use pay_domain::ids::FormKeyId;
-use pay_domain::integration::Integration;
+use pay_domain::kernel::ids::FormKeyId;
+use pay_domain::links::gateway::FormKeyStore;
+use pay_domain::tenancy::keys::Integration;
 use pay_domain::DomainResult;
 
 use crate::rows::IntegrationRow;

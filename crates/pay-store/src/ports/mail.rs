@@ -3,9 +3,9 @@
 //! select (`FOR UPDATE SKIP LOCKED`, PostgreSQL only), as for the webhook outbox.
 
 use diesel::prelude::*;
-use pay_domain::ids::{CompanyId, LinkUid};
+use pay_domain::kernel::ids::{CompanyId, LinkUid};
+use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::mail::{AfterMailAttempt, MailId, MailStatus, MailStore, OutgoingMail};
-use pay_domain::timestamp::Timestamp;
 use pay_domain::DomainResult;
 
 use super::clock;

@@ -5,8 +5,8 @@
 
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
-use pay_domain::ports::RateLimitStore;
-use pay_domain::timestamp::Timestamp;
+use pay_domain::kernel::ratelimit::RateLimitStore;
+use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::DomainResult;
 
 use crate::conn::{write_transaction, AnyConnection};

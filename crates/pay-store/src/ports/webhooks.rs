@@ -4,10 +4,10 @@
 
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
-use pay_domain::ids::{CompanyId, PaymentLinkId};
-use pay_domain::ports::{AttemptRecord, WebhookStore};
-use pay_domain::timestamp::Timestamp;
-use pay_domain::webhook::{
+use pay_domain::kernel::ids::{CompanyId, PaymentLinkId};
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::webhooks::ports::{AttemptRecord, WebhookStore};
+use pay_domain::webhooks::{
     AfterAttempt, CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryStatus,
 };
 use pay_domain::{DomainError, DomainResult};

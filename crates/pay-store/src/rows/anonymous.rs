@@ -2,8 +2,8 @@
 //! column by column; they are never read back as rows.)
 
 use diesel::prelude::*;
-use pay_domain::ids::LinkUid;
-use pay_domain::webhook::{LinkWebhook, SealedSecret, StoredSigningSecret};
+use pay_domain::kernel::ids::LinkUid;
+use pay_domain::webhooks::{LinkWebhook, SealedSecret, StoredSigningSecret};
 use pay_domain::{DomainError, DomainResult};
 
 use super::{corrupt, instant};

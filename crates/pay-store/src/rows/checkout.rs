@@ -2,10 +2,10 @@
 //! one-time claim are written column by column; they are never read back as rows.)
 
 use diesel::prelude::*;
+use pay_domain::checkout::machine::SessionStatus;
 use pay_domain::checkout::{PaymentSession, TimelineEvent};
-use pay_domain::ids::{CompanyId, PaymentLinkId, PaymentSessionId};
-use pay_domain::session::SessionStatus;
-use pay_domain::timestamp::Timestamp;
+use pay_domain::kernel::ids::{CompanyId, PaymentLinkId, PaymentSessionId};
+use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::{DomainError, DomainResult};
 use serde_json::{Map, Value};
 

@@ -1,9 +1,9 @@
 //! Mail outbox rows: what is read and what is inserted.
 
 use diesel::prelude::*;
-use pay_domain::ids::{CompanyId, LinkUid, PaymentLinkId};
+use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentLinkId};
+use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::mail::{MailId, MailKind, MailStatus, OutgoingMail};
-use pay_domain::timestamp::Timestamp;
 use pay_domain::{DomainError, DomainResult};
 
 use super::{corrupt, id, instant, opt_instant, uuid_text};

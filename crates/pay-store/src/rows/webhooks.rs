@@ -1,10 +1,10 @@
 //! Webhook rows: company callbacks, deliveries (the outbox and log) and attempts.
 
 use diesel::prelude::*;
-use pay_domain::ids::CompanyId;
-use pay_domain::ports::AttemptRecord;
-use pay_domain::timestamp::Timestamp;
-use pay_domain::webhook::{
+use pay_domain::kernel::ids::CompanyId;
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::webhooks::ports::AttemptRecord;
+use pay_domain::webhooks::{
     AttemptError, AttemptOutcome, CallbackKind, CompanyCallback, Delivery, DeliveryOrigin,
     DeliveryStatus, EventKind, SealedSecret, StoredSigningSecret,
 };

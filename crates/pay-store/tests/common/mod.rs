@@ -3,17 +3,20 @@
 
 use diesel::connection::SimpleConnection;
 use diesel::Connection;
-use pay_domain::amount::Decimal;
-use pay_domain::assets::AssetCatalogue;
-use pay_domain::ids::{CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, UserId};
-use pay_domain::integration::{Integration, StoredIntegration};
-use pay_domain::link::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
-use pay_domain::ports::{NewTenant, PaymentLinkStore, TenancyStore};
-use pay_domain::secret::SecretDigest;
+use pay_domain::kernel::amount::Decimal;
+use pay_domain::kernel::assets::AssetCatalogue;
+use pay_domain::kernel::ids::{
+    CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, UserId,
+};
+use pay_domain::kernel::secret::SecretDigest;
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::links::ports::PaymentLinkStore;
+use pay_domain::links::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
 use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
+use pay_domain::tenancy::keys::{Integration, StoredIntegration};
+use pay_domain::tenancy::ports::{NewTenant, TenancyStore};
 use pay_domain::tenancy::{Company, Theme, UserRecord};
-use pay_domain::timestamp::Timestamp;
-use pay_domain::webhook::{
+use pay_domain::webhooks::{
     CallbackKind, Delivery, DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent,
 };
 use pay_domain::DomainError;

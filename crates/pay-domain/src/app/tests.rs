@@ -1,0 +1,2724 @@
+//! Use-case tests of `Pay` over in-memory fakes of the ports: `MemStore` (every store trait,
+//! honouring each documented guarantee, with call counters), `FixedClock` (moved by the test)
+//! and `FakeCrypto` (deterministic randomness, transparent digests and password hashes);
+//! for webhooks `FakeSealer` (readable, aad-bound sealing) and `FakeSigner` (records what
+//! signed), with a separate wall clock. The webhook use-case tests live in `tests/webhooks.rs`.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::*;
+use crate::checkout::{Resolution, SandboxEvent};
+use crate::kernel::ports::HealthCheck;
+use crate::kernel::ratelimit::RateLimitStore;
+use crate::kernel::secret::SecretDigest;
+use crate::links::ports::PaymentLinkStore;
+use crate::settings::ports::SettingsStore;
+use crate::settings::{FeePayer, ProductStatus};
+use crate::tenancy::ports::{IntegrationStore, SessionStore, TenancyStore};
+use crate::webhooks::ports::{AttemptRecord, WebhookStore};
+use crate::webhooks::CallbackView;
+use crate::webhooks::{
+    AfterAttempt, CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryStatus,
+    SealedSecret,
+};
+
+mod anonymous;
+mod checkout;
+mod gateway;
+mod mail;
+mod webhooks;
+
+// =====================================================================================
+// Fakes
+// =====================================================================================
+
+/// A membership row as the fake stores it.
+#[derive(Debug, Clone, PartialEq)]
+struct MemberRow {
+    user: UserId,
+    company: CompanyId,
+    role: Role,
+    at: Timestamp,
+}
+
+/// Everything the fake store holds.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Tables {
+    users: Vec<UserRecord>,
+    companies: Vec<(Company, PaySettings)>,
+    members: Vec<MemberRow>,
+    sessions: Vec<StoredSession>,
+    integrations: Vec<StoredIntegration>,
+    links: Vec<PaymentLink>,
+    callbacks: Vec<CompanyCallback>,
+    deliveries: Vec<Delivery>,
+    attempts: Vec<AttemptRecord>,
+    /// The last event sequence number handed out per link.
+    sequences: Vec<(PaymentLinkId, u64)>,
+    link_webhooks: Vec<crate::webhooks::LinkWebhook>,
+    rate_hits: Vec<(String, Timestamp)>,
+    payment_sessions: Vec<crate::checkout::PaymentSession>,
+    processor_events: Vec<String>,
+    timeline: Vec<crate::checkout::TimelineEvent>,
+    /// One-time links' completed payment.
+    paid_links: Vec<(PaymentLinkId, crate::kernel::ids::PaymentSessionId)>,
+    mails: Vec<crate::mail::OutgoingMail>,
+}
+
+/// Every store port over `Mutex`ed vectors, with a call counter per method.
+#[derive(Debug, Default)]
+struct MemStore {
+    t: Mutex<Tables>,
+    calls: Mutex<BTreeMap<&'static str, usize>>,
+    /// Statuses a "concurrent writer" sets on the link just before each CAS (one per call).
+    cas_interference: Mutex<VecDeque<LinkStatus>>,
+    /// Callbacks the next `company_callback` reads return instead of the stored row (one per
+    /// call): what a reader sees when another writer commits between its read and its write.
+    stale_callback_reads: Mutex<VecDeque<CompanyCallback>>,
+}
+
+/// The store methods that write.
+const WRITE_METHODS: &[&str] = &[
+    "create_tenant",
+    "add_member",
+    "insert_session",
+    "delete_session",
+    "rate_hit",
+    "clear_hits",
+    "advance_test_clock",
+    "insert_integration",
+    "set_integration_enabled",
+    "delete_integration",
+    "touch_integration",
+    "insert_link",
+    "set_link_status",
+    "save_settings",
+    "save_company_callback",
+    "insert_deliveries",
+    "claim_due_deliveries",
+    "record_attempt",
+    "retarget_deliveries",
+    "enqueue_link_event",
+    "write_link_event",
+];
+
+fn unique_violation(what: &str) -> DomainError {
+    DomainError::Internal(format!("unique violation: {what}"))
+}
+
+impl MemStore {
+    fn count_call(&self, method: &'static str) {
+        *self.calls.lock().unwrap().entry(method).or_default() += 1;
+    }
+
+    fn calls(&self, method: &str) -> usize {
+        self.calls.lock().unwrap().get(method).copied().unwrap_or(0)
+    }
+
+    /// Calls of write methods since the last reset.
+    fn writes(&self) -> usize {
+        WRITE_METHODS.iter().map(|m| self.calls(m)).sum()
+    }
+
+    fn reset_calls(&self) {
+        self.calls.lock().unwrap().clear();
+    }
+
+    fn tables(&self) -> MutexGuard<'_, Tables> {
+        self.t.lock().unwrap()
+    }
+
+    fn snapshot(&self) -> Tables {
+        self.tables().clone()
+    }
+
+    fn stored_integration(&self, partner: PartnerId) -> Option<StoredIntegration> {
+        self.tables()
+            .integrations
+            .iter()
+            .find(|i| i.integration.partner_id == partner)
+            .cloned()
+    }
+
+    fn stored_link(&self, uid: &LinkUid) -> Option<PaymentLink> {
+        self.tables().links.iter().find(|l| &l.uid == uid).cloned()
+    }
+
+    fn stored_settings(&self, company: CompanyId) -> Option<PaySettings> {
+        self.tables()
+            .companies
+            .iter()
+            .find(|(c, _)| c.id == company)
+            .map(|(_, s)| s.clone())
+    }
+
+    /// Test setup: puts a link into a status without going through the use case.
+    fn force_status(&self, uid: &LinkUid, status: LinkStatus) {
+        let mut t = self.tables();
+        let link = t.links.iter_mut().find(|l| &l.uid == uid).unwrap();
+        link.status = status;
+    }
+
+    fn interfere_with_next_cas(&self, statuses: &[LinkStatus]) {
+        self.cas_interference
+            .lock()
+            .unwrap()
+            .extend(statuses.iter().copied());
+    }
+
+    fn stored_callback(&self, company: CompanyId, kind: CallbackKind) -> Option<CompanyCallback> {
+        self.tables()
+            .callbacks
+            .iter()
+            .find(|c| c.company_id == company && c.kind == kind)
+            .cloned()
+    }
+
+    fn stored_delivery(&self, id: uuid::Uuid) -> Option<Delivery> {
+        self.tables()
+            .deliveries
+            .iter()
+            .find(|d| d.id == id)
+            .cloned()
+    }
+
+    fn stored_deliveries(&self) -> Vec<Delivery> {
+        self.tables().deliveries.clone()
+    }
+
+    fn stored_attempts(&self, id: uuid::Uuid) -> Vec<AttemptRecord> {
+        self.tables()
+            .attempts
+            .iter()
+            .filter(|a| a.delivery_id == id)
+            .cloned()
+            .collect()
+    }
+
+    /// The next `company_callback` read returns `stale` (as if read before another write).
+    fn serve_stale_callback_read(&self, stale: CompanyCallback) {
+        self.stale_callback_reads.lock().unwrap().push_back(stale);
+    }
+}
+
+/// Checks new deliveries against the table: known company, unique ids.
+fn check_new_deliveries(t: &Tables, new: &[Delivery]) -> DomainResult<()> {
+    for (i, d) in new.iter().enumerate() {
+        if !t.companies.iter().any(|(c, _)| c.id == d.company_id) {
+            return Err(DomainError::Internal("foreign key: company".into()));
+        }
+        if t.deliveries.iter().any(|x| x.id == d.id) || new[..i].iter().any(|x| x.id == d.id) {
+            return Err(unique_violation("webhook_deliveries.id"));
+        }
+    }
+    Ok(())
+}
+
+/// The log search: an exact match of the delivery id, the event's short name, the link uid or
+/// the order id.
+fn matches_search(d: &Delivery, q: &str) -> bool {
+    d.id.to_string() == q
+        || d.event.short_name() == q
+        || d.payment_link_uid.as_deref() == Some(q)
+        || d.order_id.as_deref() == Some(q)
+}
+
+impl TenancyStore for MemStore {
+    fn create_tenant(&self, tenant: &NewTenant) -> DomainResult<()> {
+        self.count_call("create_tenant");
+        let mut t = self.tables();
+        // Check everything first: all or nothing.
+        if let Some(u) = &tenant.new_user {
+            if t.users.iter().any(|x| x.email == u.email || x.id == u.id) {
+                return Err(unique_violation("users.email"));
+            }
+            if u.id != tenant.owner {
+                return Err(DomainError::Internal("owner is not the new user".into()));
+            }
+        } else if !t.users.iter().any(|x| x.id == tenant.owner) {
+            return Err(DomainError::Internal("unknown owner".into()));
+        }
+        if t.companies.iter().any(|(c, _)| c.id == tenant.company.id) {
+            return Err(unique_violation("companies.id"));
+        }
+        let i = &tenant.integration.integration;
+        if i.company_id != tenant.company.id {
+            return Err(DomainError::Internal(
+                "integration of another company".into(),
+            ));
+        }
+        if t.integrations.iter().any(|x| {
+            x.integration.partner_id == i.partner_id
+                || x.integration.key_id == i.key_id
+                || x.integration.form_key_id == i.form_key_id
+        }) {
+            return Err(unique_violation("integrations"));
+        }
+        if let Some(u) = &tenant.new_user {
+            t.users.push(u.clone());
+        }
+        t.companies
+            .push((tenant.company.clone(), tenant.settings.clone()));
+        t.members.push(MemberRow {
+            user: tenant.owner,
+            company: tenant.company.id,
+            role: Role::Owner,
+            at: tenant.company.created_at,
+        });
+        t.integrations.push(tenant.integration.clone());
+        Ok(())
+    }
+
+    fn add_member(
+        &self,
+        new_user: Option<&UserRecord>,
+        user: UserId,
+        company: CompanyId,
+        role: Role,
+        at: Timestamp,
+    ) -> DomainResult<()> {
+        self.count_call("add_member");
+        let mut t = self.tables();
+        if !t.companies.iter().any(|(c, _)| c.id == company) {
+            return Err(DomainError::Internal("foreign key: company".into()));
+        }
+        match new_user {
+            Some(u) => {
+                if u.id != user {
+                    return Err(DomainError::Internal("user id mismatch".into()));
+                }
+                if t.users.iter().any(|x| x.email == u.email || x.id == u.id) {
+                    return Err(unique_violation("users.email"));
+                }
+            }
+            None => {
+                if !t.users.iter().any(|x| x.id == user) {
+                    return Err(DomainError::Internal("foreign key: user".into()));
+                }
+            }
+        }
+        if t.members
+            .iter()
+            .any(|m| m.user == user && m.company == company)
+        {
+            return Err(unique_violation("memberships"));
+        }
+        if let Some(u) = new_user {
+            t.users.push(u.clone());
+        }
+        t.members.push(MemberRow {
+            user,
+            company,
+            role,
+            at,
+        });
+        Ok(())
+    }
+
+    fn user_by_email(&self, email: &str) -> DomainResult<Option<UserRecord>> {
+        self.count_call("user_by_email");
+        Ok(self
+            .tables()
+            .users
+            .iter()
+            .find(|u| u.email == email)
+            .cloned())
+    }
+
+    fn is_empty(&self) -> DomainResult<bool> {
+        self.count_call("is_empty");
+        Ok(self.tables().users.is_empty())
+    }
+
+    fn memberships(&self, user: UserId) -> DomainResult<Vec<Membership>> {
+        self.count_call("memberships");
+        let t = self.tables();
+        let mut rows: Vec<&MemberRow> = t.members.iter().filter(|m| m.user == user).collect();
+        // Oldest first; a stable sort keeps insertion order for equal instants.
+        rows.sort_by_key(|m| m.at);
+        Ok(rows
+            .into_iter()
+            .map(|m| Membership {
+                company_id: m.company,
+                company_name: t
+                    .companies
+                    .iter()
+                    .find(|(c, _)| c.id == m.company)
+                    .map(|(c, _)| c.name.clone())
+                    .unwrap_or_default(),
+                role: m.role,
+            })
+            .collect())
+    }
+
+    fn role(&self, user: UserId, company: CompanyId) -> DomainResult<Option<Role>> {
+        self.count_call("role");
+        Ok(self
+            .tables()
+            .members
+            .iter()
+            .find(|m| m.user == user && m.company == company)
+            .map(|m| m.role))
+    }
+
+    fn company_with_settings(
+        &self,
+        company: CompanyId,
+    ) -> DomainResult<Option<(Company, PaySettings)>> {
+        self.count_call("company_with_settings");
+        Ok(self
+            .tables()
+            .companies
+            .iter()
+            .find(|(c, _)| c.id == company)
+            .cloned())
+    }
+
+    fn advance_test_clock(
+        &self,
+        company: CompanyId,
+        by_ms: i64,
+        max_offset_ms: i64,
+    ) -> DomainResult<Option<i64>> {
+        self.count_call("advance_test_clock");
+        let mut t = self.tables();
+        let Some((c, _)) = t.companies.iter_mut().find(|(c, _)| c.id == company) else {
+            return Ok(None);
+        };
+        if c.test_clock_offset_ms > max_offset_ms - by_ms {
+            return Ok(None);
+        }
+        c.test_clock_offset_ms += by_ms;
+        Ok(Some(c.test_clock_offset_ms))
+    }
+}
+
+impl SessionStore for MemStore {
+    fn insert_session(&self, session: &StoredSession) -> DomainResult<()> {
+        self.count_call("insert_session");
+        let mut t = self.tables();
+        if t.sessions
+            .iter()
+            .any(|s| s.id == session.id || s.token_digest == session.token_digest)
+        {
+            return Err(unique_violation("sessions"));
+        }
+        t.sessions.push(session.clone());
+        Ok(())
+    }
+
+    fn session_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSession>> {
+        self.count_call("session_by_token");
+        Ok(self
+            .tables()
+            .sessions
+            .iter()
+            .find(|s| &s.token_digest == token_digest)
+            .cloned())
+    }
+
+    fn delete_session(&self, token_digest: &SecretDigest) -> DomainResult<()> {
+        self.count_call("delete_session");
+        self.tables()
+            .sessions
+            .retain(|s| &s.token_digest != token_digest);
+        Ok(())
+    }
+}
+
+impl RateLimitStore for MemStore {
+    fn hit(&self, bucket: &str, at: Timestamp, window: Duration, limit: u64) -> DomainResult<bool> {
+        self.count_call("rate_hit");
+        // One lock for the count and the insert: atomic, as the port asks.
+        let mut t = self.tables();
+        let since = at.minus(window);
+        let n = t
+            .rate_hits
+            .iter()
+            .filter(|(b, a)| b == bucket && *a >= since)
+            .count() as u64;
+        if n >= limit {
+            return Ok(false);
+        }
+        t.rate_hits.push((bucket.to_owned(), at));
+        Ok(true)
+    }
+
+    fn clear_hits(&self, bucket: &str) -> DomainResult<()> {
+        self.count_call("clear_hits");
+        self.tables().rate_hits.retain(|(b, _)| b != bucket);
+        Ok(())
+    }
+}
+
+impl IntegrationStore for MemStore {
+    fn insert_integration(&self, integration: &StoredIntegration) -> DomainResult<()> {
+        self.count_call("insert_integration");
+        let mut t = self.tables();
+        let i = &integration.integration;
+        if t.integrations.iter().any(|x| {
+            x.integration.partner_id == i.partner_id
+                || x.integration.key_id == i.key_id
+                || x.integration.form_key_id == i.form_key_id
+        }) {
+            return Err(unique_violation("integrations"));
+        }
+        t.integrations.push(integration.clone());
+        Ok(())
+    }
+
+    fn integrations(&self, company: CompanyId) -> DomainResult<Vec<Integration>> {
+        self.count_call("integrations");
+        let mut list: Vec<Integration> = self
+            .tables()
+            .integrations
+            .iter()
+            .filter(|i| i.integration.company_id == company)
+            .map(|i| i.integration.clone())
+            .collect();
+        // Newest first; partner ids (time-ordered) break ties.
+        list.sort_by_key(|i| std::cmp::Reverse((i.created_at, i.partner_id)));
+        Ok(list)
+    }
+
+    fn integration_by_key_id(&self, key_id: &KeyId) -> DomainResult<Option<StoredIntegration>> {
+        self.count_call("integration_by_key_id");
+        Ok(self
+            .tables()
+            .integrations
+            .iter()
+            .find(|i| &i.integration.key_id == key_id)
+            .cloned())
+    }
+
+    fn set_integration_enabled(
+        &self,
+        company: CompanyId,
+        partner: PartnerId,
+        enabled: bool,
+    ) -> DomainResult<Option<Integration>> {
+        self.count_call("set_integration_enabled");
+        let mut t = self.tables();
+        Ok(t.integrations
+            .iter_mut()
+            .find(|i| i.integration.company_id == company && i.integration.partner_id == partner)
+            .map(|i| {
+                i.integration.enabled = enabled;
+                i.integration.clone()
+            }))
+    }
+
+    fn delete_integration(&self, company: CompanyId, partner: PartnerId) -> DomainResult<bool> {
+        self.count_call("delete_integration");
+        let mut t = self.tables();
+        let before = t.integrations.len();
+        t.integrations.retain(|i| {
+            !(i.integration.company_id == company && i.integration.partner_id == partner)
+        });
+        Ok(t.integrations.len() != before)
+    }
+
+    fn touch_integration(&self, partner: PartnerId, at: Timestamp) -> DomainResult<()> {
+        self.count_call("touch_integration");
+        let mut t = self.tables();
+        if let Some(i) = t
+            .integrations
+            .iter_mut()
+            .find(|i| i.integration.partner_id == partner)
+        {
+            i.integration.last_used_at = Some(at);
+        }
+        Ok(())
+    }
+}
+
+impl PaymentLinkStore for MemStore {
+    fn insert_link(&self, link: &PaymentLink) -> DomainResult<()> {
+        self.count_call("insert_link");
+        let mut t = self.tables();
+        if t.links.iter().any(|l| l.uid == link.uid || l.id == link.id) {
+            return Err(unique_violation("payment_links.uid"));
+        }
+        t.links.push(link.clone());
+        Ok(())
+    }
+
+    fn links(
+        &self,
+        company: CompanyId,
+        filter: LinkFilter,
+        limit: usize,
+    ) -> DomainResult<Vec<PaymentLink>> {
+        self.count_call("links");
+        let mut list: Vec<PaymentLink> = self
+            .tables()
+            .links
+            .iter()
+            .filter(|l| l.company_id == company && !l.is_anonymous())
+            .filter(|l| filter.grant_id.is_none() || l.grant_id() == filter.grant_id)
+            .cloned()
+            .collect();
+        list.sort_by_key(|l| std::cmp::Reverse((l.created_at, l.id)));
+        list.truncate(limit);
+        Ok(list)
+    }
+
+    fn link(&self, company: CompanyId, uid: &LinkUid) -> DomainResult<Option<PaymentLink>> {
+        self.count_call("link");
+        Ok(self
+            .tables()
+            .links
+            .iter()
+            .find(|l| l.company_id == company && &l.uid == uid)
+            .cloned())
+    }
+
+    fn set_link_status(
+        &self,
+        company: CompanyId,
+        uid: &LinkUid,
+        from: LinkStatus,
+        to: LinkStatus,
+        at: Timestamp,
+    ) -> DomainResult<bool> {
+        self.count_call("set_link_status");
+        let interference = self.cas_interference.lock().unwrap().pop_front();
+        let mut t = self.tables();
+        let Some(link) = t
+            .links
+            .iter_mut()
+            .find(|l| l.company_id == company && &l.uid == uid)
+        else {
+            return Ok(false);
+        };
+        if let Some(status) = interference {
+            // Another writer got there a millisecond earlier.
+            link.status = status;
+            link.updated_at = at.minus(Duration::milliseconds(1));
+        }
+        if link.status != from {
+            return Ok(false);
+        }
+        link.status = to;
+        link.updated_at = at;
+        Ok(true)
+    }
+}
+
+impl SettingsStore for MemStore {
+    fn save_settings(
+        &self,
+        company: CompanyId,
+        settings: &PaySettings,
+        _at: Timestamp,
+    ) -> DomainResult<()> {
+        self.count_call("save_settings");
+        let mut t = self.tables();
+        let (_, s) = t
+            .companies
+            .iter_mut()
+            .find(|(c, _)| c.id == company)
+            .ok_or_else(|| DomainError::Internal("foreign key: company".into()))?;
+        *s = settings.clone();
+        Ok(())
+    }
+}
+
+impl WebhookStore for MemStore {
+    fn company_callback(
+        &self,
+        company: CompanyId,
+        kind: CallbackKind,
+    ) -> DomainResult<Option<CompanyCallback>> {
+        self.count_call("company_callback");
+        if let Some(stale) = self.stale_callback_reads.lock().unwrap().pop_front() {
+            return Ok(Some(stale));
+        }
+        Ok(self.stored_callback(company, kind))
+    }
+
+    fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<bool> {
+        self.count_call("save_company_callback");
+        let mut t = self.tables();
+        if !t.companies.iter().any(|(c, _)| c.id == callback.company_id) {
+            return Err(DomainError::Internal("foreign key: company".into()));
+        }
+        match t
+            .callbacks
+            .iter_mut()
+            .find(|c| c.company_id == callback.company_id && c.kind == callback.kind)
+        {
+            Some(row) if row.version + 1 == callback.version => *row = callback.clone(),
+            Some(_) => return Ok(false),
+            None if callback.version == 1 => t.callbacks.push(callback.clone()),
+            None => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn insert_deliveries(&self, deliveries: &[Delivery]) -> DomainResult<()> {
+        self.count_call("insert_deliveries");
+        let mut t = self.tables();
+        check_new_deliveries(&t, deliveries)?;
+        t.deliveries.extend_from_slice(deliveries);
+        Ok(())
+    }
+
+    fn claim_due_deliveries(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: usize,
+    ) -> DomainResult<Vec<Delivery>> {
+        self.count_call("claim_due_deliveries");
+        let mut t = self.tables();
+        let mut due: Vec<usize> = t
+            .deliveries
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| matches!(d.status, DeliveryStatus::Pending | DeliveryStatus::Retrying))
+            .filter(|(_, d)| d.next_attempt_at.is_some_and(|at| at <= now))
+            .map(|(i, _)| i)
+            .collect();
+        // Oldest due first; ids break ties.
+        due.sort_by_key(|&i| (t.deliveries[i].next_attempt_at, t.deliveries[i].id));
+        due.truncate(limit);
+        Ok(due
+            .into_iter()
+            .map(|i| {
+                let d = &mut t.deliveries[i];
+                d.next_attempt_at = Some(lease_until);
+                d.clone()
+            })
+            .collect())
+    }
+
+    fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> DomainResult<()> {
+        self.count_call("retarget_deliveries");
+        let mut t = self.tables();
+        for (id, url) in moves {
+            if let Some(d) = t
+                .deliveries
+                .iter_mut()
+                .find(|d| d.id == *id && !d.status.is_terminal())
+            {
+                d.url = url.clone();
+            }
+        }
+        Ok(())
+    }
+
+    fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> DomainResult<()> {
+        self.count_call("record_attempt");
+        let mut guard = self.tables();
+        let t = &mut *guard;
+        let d = t
+            .deliveries
+            .iter_mut()
+            .find(|d| d.id == attempt.delivery_id)
+            .ok_or_else(|| DomainError::Internal("foreign key: delivery".into()))?;
+        // Compare-and-set: only the attempt after the last recorded one.
+        if attempt.number == 0 || d.attempts != attempt.number - 1 {
+            return Err(DomainError::Internal(format!(
+                "attempt {} of a delivery with {} attempts",
+                attempt.number, d.attempts
+            )));
+        }
+        if t.attempts
+            .iter()
+            .any(|a| a.delivery_id == attempt.delivery_id && a.number == attempt.number)
+        {
+            return Err(unique_violation("webhook_attempts"));
+        }
+        d.attempts = attempt.number;
+        d.status = after.status;
+        d.next_attempt_at = after.next_attempt_at;
+        d.last_attempt_at = Some(attempt.at);
+        d.last_response_status = attempt.outcome.status;
+        d.last_error = attempt.outcome.error;
+        t.attempts.push(attempt.clone());
+        Ok(())
+    }
+
+    fn deliveries(
+        &self,
+        company: CompanyId,
+        filter: &DeliveryFilter,
+    ) -> DomainResult<Vec<Delivery>> {
+        self.count_call("deliveries");
+        let mut list: Vec<Delivery> = self
+            .tables()
+            .deliveries
+            .iter()
+            .filter(|d| d.company_id == company)
+            .filter(|d| {
+                filter
+                    .payment_link_uid
+                    .as_ref()
+                    .is_none_or(|u| d.payment_link_uid.as_ref() == Some(u))
+            })
+            .filter(|d| filter.status.is_none_or(|s| d.status == s))
+            .filter(|d| {
+                filter
+                    .search
+                    .as_deref()
+                    .is_none_or(|q| matches_search(d, q))
+            })
+            .cloned()
+            .collect();
+        list.sort_by_key(|d| std::cmp::Reverse((d.created_at, d.id)));
+        list.truncate(filter.limit);
+        Ok(list)
+    }
+
+    fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Option<Delivery>> {
+        self.count_call("delivery");
+        Ok(self
+            .tables()
+            .deliveries
+            .iter()
+            .find(|d| d.company_id == company && d.id == id)
+            .cloned())
+    }
+
+    fn attempts(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Vec<AttemptRecord>> {
+        self.count_call("attempts");
+        let t = self.tables();
+        if !t
+            .deliveries
+            .iter()
+            .any(|d| d.company_id == company && d.id == id)
+        {
+            return Ok(vec![]);
+        }
+        let mut list: Vec<AttemptRecord> = t
+            .attempts
+            .iter()
+            .filter(|a| a.delivery_id == id)
+            .cloned()
+            .collect();
+        list.sort_by_key(|a| a.number);
+        Ok(list)
+    }
+
+    fn enqueue_link_event(
+        &self,
+        link: PaymentLinkId,
+        build: &dyn Fn(u64) -> Vec<Delivery>,
+    ) -> DomainResult<Vec<Delivery>> {
+        self.count_call("enqueue_link_event");
+        // One lock for the whole call: the increment and the inserts are one transaction.
+        let mut guard = self.tables();
+        let t = &mut *guard;
+        if !t.links.iter().any(|l| l.id == link) {
+            return Err(DomainError::Internal("foreign key: payment link".into()));
+        }
+        let next = t
+            .sequences
+            .iter()
+            .find(|(id, _)| *id == link)
+            .map_or(0, |(_, n)| *n)
+            + 1;
+        let built = build(next);
+        check_new_deliveries(t, &built)?;
+        match t.sequences.iter_mut().find(|(id, _)| *id == link) {
+            Some((_, n)) => *n = next,
+            None => t.sequences.push((link, next)),
+        }
+        t.deliveries.extend(built.iter().cloned());
+        Ok(built)
+    }
+}
+
+impl crate::links::ports::AnonymousLinkStore for MemStore {
+    fn insert_anonymous_link(
+        &self,
+        link: &PaymentLink,
+        webhook: Option<&crate::webhooks::LinkWebhook>,
+    ) -> DomainResult<()> {
+        self.count_call("insert_anonymous_link");
+        let mut t = self.tables();
+        if t.links.iter().any(|l| l.uid == link.uid || l.id == link.id) {
+            return Err(unique_violation("payment_links.uid"));
+        }
+        t.links.push(link.clone());
+        if let Some(w) = webhook {
+            t.link_webhooks.push(w.clone());
+        }
+        Ok(())
+    }
+
+    fn link_webhook(&self, link_uid: &str) -> DomainResult<Option<crate::webhooks::LinkWebhook>> {
+        self.count_call("link_webhook");
+        Ok(self
+            .tables()
+            .link_webhooks
+            .iter()
+            .find(|w| w.link_uid == link_uid)
+            .cloned())
+    }
+}
+
+impl HealthCheck for MemStore {
+    fn ping(&self) -> DomainResult<()> {
+        self.count_call("ping");
+        Ok(())
+    }
+
+    fn prune(&self, sessions_before: Timestamp, hits_before: Timestamp) -> DomainResult<u64> {
+        self.count_call("prune");
+        let mut t = self.tables();
+        let before = t.sessions.len() + t.rate_hits.len();
+        t.sessions.retain(|s| s.expires_at >= sessions_before);
+        t.rate_hits.retain(|(_, at)| *at >= hits_before);
+        Ok((before - t.sessions.len() - t.rate_hits.len()) as u64)
+    }
+}
+
+/// A clock the test moves (unix milliseconds).
+#[derive(Debug)]
+struct FixedClock(AtomicI64);
+
+impl FixedClock {
+    fn advance(&self, d: Duration) {
+        self.0
+            .fetch_add(d.whole_milliseconds() as i64, Ordering::SeqCst);
+    }
+}
+
+impl Clock for FixedClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_unix_millis(self.0.load(Ordering::SeqCst)).unwrap()
+    }
+}
+
+const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// Deterministic crypto: a counter for randomness and uuids; digests and hashes are readable.
+#[derive(Debug, Default)]
+struct FakeCrypto {
+    counter: AtomicU64,
+    /// The `phc` argument of every `verify_password` call.
+    verify_calls: Mutex<Vec<Option<String>>>,
+    hash_calls: AtomicU64,
+}
+
+impl FakeCrypto {
+    fn tick(&self) -> u64 {
+        self.counter.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    fn verify_calls(&self) -> Vec<Option<String>> {
+        self.verify_calls.lock().unwrap().clone()
+    }
+
+    fn reset_verify_calls(&self) {
+        self.verify_calls.lock().unwrap().clear();
+    }
+}
+
+impl Crypto for FakeCrypto {
+    fn random_alphanumeric(&self, len: usize) -> String {
+        // The counter in base 62, left-padded with '0' (distinct counters, distinct strings).
+        let mut n = self.tick();
+        let mut out = vec![b'0'; len];
+        for slot in out.iter_mut().rev() {
+            *slot = BASE62[(n % 62) as usize];
+            n /= 62;
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    fn new_uuid(&self) -> uuid::Uuid {
+        uuid::Uuid::from_u128(u128::from(self.tick()))
+    }
+
+    fn digest(&self, secret: &str) -> SecretDigest {
+        SecretDigest(format!("d:{secret}"))
+    }
+
+    fn digest_matches(&self, secret: &str, digest: &SecretDigest) -> bool {
+        self.digest(secret) == *digest
+    }
+
+    fn hash_password(&self, password: &str) -> DomainResult<String> {
+        self.hash_calls.fetch_add(1, Ordering::SeqCst);
+        Ok(format!("h:{password}"))
+    }
+
+    fn verify_password(&self, password: &str, phc: Option<&str>) -> bool {
+        self.verify_calls
+            .lock()
+            .unwrap()
+            .push(phc.map(str::to_owned));
+        phc == Some(format!("h:{password}").as_str())
+    }
+}
+
+/// The key id `FakeSealer` seals with.
+const SEAL_KEY_ID: &str = "k1";
+/// An older key `FakeSealer` still opens (values under it are not current).
+const OLD_SEAL_KEY_ID: &str = "k0";
+
+/// Sealing that a test can read: `{aad}|{secret}` under key `k1`; opening needs the same aad.
+/// Values under `k0` open too but are not current (as after a key rotation).
+#[derive(Debug, Default)]
+struct FakeSealer {
+    /// The aad of every `seal` call.
+    sealed_with: Mutex<Vec<String>>,
+    /// The aad of every `open` call.
+    opened_with: Mutex<Vec<String>>,
+}
+
+impl FakeSealer {
+    fn sealed(secret: &str, aad: &str) -> SealedSecret {
+        SealedSecret {
+            key_id: SEAL_KEY_ID.into(),
+            sealed: format!("{aad}|{secret}"),
+        }
+    }
+
+    /// A value as an older key sealed it.
+    fn sealed_under_old_key(secret: &str, aad: &str) -> SealedSecret {
+        SealedSecret {
+            key_id: OLD_SEAL_KEY_ID.into(),
+            ..FakeSealer::sealed(secret, aad)
+        }
+    }
+
+    fn seal_calls(&self) -> Vec<String> {
+        self.sealed_with.lock().unwrap().clone()
+    }
+}
+
+impl SecretSealer for FakeSealer {
+    fn seal(&self, secret: &Secret, aad: &str) -> DomainResult<SealedSecret> {
+        self.sealed_with.lock().unwrap().push(aad.to_owned());
+        Ok(FakeSealer::sealed(secret.expose(), aad))
+    }
+
+    fn open(&self, sealed: &SealedSecret, aad: &str) -> DomainResult<Secret> {
+        self.opened_with.lock().unwrap().push(aad.to_owned());
+        if sealed.key_id != SEAL_KEY_ID && sealed.key_id != OLD_SEAL_KEY_ID {
+            return Err(DomainError::Internal("unknown sealing key".into()));
+        }
+        sealed
+            .sealed
+            .strip_prefix(aad)
+            .and_then(|rest| rest.strip_prefix('|'))
+            .map(Secret::new)
+            .ok_or_else(|| DomainError::Internal("cannot open: other associated data".into()))
+    }
+
+    fn is_current(&self, sealed: &SealedSecret) -> bool {
+        sealed.key_id == SEAL_KEY_ID
+    }
+}
+
+/// One `signature_header` call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SignCall {
+    secrets: Vec<String>,
+    t: i64,
+    body: String,
+}
+
+/// Records what signed; the header names the secrets so tests can see them:
+/// `t={t},v1={secret1},v1={secret2}`.
+#[derive(Debug, Default)]
+struct FakeSigner {
+    calls: Mutex<Vec<SignCall>>,
+}
+
+impl FakeSigner {
+    fn calls(&self) -> Vec<SignCall> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    fn last(&self) -> SignCall {
+        self.calls().pop().expect("the signer was called")
+    }
+}
+
+impl WebhookSigner for FakeSigner {
+    fn signature_header(&self, secrets: &[Secret], t: i64, body: &[u8]) -> String {
+        let secrets: Vec<String> = secrets.iter().map(|s| s.expose().to_owned()).collect();
+        let mut header = format!("t={t}");
+        for s in &secrets {
+            header.push_str(&format!(",v1={s}"));
+        }
+        self.calls.lock().unwrap().push(SignCall {
+            secrets,
+            t,
+            body: String::from_utf8(body.to_vec()).unwrap(),
+        });
+        header
+    }
+}
+
+// =====================================================================================
+// Harness
+// =====================================================================================
+
+/// 2026-11-22T06:07:20.000Z: whole seconds, so `lastUsedAt` granularity is exact.
+const T0_MS: i64 = 1_795_327_640_000;
+/// The wall clock starts elsewhere (2026-11-23T01:00:00Z), so a signature's `t` shows which
+/// clock it came from.
+const WALL_MS: i64 = 1_795_395_600_000;
+const PW: &str = "correct horse battery";
+const ADDR: &str = "203.0.113.7";
+
+#[derive(Debug)]
+struct World {
+    pay: Pay,
+    store: Arc<MemStore>,
+    crypto: Arc<FakeCrypto>,
+    clock: Arc<FixedClock>,
+    sealer: Arc<FakeSealer>,
+    signer: Arc<FakeSigner>,
+    /// Real time for signatures; the service clock (`clock`) is business time.
+    wall: Arc<FixedClock>,
+    processor: Arc<checkout::FakeProcessor>,
+}
+
+fn world() -> World {
+    world_with(false)
+}
+
+/// A world whose webhooks may (`true`) or may not target http and private addresses.
+fn world_with(allow_private_targets: bool) -> World {
+    let store = Arc::new(MemStore::default());
+    let crypto = Arc::new(FakeCrypto::default());
+    let clock = Arc::new(FixedClock(AtomicI64::new(T0_MS)));
+    let sealer = Arc::new(FakeSealer::default());
+    let signer = Arc::new(FakeSigner::default());
+    let wall = Arc::new(FixedClock(AtomicI64::new(WALL_MS)));
+    let processor = Arc::new(checkout::FakeProcessor::default());
+    let pay = Pay {
+        store: store.clone(),
+        crypto: crypto.clone(),
+        clock: clock.clone(),
+        assets: Arc::new(AssetCatalogue::builtin()),
+        public_pay_url: "https://pay.example".into(),
+        webhooks: Arc::new(WebhookPorts {
+            sealer: sealer.clone(),
+            signer: signer.clone(),
+            wall_clock: wall.clone(),
+            allow_private_targets,
+        }),
+        payments: Arc::new(PaymentPorts {
+            processor: processor.clone(),
+            prices: Arc::new(checkout::FakePrices),
+            sandbox: true,
+            link_epoch: Default::default(),
+        }),
+        limits: crate::kernel::ratelimit::RateLimits::default(),
+    };
+    World {
+        pay,
+        store,
+        crypto,
+        clock,
+        sealer,
+        signer,
+        wall,
+        processor,
+    }
+}
+
+impl World {
+    fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    fn advance(&self, d: Duration) {
+        self.clock.advance(d);
+    }
+
+    fn tenant(&self, company: &str, email: &str) -> BootstrapOutcome {
+        self.pay
+            .bootstrap(company, email, &Secret::new(PW))
+            .unwrap()
+    }
+
+    fn partner_of(&self, b: &BootstrapOutcome) -> PartnerId {
+        self.store
+            .tables()
+            .integrations
+            .iter()
+            .find(|i| i.integration.key_id == b.key_id)
+            .unwrap()
+            .integration
+            .partner_id
+    }
+
+    fn key_principal(&self, b: &BootstrapOutcome) -> Principal {
+        self.pay
+            .authenticate_api_key(
+                Some(b.key_id.as_str()),
+                b.key_secret.as_ref().map(Secret::expose),
+            )
+            .unwrap()
+    }
+
+    fn sign_in(&self, email: &str) -> (LoginOutcome, SignedIn) {
+        let out = self.pay.login(email, &Secret::new(PW), ADDR).unwrap();
+        let signed_in = self
+            .pay
+            .authenticate_session(out.session_token.expose())
+            .unwrap();
+        (out, signed_in)
+    }
+
+    /// Adds a new user with `role` to `company` and signs them in.
+    fn member(&self, company: CompanyId, email: &str, role: Role) -> SignedIn {
+        self.pay
+            .add_member(company, email, &Secret::new(PW), role)
+            .unwrap();
+        self.sign_in(email).1
+    }
+
+    fn session_principal(&self, s: &SignedIn) -> Principal {
+        self.pay.session_principal(s).unwrap()
+    }
+
+    fn new_link(&self, p: &Principal) -> PaymentLink {
+        self.pay.create_link(p, amount("10")).unwrap()
+    }
+}
+
+fn amount(a: &str) -> CreateLinkInput {
+    CreateLinkInput {
+        amount: a.into(),
+        ..Default::default()
+    }
+}
+
+fn grant(company: CompanyId, id: u128, scopes: &[Scope]) -> Principal {
+    Principal {
+        company_id: company,
+        credential: Credential::OAuthGrant {
+            grant_id: uuid::Uuid::from_u128(id),
+            scopes: scopes.to_vec(),
+        },
+    }
+}
+
+fn field_of<T: std::fmt::Debug>(r: DomainResult<T>) -> String {
+    match r {
+        Err(DomainError::Validation { field, .. }) => field,
+        other => panic!("expected a validation error, got {other:?}"),
+    }
+}
+
+fn is_alnum(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+fn integration_input(slug: &str) -> NewIntegrationInput {
+    NewIntegrationInput {
+        name: "Shop backend".into(),
+        app_slug: slug.into(),
+        allowed_origins: vec!["https://shop.example".into()],
+    }
+}
+
+const LINK_NOT_FOUND: DomainError = DomainError::NotFound {
+    kind: "Payment link",
+};
+
+// =====================================================================================
+// 1. bootstrap
+// =====================================================================================
+
+#[test]
+fn bootstrap_creates_user_company_settings_and_key() {
+    let w = world();
+    let out = w
+        .pay
+        .bootstrap("  Acme  ", "  Ops@Acme.EXAMPLE ", &Secret::new(PW))
+        .unwrap();
+    assert!(out.created);
+    let secret = out
+        .key_secret
+        .clone()
+        .expect("the secret is shown on creation");
+    let s = secret.expose();
+    assert!(s.starts_with("mksec_"), "{s}");
+    assert_eq!(s.len(), "mksec_".len() + 43);
+    assert!(is_alnum(&s["mksec_".len()..]));
+    assert!(out.key_id.as_str().starts_with("mk_pay_"));
+    assert_eq!(out.key_id.as_str().len(), "mk_pay_".len() + 24);
+    assert!(out.form_key_id.as_str().starts_with("pk_pay_"));
+    assert_eq!(out.form_key_id.as_str().len(), "pk_pay_".len() + 24);
+    assert_eq!(w.store.calls("create_tenant"), 1);
+
+    let t = w.store.snapshot();
+    assert_eq!(t.users.len(), 1);
+    let user = &t.users[0];
+    assert_eq!(user.id, out.user_id);
+    assert_eq!(user.email, "ops@acme.example");
+    assert_eq!(user.password_hash, format!("h:{PW}"));
+    assert_eq!(user.created_at, w.now());
+
+    assert_eq!(t.companies.len(), 1);
+    let (company, settings) = &t.companies[0];
+    assert_eq!(company.id, out.company_id);
+    assert_eq!(company.name, "Acme");
+    assert_eq!(company.theme, Theme::System);
+    assert_eq!(company.created_at, w.now());
+    assert_eq!(
+        *settings,
+        PaySettings::new_company_default(&AssetCatalogue::builtin())
+    );
+
+    assert_eq!(
+        t.members,
+        vec![MemberRow {
+            user: out.user_id,
+            company: out.company_id,
+            role: Role::Owner,
+            at: w.now(),
+        }]
+    );
+
+    assert_eq!(t.integrations.len(), 1);
+    let key = &t.integrations[0];
+    assert_eq!(key.secret_digest, SecretDigest(format!("d:{s}")));
+    let i = &key.integration;
+    assert_eq!(i.company_id, out.company_id);
+    assert_eq!(i.key_id, out.key_id);
+    assert_eq!(i.form_key_id, out.form_key_id);
+    assert_eq!(i.name, "Default key");
+    assert_eq!(i.app_slug, "pay");
+    assert!(i.allowed_origins.is_empty());
+    assert!(i.enabled);
+    assert_eq!(i.created_at, w.now());
+    assert_eq!(i.last_used_at, None);
+
+    // The returned pair authenticates for the new company.
+    let p = w
+        .pay
+        .authenticate_api_key(Some(out.key_id.as_str()), Some(s))
+        .unwrap();
+    assert_eq!(p.company_id, out.company_id);
+}
+
+#[test]
+fn bootstrap_is_idempotent_on_the_normalised_email() {
+    let w = world();
+    let first = w.tenant("Acme", "ops@acme.example");
+    // A newer key must not change which key bootstrap reports (the first one).
+    w.advance(Duration::minutes(1));
+    let (_, owner) = w.sign_in("ops@acme.example");
+    w.pay
+        .create_integration(&owner, first.company_id, integration_input("pay"))
+        .unwrap();
+
+    w.store.reset_calls();
+    let before = w.store.snapshot();
+    let again = w
+        .pay
+        .bootstrap("Another name", " OPS@Acme.Example", &Secret::new(PW))
+        .unwrap();
+    assert!(!again.created);
+    assert!(again.key_secret.is_none(), "a secret is never shown twice");
+    assert_eq!(again.company_id, first.company_id);
+    assert_eq!(again.user_id, first.user_id);
+    assert_eq!(again.key_id, first.key_id);
+    assert_eq!(again.form_key_id, first.form_key_id);
+    assert_eq!(w.store.writes(), 0);
+    assert_eq!(w.store.snapshot(), before);
+}
+
+#[test]
+fn bootstrap_refuses_bad_input_and_writes_nothing() {
+    let w = world();
+    let short = Secret::new("123456789"); // 9 characters
+    assert_eq!(
+        field_of(w.pay.bootstrap("Acme", "ops@acme.example", &short)),
+        "password"
+    );
+    for bad in [
+        "not-an-email",
+        "",
+        "a@b",
+        "two words@acme.example",
+        "@acme.example",
+    ] {
+        assert_eq!(
+            field_of(w.pay.bootstrap("Acme", bad, &Secret::new(PW))),
+            "email",
+            "{bad:?}"
+        );
+    }
+    assert_eq!(
+        field_of(w.pay.bootstrap("   ", "ops@acme.example", &Secret::new(PW))),
+        "company"
+    );
+    assert_eq!(w.store.writes(), 0);
+    assert_eq!(w.store.snapshot(), Tables::default());
+    assert_eq!(w.crypto.hash_calls.load(Ordering::SeqCst), 0);
+
+    // Exactly the minimum length is accepted.
+    let ten = Secret::new("1234567890");
+    assert!(
+        w.pay
+            .bootstrap("Acme", "ops@acme.example", &ten)
+            .unwrap()
+            .created
+    );
+}
+
+// =====================================================================================
+// 2. authenticate_api_key
+// =====================================================================================
+
+#[test]
+fn api_key_with_a_missing_header_is_unauthorized() {
+    let w = world();
+    let b = w.tenant("Acme", "ops@acme.example");
+    let secret = b.key_secret.as_ref().unwrap().expose();
+    assert_eq!(
+        w.pay.authenticate_api_key(None, None),
+        Err(DomainError::Unauthorized)
+    );
+    assert_eq!(
+        w.pay.authenticate_api_key(Some(b.key_id.as_str()), None),
+        Err(DomainError::Unauthorized)
+    );
+    assert_eq!(
+        w.pay.authenticate_api_key(None, Some(secret)),
+        Err(DomainError::Unauthorized)
+    );
+    assert_eq!(w.store.calls("touch_integration"), 0);
+}
+
+#[test]
+fn api_key_wrong_unknown_or_disabled_is_invalid_credentials() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let b = w.tenant("Beta", "ops@beta.example");
+    let a_secret = a.key_secret.as_ref().unwrap().expose();
+    let b_secret = b.key_secret.as_ref().unwrap().expose();
+    let bad = |key: &str, secret: &str| {
+        assert_eq!(
+            w.pay.authenticate_api_key(Some(key), Some(secret)),
+            Err(DomainError::InvalidCredentials),
+            "{key} / {secret}"
+        );
+    };
+    // Malformed key ids.
+    bad("mk_pay_short", a_secret);
+    bad(&a.form_key_id.to_string(), a_secret);
+    bad(&format!("{}-", a.key_id), a_secret);
+    bad("", a_secret);
+    // Well-formed but unknown.
+    bad(&format!("mk_pay_{}", "Z".repeat(24)), a_secret);
+    // Wrong secret, another key's secret, the secret without its prefix.
+    bad(a.key_id.as_str(), &format!("mksec_{}", "x".repeat(43)));
+    bad(a.key_id.as_str(), b_secret);
+    bad(a.key_id.as_str(), &a_secret["mksec_".len()..]);
+    bad(a.key_id.as_str(), "");
+    // Disabled.
+    let partner = w.partner_of(&a);
+    w.store
+        .set_integration_enabled(a.company_id, partner, false)
+        .unwrap();
+    bad(a.key_id.as_str(), a_secret);
+    assert_eq!(w.store.calls("touch_integration"), 0);
+    // B's pair still works.
+    assert!(w
+        .pay
+        .authenticate_api_key(Some(b.key_id.as_str()), Some(b_secret))
+        .is_ok());
+}
+
+#[test]
+fn api_key_secret_must_start_with_mksec() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    // Keys whose stored digest matches their secret: one prefixed, one not.
+    let insert = |n: u128, secret: &str| -> KeyId {
+        let key_id = KeyId::from_random(&format!("{:0>24}", n)).unwrap();
+        w.store
+            .insert_integration(&StoredIntegration {
+                integration: Integration {
+                    partner_id: PartnerId(uuid::Uuid::from_u128(1_000_000 + n)),
+                    company_id: a.company_id,
+                    key_id: key_id.clone(),
+                    form_key_id: FormKeyId::from_random(&format!("{:0>24}", n)).unwrap(),
+                    name: "manual".into(),
+                    app_slug: "pay".into(),
+                    allowed_origins: vec![],
+                    enabled: true,
+                    created_at: w.now(),
+                    last_used_at: None,
+                },
+                secret_digest: SecretDigest(format!("d:{secret}")),
+            })
+            .unwrap();
+        key_id
+    };
+    let plain = format!("xxsec_{}", "p".repeat(43));
+    let prefixed = format!("mksec_{}", "p".repeat(43));
+    let plain_key = insert(777, &plain);
+    let good_key = insert(778, &prefixed);
+    assert_eq!(
+        w.pay
+            .authenticate_api_key(Some(plain_key.as_str()), Some(&plain)),
+        Err(DomainError::InvalidCredentials)
+    );
+    // The fixture itself is sound: the prefixed twin authenticates.
+    assert_eq!(
+        w.pay
+            .authenticate_api_key(Some(good_key.as_str()), Some(&prefixed))
+            .map(|p| p.company_id),
+        Ok(a.company_id)
+    );
+}
+
+#[test]
+fn api_key_success_resolves_the_company_and_touches_once_a_minute() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    w.tenant("Beta", "ops@beta.example");
+    let partner = w.partner_of(&a);
+    let t0 = w.now();
+
+    let p = w.key_principal(&a);
+    assert_eq!(
+        p,
+        Principal {
+            company_id: a.company_id,
+            credential: Credential::ApiKey {
+                partner_id: partner
+            },
+        }
+    );
+    assert_eq!(w.store.calls("touch_integration"), 1);
+    let last_used = |w: &World| {
+        w.store
+            .stored_integration(partner)
+            .unwrap()
+            .integration
+            .last_used_at
+    };
+    assert_eq!(last_used(&w), Some(t0));
+
+    w.advance(Duration::seconds(59));
+    w.key_principal(&a);
+    assert_eq!(
+        w.store.calls("touch_integration"),
+        1,
+        "within 59 s: no write"
+    );
+    assert_eq!(last_used(&w), Some(t0));
+
+    w.advance(Duration::seconds(1));
+    w.key_principal(&a);
+    assert_eq!(
+        w.store.calls("touch_integration"),
+        2,
+        "at 60 s: written again"
+    );
+    assert_eq!(last_used(&w), Some(t0.plus(Duration::seconds(60))));
+
+    w.advance(Duration::seconds(30));
+    w.key_principal(&a);
+    assert_eq!(w.store.calls("touch_integration"), 2);
+}
+
+// =====================================================================================
+// 3. login, sessions, CSRF, logout
+// =====================================================================================
+
+#[test]
+fn login_unknown_email_and_wrong_password_look_the_same() {
+    let w = world();
+    w.tenant("Acme", "ops@acme.example");
+    w.crypto.reset_verify_calls();
+    w.store.reset_calls();
+
+    assert_eq!(
+        w.pay
+            .login("nobody@acme.example", &Secret::new(PW), ADDR)
+            .map(|_| ()),
+        Err(DomainError::InvalidLogin)
+    );
+    assert_eq!(
+        w.crypto.verify_calls(),
+        vec![None],
+        "unknown user still verifies once"
+    );
+
+    assert_eq!(
+        w.pay
+            .login("ops@acme.example", &Secret::new("wrong password"), ADDR)
+            .map(|_| ()),
+        Err(DomainError::InvalidLogin)
+    );
+    assert_eq!(w.crypto.verify_calls(), vec![None, Some(format!("h:{PW}"))]);
+    // Both attempts were counted in the e-mail and address's bucket before the check.
+    assert_eq!(w.store.calls("rate_hit"), 2);
+    assert_eq!(w.store.snapshot().rate_hits.len(), 2);
+    assert_eq!(w.store.calls("insert_session"), 0);
+    assert!(w.store.snapshot().sessions.is_empty());
+}
+
+fn fail_login(w: &World, email: &str, addr: &str) {
+    assert_eq!(
+        w.pay
+            .login(email, &Secret::new("wrong password"), addr)
+            .map(|_| ()),
+        Err(DomainError::InvalidLogin)
+    );
+}
+
+fn login_result(w: &World, email: &str, addr: &str) -> DomainResult<()> {
+    w.pay.login(email, &Secret::new(PW), addr).map(|_| ())
+}
+
+#[test]
+fn ten_failures_lock_the_email_and_address_for_the_window() {
+    let w = world();
+    w.tenant("Acme", "ops@acme.example");
+    w.tenant("Beta", "ops@beta.example");
+    for i in 0..10 {
+        // Case and spaces do not make a new throttle key.
+        let email = if i % 2 == 0 {
+            "ops@acme.example"
+        } else {
+            " OPS@acme.example"
+        };
+        fail_login(&w, email, ADDR);
+    }
+    let locked = Err(DomainError::RateLimited {
+        retry_after_secs: 900,
+    });
+    // The 11th attempt is refused even with the right password.
+    assert_eq!(login_result(&w, "ops@acme.example", ADDR), locked);
+    assert_eq!(login_result(&w, "Ops@Acme.Example", ADDR), locked);
+    assert_eq!(w.store.calls("insert_session"), 0);
+    // The pair is locked, not the e-mail nor the address.
+    assert_eq!(login_result(&w, "ops@acme.example", "198.51.100.1"), Ok(()));
+    assert_eq!(login_result(&w, "ops@beta.example", ADDR), Ok(()));
+
+    w.advance(Duration::minutes(15) - Duration::seconds(1));
+    assert_eq!(login_result(&w, "ops@acme.example", ADDR), locked);
+    w.advance(Duration::seconds(2));
+    assert_eq!(login_result(&w, "ops@acme.example", ADDR), Ok(()));
+}
+
+#[test]
+fn the_window_slides_over_old_failures() {
+    let w = world();
+    w.tenant("Acme", "ops@acme.example");
+    // One failure a minute: T0 .. T0+9m.
+    for _ in 0..10 {
+        fail_login(&w, "ops@acme.example", ADDR);
+        w.advance(Duration::minutes(1));
+    }
+    // Now T0+10m: all ten in the window.
+    assert!(matches!(
+        login_result(&w, "ops@acme.example", ADDR),
+        Err(DomainError::RateLimited { .. })
+    ));
+    // T0+15m+1s: the failure at T0 has left the window, nine remain.
+    w.advance(Duration::minutes(5) + Duration::seconds(1));
+    assert_eq!(login_result(&w, "ops@acme.example", ADDR), Ok(()));
+}
+
+#[test]
+fn a_successful_login_clears_the_failures() {
+    let w = world();
+    w.tenant("Acme", "ops@acme.example");
+    for _ in 0..9 {
+        fail_login(&w, "ops@acme.example", ADDR);
+    }
+    assert_eq!(login_result(&w, "ops@acme.example", ADDR), Ok(()));
+    assert!(w.store.snapshot().rate_hits.is_empty());
+    // Without the clear these would make 18 in the window.
+    for _ in 0..9 {
+        fail_login(&w, "ops@acme.example", ADDR);
+    }
+    assert_eq!(login_result(&w, "ops@acme.example", ADDR), Ok(()));
+}
+
+#[test]
+fn login_issues_a_twelve_hour_session() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let t0 = w.now();
+    let out = w
+        .pay
+        .login(" Ops@Acme.Example ", &Secret::new(PW), ADDR)
+        .unwrap();
+    assert_eq!(out.expires_at, t0.plus(Duration::hours(12)));
+    let token = out.session_token.expose().to_owned();
+    assert!(token.starts_with("pss_"));
+    assert_eq!(token.len(), 4 + 43);
+    assert_eq!(out.csrf_token.expose().len(), 43);
+    assert!(is_alnum(out.csrf_token.expose()));
+
+    let sessions = w.store.snapshot().sessions;
+    assert_eq!(sessions.len(), 1);
+    let s = &sessions[0];
+    assert_eq!(s.user_id, a.user_id);
+    assert_eq!(s.company_id, a.company_id);
+    assert_eq!(s.created_at, t0);
+    assert_eq!(s.expires_at, out.expires_at);
+    assert_eq!(s.token_digest, SecretDigest(format!("d:{token}")));
+    assert_eq!(
+        s.csrf_digest,
+        SecretDigest(format!("d:{}", out.csrf_token.expose()))
+    );
+
+    assert_eq!(
+        w.pay.authenticate_session(&token).unwrap().session,
+        s.clone()
+    );
+    w.advance(Duration::hours(12) - Duration::milliseconds(1));
+    assert!(w.pay.authenticate_session(&token).is_ok());
+    w.advance(Duration::milliseconds(1));
+    assert_eq!(
+        w.pay.authenticate_session(&token).map(|_| ()),
+        Err(DomainError::Unauthorized),
+        "expired at expires_at"
+    );
+    w.advance(Duration::hours(1));
+    assert_eq!(
+        w.pay.authenticate_session(&token).map(|_| ()),
+        Err(DomainError::Unauthorized)
+    );
+    assert_eq!(
+        w.pay.authenticate_session("pss_unknown").map(|_| ()),
+        Err(DomainError::Unauthorized)
+    );
+}
+
+#[test]
+fn csrf_token_must_be_the_sessions_own() {
+    let w = world();
+    w.tenant("Acme", "ops@acme.example");
+    let (out, s) = w.sign_in("ops@acme.example");
+    let (other_out, _) = w.sign_in("ops@acme.example");
+    assert_eq!(w.pay.check_csrf(&s, Some(out.csrf_token.expose())), Ok(()));
+    assert_eq!(w.pay.check_csrf(&s, None), Err(DomainError::Forbidden));
+    assert_eq!(w.pay.check_csrf(&s, Some("")), Err(DomainError::Forbidden));
+    assert_eq!(
+        w.pay.check_csrf(&s, Some("wrong")),
+        Err(DomainError::Forbidden)
+    );
+    assert_eq!(
+        w.pay.check_csrf(&s, Some(out.session_token.expose())),
+        Err(DomainError::Forbidden)
+    );
+    assert_eq!(
+        w.pay.check_csrf(&s, Some(other_out.csrf_token.expose())),
+        Err(DomainError::Forbidden)
+    );
+}
+
+#[test]
+fn logout_removes_only_that_session() {
+    let w = world();
+    w.tenant("Acme", "ops@acme.example");
+    let (one, _) = w.sign_in("ops@acme.example");
+    let (two, _) = w.sign_in("ops@acme.example");
+    assert_eq!(w.store.snapshot().sessions.len(), 2);
+    w.pay.logout(one.session_token.expose()).unwrap();
+    assert_eq!(
+        w.pay
+            .authenticate_session(one.session_token.expose())
+            .map(|_| ()),
+        Err(DomainError::Unauthorized)
+    );
+    assert!(w
+        .pay
+        .authenticate_session(two.session_token.expose())
+        .is_ok());
+    let sessions = w.store.snapshot().sessions;
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(
+        sessions[0].token_digest,
+        SecretDigest(format!("d:{}", two.session_token.expose()))
+    );
+}
+
+// =====================================================================================
+// 4. session principal and key management
+// =====================================================================================
+
+#[test]
+fn session_principal_carries_the_role_and_members_cannot_write() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let (_, owner) = w.sign_in("ops@acme.example");
+    assert_eq!(
+        w.session_principal(&owner),
+        Principal {
+            company_id: a.company_id,
+            credential: Credential::Session {
+                session_id: owner.session.id,
+                user_id: a.user_id,
+                role: Role::Owner,
+            },
+        }
+    );
+
+    let member = w.member(a.company_id, "m@acme.example", Role::Member);
+    let p = w.session_principal(&member);
+    assert_eq!(p.company_id, a.company_id);
+    assert!(matches!(
+        p.credential,
+        Credential::Session {
+            role: Role::Member,
+            ..
+        }
+    ));
+    assert_eq!(
+        p.authorize(Scope::PaymentLinksWrite),
+        Err(DomainError::Forbidden)
+    );
+    assert_eq!(p.authorize(Scope::PaymentLinksRead), Ok(()));
+    assert_eq!(
+        w.pay.create_link(&p, amount("1")).map(|_| ()),
+        Err(DomainError::Forbidden)
+    );
+    assert_eq!(w.store.calls("insert_link"), 0);
+    assert_eq!(w.pay.list_links(&p), Ok(vec![]));
+}
+
+#[test]
+fn session_principal_of_a_removed_membership_is_forbidden() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let member = w.member(a.company_id, "m@acme.example", Role::Member);
+    w.store.tables().members.retain(|m| m.role != Role::Member);
+    assert_eq!(
+        w.pay.session_principal(&member),
+        Err(DomainError::Forbidden)
+    );
+}
+
+#[test]
+fn creating_keys_needs_membership_and_settings_manage() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let b = w.tenant("Beta", "ops@beta.example");
+    let admin = w.member(a.company_id, "admin@acme.example", Role::Admin);
+    let member = w.member(a.company_id, "m@acme.example", Role::Member);
+    w.store.reset_calls();
+
+    assert_eq!(
+        w.pay
+            .create_integration(&admin, b.company_id, integration_input("pay"))
+            .map(|_| ()),
+        Err(DomainError::Forbidden),
+        "not a member of B"
+    );
+    assert_eq!(
+        w.pay
+            .create_integration(&member, a.company_id, integration_input("pay"))
+            .map(|_| ()),
+        Err(DomainError::Forbidden),
+        "member without settings.manage"
+    );
+    // The role is checked before the body.
+    assert_eq!(
+        w.pay
+            .create_integration(&member, a.company_id, integration_input("shop"))
+            .map(|_| ()),
+        Err(DomainError::Forbidden)
+    );
+    assert_eq!(
+        field_of(
+            w.pay
+                .create_integration(&admin, a.company_id, integration_input("shop"))
+        ),
+        "appSlug"
+    );
+    assert_eq!(w.store.calls("insert_integration"), 0);
+
+    w.advance(Duration::seconds(5));
+    let (created, secret) = w
+        .pay
+        .create_integration(&admin, a.company_id, integration_input("pay"))
+        .unwrap();
+    assert_eq!(w.store.calls("insert_integration"), 1);
+    assert_eq!(created.company_id, a.company_id);
+    assert_eq!(created.name, "Shop backend");
+    assert_eq!(created.allowed_origins, vec!["https://shop.example"]);
+    assert!(created.enabled);
+    assert_eq!(created.created_at, w.now());
+    assert!(secret.expose().starts_with("mksec_"));
+    assert_eq!(
+        w.store
+            .stored_integration(created.partner_id)
+            .unwrap()
+            .integration,
+        created
+    );
+    assert_eq!(
+        w.pay
+            .authenticate_api_key(Some(created.key_id.as_str()), Some(secret.expose()))
+            .map(|p| p.company_id),
+        Ok(a.company_id)
+    );
+
+    // Members read, newest first; another team's list is forbidden.
+    let list = w.pay.list_integrations(&member, a.company_id).unwrap();
+    assert_eq!(
+        list.iter().map(|i| i.partner_id).collect::<Vec<_>>(),
+        vec![created.partner_id, w.partner_of(&a)]
+    );
+    assert_eq!(
+        w.pay.list_integrations(&member, b.company_id),
+        Err(DomainError::Forbidden)
+    );
+}
+
+#[test]
+fn key_management_cannot_reach_another_companys_keys() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let b = w.tenant("Beta", "ops@beta.example");
+    let (_, owner_a) = w.sign_in("ops@acme.example");
+    let b_partner = w.partner_of(&b);
+    let b_before = w.store.stored_integration(b_partner).unwrap();
+
+    assert_eq!(
+        w.pay
+            .set_integration_enabled(&owner_a, a.company_id, b_partner, false),
+        Err(DomainError::ApiKeyNotFound)
+    );
+    assert_eq!(
+        w.pay.delete_integration(&owner_a, a.company_id, b_partner),
+        Err(DomainError::ApiKeyNotFound)
+    );
+    assert_eq!(
+        w.pay
+            .set_integration_enabled(&owner_a, b.company_id, b_partner, false),
+        Err(DomainError::Forbidden)
+    );
+    assert_eq!(
+        w.pay.delete_integration(&owner_a, b.company_id, b_partner),
+        Err(DomainError::Forbidden)
+    );
+    assert_eq!(w.store.stored_integration(b_partner), Some(b_before));
+    assert!(w
+        .pay
+        .authenticate_api_key(
+            Some(b.key_id.as_str()),
+            b.key_secret.as_ref().map(Secret::expose)
+        )
+        .is_ok());
+
+    // A member of A may not disable A's key either.
+    let member = w.member(a.company_id, "m@acme.example", Role::Member);
+    let a_partner = w.partner_of(&a);
+    assert_eq!(
+        w.pay
+            .set_integration_enabled(&member, a.company_id, a_partner, false),
+        Err(DomainError::Forbidden)
+    );
+
+    // Its own key: disable, refused, re-enable, delete, gone.
+    let disabled = w
+        .pay
+        .set_integration_enabled(&owner_a, a.company_id, a_partner, false)
+        .unwrap();
+    assert_eq!(disabled.partner_id, a_partner);
+    assert!(!disabled.enabled);
+    let a_pair = (
+        Some(a.key_id.as_str()),
+        a.key_secret.as_ref().map(Secret::expose),
+    );
+    assert_eq!(
+        w.pay.authenticate_api_key(a_pair.0, a_pair.1),
+        Err(DomainError::InvalidCredentials)
+    );
+    assert!(
+        w.pay
+            .set_integration_enabled(&owner_a, a.company_id, a_partner, true)
+            .unwrap()
+            .enabled
+    );
+    assert!(w.pay.authenticate_api_key(a_pair.0, a_pair.1).is_ok());
+    assert_eq!(
+        w.pay.delete_integration(&owner_a, a.company_id, a_partner),
+        Ok(())
+    );
+    assert_eq!(
+        w.pay.delete_integration(&owner_a, a.company_id, a_partner),
+        Err(DomainError::ApiKeyNotFound)
+    );
+    assert_eq!(
+        w.pay.authenticate_api_key(a_pair.0, a_pair.1),
+        Err(DomainError::InvalidCredentials)
+    );
+}
+
+// =====================================================================================
+// 5. add_member
+// =====================================================================================
+
+#[test]
+fn add_member_creates_a_new_user_with_the_role() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    w.advance(Duration::minutes(1));
+    let pw = Secret::new("another long password");
+    let id = w
+        .pay
+        .add_member(a.company_id, " New@Acme.Example ", &pw, Role::Admin)
+        .unwrap();
+    let user = w
+        .store
+        .snapshot()
+        .users
+        .into_iter()
+        .find(|u| u.id == id)
+        .unwrap();
+    assert_eq!(user.email, "new@acme.example");
+    assert_eq!(user.password_hash, "h:another long password");
+    assert_eq!(user.created_at, w.now());
+    assert_eq!(w.store.role(id, a.company_id), Ok(Some(Role::Admin)));
+    let (_, signed_in) = w.sign_in_with("new@acme.example", &pw);
+    assert_eq!(
+        w.pay.companies(&signed_in),
+        Ok(vec![Membership {
+            company_id: a.company_id,
+            company_name: "Acme".into(),
+            role: Role::Admin,
+        }])
+    );
+}
+
+impl World {
+    fn sign_in_with(&self, email: &str, pw: &Secret) -> (LoginOutcome, SignedIn) {
+        let out = self.pay.login(email, pw, ADDR).unwrap();
+        let s = self
+            .pay
+            .authenticate_session(out.session_token.expose())
+            .unwrap();
+        (out, s)
+    }
+}
+
+#[test]
+fn add_member_adds_an_existing_user_and_keeps_their_password() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let b = w.tenant("Beta", "ops@beta.example");
+    let hashes = w.crypto.hash_calls.load(Ordering::SeqCst);
+    w.advance(Duration::minutes(1));
+    let id = w
+        .pay
+        .add_member(
+            b.company_id,
+            "OPS@acme.example",
+            &Secret::new("x"), // ignored for an existing user
+            Role::Member,
+        )
+        .unwrap();
+    assert_eq!(id, a.user_id);
+    assert_eq!(w.crypto.hash_calls.load(Ordering::SeqCst), hashes);
+    let t = w.store.snapshot();
+    assert_eq!(t.users.len(), 2);
+    assert_eq!(
+        t.users
+            .iter()
+            .find(|u| u.id == a.user_id)
+            .unwrap()
+            .password_hash,
+        format!("h:{PW}")
+    );
+    let (_, s) = w.sign_in("ops@acme.example");
+    assert_eq!(
+        w.pay
+            .companies(&s)
+            .unwrap()
+            .into_iter()
+            .map(|m| (m.company_id, m.role))
+            .collect::<Vec<_>>(),
+        vec![(a.company_id, Role::Owner), (b.company_id, Role::Member)]
+    );
+    // The session acts for the first membership.
+    assert_eq!(s.session.company_id, a.company_id);
+}
+
+#[test]
+fn add_member_refuses_members_unknown_companies_and_bad_input() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    w.pay
+        .add_member(
+            a.company_id,
+            "m@acme.example",
+            &Secret::new(PW),
+            Role::Member,
+        )
+        .unwrap();
+    w.store.reset_calls();
+    let before = w.store.snapshot();
+
+    for email in ["ops@acme.example", " M@Acme.Example"] {
+        assert_eq!(
+            w.pay
+                .add_member(a.company_id, email, &Secret::new(PW), Role::Admin),
+            Err(DomainError::validation(
+                "email",
+                "already a member of this company"
+            )),
+            "{email}"
+        );
+    }
+    assert_eq!(
+        w.pay.add_member(
+            CompanyId(uuid::Uuid::from_u128(u128::MAX)),
+            "new@acme.example",
+            &Secret::new(PW),
+            Role::Member
+        ),
+        Err(DomainError::NotFound { kind: "Company" })
+    );
+    assert_eq!(
+        field_of(
+            w.pay
+                .add_member(a.company_id, "not-an-email", &Secret::new(PW), Role::Member)
+        ),
+        "email"
+    );
+    assert_eq!(
+        field_of(w.pay.add_member(
+            a.company_id,
+            "new@acme.example",
+            &Secret::new("short"),
+            Role::Member
+        )),
+        "password"
+    );
+    assert_eq!(w.store.writes(), 0);
+    assert_eq!(w.store.snapshot(), before);
+}
+
+// =====================================================================================
+// 6. payment links
+// =====================================================================================
+
+#[test]
+fn create_link_stores_an_active_link_expiring_in_a_day() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let p = w.key_principal(&a);
+    w.advance(Duration::minutes(3));
+    let now = w.now();
+    let link = w.pay.create_link(&p, amount("12.50")).unwrap();
+    assert_eq!(link.status, LinkStatus::Active);
+    assert_eq!(link.company_id, a.company_id);
+    assert_eq!(link.created_at, now);
+    assert_eq!(link.updated_at, now);
+    assert_eq!(link.expires_at, Some(now.plus(Duration::hours(24))));
+    assert_eq!(link.created_by, CreatedBy::ApiKey(w.partner_of(&a)));
+    assert_eq!(link.uid.as_str().len(), 22);
+    assert!(is_alnum(link.uid.as_str()));
+    assert_eq!(link.payload.amount, "12.50");
+    assert_eq!(
+        link.payload.asset,
+        AssetCatalogue::builtin()
+            .default_for_new_companies()
+            .asset_identifier
+    );
+    assert_eq!(link.payload.merchant_name.as_deref(), Some("Acme"));
+    assert_eq!(w.store.stored_link(&link.uid), Some(link.clone()));
+
+    let never = w
+        .pay
+        .create_link(
+            &p,
+            CreateLinkInput {
+                expiration_time: Some("never".into()),
+                ..amount("1")
+            },
+        )
+        .unwrap();
+    assert_eq!(never.expires_at, None);
+    let short = w
+        .pay
+        .create_link(
+            &p,
+            CreateLinkInput {
+                expiration_time: Some("15m".into()),
+                ..amount("1")
+            },
+        )
+        .unwrap();
+    assert_eq!(short.expires_at, Some(now.plus(Duration::minutes(15))));
+
+    // A signed-in owner is recorded as the user; an OAuth grant as the grant.
+    let (_, owner) = w.sign_in("ops@acme.example");
+    let by_user = w.new_link(&w.session_principal(&owner));
+    assert_eq!(by_user.created_by, CreatedBy::User(a.user_id));
+    let g = grant(a.company_id, 42, &[Scope::PaymentLinksWrite]);
+    assert_eq!(
+        w.new_link(&g).created_by,
+        CreatedBy::Grant(uuid::Uuid::from_u128(42))
+    );
+
+    // Invalid input writes nothing.
+    let inserts = w.store.calls("insert_link");
+    assert_eq!(field_of(w.pay.create_link(&p, amount("0"))), "amount");
+    assert_eq!(w.store.calls("insert_link"), inserts);
+}
+
+#[test]
+fn list_links_returns_the_200_newest_of_the_company() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let b = w.tenant("Beta", "ops@beta.example");
+    let p = w.key_principal(&a);
+    let pb = w.key_principal(&b);
+    let mut created = Vec::new();
+    for i in 0..205 {
+        // Pairs share a millisecond: ties are broken by id.
+        if i % 2 == 0 {
+            w.advance(Duration::milliseconds(1));
+        }
+        created.push(w.new_link(&p).uid);
+    }
+    w.new_link(&pb);
+    // An anonymous link, newest of all, never listed.
+    w.advance(Duration::seconds(1));
+    let mut anon = w.new_link(&p);
+    w.store.tables().links.pop();
+    anon.uid = LinkUid::parse("Anonymous0000000000000").unwrap();
+    anon.id = PaymentLinkId(uuid::Uuid::from_u128(u128::MAX));
+    anon.created_by = CreatedBy::Anonymous;
+    w.store.insert_link(&anon).unwrap();
+
+    let list = w.pay.list_links(&p).unwrap();
+    assert_eq!(list.len(), 200);
+    let expected: Vec<LinkUid> = created.iter().rev().take(200).cloned().collect();
+    assert_eq!(
+        list.into_iter().map(|l| l.uid).collect::<Vec<_>>(),
+        expected
+    );
+}
+
+#[test]
+fn oauth_grants_see_only_their_own_links() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let key = w.key_principal(&a);
+    let rw = [Scope::PaymentLinksRead, Scope::PaymentLinksWrite];
+    let g1 = grant(a.company_id, 1, &rw);
+    let g2 = grant(a.company_id, 2, &rw);
+    let by_key = w.new_link(&key);
+    w.advance(Duration::seconds(1));
+    let by_g1 = w.new_link(&g1);
+    w.advance(Duration::seconds(1));
+    let by_g2 = w.new_link(&g2);
+
+    assert_eq!(w.pay.list_links(&g1), Ok(vec![by_g1.clone()]));
+    assert_eq!(w.pay.list_links(&g2), Ok(vec![by_g2.clone()]));
+    assert_eq!(
+        w.pay.list_links(&key),
+        Ok(vec![by_g2.clone(), by_g1.clone(), by_key.clone()])
+    );
+    assert_eq!(w.pay.get_link(&g1, by_g1.uid.as_str()), Ok(by_g1.clone()));
+    assert_eq!(w.pay.get_link(&g1, by_g2.uid.as_str()), Err(LINK_NOT_FOUND));
+    assert_eq!(
+        w.pay.get_link(&g1, by_key.uid.as_str()),
+        Err(LINK_NOT_FOUND)
+    );
+    assert_eq!(w.pay.get_link(&key, by_g2.uid.as_str()), Ok(by_g2.clone()));
+    // Status changes go through the same visibility.
+    assert_eq!(
+        w.pay
+            .set_link_status(&g1, by_g2.uid.as_str(), LinkStatus::Paused),
+        Err(LINK_NOT_FOUND)
+    );
+    assert_eq!(w.store.calls("set_link_status"), 0);
+
+    // Scopes.
+    let write_only = grant(a.company_id, 1, &[Scope::PaymentLinksWrite]);
+    assert_eq!(
+        w.pay.list_links(&write_only),
+        Err(DomainError::InvalidCredentials)
+    );
+    assert_eq!(
+        w.pay.get_link(&write_only, by_g1.uid.as_str()),
+        Err(DomainError::InvalidCredentials)
+    );
+    let read_only = grant(a.company_id, 1, &[Scope::PaymentLinksRead]);
+    assert_eq!(
+        w.pay.create_link(&read_only, amount("1")).map(|_| ()),
+        Err(DomainError::InvalidCredentials)
+    );
+    assert_eq!(
+        w.pay
+            .set_link_status(&read_only, by_g1.uid.as_str(), LinkStatus::Paused)
+            .map(|_| ()),
+        Err(DomainError::InvalidCredentials)
+    );
+}
+
+#[test]
+fn get_link_hides_anonymous_foreign_and_malformed_uids() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let b = w.tenant("Beta", "ops@beta.example");
+    let p = w.key_principal(&a);
+    let own = w.new_link(&p);
+    let foreign = w.new_link(&w.key_principal(&b));
+    let anon = PaymentLink {
+        id: PaymentLinkId(uuid::Uuid::from_u128(u128::MAX)),
+        uid: LinkUid::parse("Anonymous0000000000000").unwrap(),
+        created_by: CreatedBy::Anonymous,
+        ..own.clone()
+    };
+    w.store.insert_link(&anon).unwrap();
+
+    assert_eq!(w.pay.get_link(&p, own.uid.as_str()), Ok(own.clone()));
+    assert_eq!(w.pay.get_link(&p, anon.uid.as_str()), Err(LINK_NOT_FOUND));
+    assert_eq!(
+        w.pay.get_link(&p, foreign.uid.as_str()),
+        Err(LINK_NOT_FOUND)
+    );
+    for bad in [
+        "",
+        "abc",
+        "Anonymous000000000000-",
+        "Anonymous00000000000000",
+    ] {
+        assert_eq!(w.pay.get_link(&p, bad), Err(LINK_NOT_FOUND), "{bad:?}");
+    }
+    assert_eq!(w.pay.list_links(&p), Ok(vec![own]));
+    // Neither can be moved.
+    assert_eq!(
+        w.pay
+            .set_link_status(&p, anon.uid.as_str(), LinkStatus::Paused),
+        Err(LINK_NOT_FOUND)
+    );
+    assert_eq!(
+        w.pay
+            .set_link_status(&p, foreign.uid.as_str(), LinkStatus::Paused),
+        Err(LINK_NOT_FOUND)
+    );
+    assert_eq!(
+        w.store.stored_link(&foreign.uid).unwrap().status,
+        LinkStatus::Active
+    );
+}
+
+// =====================================================================================
+// 7. set_link_status
+// =====================================================================================
+
+#[test]
+fn set_link_status_follows_the_whole_table() {
+    use LinkStatus::*;
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let p = w.key_principal(&a);
+    let moves = [
+        (Active, Paused),
+        (Paused, Active),
+        (Active, Archived),
+        (Paused, Archived),
+    ];
+    for from in LinkStatus::ALL {
+        for to in LinkStatus::ALL {
+            let link = w.new_link(&p);
+            w.store.force_status(&link.uid, from);
+            let before = w.store.stored_link(&link.uid).unwrap();
+            w.advance(Duration::minutes(1));
+            let now = w.now();
+            w.store.reset_calls();
+            let got = w.pay.set_link_status(&p, link.uid.as_str(), to);
+            if from == to {
+                assert_eq!(got, Ok(before.clone()), "{from}->{to}: unchanged");
+                assert_eq!(w.store.calls("set_link_status"), 0, "{from}->{to}");
+                assert_eq!(w.store.stored_link(&link.uid), Some(before));
+            } else if moves.contains(&(from, to)) {
+                let expected = PaymentLink {
+                    status: to,
+                    updated_at: now,
+                    ..before
+                };
+                assert_eq!(got, Ok(expected.clone()), "{from}->{to}");
+                assert_eq!(w.store.calls("set_link_status"), 1, "{from}->{to}");
+                assert_eq!(w.store.stored_link(&link.uid), Some(expected));
+            } else {
+                assert_eq!(from, Archived);
+                assert_eq!(
+                    got,
+                    Err(DomainError::InvalidTransition { from, to }),
+                    "{from}->{to}"
+                );
+                assert_eq!(w.store.calls("set_link_status"), 0, "{from}->{to}");
+                assert_eq!(w.store.stored_link(&link.uid), Some(before));
+            }
+        }
+    }
+}
+
+#[test]
+fn set_link_status_needs_write_rights() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let link = w.new_link(&w.key_principal(&a));
+    let member = w.member(a.company_id, "m@acme.example", Role::Member);
+    let p = w.session_principal(&member);
+    assert_eq!(
+        w.pay
+            .set_link_status(&p, link.uid.as_str(), LinkStatus::Paused),
+        Err(DomainError::Forbidden)
+    );
+    let (_, owner) = w.sign_in("ops@acme.example");
+    assert_eq!(
+        w.pay
+            .set_link_status(
+                &w.session_principal(&owner),
+                link.uid.as_str(),
+                LinkStatus::Paused
+            )
+            .map(|l| l.status),
+        Ok(LinkStatus::Paused)
+    );
+}
+
+#[test]
+fn lost_race_to_the_requested_status_returns_it_without_another_write() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let p = w.key_principal(&a);
+    let link = w.new_link(&p);
+    w.advance(Duration::minutes(1));
+    w.store.reset_calls();
+    w.store.interfere_with_next_cas(&[LinkStatus::Paused]);
+    let got = w
+        .pay
+        .set_link_status(&p, link.uid.as_str(), LinkStatus::Paused)
+        .unwrap();
+    assert_eq!(w.store.calls("set_link_status"), 1);
+    assert_eq!(got.status, LinkStatus::Paused);
+    // The re-read link, as the concurrent writer left it.
+    assert_eq!(Some(got.clone()), w.store.stored_link(&link.uid));
+    assert_eq!(got.updated_at, w.now().minus(Duration::milliseconds(1)));
+}
+
+#[test]
+fn lost_race_to_archived_is_re_decided_and_refused() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let p = w.key_principal(&a);
+    let link = w.new_link(&p);
+    w.store.force_status(&link.uid, LinkStatus::Paused);
+    w.store.reset_calls();
+    w.store.interfere_with_next_cas(&[LinkStatus::Archived]);
+    assert_eq!(
+        w.pay
+            .set_link_status(&p, link.uid.as_str(), LinkStatus::Active),
+        Err(DomainError::InvalidTransition {
+            from: LinkStatus::Archived,
+            to: LinkStatus::Active,
+        })
+    );
+    assert_eq!(w.store.calls("set_link_status"), 1);
+    assert_eq!(
+        w.store.stored_link(&link.uid).unwrap().status,
+        LinkStatus::Archived
+    );
+}
+
+#[test]
+fn lost_race_is_re_decided_from_the_new_status() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let p = w.key_principal(&a);
+    let link = w.new_link(&p);
+    w.advance(Duration::minutes(1));
+    w.store.reset_calls();
+    // active -> archived requested; meanwhile someone paused it: paused -> archived is written.
+    w.store.interfere_with_next_cas(&[LinkStatus::Paused]);
+    let got = w
+        .pay
+        .set_link_status(&p, link.uid.as_str(), LinkStatus::Archived)
+        .unwrap();
+    assert_eq!(w.store.calls("set_link_status"), 2);
+    assert_eq!(got.status, LinkStatus::Archived);
+    assert_eq!(got.updated_at, w.now());
+    assert_eq!(Some(got), w.store.stored_link(&link.uid));
+}
+
+#[test]
+fn set_link_status_gives_up_after_three_lost_races() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let p = w.key_principal(&a);
+    let link = w.new_link(&p);
+    w.store.reset_calls();
+    w.store
+        .interfere_with_next_cas(&[LinkStatus::Paused, LinkStatus::Active, LinkStatus::Paused]);
+    assert!(matches!(
+        w.pay
+            .set_link_status(&p, link.uid.as_str(), LinkStatus::Archived),
+        Err(DomainError::Internal(_))
+    ));
+    assert_eq!(w.store.calls("set_link_status"), 3);
+    assert_eq!(
+        w.store.stored_link(&link.uid).unwrap().status,
+        LinkStatus::Paused
+    );
+}
+
+// =====================================================================================
+// 8. settings and destination assets
+// =====================================================================================
+
+#[test]
+fn update_settings_writes_only_when_something_changed() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let p = w.key_principal(&a);
+    let defaults = PaySettings::new_company_default(&AssetCatalogue::builtin());
+    w.store.reset_calls();
+
+    assert_eq!(
+        w.pay.update_settings(&p, SettingsPatch::default()),
+        Ok(defaults.clone())
+    );
+    assert_eq!(w.store.calls("save_settings"), 0, "empty patch");
+    let same = SettingsPatch {
+        fee_paid_by: Some("merchant".into()),
+        status: Some("active".into()),
+        merchant_surcharge_percent: Some("0".into()),
+        ..Default::default()
+    };
+    assert_eq!(w.pay.update_settings(&p, same), Ok(defaults.clone()));
+    assert_eq!(w.store.calls("save_settings"), 0, "values equal to current");
+
+    let change = SettingsPatch {
+        fee_paid_by: Some("client".into()),
+        success_redirect_url: Some(Some("https://shop.example/ok".into())),
+        ..Default::default()
+    };
+    let updated = w.pay.update_settings(&p, change.clone()).unwrap();
+    let expected = PaySettings {
+        fee_paid_by: FeePayer::Client,
+        success_redirect_url: Some("https://shop.example/ok".into()),
+        ..defaults
+    };
+    assert_eq!(updated, expected);
+    assert_eq!(w.store.calls("save_settings"), 1);
+    assert_eq!(
+        w.store.stored_settings(a.company_id),
+        Some(expected.clone())
+    );
+    assert_eq!(w.pay.settings(&p), Ok(expected.clone()));
+
+    // The same patch again is no change.
+    assert_eq!(w.pay.update_settings(&p, change), Ok(expected));
+    assert_eq!(w.store.calls("save_settings"), 1);
+}
+
+#[test]
+fn update_settings_validation_leaves_the_store_unchanged() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let p = w.key_principal(&a);
+    w.store.reset_calls();
+    let before = w.store.snapshot();
+    // A valid field next to an invalid one is not written either.
+    assert_eq!(
+        field_of(w.pay.update_settings(
+            &p,
+            SettingsPatch {
+                fee_paid_by: Some("client".into()),
+                status: Some("gone".into()),
+                ..Default::default()
+            }
+        )),
+        "status"
+    );
+    assert_eq!(
+        field_of(w.pay.update_settings(
+            &p,
+            SettingsPatch {
+                skip_quote_acceptance: Some(true),
+                merchant_surcharge_percent: Some("2".into()),
+                ..Default::default()
+            }
+        )),
+        "merchantSurchargePercent"
+    );
+    assert!(matches!(
+        w.pay.update_settings(
+            &p,
+            SettingsPatch {
+                default_destination_asset: Some(Some("eip155:1/erc20:0xnope".into())),
+                ..Default::default()
+            }
+        ),
+        Err(DomainError::InvalidDestinationAsset { ref field, .. })
+            if field == "defaultDestinationAsset"
+    ));
+    assert_eq!(w.store.calls("save_settings"), 0);
+    assert_eq!(w.store.snapshot(), before);
+}
+
+#[test]
+fn destination_assets_mark_exactly_the_default() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let p = w.key_principal(&a);
+    let catalogue = AssetCatalogue::builtin();
+    let marked = |w: &World| -> Vec<String> {
+        let list = w.pay.destination_assets(&p).unwrap();
+        assert_eq!(
+            list.iter().map(|(d, _)| d.clone()).collect::<Vec<_>>(),
+            catalogue.all().to_vec(),
+            "the whole catalogue, in its order"
+        );
+        list.into_iter()
+            .filter(|(_, is_default)| *is_default)
+            .map(|(d, _)| d.asset_identifier)
+            .collect()
+    };
+    assert_eq!(
+        marked(&w),
+        vec![catalogue
+            .default_for_new_companies()
+            .asset_identifier
+            .clone()]
+    );
+
+    let eth = "eip155:1/slip44:60";
+    w.pay
+        .update_settings(
+            &p,
+            SettingsPatch {
+                default_destination_asset: Some(Some(eth.into())),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(marked(&w), vec![eth.to_owned()]);
+
+    w.pay
+        .update_settings(
+            &p,
+            SettingsPatch {
+                default_destination_asset: Some(None),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(marked(&w).is_empty());
+}
+
+#[test]
+fn members_read_settings_but_cannot_update_them() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let member = w.member(a.company_id, "m@acme.example", Role::Member);
+    let admin = w.member(a.company_id, "admin@acme.example", Role::Admin);
+    let pm = w.session_principal(&member);
+    let pa = w.session_principal(&admin);
+    let pause = SettingsPatch {
+        status: Some("paused".into()),
+        ..Default::default()
+    };
+    w.store.reset_calls();
+
+    assert_eq!(
+        w.pay.update_settings(&pm, pause.clone()),
+        Err(DomainError::Forbidden)
+    );
+    let read_only = grant(a.company_id, 9, &[Scope::SettingsRead]);
+    assert_eq!(
+        w.pay.update_settings(&read_only, pause.clone()),
+        Err(DomainError::InvalidCredentials)
+    );
+    assert_eq!(w.store.calls("save_settings"), 0);
+    assert_eq!(
+        w.pay.settings(&pm).map(|s| s.status),
+        Ok(ProductStatus::Active)
+    );
+    assert_eq!(
+        w.pay.settings(&read_only).map(|s| s.status),
+        Ok(ProductStatus::Active)
+    );
+
+    assert_eq!(
+        w.pay.update_settings(&pa, pause).map(|s| s.status),
+        Ok(ProductStatus::Paused)
+    );
+    assert_eq!(w.store.calls("save_settings"), 1);
+    assert_eq!(
+        w.pay.settings(&pm).map(|s| s.status),
+        Ok(ProductStatus::Paused)
+    );
+}
+
+#[test]
+fn ready_pings_the_store() {
+    let w = world();
+    assert_eq!(w.pay.ready(), Ok(()));
+    assert_eq!(w.store.calls("ping"), 1);
+}
+
+#[test]
+fn prune_cuts_at_each_rules_window() {
+    use crate::kernel::ports::HealthCheck;
+    use crate::kernel::ratelimit::RateLimitStore;
+    let w = world();
+    let t = w
+        .pay
+        .bootstrap(
+            "Acme",
+            "ops@acme.example",
+            &Secret::new("correct horse battery"),
+        )
+        .unwrap();
+    let _ = t;
+    // Two buckets, each with a hit now and one just past the longest window (a day).
+    let old = w.now().minus(Duration::days(1) + Duration::seconds(1));
+    for bucket in ["k", "b"] {
+        assert!(w.store.hit(bucket, old, Duration::days(2), 10).unwrap());
+        assert!(w.store.hit(bucket, w.now(), Duration::days(2), 10).unwrap());
+    }
+    let login = w
+        .pay
+        .login(
+            "ops@acme.example",
+            &Secret::new("correct horse battery"),
+            "198.51.100.1",
+        )
+        .unwrap();
+    assert_eq!(w.pay.prune().unwrap(), 2, "the two old hits");
+    let kept = |bucket: &str| {
+        w.store
+            .snapshot()
+            .rate_hits
+            .iter()
+            .filter(|(b, _)| b == bucket)
+            .count()
+    };
+    assert_eq!((kept("k"), kept("b")), (1, 1));
+    // Just over a day later the session has expired and goes too, with the two hits.
+    w.advance(Duration::days(1) + Duration::seconds(1));
+    assert_eq!(w.pay.prune().unwrap(), 3);
+    assert_eq!(
+        w.pay
+            .authenticate_session(login.session_token.expose())
+            .unwrap_err(),
+        DomainError::Unauthorized
+    );
+    let _ = HealthCheck::ping(&*w.store);
+}

@@ -1,0 +1,355 @@
+//! Payment sessions: one payer's attempt to pay a link. The contract's statuses and the one
+//! transition function that moves between them; each move is one timeline event and, where the
+//! spec names one, one webhook. Also the underpayment tolerance rule.
+
+use std::fmt;
+
+use crate::kernel::amount::Decimal;
+use crate::kernel::error::{DomainError, DomainResult};
+use crate::settings::PaySettings;
+use crate::webhooks::PaymentEvent;
+
+/// Where a session is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SessionStatus {
+    /// The payer reviews a quote; no deposit channel yet.
+    Quote,
+    /// The deposit channel is open.
+    Pending,
+    /// A deposit was seen and is being settled.
+    Processing,
+    /// Paid.
+    Complete,
+    /// Paid short beyond the tolerance; the difference is requested.
+    Underpaid,
+    /// A refund was decided; waiting for the payer's address or the transfer.
+    RefundPending,
+    Refunded,
+    Expired,
+    Cancelled,
+    Failed,
+}
+
+impl SessionStatus {
+    pub const ALL: [SessionStatus; 10] = [
+        SessionStatus::Quote,
+        SessionStatus::Pending,
+        SessionStatus::Processing,
+        SessionStatus::Complete,
+        SessionStatus::Underpaid,
+        SessionStatus::RefundPending,
+        SessionStatus::Refunded,
+        SessionStatus::Expired,
+        SessionStatus::Cancelled,
+        SessionStatus::Failed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStatus::Quote => "quote",
+            SessionStatus::Pending => "pending",
+            SessionStatus::Processing => "processing",
+            SessionStatus::Complete => "complete",
+            SessionStatus::Underpaid => "underpaid",
+            SessionStatus::RefundPending => "refund_pending",
+            SessionStatus::Refunded => "refunded",
+            SessionStatus::Expired => "expired",
+            SessionStatus::Cancelled => "cancelled",
+            SessionStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SessionStatus> {
+        SessionStatus::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// No move leaves these.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            SessionStatus::Complete
+                | SessionStatus::Refunded
+                | SessionStatus::Expired
+                | SessionStatus::Cancelled
+                | SessionStatus::Failed
+        )
+    }
+
+    /// Still waiting for the payer (what pausing, archiving or expiring the link ends).
+    pub fn is_unfinished(self) -> bool {
+        matches!(self, SessionStatus::Quote | SessionStatus::Pending)
+    }
+}
+
+impl fmt::Display for SessionStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What happened to a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SessionEvent {
+    /// The payer accepted the quote; the deposit channel opens.
+    Accept,
+    /// The payer cancelled.
+    CancelByPayer,
+    /// The quote expired before the payer accepted it.
+    QuoteExpired,
+    /// The open deposit request expired without a deposit.
+    RequestExpired,
+    /// The link expired while the session waited for the payer.
+    LinkExpired,
+    /// The link was paused or archived while the session waited for the payer.
+    LinkInactive,
+    /// A deposit was seen on the channel.
+    DepositSeen,
+    /// The deposit settled; `short` when it fell short beyond the tolerance.
+    Settled { short: bool },
+    /// The processor gave up on the payment.
+    Fail,
+    /// A refund was decided (an underpayment the payer will not top up); the payer's address
+    /// is requested.
+    RequestRefund,
+    /// The payer's refund address arrived (no move; recorded on the timeline).
+    RefundAddressReceived,
+    /// The refund was sent.
+    Refunded,
+    /// The merchant resolved an underpayment by hand (accepting the amount received).
+    ManualResolution,
+    /// A deposit arrived after the session ended (expired, cancelled or failed): recorded in
+    /// `settlement`, no move.
+    LateDeposit,
+}
+
+impl SessionEvent {
+    pub const ALL: [SessionEvent; 15] = [
+        SessionEvent::Accept,
+        SessionEvent::CancelByPayer,
+        SessionEvent::QuoteExpired,
+        SessionEvent::RequestExpired,
+        SessionEvent::LinkExpired,
+        SessionEvent::LinkInactive,
+        SessionEvent::DepositSeen,
+        SessionEvent::Settled { short: false },
+        SessionEvent::Settled { short: true },
+        SessionEvent::Fail,
+        SessionEvent::RequestRefund,
+        SessionEvent::RefundAddressReceived,
+        SessionEvent::Refunded,
+        SessionEvent::ManualResolution,
+        SessionEvent::LateDeposit,
+    ];
+
+    /// The webhook a move by this event sends (besides `status_changed` on every status move).
+    pub fn webhook(self) -> Option<PaymentEvent> {
+        match self {
+            SessionEvent::Accept => Some(PaymentEvent::ChannelCreated),
+            SessionEvent::CancelByPayer => Some(PaymentEvent::PaymentCancelledByPayer),
+            SessionEvent::QuoteExpired => Some(PaymentEvent::QuoteExpired),
+            SessionEvent::RequestExpired => Some(PaymentEvent::PaymentRequestExpired),
+            SessionEvent::LinkExpired => Some(PaymentEvent::PaymentLinkExpired),
+            SessionEvent::LinkInactive => Some(PaymentEvent::PaymentLinkInactive),
+            SessionEvent::Settled { short: true } => {
+                Some(PaymentEvent::UnderpaymentDifferenceRequested)
+            }
+            SessionEvent::Settled { short: false } => Some(PaymentEvent::SettlementUpdated),
+            SessionEvent::RequestRefund => Some(PaymentEvent::RefundAddressRequested),
+            SessionEvent::RefundAddressReceived => Some(PaymentEvent::RefundAddressReceived),
+            SessionEvent::ManualResolution => Some(PaymentEvent::ManualResolutionCompleted),
+            SessionEvent::LateDeposit => Some(PaymentEvent::SettlementUpdated),
+            SessionEvent::DepositSeen | SessionEvent::Fail | SessionEvent::Refunded => None,
+        }
+    }
+}
+
+/// A refused session move.
+fn refused(from: SessionStatus, event: SessionEvent) -> DomainError {
+    DomainError::SessionTransition {
+        from: from.as_str(),
+        event: format!("{event:?}"),
+    }
+}
+
+/// The one transition function.
+pub fn transition(from: SessionStatus, event: SessionEvent) -> DomainResult<SessionStatus> {
+    use SessionEvent as E;
+    use SessionStatus as S;
+    let to = match (from, event) {
+        (S::Quote, E::Accept) => S::Pending,
+        (S::Quote | S::Pending, E::CancelByPayer) => S::Cancelled,
+        (S::Quote, E::QuoteExpired) => S::Expired,
+        (S::Pending, E::RequestExpired) => S::Expired,
+        (S::Quote | S::Pending, E::LinkExpired) => S::Expired,
+        (S::Quote | S::Pending, E::LinkInactive) => S::Cancelled,
+        // A top-up of an underpaid session is a new deposit too.
+        (S::Pending | S::Underpaid, E::DepositSeen) => S::Processing,
+        (S::Processing, E::Settled { short: false }) => S::Complete,
+        (S::Processing, E::Settled { short: true }) => S::Underpaid,
+        (S::Pending | S::Processing, E::Fail) => S::Failed,
+        // Processing: the deposit cannot be kept (a one-time link another payer already paid).
+        (S::Processing | S::Underpaid, E::RequestRefund) => S::RefundPending,
+        (S::RefundPending, E::RefundAddressReceived) => S::RefundPending,
+        (S::RefundPending, E::Refunded) => S::Refunded,
+        (S::Underpaid, E::ManualResolution) => S::Complete,
+        (S::Expired, E::LateDeposit) => S::Expired,
+        (S::Cancelled, E::LateDeposit) => S::Cancelled,
+        (S::Failed, E::LateDeposit) => S::Failed,
+        _ => return Err(refused(from, event)),
+    };
+    Ok(to)
+}
+
+/// Whether `received` settles `required` under the merchant's underpayment tolerance: enough,
+/// or short by at most the larger allowance of the enabled rules (a percentage of the required
+/// amount, a fixed amount). The edges are inclusive.
+pub fn settles(required: Decimal, received: Decimal, settings: &PaySettings) -> bool {
+    if received >= required {
+        return true;
+    }
+    let Some(short) = required.checked_sub(received) else {
+        return false;
+    };
+    let mut allowed = Decimal::ZERO;
+    if settings.underpayment_fixed_enabled {
+        allowed = allowed.max(settings.underpayment_fixed_threshold);
+    }
+    if settings.underpayment_percent_enabled {
+        if let Some(p) = required.percent(settings.underpayment_percent_threshold) {
+            allowed = allowed.max(p);
+        }
+    }
+    short <= allowed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::assets::AssetCatalogue;
+
+    #[test]
+    fn every_move_of_the_table() {
+        use SessionEvent as E;
+        use SessionStatus as S;
+        let allowed: &[(S, E, S)] = &[
+            (S::Quote, E::Accept, S::Pending),
+            (S::Quote, E::CancelByPayer, S::Cancelled),
+            (S::Pending, E::CancelByPayer, S::Cancelled),
+            (S::Quote, E::QuoteExpired, S::Expired),
+            (S::Pending, E::RequestExpired, S::Expired),
+            (S::Quote, E::LinkExpired, S::Expired),
+            (S::Pending, E::LinkExpired, S::Expired),
+            (S::Quote, E::LinkInactive, S::Cancelled),
+            (S::Pending, E::LinkInactive, S::Cancelled),
+            (S::Pending, E::DepositSeen, S::Processing),
+            (S::Underpaid, E::DepositSeen, S::Processing),
+            (S::Processing, E::Settled { short: false }, S::Complete),
+            (S::Processing, E::Settled { short: true }, S::Underpaid),
+            (S::Pending, E::Fail, S::Failed),
+            (S::Processing, E::Fail, S::Failed),
+            (S::Underpaid, E::RequestRefund, S::RefundPending),
+            (S::Processing, E::RequestRefund, S::RefundPending),
+            (S::RefundPending, E::RefundAddressReceived, S::RefundPending),
+            (S::RefundPending, E::Refunded, S::Refunded),
+            (S::Underpaid, E::ManualResolution, S::Complete),
+            (S::Expired, E::LateDeposit, S::Expired),
+            (S::Cancelled, E::LateDeposit, S::Cancelled),
+            (S::Failed, E::LateDeposit, S::Failed),
+        ];
+        let mut moves = 0;
+        for from in S::ALL {
+            for event in E::ALL {
+                let got = transition(from, event);
+                match allowed.iter().find(|(f, e, _)| *f == from && *e == event) {
+                    Some((_, _, to)) => {
+                        assert_eq!(got, Ok(*to), "{from} {event:?}");
+                        moves += 1;
+                    }
+                    None => assert!(
+                        matches!(got, Err(DomainError::SessionTransition { .. })),
+                        "{from} {event:?} must be refused, got {got:?}"
+                    ),
+                }
+            }
+            if from.is_terminal() {
+                // Nothing leaves a terminal status; only a late deposit is taken, and only by
+                // a session that ended unpaid (it is recorded, the status stays).
+                for e in E::ALL {
+                    if let Ok(to) = transition(from, e) {
+                        assert!(
+                            to == from
+                                && e == E::LateDeposit
+                                && from != S::Complete
+                                && from != S::Refunded,
+                            "{from} is terminal, yet {e:?} moves it to {to}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(moves, allowed.len());
+    }
+
+    #[test]
+    fn names_and_kinds() {
+        for s in SessionStatus::ALL {
+            assert_eq!(SessionStatus::parse(s.as_str()), Some(s));
+        }
+        assert!(SessionStatus::Quote.is_unfinished() && SessionStatus::Pending.is_unfinished());
+        assert!(!SessionStatus::Processing.is_unfinished());
+        assert_eq!(
+            SessionEvent::Accept.webhook(),
+            Some(PaymentEvent::ChannelCreated)
+        );
+        assert_eq!(
+            SessionEvent::LinkInactive.webhook(),
+            Some(PaymentEvent::PaymentLinkInactive)
+        );
+        assert_eq!(SessionEvent::DepositSeen.webhook(), None);
+    }
+
+    fn d(s: &str) -> Decimal {
+        Decimal::parse(s).unwrap()
+    }
+
+    fn settings(percent: Option<&str>, fixed: Option<&str>) -> PaySettings {
+        let mut s = PaySettings::new_company_default(&AssetCatalogue::builtin());
+        if let Some(p) = percent {
+            s.underpayment_percent_enabled = true;
+            s.underpayment_percent_threshold = d(p);
+        }
+        if let Some(f) = fixed {
+            s.underpayment_fixed_enabled = true;
+            s.underpayment_fixed_threshold = d(f);
+        }
+        s
+    }
+
+    #[test]
+    fn tolerance_edges() {
+        let none = settings(None, None);
+        assert!(settles(d("100"), d("100"), &none));
+        assert!(settles(d("100"), d("100.01"), &none), "overpaid settles");
+        assert!(
+            !settles(d("100"), d("99.999999"), &none),
+            "no tolerance: any shortfall"
+        );
+        // 1 % of 100 = 1: short by exactly 1 settles, by 1.000001 does not.
+        let pct = settings(Some("1"), None);
+        assert!(settles(d("100"), d("99"), &pct));
+        assert!(!settles(d("100"), d("98.999999"), &pct));
+        // Fixed 0.50.
+        let fixed = settings(None, Some("0.50"));
+        assert!(settles(d("100"), d("99.50"), &fixed));
+        assert!(!settles(d("100"), d("99.49"), &fixed));
+        // Both enabled: the larger allowance wins (2 % of 10 = 0.2 < 0.5 fixed).
+        let both = settings(Some("2"), Some("0.5"));
+        assert!(settles(d("10"), d("9.5"), &both));
+        assert!(!settles(d("10"), d("9.49"), &both));
+        // Thresholds set but disabled count for nothing.
+        let mut off = settings(Some("50"), Some("50"));
+        off.underpayment_percent_enabled = false;
+        off.underpayment_fixed_enabled = false;
+        assert!(!settles(d("100"), d("99"), &off));
+    }
+}

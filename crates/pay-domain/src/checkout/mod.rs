@@ -1,0 +1,11 @@
+//! Checkout: a payer's payment sessions on a link, their status machine, quotes, the
+//! underpayment tolerance, expiry, and what the processor reports.
+
+pub mod machine;
+mod model;
+pub mod ports;
+pub mod quote;
+mod service;
+
+pub use model::*;
+pub use service::{CheckoutView, DueWorkReport, LinkDetail, Resolution, SandboxEvent, DUE_BATCH};

@@ -1,0 +1,49 @@
+//! What checkout needs from outside storage: prices for quotes and the payment processor.
+
+use crate::kernel::error::DomainResult;
+
+/// Prices for quotes.
+pub trait PriceSource: Send + Sync {
+    /// The price of one unit of `asset` (an asset identifier) in `unit` (an ISO 4217 code such
+    /// as `USD`, or an asset identifier); `None` when the source does not know the pair.
+    fn price(
+        &self,
+        asset: &str,
+        unit: &str,
+    ) -> DomainResult<Option<crate::kernel::amount::Decimal>>;
+}
+
+/// A deposit channel a processor opened for a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DepositChannel {
+    pub channel_id: String,
+    pub composite_channel_id: String,
+    pub deposit_address: String,
+    pub source_chain: String,
+}
+
+/// The payment processor: which assets it takes, its fee, and deposit channels. What happens on
+/// a channel (deposits, settlement, failure) comes back through the use cases.
+pub trait Processor: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// The fee, percent of the quote's target.
+    fn fee_percent(&self) -> crate::kernel::amount::Decimal;
+    /// Whether payers can pay with this asset.
+    fn supports(&self, asset: &crate::kernel::assets::DestinationAsset) -> bool;
+    /// The merchant's settlement wallet for `asset` (where settled funds go); `None` when the
+    /// merchant has none there, which blocks payment starts
+    /// (`start_blocked_missing_company_wallet`).
+    fn merchant_wallet(
+        &self,
+        company: crate::kernel::ids::CompanyId,
+        asset: &crate::kernel::assets::DestinationAsset,
+    ) -> DomainResult<Option<String>>;
+    /// Opens a deposit channel for `amount` of `asset`. MUST be idempotent per `session`:
+    /// asking again returns the same channel.
+    fn open_channel(
+        &self,
+        session: uuid::Uuid,
+        asset: &crate::kernel::assets::DestinationAsset,
+        amount: crate::kernel::amount::Decimal,
+    ) -> DomainResult<DepositChannel>;
+}

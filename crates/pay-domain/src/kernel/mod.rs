@@ -1,0 +1,15 @@
+//! What every context shares: ids, exact amounts, the asset catalogue, time, secrets, input
+//! validation, chain addresses, rate limits, the error kinds and the ports for real time,
+//! randomness and secrets at rest.
+
+pub mod address;
+pub mod amount;
+pub mod assets;
+pub mod error;
+pub mod ids;
+pub mod ports;
+pub mod ratelimit;
+pub mod secret;
+pub mod timestamp;
+pub mod timezones;
+pub mod validate;

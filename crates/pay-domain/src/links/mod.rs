@@ -1,0 +1,11 @@
+//! Payment links: the merchant's links and their status machine, anonymous links, and the
+//! gateway form that creates a link from a merchant's own web page.
+
+mod anonymous_service;
+pub mod gateway;
+mod gateway_service;
+mod model;
+pub mod ports;
+
+pub use gateway_service::GatewayForm;
+pub use model::*;

@@ -1,0 +1,50 @@
+//! What payment links need from storage.
+
+use crate::kernel::error::DomainResult;
+use crate::kernel::ids::{CompanyId, LinkUid};
+use crate::kernel::timestamp::Timestamp;
+use crate::links::{LinkStatus, PaymentLink};
+use crate::webhooks::LinkWebhook;
+
+/// Which links a list returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkFilter {
+    /// `Some`: only links created by this OAuth grant.
+    pub grant_id: Option<uuid::Uuid>,
+}
+
+/// Payment links.
+pub trait PaymentLinkStore {
+    /// Inserts; `uid` MUST be unique across companies.
+    fn insert_link(&self, link: &PaymentLink) -> DomainResult<()>;
+    /// Up to `limit` newest non-anonymous links of the company (newest first, ties by id).
+    fn links(
+        &self,
+        company: CompanyId,
+        filter: LinkFilter,
+        limit: usize,
+    ) -> DomainResult<Vec<PaymentLink>>;
+    /// The company's link with this uid; `None` for another company's.
+    fn link(&self, company: CompanyId, uid: &LinkUid) -> DomainResult<Option<PaymentLink>>;
+    /// Compare-and-set: moves the link only if its status is still `from`; false otherwise.
+    fn set_link_status(
+        &self,
+        company: CompanyId,
+        uid: &LinkUid,
+        from: LinkStatus,
+        to: LinkStatus,
+        at: Timestamp,
+    ) -> DomainResult<bool>;
+}
+
+/// Anonymous links.
+pub trait AnonymousLinkStore {
+    /// Inserts an anonymous link and its callback (when it has one) in ONE transaction.
+    fn insert_anonymous_link(
+        &self,
+        link: &PaymentLink,
+        webhook: Option<&LinkWebhook>,
+    ) -> DomainResult<()>;
+    /// The callback of an anonymous link.
+    fn link_webhook(&self, link_uid: &str) -> DomainResult<Option<LinkWebhook>>;
+}

@@ -1,0 +1,107 @@
+//! E-mail use cases: `send-request-email` renders a payment request and puts it in the outbox
+//! (nothing is sent inline), and the mailer's steps: claim due mails, record each outcome, and
+//! list what waits while no transport is configured.
+
+use crate::app::Pay;
+use crate::kernel::error::{DomainError, DomainResult};
+use crate::mail::{
+    after_attempt, check_link_accepts_requests, parse_recipient, redact_error,
+    render_payment_request, AfterMailAttempt, MailId, MailKind, MailStatus, OutgoingMail,
+    SendOutcome, CLAIM_LEASE,
+};
+use crate::tenancy::{Principal, Scope};
+
+impl Pay {
+    /// Queues the link's payment request for `email`, or for the link's `customerEmail` when
+    /// none is given; returns the address it goes to. Authorised like every link mutation
+    /// (`pay:payment-links:write`; another company's or grant's link is not found). Checks run
+    /// in this order: the link (404), the address (400 `validation_failed` on `email`, or
+    /// `missing_email`), then the link's state (409 `link_not_active` when paused, archived
+    /// or expired).
+    pub fn send_request_email(
+        &self,
+        p: &Principal,
+        uid: &str,
+        email: Option<String>,
+    ) -> DomainResult<String> {
+        p.authorize(Scope::PaymentLinksWrite)?;
+        let link = self.visible_link(p, uid)?;
+        let to = match (email, &link.payload.customer_email) {
+            (Some(given), _) => parse_recipient("email", &given)?,
+            (None, Some(stored)) => parse_recipient("email", stored)?,
+            (None, None) => return Err(DomainError::MissingEmail),
+        };
+        let now = self.link_now(&link)?;
+        check_link_accepts_requests(&link, now)?;
+        // Mails leave to outside addresses: a link, and a recipient, get only so many.
+        self.throttle(
+            &format!("request-email|link|{}", link.id),
+            &self.limits.request_email_per_link,
+        )?;
+        self.throttle(
+            &format!("request-email|to|{}", to.to_ascii_lowercase()),
+            &self.limits.request_email_per_recipient,
+        )?;
+        let rendered = render_payment_request(&link, &link.public_url(&self.public_pay_url));
+        let mail = OutgoingMail {
+            id: MailId(self.crypto.new_uuid()),
+            company_id: link.company_id,
+            link_id: link.id,
+            link_uid: link.uid.clone(),
+            kind: MailKind::PaymentRequest,
+            to,
+            subject: rendered.subject,
+            text_body: rendered.text,
+            html_body: rendered.html,
+            status: MailStatus::Pending,
+            attempts: 0,
+            next_attempt_at: Some(now),
+            last_attempt_at: None,
+            last_error: None,
+            created_at: now,
+            sent_at: None,
+        };
+        self.store.insert_mail(&mail)?;
+        Ok(mail.to)
+    }
+
+    /// Mailer step 1: claims up to `limit` due mails for `CLAIM_LEASE`.
+    pub fn claim_due_mails(&self, limit: usize) -> DomainResult<Vec<OutgoingMail>> {
+        let now = self.now();
+        self.store
+            .claim_due_mails(now, now.plus(CLAIM_LEASE), limit)
+    }
+
+    /// Mailer step 2: records what the transport did with a claimed mail and moves it per the
+    /// retry policy. `None` when the claim was stale (another mailer recorded this attempt
+    /// first): nothing is written then. Errors are kept with the address masked.
+    pub fn record_mail_outcome(
+        &self,
+        mail: &OutgoingMail,
+        outcome: SendOutcome,
+    ) -> DomainResult<Option<AfterMailAttempt>> {
+        // The retry falls due on the company's clock.
+        let now = self.company_now(mail.company_id)?;
+        let number = mail.attempts + 1;
+        let outcome = match outcome {
+            SendOutcome::Sent => SendOutcome::Sent,
+            SendOutcome::Transient(e) => SendOutcome::Transient(redact_error(&e, &mail.to)),
+            SendOutcome::Permanent(e) => SendOutcome::Permanent(redact_error(&e, &mail.to)),
+        };
+        let after = after_attempt(mail.status, number, &outcome, now)?;
+        let recorded = self
+            .store
+            .record_mail_attempt(mail.id, number, now, &after)?;
+        Ok(recorded.then_some(after))
+    }
+
+    /// Without a transport: pending mails after `after` (id order), for the mailer to report
+    /// each once. Nothing is claimed, so a mailer with a transport sends them at once.
+    pub fn pending_mails_after(
+        &self,
+        after: Option<MailId>,
+        limit: usize,
+    ) -> DomainResult<Vec<OutgoingMail>> {
+        self.store.pending_mails_after(after, limit)
+    }
+}

@@ -1,0 +1,64 @@
+//! Sandbox test clocks, one per company (the contract's "Two clocks").
+//!
+//! Real time protects: login throttles, rate limits, sign-in sessions, CSRF tokens, claim
+//! leases, signature timestamps (and later DPoP `iat`/`jti` windows) always read the process
+//! clock as it is. What a company owns and schedules - link, quote and session expiry, retries
+//! falling due (later: cycles, overdue, portal URL and token expiry) - reads the company's
+//! clock: real time plus its offset. An offset only grows, so moving a clock can only make that
+//! company's own things due sooner, never anyone else's, and never a security window.
+
+use time::Duration;
+
+use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::timestamp::Timestamp;
+
+/// The longest single move: a year.
+pub const MAX_ADVANCE_SECS: i64 = 366 * 24 * 3600;
+/// The furthest a company's clock may run ahead of real time: ten years.
+pub const MAX_OFFSET_MS: i64 = 10 * MAX_ADVANCE_SECS * 1000;
+
+/// A company's now: real time moved by its test clock's offset.
+pub fn company_now(real: Timestamp, offset_ms: i64) -> Timestamp {
+    real.plus(Duration::milliseconds(offset_ms.max(0)))
+}
+
+/// Reads an advance: whole seconds from 1 to a year, as milliseconds.
+pub fn advance_ms(seconds: i64) -> DomainResult<i64> {
+    if !(1..=MAX_ADVANCE_SECS).contains(&seconds) {
+        return Err(DomainError::validation(
+            "advanceSeconds",
+            format!("advanceSeconds is a whole number from 1 to {MAX_ADVANCE_SECS}"),
+        ));
+    }
+    Ok(seconds * 1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_offset_moves_now_forward_only() {
+        let real = Timestamp::from_unix_millis(1_000_000).unwrap();
+        assert_eq!(company_now(real, 0), real);
+        assert_eq!(company_now(real, 5_000).unix_millis(), 1_005_000);
+        // A negative offset never happens (moves only add); it reads as real time.
+        assert_eq!(company_now(real, -5_000), real);
+    }
+
+    #[test]
+    fn advances_are_one_second_to_a_year() {
+        assert_eq!(advance_ms(1).unwrap(), 1000);
+        assert_eq!(
+            advance_ms(MAX_ADVANCE_SECS).unwrap(),
+            MAX_ADVANCE_SECS * 1000
+        );
+        for bad in [0, -1, MAX_ADVANCE_SECS + 1] {
+            let e = advance_ms(bad).unwrap_err();
+            assert!(
+                matches!(&e, DomainError::Validation { field, .. } if field == "advanceSeconds"),
+                "{bad}: {e:?}"
+            );
+        }
+    }
+}

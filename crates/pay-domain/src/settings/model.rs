@@ -1,0 +1,414 @@
+//! Merchant settings (PaySettings) and the partial update the settings PUT applies.
+
+use serde::{Deserialize, Serialize};
+
+use crate::kernel::amount::{Decimal, DecimalError};
+use crate::kernel::assets::AssetCatalogue;
+use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::validate;
+
+/// Who pays the processing fee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FeePayer {
+    Client,
+    Merchant,
+}
+
+impl FeePayer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FeePayer::Client => "client",
+            FeePayer::Merchant => "merchant",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<FeePayer> {
+        match s {
+            "client" => Some(FeePayer::Client),
+            "merchant" => Some(FeePayer::Merchant),
+            _ => None,
+        }
+    }
+}
+
+/// Product availability for the team.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProductStatus {
+    Active,
+    Paused,
+}
+
+impl ProductStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProductStatus::Active => "active",
+            ProductStatus::Paused => "paused",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ProductStatus> {
+        match s {
+            "active" => Some(ProductStatus::Active),
+            "paused" => Some(ProductStatus::Paused),
+            _ => None,
+        }
+    }
+}
+
+/// A company's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaySettings {
+    pub status: ProductStatus,
+    pub default_destination_asset: Option<String>,
+    pub fee_paid_by: FeePayer,
+    pub skip_quote_acceptance: bool,
+    /// Percent, -1 ..= 1.
+    pub merchant_surcharge_percent: Decimal,
+    pub return_redirect_url: Option<String>,
+    pub success_redirect_url: Option<String>,
+    pub failure_redirect_url: Option<String>,
+    pub underpayment_percent_enabled: bool,
+    /// Percent, 0 ..= 100.
+    pub underpayment_percent_threshold: Decimal,
+    pub underpayment_fixed_enabled: bool,
+    /// In the invoice currency, >= 0.
+    pub underpayment_fixed_threshold: Decimal,
+}
+
+impl PaySettings {
+    /// What a new company starts with.
+    pub fn new_company_default(catalogue: &AssetCatalogue) -> Self {
+        PaySettings {
+            status: ProductStatus::Active,
+            default_destination_asset: Some(
+                catalogue
+                    .default_for_new_companies()
+                    .asset_identifier
+                    .clone(),
+            ),
+            fee_paid_by: FeePayer::Merchant,
+            skip_quote_acceptance: false,
+            merchant_surcharge_percent: Decimal::ZERO,
+            return_redirect_url: None,
+            success_redirect_url: None,
+            failure_redirect_url: None,
+            underpayment_percent_enabled: false,
+            underpayment_percent_threshold: Decimal::ZERO,
+            underpayment_fixed_enabled: false,
+            underpayment_fixed_threshold: Decimal::ZERO,
+        }
+    }
+}
+
+/// A partial update: `None` leaves a field alone; for nullable fields `Some(None)` clears it.
+/// Numbers arrive as the decimal text of the JSON number.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SettingsPatch {
+    pub status: Option<String>,
+    pub default_destination_asset: Option<Option<String>>,
+    pub fee_paid_by: Option<String>,
+    pub skip_quote_acceptance: Option<bool>,
+    pub merchant_surcharge_percent: Option<String>,
+    pub return_redirect_url: Option<Option<String>>,
+    pub success_redirect_url: Option<Option<String>>,
+    pub failure_redirect_url: Option<Option<String>>,
+    pub underpayment_percent_enabled: Option<bool>,
+    pub underpayment_percent_threshold: Option<String>,
+    pub underpayment_fixed_enabled: Option<bool>,
+    pub underpayment_fixed_threshold: Option<String>,
+}
+
+/// The fields the settings PUT takes; which of them may be `null`.
+pub const SETTINGS_FIELDS: &[(&str, bool)] = &[
+    ("status", false),
+    ("defaultDestinationAsset", true),
+    ("feePaidBy", false),
+    ("skipQuoteAcceptance", false),
+    ("merchantSurchargePercent", false),
+    ("returnRedirectUrl", true),
+    ("successRedirectUrl", true),
+    ("failureRedirectUrl", true),
+    ("underpaymentPercentEnabled", false),
+    ("underpaymentPercentThreshold", false),
+    ("underpaymentFixedEnabled", false),
+    ("underpaymentFixedThreshold", false),
+];
+
+/// A settings number from its exact decimal text (what the client sent, never a float): within
+/// the range, at most 18 decimal places, and never `-0`. The value keeps its written scale, so
+/// it is stored and echoed as sent (`0.50` stays `0.50`).
+fn number_in(field: &str, text: &str, min: &str, max: Option<&str>) -> DomainResult<Decimal> {
+    let range = match max {
+        Some(max) => format!("{field} must be a number from {min} to {max}"),
+        None => format!("{field} must be a number of at least {min}"),
+    };
+    let v = Decimal::parse(text).map_err(|e| {
+        let why = match e {
+            DecimalError::NegativeZero => format!("{field} must not be -0 (zero has no sign)"),
+            DecimalError::TooPrecise(n) => {
+                format!("{field} has more than {n} decimal places and cannot be kept exactly")
+            }
+            _ => range.clone(),
+        };
+        DomainError::validation(field, why)
+    })?;
+    let lo = Decimal::parse(min).unwrap_or(Decimal::ZERO);
+    let too_high = max
+        .and_then(|m| Decimal::parse(m).ok())
+        .is_some_and(|hi| v > hi);
+    if v < lo || too_high {
+        return Err(DomainError::validation(field, range));
+    }
+    Ok(v)
+}
+
+impl SettingsPatch {
+    /// Checks every given field and returns the settings with the patch applied.
+    pub fn apply(
+        self,
+        current: &PaySettings,
+        catalogue: &AssetCatalogue,
+    ) -> DomainResult<PaySettings> {
+        let mut s = current.clone();
+        if let Some(v) = self.status {
+            s.status = ProductStatus::parse(&v).ok_or_else(|| {
+                DomainError::validation("status", "status must be active or paused")
+            })?;
+        }
+        if let Some(v) = self.default_destination_asset {
+            if let Some(id) = &v {
+                if catalogue.get(id).is_none() {
+                    return Err(DomainError::InvalidDestinationAsset {
+                        field: "defaultDestinationAsset".into(),
+                        message: format!("asset {id} is not an enabled destination asset"),
+                    });
+                }
+            }
+            s.default_destination_asset = v;
+        }
+        if let Some(v) = self.fee_paid_by {
+            s.fee_paid_by = FeePayer::parse(&v).ok_or_else(|| {
+                DomainError::validation("feePaidBy", "feePaidBy must be client or merchant")
+            })?;
+        }
+        if let Some(v) = self.skip_quote_acceptance {
+            s.skip_quote_acceptance = v;
+        }
+        if let Some(v) = self.merchant_surcharge_percent {
+            s.merchant_surcharge_percent =
+                number_in("merchantSurchargePercent", &v, "-1", Some("1"))?;
+        }
+        for (field, patch, slot) in [
+            (
+                "returnRedirectUrl",
+                self.return_redirect_url,
+                &mut s.return_redirect_url,
+            ),
+            (
+                "successRedirectUrl",
+                self.success_redirect_url,
+                &mut s.success_redirect_url,
+            ),
+            (
+                "failureRedirectUrl",
+                self.failure_redirect_url,
+                &mut s.failure_redirect_url,
+            ),
+        ] {
+            if let Some(v) = patch {
+                if let Some(url) = &v {
+                    validate::http_url(field, url)?;
+                }
+                *slot = v;
+            }
+        }
+        if let Some(v) = self.underpayment_percent_enabled {
+            s.underpayment_percent_enabled = v;
+        }
+        if let Some(v) = self.underpayment_percent_threshold {
+            s.underpayment_percent_threshold =
+                number_in("underpaymentPercentThreshold", &v, "0", Some("100"))?;
+        }
+        if let Some(v) = self.underpayment_fixed_enabled {
+            s.underpayment_fixed_enabled = v;
+        }
+        if let Some(v) = self.underpayment_fixed_threshold {
+            s.underpayment_fixed_threshold =
+                number_in("underpaymentFixedThreshold", &v, "0", None)?;
+        }
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> PaySettings {
+        PaySettings::new_company_default(&AssetCatalogue::builtin())
+    }
+
+    fn apply(p: SettingsPatch) -> DomainResult<PaySettings> {
+        p.apply(&base(), &AssetCatalogue::builtin())
+    }
+
+    fn field(r: DomainResult<PaySettings>) -> String {
+        match r {
+            Err(DomainError::Validation { field, .. })
+            | Err(DomainError::InvalidDestinationAsset { field, .. }) => field,
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn empty_patch_changes_nothing() {
+        assert_eq!(apply(SettingsPatch::default()).unwrap(), base());
+    }
+
+    #[test]
+    fn surcharge_edges() {
+        for ok in ["-1", "1", "0", "0.25", "-0.999"] {
+            let s = apply(SettingsPatch {
+                merchant_surcharge_percent: Some(ok.into()),
+                ..Default::default()
+            })
+            .unwrap();
+            assert_eq!(s.merchant_surcharge_percent, Decimal::parse(ok).unwrap());
+        }
+        for bad in [
+            "1.0001",
+            "-1.01",
+            "2",
+            "x",
+            "-0",
+            "-0.0",
+            "0.1234567890123456789",
+        ] {
+            let r = apply(SettingsPatch {
+                merchant_surcharge_percent: Some(bad.into()),
+                ..Default::default()
+            });
+            assert_eq!(field(r), "merchantSurchargePercent");
+        }
+    }
+
+    #[test]
+    fn numbers_keep_their_exact_text_and_refuse_negative_zero() {
+        let s = apply(SettingsPatch {
+            merchant_surcharge_percent: Some("0.123456789012345678".into()),
+            underpayment_percent_threshold: Some("99.999999999999999999".into()),
+            underpayment_fixed_threshold: Some("123456789012345678.5".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            s.merchant_surcharge_percent.to_string(),
+            "0.123456789012345678"
+        );
+        assert_eq!(
+            s.underpayment_percent_threshold.to_string(),
+            "99.999999999999999999"
+        );
+        assert_eq!(
+            s.underpayment_fixed_threshold.to_string(),
+            "123456789012345678.5"
+        );
+        let s = apply(SettingsPatch {
+            merchant_surcharge_percent: Some("0.50".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(s.merchant_surcharge_percent.to_string(), "0.50");
+        for (patch, field) in [
+            (
+                SettingsPatch {
+                    merchant_surcharge_percent: Some("-0".into()),
+                    ..Default::default()
+                },
+                "merchantSurchargePercent",
+            ),
+            (
+                SettingsPatch {
+                    underpayment_percent_threshold: Some("-0.0".into()),
+                    ..Default::default()
+                },
+                "underpaymentPercentThreshold",
+            ),
+            (
+                SettingsPatch {
+                    underpayment_fixed_threshold: Some("-0".into()),
+                    ..Default::default()
+                },
+                "underpaymentFixedThreshold",
+            ),
+        ] {
+            match apply(patch) {
+                Err(DomainError::Validation { field: f, message }) => {
+                    assert_eq!(f, field);
+                    assert_eq!(
+                        message,
+                        format!("{field} must not be -0 (zero has no sign)")
+                    );
+                }
+                other => panic!("{field}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn thresholds_and_enums() {
+        let r = apply(SettingsPatch {
+            underpayment_percent_threshold: Some("100.5".into()),
+            ..Default::default()
+        });
+        assert_eq!(field(r), "underpaymentPercentThreshold");
+        let r = apply(SettingsPatch {
+            underpayment_fixed_threshold: Some("-0.01".into()),
+            ..Default::default()
+        });
+        assert_eq!(field(r), "underpaymentFixedThreshold");
+        let r = apply(SettingsPatch {
+            status: Some("gone".into()),
+            ..Default::default()
+        });
+        assert_eq!(field(r), "status");
+        let r = apply(SettingsPatch {
+            fee_paid_by: Some("x".into()),
+            ..Default::default()
+        });
+        assert_eq!(field(r), "feePaidBy");
+        let r = apply(SettingsPatch {
+            default_destination_asset: Some(Some("eip155:1/erc20:0xnope".into())),
+            ..Default::default()
+        });
+        assert_eq!(field(r), "defaultDestinationAsset");
+        let r = apply(SettingsPatch {
+            success_redirect_url: Some(Some("nope".into())),
+            ..Default::default()
+        });
+        assert_eq!(field(r), "successRedirectUrl");
+    }
+
+    #[test]
+    fn null_clears_and_values_set() {
+        let s = apply(SettingsPatch {
+            default_destination_asset: Some(None),
+            success_redirect_url: Some(Some("https://shop.example/ok".into())),
+            skip_quote_acceptance: Some(true),
+            status: Some("paused".into()),
+            fee_paid_by: Some("client".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(s.default_destination_asset, None);
+        assert_eq!(
+            s.success_redirect_url.as_deref(),
+            Some("https://shop.example/ok")
+        );
+        assert!(s.skip_quote_acceptance);
+        assert_eq!(s.status, ProductStatus::Paused);
+        assert_eq!(s.fee_paid_by, FeePayer::Client);
+    }
+}

@@ -1,0 +1,16 @@
+//! What settings need from storage.
+
+use crate::kernel::error::DomainResult;
+use crate::kernel::ids::CompanyId;
+use crate::kernel::timestamp::Timestamp;
+use crate::settings::PaySettings;
+
+/// Merchant settings.
+pub trait SettingsStore {
+    fn save_settings(
+        &self,
+        company: CompanyId,
+        settings: &PaySettings,
+        at: Timestamp,
+    ) -> DomainResult<()>;
+}

@@ -1,0 +1,1 @@
+//! Recurring billing (room for the next issue): subscriptions, their cycles and scheduler.

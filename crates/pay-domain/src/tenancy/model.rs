@@ -1,0 +1,337 @@
+//! Users, companies, memberships and the principal: the one place where a credential becomes
+//! "this company, with these rights". Every use case takes the company from the principal.
+
+use std::fmt;
+
+use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::ids::{CompanyId, PartnerId, SessionId, UserId};
+use crate::kernel::timestamp::Timestamp;
+
+/// A team permission. Only `settings.manage` exists today.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Permission {
+    SettingsManage,
+}
+
+impl Permission {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Permission::SettingsManage => "settings.manage",
+        }
+    }
+}
+
+/// A member's role in a company; roles give permissions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    Owner,
+    Admin,
+    Member,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Owner => "owner",
+            Role::Admin => "admin",
+            Role::Member => "member",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "owner" => Some(Role::Owner),
+            "admin" => Some(Role::Admin),
+            "member" => Some(Role::Member),
+            _ => None,
+        }
+    }
+
+    pub fn permissions(self) -> &'static [Permission] {
+        match self {
+            Role::Owner | Role::Admin => &[Permission::SettingsManage],
+            Role::Member => &[],
+        }
+    }
+
+    pub fn has(self, p: Permission) -> bool {
+        self.permissions().contains(&p)
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// OAuth scopes of the spec. API keys and sessions hold all of them; OAuth grants (later) hold
+/// what the merchant approved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    CompanyRead,
+    PaymentLinksRead,
+    PaymentLinksWrite,
+    CustomersRead,
+    CustomersWrite,
+    SubscriptionsRead,
+    SubscriptionsWrite,
+    SettingsRead,
+    SettingsWrite,
+    WebhooksRead,
+    WebhooksWrite,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 11] = [
+        Scope::CompanyRead,
+        Scope::PaymentLinksRead,
+        Scope::PaymentLinksWrite,
+        Scope::CustomersRead,
+        Scope::CustomersWrite,
+        Scope::SubscriptionsRead,
+        Scope::SubscriptionsWrite,
+        Scope::SettingsRead,
+        Scope::SettingsWrite,
+        Scope::WebhooksRead,
+        Scope::WebhooksWrite,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::CompanyRead => "company:read",
+            Scope::PaymentLinksRead => "pay:payment-links:read",
+            Scope::PaymentLinksWrite => "pay:payment-links:write",
+            Scope::CustomersRead => "pay:customers:read",
+            Scope::CustomersWrite => "pay:customers:write",
+            Scope::SubscriptionsRead => "pay:subscriptions:read",
+            Scope::SubscriptionsWrite => "pay:subscriptions:write",
+            Scope::SettingsRead => "pay:settings:read",
+            Scope::SettingsWrite => "pay:settings:write",
+            Scope::WebhooksRead => "pay:webhooks:read",
+            Scope::WebhooksWrite => "pay:webhooks:write",
+        }
+    }
+
+    /// Unknown scopes are rejected, never ignored.
+    pub fn parse(s: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// Writing implies the right to change; reads are any member's.
+    pub fn is_write(self) -> bool {
+        matches!(
+            self,
+            Scope::PaymentLinksWrite
+                | Scope::CustomersWrite
+                | Scope::SubscriptionsWrite
+                | Scope::SettingsWrite
+                | Scope::WebhooksWrite
+        )
+    }
+}
+
+/// Which kind of credential made the request, and its record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// A server API-key pair: trusted for its whole team.
+    ApiKey { partner_id: PartnerId },
+    /// A signed-in browser session of a member.
+    Session {
+        session_id: SessionId,
+        user_id: UserId,
+        role: Role,
+    },
+    /// An OAuth grant (added with the OAuth work): only its approved scopes.
+    OAuthGrant {
+        grant_id: uuid::Uuid,
+        scopes: Vec<Scope>,
+    },
+}
+
+/// The resolved caller: one company and what the credential may do there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub company_id: CompanyId,
+    pub credential: Credential,
+}
+
+impl Principal {
+    /// Checks that the credential may use a route that needs `scope`. A missing OAuth scope is
+    /// the spec's 401 `Invalid pay API credentials`; a session mutation without the team
+    /// permission is 403 `Forbidden`.
+    pub fn authorize(&self, scope: Scope) -> DomainResult<()> {
+        match &self.credential {
+            Credential::ApiKey { .. } => Ok(()),
+            Credential::Session { role, .. } => {
+                if scope.is_write() && !role.has(Permission::SettingsManage) {
+                    Err(DomainError::Forbidden)
+                } else {
+                    Ok(())
+                }
+            }
+            Credential::OAuthGrant { scopes, .. } => {
+                if scopes.contains(&scope) {
+                    Ok(())
+                } else {
+                    Err(DomainError::InvalidCredentials)
+                }
+            }
+        }
+    }
+
+    /// The OAuth grant that made the request, if any (links record it).
+    pub fn grant_id(&self) -> Option<uuid::Uuid> {
+        match &self.credential {
+            Credential::OAuthGrant { grant_id, .. } => Some(*grant_id),
+            _ => None,
+        }
+    }
+}
+
+/// A merchant team with its branding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Company {
+    pub id: CompanyId,
+    pub name: String,
+    pub picture_url: Option<String>,
+    pub logo_url: Option<String>,
+    pub theme: Theme,
+    pub created_at: Timestamp,
+    /// How far the company's sandbox test clock runs ahead of real time, in milliseconds (0
+    /// until moved). Only what the company owns and schedules follows it (`crate::sandbox::clock`).
+    pub test_clock_offset_ms: i64,
+}
+
+/// Merchant checkout theme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Theme {
+    Light,
+    Dark,
+    System,
+}
+
+impl Theme {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Theme::Light => "light",
+            Theme::Dark => "dark",
+            Theme::System => "system",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Theme> {
+        match s {
+            "light" => Some(Theme::Light),
+            "dark" => Some(Theme::Dark),
+            "system" => Some(Theme::System),
+            _ => None,
+        }
+    }
+}
+
+/// A user as stored, with the password hash (PHC string) that only the login use case reads.
+#[derive(Clone, PartialEq, Eq)]
+pub struct UserRecord {
+    pub id: UserId,
+    pub email: String,
+    pub password_hash: String,
+    pub created_at: Timestamp,
+}
+
+impl fmt::Debug for UserRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UserRecord")
+            .field("id", &self.id)
+            .field("email", &"***")
+            .finish_non_exhaustive()
+    }
+}
+
+/// A company as one member sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Membership {
+    pub company_id: CompanyId,
+    pub company_name: String,
+    pub role: Role,
+}
+
+/// Normalises an e-mail for lookup: trimmed, lower case.
+pub fn normalize_email(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn principal(credential: Credential) -> Principal {
+        Principal {
+            company_id: CompanyId(uuid::Uuid::nil()),
+            credential,
+        }
+    }
+
+    #[test]
+    fn api_keys_hold_every_scope() {
+        let p = principal(Credential::ApiKey {
+            partner_id: PartnerId(uuid::Uuid::nil()),
+        });
+        for s in Scope::ALL {
+            assert_eq!(p.authorize(s), Ok(()));
+        }
+    }
+
+    #[test]
+    fn sessions_need_settings_manage_to_write() {
+        for (role, can_write) in [
+            (Role::Owner, true),
+            (Role::Admin, true),
+            (Role::Member, false),
+        ] {
+            let p = principal(Credential::Session {
+                session_id: SessionId(uuid::Uuid::nil()),
+                user_id: UserId(uuid::Uuid::nil()),
+                role,
+            });
+            for s in Scope::ALL {
+                let expect = if s.is_write() && !can_write {
+                    Err(DomainError::Forbidden)
+                } else {
+                    Ok(())
+                };
+                assert_eq!(p.authorize(s), expect, "{role} {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn oauth_grants_hold_only_their_scopes() {
+        let p = principal(Credential::OAuthGrant {
+            grant_id: uuid::Uuid::nil(),
+            scopes: vec![Scope::PaymentLinksRead],
+        });
+        assert_eq!(p.authorize(Scope::PaymentLinksRead), Ok(()));
+        assert_eq!(
+            p.authorize(Scope::PaymentLinksWrite),
+            Err(DomainError::InvalidCredentials)
+        );
+    }
+
+    #[test]
+    fn scopes_round_trip_and_unknown_is_refused() {
+        for s in Scope::ALL {
+            assert_eq!(Scope::parse(s.as_str()), Some(s));
+        }
+        assert_eq!(Scope::parse("pay:everything"), None);
+    }
+
+    #[test]
+    fn roles_round_trip() {
+        for r in [Role::Owner, Role::Admin, Role::Member] {
+            assert_eq!(Role::parse(r.as_str()), Some(r));
+        }
+        assert_eq!(normalize_email("  Ann@Example.COM "), "ann@example.com");
+    }
+}

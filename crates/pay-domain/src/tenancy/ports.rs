@@ -1,0 +1,104 @@
+//! What tenancy needs from storage: users, companies and memberships, signed-in sessions and
+//! API keys. Each method says what an implementation MUST guarantee.
+
+use crate::kernel::error::DomainResult;
+use crate::kernel::ids::{CompanyId, KeyId, PartnerId, UserId};
+use crate::kernel::secret::SecretDigest;
+use crate::kernel::timestamp::Timestamp;
+use crate::settings::PaySettings;
+use crate::tenancy::keys::{Integration, StoredIntegration};
+use crate::tenancy::{Company, Membership, Role, UserRecord};
+
+/// A new team: its company, settings and first key, and its owner (a new user, or an existing
+/// one by id).
+#[derive(Debug, Clone)]
+pub struct NewTenant {
+    pub new_user: Option<UserRecord>,
+    pub owner: UserId,
+    pub company: Company,
+    pub settings: PaySettings,
+    pub integration: StoredIntegration,
+}
+
+/// Users, companies and memberships.
+pub trait TenancyStore {
+    /// Creates everything in `NewTenant` in ONE transaction: all of it or none. A user with the
+    /// same e-mail MUST make it fail without writing anything.
+    fn create_tenant(&self, tenant: &NewTenant) -> DomainResult<()>;
+    /// Adds `user` to `company` with `role` in ONE transaction, creating the user first when
+    /// `new_user` is given. Adding an existing member MUST fail without writing anything.
+    fn add_member(
+        &self,
+        new_user: Option<&UserRecord>,
+        user: UserId,
+        company: CompanyId,
+        role: Role,
+        at: Timestamp,
+    ) -> DomainResult<()>;
+    /// Looks a user up by normalised e-mail.
+    fn user_by_email(&self, email: &str) -> DomainResult<Option<UserRecord>>;
+    /// Whether no user exists yet (first start of an empty database).
+    fn is_empty(&self) -> DomainResult<bool>;
+    /// The user's companies, oldest membership first.
+    fn memberships(&self, user: UserId) -> DomainResult<Vec<Membership>>;
+    /// The user's role in one company, or `None` when not a member.
+    fn role(&self, user: UserId, company: CompanyId) -> DomainResult<Option<Role>>;
+    /// Moves the company's sandbox test clock forward: adds `by_ms` (> 0) to its
+    /// `test_clock_offset_ms` in ONE atomic statement (concurrent moves add up), unless the
+    /// offset would then pass `max_offset_ms`. Returns the new offset, or `None` when nothing
+    /// was written (no such company, or past the maximum). Later reads MUST see the new offset
+    /// (a cached company read of this store is dropped).
+    fn advance_test_clock(
+        &self,
+        company: CompanyId,
+        by_ms: i64,
+        max_offset_ms: i64,
+    ) -> DomainResult<Option<i64>>;
+    /// A company and its settings, read together (one round trip where possible).
+    fn company_with_settings(
+        &self,
+        company: CompanyId,
+    ) -> DomainResult<Option<(Company, PaySettings)>>;
+}
+
+/// A signed-in browser session as stored (token and CSRF token as digests only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSession {
+    pub id: crate::kernel::ids::SessionId,
+    pub token_digest: SecretDigest,
+    pub csrf_digest: SecretDigest,
+    pub user_id: UserId,
+    /// The company that payment routes act on for this session.
+    pub company_id: CompanyId,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
+}
+
+/// Browser sessions.
+pub trait SessionStore {
+    fn insert_session(&self, session: &StoredSession) -> DomainResult<()>;
+    /// Finds a session by token digest (expired ones included; the caller checks).
+    fn session_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSession>>;
+    fn delete_session(&self, token_digest: &SecretDigest) -> DomainResult<()>;
+}
+
+/// API-key integrations.
+pub trait IntegrationStore {
+    /// Inserts; `key_id`, `form_key_id` and `partner_id` MUST be unique.
+    fn insert_integration(&self, integration: &StoredIntegration) -> DomainResult<()>;
+    /// The company's integrations, newest first.
+    fn integrations(&self, company: CompanyId) -> DomainResult<Vec<Integration>>;
+    /// Looks up by public key id, across companies (authentication).
+    fn integration_by_key_id(&self, key_id: &KeyId) -> DomainResult<Option<StoredIntegration>>;
+    /// Sets `enabled` on the company's integration; `None` when it has no such integration.
+    fn set_integration_enabled(
+        &self,
+        company: CompanyId,
+        partner: PartnerId,
+        enabled: bool,
+    ) -> DomainResult<Option<Integration>>;
+    /// Deletes the company's integration; false when it has no such integration.
+    fn delete_integration(&self, company: CompanyId, partner: PartnerId) -> DomainResult<bool>;
+    /// Records a use of the key.
+    fn touch_integration(&self, partner: PartnerId, at: Timestamp) -> DomainResult<()>;
+}

@@ -1,0 +1,23 @@
+//! Webhooks: what an event is, how it is wrapped (the spec's envelopes), who receives it
+//! (callback owners), and the life of one delivery (attempts, retries, final state). Sending,
+//! signing and encryption are adapters behind the ports in `ports.rs`; the decisions are here.
+
+pub mod delivery;
+pub mod envelope;
+pub mod event;
+pub mod failure;
+pub mod ports;
+mod service;
+pub mod target;
+
+pub use delivery::*;
+pub use envelope::*;
+pub use event::*;
+pub use failure::*;
+pub use service::CallbackView;
+pub use target::*;
+
+/// `user-agent` of every delivery.
+pub const USER_AGENT: &str = "Pay-Webhooks/1.0";
+/// Receivers reject signatures whose `t` is further than this from their clock.
+pub const SIGNATURE_TOLERANCE_SECS: i64 = 300;

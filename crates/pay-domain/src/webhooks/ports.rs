@@ -1,0 +1,95 @@
+//! What webhooks need from the outside: the outbox and callbacks in storage, and signatures.
+
+use crate::kernel::error::DomainResult;
+use crate::kernel::ids::CompanyId;
+use crate::kernel::timestamp::Timestamp;
+use crate::webhooks::{
+    AfterAttempt, AttemptOutcome, CallbackKind, CompanyCallback, Delivery, DeliveryFilter,
+};
+
+/// Webhook signatures.
+pub trait WebhookSigner: Send + Sync {
+    /// `t=<t>,v1=<hex>` with one `v1=` per secret, in order: hex HMAC-SHA256 keyed with the
+    /// secret's bytes over `{t}.{body}`.
+    fn signature_header(
+        &self,
+        secrets: &[crate::kernel::secret::Secret],
+        t: i64,
+        body: &[u8],
+    ) -> String;
+}
+
+/// One attempt, as the delivery log keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptRecord {
+    pub delivery_id: uuid::Uuid,
+    /// 1-based.
+    pub number: u32,
+    pub at: Timestamp,
+    pub outcome: AttemptOutcome,
+}
+
+/// The webhook outbox and callback configuration.
+pub trait WebhookStore {
+    fn company_callback(
+        &self,
+        company: CompanyId,
+        kind: CallbackKind,
+    ) -> DomainResult<Option<CompanyCallback>>;
+    /// Compare-and-set: writes `callback` only if the stored row of its (company, kind) has
+    /// version `callback.version - 1` (for version 1: only if there is no row). Returns false,
+    /// writing nothing, when another save came first.
+    fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<bool>;
+    /// Inserts deliveries in ONE transaction.
+    fn insert_deliveries(&self, deliveries: &[Delivery]) -> DomainResult<()>;
+    /// Atomically claims up to `limit` deliveries that are pending or retrying, due on their
+    /// company's clock (`next_attempt_at <= now + that company's test-clock offset`) and not
+    /// leased (a lease runs on real time: a moved clock MUST NOT end it), oldest due first, and
+    /// leases them until `lease_until` (shown as their `next_attempt_at` meanwhile), so no other
+    /// claimer (another thread or instance) gets them before the lease ends; recording an
+    /// attempt ends the lease. Concurrent claimers MUST NOT receive the same delivery
+    /// (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite: one writer). `now` is real time.
+    fn claim_due_deliveries(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: usize,
+    ) -> DomainResult<Vec<Delivery>>;
+    /// Records an attempt and the delivery's new state in ONE transaction: `attempts` becomes
+    /// `attempt.number`, and status, `next_attempt_at`, `last_attempt_at`,
+    /// `last_response_status` and `last_error` follow.
+    fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> DomainResult<()>;
+    /// Records a batch of attempts, each as `record_attempt` would, in as few transactions as
+    /// the adapter can (the dispatcher records a whole round at once). Returns, per item,
+    /// whether it was recorded; an attempt whose delivery moved on (a stale claim) is skipped
+    /// with `false`. The default records them one by one.
+    fn record_attempts(&self, batch: &[(AttemptRecord, AfterAttempt)]) -> DomainResult<Vec<bool>> {
+        batch
+            .iter()
+            .map(|(attempt, after)| self.record_attempt(attempt, after).map(|()| true))
+            .collect()
+    }
+    /// Points deliveries at the URL their next attempt goes to (their owner's callback changed
+    /// since they were queued): sets `url` of each listed delivery that is still pending or
+    /// retrying, in ONE transaction.
+    fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> DomainResult<()>;
+    /// The company's deliveries matching the filter, newest first, at most `filter.limit`.
+    fn deliveries(
+        &self,
+        company: CompanyId,
+        filter: &DeliveryFilter,
+    ) -> DomainResult<Vec<Delivery>>;
+    /// One delivery of the company.
+    fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Option<Delivery>>;
+    /// The attempts of one delivery of the company, oldest first.
+    fn attempts(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Vec<AttemptRecord>>;
+    /// Emits one event of a link in ONE transaction: increments the link's event sequence
+    /// (1, 2, ... per link), builds the deliveries for that sequence number with `build`, and
+    /// inserts them. Returns what was inserted. Concurrent calls for one link MUST get
+    /// distinct, increasing numbers.
+    fn enqueue_link_event(
+        &self,
+        link: crate::kernel::ids::PaymentLinkId,
+        build: &dyn Fn(u64) -> Vec<Delivery>,
+    ) -> DomainResult<Vec<Delivery>>;
+}

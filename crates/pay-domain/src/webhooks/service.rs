@@ -1,0 +1,511 @@
+//! Webhook use cases: the company callbacks of the developer settings, the delivery log and
+//! resend, emitting a link's event into the outbox, and the dispatcher's three steps (claim,
+//! prepare a signed request, record the outcome).
+
+use std::collections::HashMap;
+
+use crate::app::{Pay, SignedIn};
+use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::ids::CompanyId;
+use crate::kernel::secret::Secret;
+use crate::kernel::timestamp::Timestamp;
+use crate::links::{CreatedBy, PaymentLink};
+use crate::tenancy::{Permission, Principal, Scope};
+use crate::webhooks::ports::AttemptRecord;
+use crate::webhooks::{
+    after_attempt, last4, signing_secret, validate_callback_url, AfterAttempt, AttemptOutcome,
+    CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryOrigin, DeliveryStatus,
+    EventKind, LinkSnapshot, NotPrepared, OutboundRequest, PaymentEventDraft, SessionSnapshot,
+    StoredSigningSecret, CLAIM_LEASE, LOG_LIMIT_DEFAULT, LOG_LIMIT_MAX, ROTATION_GRACE,
+    SECRET_RANDOM_LEN, USER_AGENT,
+};
+
+mod targets;
+
+use targets::{CurrentTarget, Owner};
+
+/// What reads of a callback show (never the secret).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallbackView {
+    pub url: String,
+    pub secret_last4: String,
+    pub secret_created_at: Timestamp,
+}
+
+impl From<&CompanyCallback> for CallbackView {
+    fn from(c: &CompanyCallback) -> Self {
+        CallbackView {
+            url: c.url.clone(),
+            secret_last4: c.secret.last4.clone(),
+            secret_created_at: c.secret.created_at,
+        }
+    }
+}
+
+fn company_kind(kind: CallbackKind) -> DomainResult<CallbackKind> {
+    match kind {
+        CallbackKind::CompanyPayment | CallbackKind::LegacyShared => Ok(kind),
+        other => Err(DomainError::Internal(format!(
+            "{} is not a company callback",
+            other.as_str()
+        ))),
+    }
+}
+
+impl Pay {
+    fn new_signing_secret(
+        &self,
+        company: CompanyId,
+        kind: CallbackKind,
+        now: Timestamp,
+    ) -> DomainResult<(Secret, StoredSigningSecret)> {
+        let secret = signing_secret(&self.crypto.random_alphanumeric(SECRET_RANDOM_LEN));
+        let sealed = self
+            .webhooks
+            .sealer
+            .seal(&secret, &CompanyCallback::aad(company, kind))?;
+        let stored = StoredSigningSecret {
+            sealed,
+            last4: last4(&secret),
+            created_at: now,
+        };
+        Ok((secret, stored))
+    }
+
+    /// `stored` in the sealer's current form: as it is when it already is, else opened and
+    /// sealed again (a value of an older key, or of the format before the key id was bound
+    /// into the associated data). Every write of a callback row goes through here, so rows
+    /// move to the current form as they are saved.
+    fn current_form(
+        &self,
+        stored: StoredSigningSecret,
+        aad: &str,
+    ) -> DomainResult<StoredSigningSecret> {
+        let sealer = &self.webhooks.sealer;
+        if sealer.is_current(&stored.sealed) {
+            return Ok(stored);
+        }
+        let secret = sealer.open(&stored.sealed, aad)?;
+        Ok(StoredSigningSecret {
+            sealed: sealer.seal(&secret, aad)?,
+            ..stored
+        })
+    }
+
+    /// A company callback (session with `settings.manage`); `None` when not set.
+    pub fn company_callback(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+        kind: CallbackKind,
+    ) -> DomainResult<Option<CallbackView>> {
+        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+        let kind = company_kind(kind)?;
+        Ok(self
+            .store
+            .company_callback(company, kind)?
+            .as_ref()
+            .map(CallbackView::from))
+    }
+
+    /// Saves a company callback URL. The first save issues a signing secret (returned this
+    /// once); changing the URL keeps the secret.
+    pub fn put_company_callback(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+        kind: CallbackKind,
+        url: &str,
+    ) -> DomainResult<(CallbackView, Option<Secret>)> {
+        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+        let kind = company_kind(kind)?;
+        validate_callback_url("url", url, self.webhooks.allow_private_targets)?;
+        // Compare-and-set, re-read on a lost race: a rotation or another save that landed in
+        // between is kept, never overwritten with what was read before it.
+        for _ in 0..3 {
+            let now = self.clock.now();
+            let (callback, issued) = match self.store.company_callback(company, kind)? {
+                Some(existing) => {
+                    let aad = CompanyCallback::aad(company, kind);
+                    let previous = match existing.previous {
+                        Some((prev, until)) => Some((self.current_form(prev, &aad)?, until)),
+                        None => None,
+                    };
+                    (
+                        CompanyCallback {
+                            url: url.to_owned(),
+                            secret: self.current_form(existing.secret, &aad)?,
+                            previous,
+                            updated_at: now,
+                            version: existing.version + 1,
+                            ..existing
+                        },
+                        None,
+                    )
+                }
+                None => {
+                    let (secret, stored) = self.new_signing_secret(company, kind, now)?;
+                    (
+                        CompanyCallback {
+                            company_id: company,
+                            kind,
+                            url: url.to_owned(),
+                            secret: stored,
+                            previous: None,
+                            updated_at: now,
+                            version: 1,
+                        },
+                        Some(secret),
+                    )
+                }
+            };
+            if self.store.save_company_callback(&callback)? {
+                return Ok((CallbackView::from(&callback), issued));
+            }
+        }
+        Err(DomainError::Internal(
+            "callback kept changing under us".into(),
+        ))
+    }
+
+    /// Issues a new signing secret (returned this once). The previous one keeps signing, as a
+    /// second `v1=`, for `ROTATION_GRACE`, so receivers can switch without losing events.
+    pub fn rotate_company_callback_secret(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+        kind: CallbackKind,
+    ) -> DomainResult<(CallbackView, Secret)> {
+        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+        let kind = company_kind(kind)?;
+        for _ in 0..3 {
+            let existing = self
+                .store
+                .company_callback(company, kind)?
+                .ok_or(DomainError::NotFound { kind: "Callback" })?;
+            let now = self.clock.now();
+            let (secret, stored) = self.new_signing_secret(company, kind, now)?;
+            let aad = CompanyCallback::aad(company, kind);
+            let previous = self.current_form(existing.secret.clone(), &aad)?;
+            let callback = CompanyCallback {
+                previous: Some((previous, now.plus(ROTATION_GRACE))),
+                secret: stored,
+                updated_at: now,
+                version: existing.version + 1,
+                ..existing
+            };
+            if self.store.save_company_callback(&callback)? {
+                return Ok((CallbackView::from(&callback), secret));
+            }
+        }
+        Err(DomainError::Internal(
+            "callback kept changing under us".into(),
+        ))
+    }
+
+    /// Where a link's events go: the company payment callback, else the legacy shared one,
+    /// for links made by API keys and sessions. Grant-made links go to their grant's
+    /// subscription and anonymous links to their own URL (added with that work).
+    pub(crate) fn targets(&self, link: &PaymentLink) -> DomainResult<Vec<(CallbackKind, String)>> {
+        match link.created_by {
+            CreatedBy::ApiKey(_) | CreatedBy::User(_) => Ok(self
+                .company_target(link.company_id)?
+                .map(|cb| vec![(cb.kind, cb.url)])
+                .unwrap_or_default()),
+            CreatedBy::Anonymous => Ok(self
+                .store
+                .link_webhook(link.uid.as_str())?
+                .map(|w| vec![(CallbackKind::AnonymousLink, w.url)])
+                .unwrap_or_default()),
+            // The OAuth work routes these to the grant's webhook subscription.
+            CreatedBy::Grant(_) => Ok(vec![]),
+        }
+    }
+
+    /// Writes one event of a link into the outbox: one delivery per receiving callback, in
+    /// one group, with the link's next sequence number. Nothing is sent here.
+    pub fn emit_link_event(
+        &self,
+        link: &PaymentLink,
+        event: EventKind,
+        trigger: &str,
+        session: SessionSnapshot,
+    ) -> DomainResult<Vec<Delivery>> {
+        let targets = self.targets(link)?;
+        if targets.is_empty() {
+            return Ok(vec![]);
+        }
+        let now = self.clock.now();
+        let group_id = self.crypto.new_uuid();
+        let ids: Vec<uuid::Uuid> = targets.iter().map(|_| self.crypto.new_uuid()).collect();
+        let snapshot = LinkSnapshot::of(link, &self.public_pay_url);
+        let build = |sequence: u64| {
+            let draft = PaymentEventDraft {
+                event,
+                trigger: trigger.to_owned(),
+                link: snapshot.clone(),
+                session: session.clone(),
+                created_at: now,
+                sequence,
+            };
+            targets
+                .iter()
+                .zip(&ids)
+                .map(|((kind, url), id)| Delivery {
+                    id: *id,
+                    group_id,
+                    company_id: link.company_id,
+                    origin: DeliveryOrigin::Event,
+                    event,
+                    status: DeliveryStatus::Pending,
+                    attempts: 0,
+                    next_attempt_at: Some(now),
+                    last_attempt_at: None,
+                    last_response_status: None,
+                    last_error: None,
+                    payment_link_uid: Some(link.uid.to_string()),
+                    subscription_uid: None,
+                    order_id: link.payload.order_id.clone(),
+                    target: *kind,
+                    url: url.clone(),
+                    body: draft.body_for(*id),
+                    created_at: now,
+                })
+                .collect()
+        };
+        self.store.enqueue_link_event(link.id, &build)
+    }
+
+    /// Sends a `pay.webhook.test` event about one of the caller's links to its callbacks.
+    pub fn send_test_event(&self, p: &Principal, link_uid: &str) -> DomainResult<Vec<Delivery>> {
+        p.authorize(Scope::WebhooksWrite)?;
+        let link = self.visible_link(p, link_uid)?;
+        let sent = self.emit_link_event(
+            &link,
+            EventKind::Test,
+            "merchant_test",
+            SessionSnapshot::default(),
+        )?;
+        if sent.is_empty() {
+            return Err(DomainError::validation(
+                "paymentLinkUid",
+                "no callback receives this link's events: set the company payment callback first",
+            ));
+        }
+        Ok(sent)
+    }
+
+    /// The delivery log of the caller's company.
+    pub fn deliveries(
+        &self,
+        p: &Principal,
+        mut filter: DeliveryFilter,
+    ) -> DomainResult<Vec<Delivery>> {
+        p.authorize(Scope::WebhooksRead)?;
+        if filter.limit == 0 {
+            filter.limit = LOG_LIMIT_DEFAULT;
+        }
+        if filter.limit > LOG_LIMIT_MAX {
+            return Err(DomainError::validation(
+                "limit",
+                format!("limit must be 1 to {LOG_LIMIT_MAX}"),
+            ));
+        }
+        self.store.deliveries(p.company_id, &filter)
+    }
+
+    /// One delivery with its attempts.
+    pub fn delivery(
+        &self,
+        p: &Principal,
+        id: &str,
+    ) -> DomainResult<(Delivery, Vec<AttemptRecord>)> {
+        p.authorize(Scope::WebhooksRead)?;
+        let not_found = DomainError::NotFound { kind: "Delivery" };
+        let id = uuid::Uuid::try_parse(id).map_err(|_| not_found.clone())?;
+        let d = self.store.delivery(p.company_id, id)?.ok_or(not_found)?;
+        let attempts = self.store.attempts(p.company_id, id)?;
+        Ok((d, attempts))
+    }
+
+    /// Resends a delivery: a new delivery in the same group, origin `manual`, the same event
+    /// and body (with its own `deliveryId`), due now.
+    pub fn resend_delivery(&self, p: &Principal, id: &str) -> DomainResult<Delivery> {
+        p.authorize(Scope::WebhooksWrite)?;
+        let not_found = DomainError::NotFound { kind: "Delivery" };
+        let old_id = uuid::Uuid::try_parse(id).map_err(|_| not_found.clone())?;
+        let old = self
+            .store
+            .delivery(p.company_id, old_id)?
+            .ok_or(not_found)?;
+        let now = self.clock.now();
+        let new_id = self.crypto.new_uuid();
+        // It goes where the owner's callback points now (the dispatcher checks again when it
+        // sends); with no callback left it keeps the old URL and ends `no callback`.
+        let url = match Owner::of(&old) {
+            Ok(owner) => self.current_url(&owner)?,
+            Err(_) => None,
+        };
+        let d = Delivery {
+            id: new_id,
+            url: url.unwrap_or_else(|| old.url.clone()),
+            origin: DeliveryOrigin::Manual,
+            status: DeliveryStatus::Pending,
+            attempts: 0,
+            next_attempt_at: Some(now),
+            last_attempt_at: None,
+            last_response_status: None,
+            last_error: None,
+            body: old.body.replace(&old.id.to_string(), &new_id.to_string()),
+            created_at: now,
+            ..old
+        };
+        self.store.insert_deliveries(std::slice::from_ref(&d))?;
+        Ok(d)
+    }
+
+    /// Dispatcher step 1: claims due deliveries for `CLAIM_LEASE`.
+    pub fn claim_due_deliveries(&self, limit: usize) -> DomainResult<Vec<Delivery>> {
+        self.claim_due_deliveries_for(limit, CLAIM_LEASE)
+    }
+
+    /// Step 1 with the dispatcher's own lease (`PAY_WEBHOOK_LEASE_SECS`): how long the claimed
+    /// deliveries stay hidden from other claimers, and so how long a crashed dispatcher's claims
+    /// wait before they are sent again. The dispatcher keeps its sends inside it.
+    pub fn claim_due_deliveries_for(
+        &self,
+        limit: usize,
+        lease: time::Duration,
+    ) -> DomainResult<Vec<Delivery>> {
+        let now = self.clock.now();
+        self.store.claim_due_deliveries(now, now.plus(lease), limit)
+    }
+
+    /// Dispatcher step 2: the signed request for the next attempt. The signature's `t` is real
+    /// time (the receiver checks it against its own clock), even when the sandbox clock moved
+    /// business time. Every live secret of the callback signs (two during a rotation).
+    pub fn prepare_attempt(&self, d: &Delivery) -> Result<OutboundRequest, NotPrepared> {
+        self.prepare_attempts(std::slice::from_ref(d))
+            .pop()
+            .unwrap_or_else(|| Err(NotPrepared::internal("nothing prepared")))
+    }
+
+    /// Step 2 for a whole round: each owner's callback is read and its secrets opened once.
+    /// An attempt goes to the owner's callback as it is now (a retry or a resend after the
+    /// merchant changed it goes to the new URL, signed with the current secrets); deliveries
+    /// whose URL changed are pointed at it in the store first, so the log says where they went.
+    pub fn prepare_attempts(
+        &self,
+        deliveries: &[Delivery],
+    ) -> Vec<Result<OutboundRequest, NotPrepared>> {
+        let mut targets: HashMap<Owner, Result<CurrentTarget, NotPrepared>> = HashMap::new();
+        let mut moved: Vec<(uuid::Uuid, String)> = Vec::new();
+        let t = self.webhooks.wall_clock.now().unix_seconds();
+        let mut prepared: Vec<Result<OutboundRequest, NotPrepared>> = deliveries
+            .iter()
+            .map(|d| {
+                let owner = Owner::of(d)?;
+                let target = targets
+                    .entry(owner)
+                    .or_insert_with_key(|owner| self.current_target(owner))
+                    .as_ref()
+                    .map_err(Clone::clone)?;
+                if target.url != d.url {
+                    moved.push((d.id, target.url.clone()));
+                }
+                Ok(self.signed_request(d, &target.url, &target.secrets, t))
+            })
+            .collect();
+        if !moved.is_empty() {
+            if let Err(e) = self.store.retarget_deliveries(&moved) {
+                // Not sent where the log cannot say: tried again after the lease.
+                for (p, d) in prepared.iter_mut().zip(deliveries) {
+                    if moved.iter().any(|(id, _)| *id == d.id) {
+                        *p = Err(NotPrepared::internal(format!("retargeting: {e}")));
+                    }
+                }
+            }
+        }
+        prepared
+    }
+
+    fn signed_request(
+        &self,
+        d: &Delivery,
+        url: &str,
+        secrets: &[Secret],
+        t: i64,
+    ) -> OutboundRequest {
+        let attempt = d.attempts + 1;
+        let signature = self
+            .webhooks
+            .signer
+            .signature_header(secrets, t, d.body.as_bytes());
+        let headers = vec![
+            ("content-type".to_owned(), "application/json".to_owned()),
+            ("user-agent".to_owned(), USER_AGENT.to_owned()),
+            ("x-pay-delivery-id".to_owned(), d.id.to_string()),
+            ("x-pay-delivery-group-id".to_owned(), d.group_id.to_string()),
+            (
+                "x-pay-delivery-origin".to_owned(),
+                d.origin.as_str().to_owned(),
+            ),
+            ("x-pay-event".to_owned(), d.event.short_name().to_owned()),
+            ("x-pay-attempt".to_owned(), attempt.to_string()),
+            ("x-pay-signature".to_owned(), signature),
+        ];
+        OutboundRequest {
+            delivery_id: d.id,
+            url: url.to_owned(),
+            headers,
+            body: d.body.clone(),
+            attempt,
+        }
+    }
+
+    /// Dispatcher step 3: records the attempt and moves the delivery (one transaction).
+    pub fn record_attempt(
+        &self,
+        d: &Delivery,
+        outcome: AttemptOutcome,
+    ) -> DomainResult<AfterAttempt> {
+        let (record, after) = self.decide(d, outcome)?;
+        self.store.record_attempt(&record, &after)?;
+        Ok(after)
+    }
+
+    /// Step 3 for a whole round, in as few transactions as the store can. Returns how many
+    /// were recorded (an attempt on a claim that moved on is skipped).
+    pub fn record_attempts(&self, round: Vec<(Delivery, AttemptOutcome)>) -> DomainResult<usize> {
+        let batch: Vec<(AttemptRecord, AfterAttempt)> = round
+            .into_iter()
+            .map(|(d, outcome)| self.decide(&d, outcome))
+            .collect::<DomainResult<_>>()?;
+        Ok(self
+            .store
+            .record_attempts(&batch)?
+            .into_iter()
+            .filter(|recorded| *recorded)
+            .count())
+    }
+
+    fn decide(
+        &self,
+        d: &Delivery,
+        outcome: AttemptOutcome,
+    ) -> DomainResult<(AttemptRecord, AfterAttempt)> {
+        // The next retry falls due on the delivery's company clock.
+        let now = self.company_now(d.company_id)?;
+        let attempt = d.attempts + 1;
+        let after = after_attempt(d.status, attempt, &outcome, now)?;
+        Ok((
+            AttemptRecord {
+                delivery_id: d.id,
+                number: attempt,
+                at: now,
+                outcome,
+            },
+            after,
+        ))
+    }
+}

@@ -1,0 +1,109 @@
+//! Where a delivery goes when it is attempted: its owner's callback as it is then (URL and
+//! live secrets), not as it was when the delivery was queued.
+
+use crate::app::Pay;
+use crate::kernel::error::DomainResult;
+use crate::kernel::ids::CompanyId;
+use crate::kernel::secret::Secret;
+use crate::webhooks::{
+    AttemptError, CallbackKind, CompanyCallback, Delivery, LinkWebhook, NotPrepared,
+};
+
+/// Whose callback a delivery belongs to, for as long as it is retried: a company's (its
+/// payment callback, else its legacy shared one, whichever is set when it is attempted) or
+/// one anonymous link's (fixed at the link's creation).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) enum Owner {
+    Company(CompanyId),
+    Link(String),
+}
+
+impl Owner {
+    pub(super) fn of(d: &Delivery) -> Result<Owner, NotPrepared> {
+        match d.target {
+            CallbackKind::CompanyPayment | CallbackKind::LegacyShared => {
+                Ok(Owner::Company(d.company_id))
+            }
+            CallbackKind::AnonymousLink => d
+                .payment_link_uid
+                .clone()
+                .map(Owner::Link)
+                .ok_or_else(|| NotPrepared::internal("anonymous delivery without a link")),
+            CallbackKind::Grant => Err(NotPrepared::internal(
+                "grant callbacks arrive with the OAuth work",
+            )),
+        }
+    }
+}
+
+/// Where an owner's deliveries go now, and the secrets that sign them.
+pub(super) struct CurrentTarget {
+    pub(super) url: String,
+    pub(super) secrets: Vec<Secret>,
+}
+
+impl Pay {
+    /// The company callback that receives the company's events now: the payment callback,
+    /// else the legacy shared one.
+    pub(super) fn company_target(
+        &self,
+        company: CompanyId,
+    ) -> DomainResult<Option<CompanyCallback>> {
+        for kind in [CallbackKind::CompanyPayment, CallbackKind::LegacyShared] {
+            if let Some(cb) = self.store.company_callback(company, kind)? {
+                return Ok(Some(cb));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The URL and live secrets of an owner's callback now; `no callback` when it has none.
+    pub(super) fn current_target(&self, owner: &Owner) -> Result<CurrentTarget, NotPrepared> {
+        let gone = || NotPrepared {
+            error: AttemptError::NoCallback,
+            reason: "the delivery's owner has no callback".into(),
+        };
+        let sealer = &self.webhooks.sealer;
+        match owner {
+            Owner::Company(company) => {
+                let cb = self
+                    .company_target(*company)
+                    .map_err(NotPrepared::internal)?
+                    .ok_or_else(gone)?;
+                let aad = CompanyCallback::aad(*company, cb.kind);
+                let secrets = cb
+                    .live_secrets(self.clock.now())
+                    .into_iter()
+                    .map(|s| sealer.open(&s.sealed, &aad))
+                    .collect::<DomainResult<_>>()
+                    .map_err(NotPrepared::internal)?;
+                Ok(CurrentTarget {
+                    url: cb.url,
+                    secrets,
+                })
+            }
+            Owner::Link(uid) => {
+                let hook = self
+                    .store
+                    .link_webhook(uid)
+                    .map_err(NotPrepared::internal)?
+                    .ok_or_else(gone)?;
+                let secret = sealer
+                    .open(&hook.secret.sealed, &LinkWebhook::aad(uid))
+                    .map_err(NotPrepared::internal)?;
+                Ok(CurrentTarget {
+                    url: hook.url,
+                    secrets: vec![secret],
+                })
+            }
+        }
+    }
+
+    /// The URL of an owner's callback now, without opening its secrets.
+    pub(super) fn current_url(&self, owner: &Owner) -> DomainResult<Option<String>> {
+        Ok(match owner {
+            Owner::Company(company) => self.company_target(*company)?.map(|cb| cb.url),
+            Owner::Link(uid) => self.store.link_webhook(uid)?.map(|w| w.url),
+        })
+    }
+}

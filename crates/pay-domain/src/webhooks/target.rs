@@ -1,0 +1,584 @@
+//! Who receives an event, where, and with which signing secret; and which addresses a webhook
+//! may never reach (the SSRF table, checked when a URL is saved and again at connect time).
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use time::Duration;
+
+use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::ids::CompanyId;
+use crate::kernel::secret::Secret;
+use crate::kernel::timestamp::Timestamp;
+use crate::kernel::validate;
+
+/// Signing secrets are `whsec_` plus this many base62 characters (about 256 random bits).
+pub const SECRET_RANDOM_LEN: usize = 43;
+pub const SECRET_PREFIX: &str = "whsec_";
+/// After a rotation the previous secret still signs (a second `v1=`) for this long.
+pub const ROTATION_GRACE: Duration = Duration::hours(24);
+
+/// The owner of a callback (spec, Events: three owners; grant subscriptions come with OAuth).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CallbackKind {
+    /// The company payment callback of the developer settings (API-key integrations).
+    CompanyPayment,
+    /// The legacy shared callback; used only when no company payment callback is set.
+    LegacyShared,
+    /// The per-link `webhookUrl` of an anonymous link.
+    AnonymousLink,
+    /// An OAuth grant's webhook subscription (the OAuth work fills this in).
+    Grant,
+}
+
+impl CallbackKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallbackKind::CompanyPayment => "company_payment",
+            CallbackKind::LegacyShared => "legacy_shared",
+            CallbackKind::AnonymousLink => "anonymous_link",
+            CallbackKind::Grant => "grant",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CallbackKind> {
+        [
+            CallbackKind::CompanyPayment,
+            CallbackKind::LegacyShared,
+            CallbackKind::AnonymousLink,
+            CallbackKind::Grant,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+}
+
+/// A secret encrypted at rest: the key id that sealed it and the sealed bytes (base64 of
+/// nonce and ciphertext). Opening needs the same associated data it was sealed with.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SealedSecret {
+    pub key_id: String,
+    pub sealed: String,
+}
+
+impl fmt::Debug for SealedSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SealedSecret")
+            .field("key_id", &self.key_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A signing secret as stored: sealed, plus what reads may show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSigningSecret {
+    pub sealed: SealedSecret,
+    pub last4: String,
+    pub created_at: Timestamp,
+}
+
+/// A company-level callback (payment or legacy shared).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompanyCallback {
+    pub company_id: CompanyId,
+    pub kind: CallbackKind,
+    pub url: String,
+    pub secret: StoredSigningSecret,
+    /// The secret before the last rotation, and until when it still signs.
+    pub previous: Option<(StoredSigningSecret, Timestamp)>,
+    pub updated_at: Timestamp,
+    /// Starts at 1 and grows by one with each save (compare-and-set).
+    pub version: u64,
+}
+
+impl CompanyCallback {
+    /// The secrets that sign a delivery attempted at `now`: the current one, and the previous
+    /// one while its grace period lasts.
+    pub fn live_secrets(&self, now: Timestamp) -> Vec<&StoredSigningSecret> {
+        let mut v = vec![&self.secret];
+        if let Some((prev, until)) = &self.previous {
+            if *until > now {
+                v.push(prev);
+            }
+        }
+        v
+    }
+
+    /// Associated data binding a sealed secret to its row, so a ciphertext copied to another
+    /// company's row does not open.
+    pub fn aad(company: CompanyId, kind: CallbackKind) -> String {
+        format!("webhook_callbacks:{company}:{}", kind.as_str())
+    }
+}
+
+/// The per-link callback of an anonymous link, keyed by the link's uid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkWebhook {
+    pub link_uid: String,
+    pub url: String,
+    pub secret: StoredSigningSecret,
+}
+
+impl LinkWebhook {
+    /// Associated data binding the sealed secret to its link.
+    pub fn aad(link_uid: &str) -> String {
+        format!("link_webhooks:{link_uid}")
+    }
+}
+
+/// A new signing secret from a random base62 string of `SECRET_RANDOM_LEN` characters.
+pub fn signing_secret(random: &str) -> Secret {
+    Secret::new(format!("{SECRET_PREFIX}{random}"))
+}
+
+/// The last four characters, which reads may show.
+pub fn last4(secret: &Secret) -> String {
+    let s = secret.expose();
+    s[s.len().saturating_sub(4)..].to_owned()
+}
+
+/// Whether a webhook may never be sent to this address: loopback, private, link-local
+/// (the cloud metadata address included), CGNAT, unspecified, broadcast, multicast,
+/// documentation and reserved ranges, in IPv4 and IPv6, and IPv6 forms embedding such an IPv4
+/// address (mapped, compatible, NAT64, 6to4). In IPv6 only global unicast (`2000::/3`) can
+/// pass, besides the mapped, compatible and well-known NAT64 forms of a public IPv4 address;
+/// the IPv4-translated `::ffff:0:0:0/96` and the local-use NAT64 `64:ff9b:1::/48` never do.
+pub fn is_forbidden_ip(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_forbidden_v4(v4),
+        IpAddr::V6(v6) => is_forbidden_v6(v6),
+    }
+}
+
+fn in_v4(ip: Ipv4Addr, net: [u8; 4], prefix: u32) -> bool {
+    let mask = if prefix == 0 {
+        0
+    } else {
+        u32::MAX << (32 - prefix)
+    };
+    (u32::from(ip) & mask) == (u32::from(Ipv4Addr::from(net)) & mask)
+}
+
+fn is_forbidden_v4(ip: Ipv4Addr) -> bool {
+    const NETS: &[([u8; 4], u32)] = &[
+        ([0, 0, 0, 0], 8),       // "this network"
+        ([10, 0, 0, 0], 8),      // private
+        ([100, 64, 0, 0], 10),   // carrier-grade NAT
+        ([127, 0, 0, 0], 8),     // loopback
+        ([169, 254, 0, 0], 16),  // link-local, cloud metadata
+        ([172, 16, 0, 0], 12),   // private
+        ([192, 0, 0, 0], 24),    // IETF protocol assignments
+        ([192, 0, 2, 0], 24),    // documentation
+        ([192, 88, 99, 0], 24),  // 6to4 relay anycast
+        ([192, 168, 0, 0], 16),  // private
+        ([198, 18, 0, 0], 15),   // benchmarking
+        ([198, 51, 100, 0], 24), // documentation
+        ([203, 0, 113, 0], 24),  // documentation
+        ([224, 0, 0, 0], 4),     // multicast
+        ([240, 0, 0, 0], 4),     // reserved, broadcast
+    ];
+    NETS.iter().any(|(net, p)| in_v4(ip, *net, *p))
+}
+
+fn in_v6(ip: Ipv6Addr, net: [u16; 8], prefix: u32) -> bool {
+    let mask = if prefix == 0 {
+        0
+    } else {
+        u128::MAX << (128 - prefix)
+    };
+    (u128::from(ip) & mask) == (u128::from(Ipv6Addr::from(net)) & mask)
+}
+
+fn is_forbidden_v6(ip: Ipv6Addr) -> bool {
+    let bits = u128::from(ip);
+    // IPv4-mapped ::ffff:a.b.c.d and IPv4-compatible ::a.b.c.d: judge the IPv4 address.
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        return is_forbidden_v4(v4);
+    }
+    if bits >> 32 == 0 {
+        // ::, ::1 and the deprecated compatible form.
+        return bits <= 1 || is_forbidden_v4(Ipv4Addr::from(bits as u32));
+    }
+    // NAT64 64:ff9b::/96 (the well-known prefix) embeds an IPv4 address in its last 32 bits.
+    if in_v6(ip, [0x64, 0xff9b, 0, 0, 0, 0, 0, 0], 96) {
+        return is_forbidden_v4(Ipv4Addr::from(bits as u32));
+    }
+    // Only 2000::/3 is global unicast. Everything else is reserved, unique local, link-local
+    // or multicast, and reaches nothing public: among them the rest of ::/8, with the
+    // IPv4-translated ::ffff:0:a.b.c.d (RFC 2765) and the local-use NAT64 64:ff9b:1::/48
+    // (RFC 8215, the IPv4 address wherever RFC 6052 puts it).
+    if !in_v6(ip, [0x2000, 0, 0, 0, 0, 0, 0, 0], 3) {
+        return true;
+    }
+    // 6to4 2002::/16 embeds one in bits 16..48.
+    if in_v6(ip, [0x2002, 0, 0, 0, 0, 0, 0, 0], 16) {
+        return is_forbidden_v4(Ipv4Addr::from((bits >> 80) as u32));
+    }
+    // The special ranges inside 2000::/3.
+    const NETS: &[([u16; 8], u32)] = &[
+        ([0x2001, 0, 0, 0, 0, 0, 0, 0], 23), // IETF protocol assignments (Teredo etc.)
+        ([0x2001, 0x0db8, 0, 0, 0, 0, 0, 0], 32), // documentation
+        ([0x3fff, 0, 0, 0, 0, 0, 0, 0], 20), // documentation (RFC 9637)
+    ];
+    NETS.iter().any(|(net, p)| in_v6(ip, *net, *p))
+}
+
+/// Why a URL's host may not be a webhook target, or `None` when it may. `host` is as written
+/// in the URL (letter case as given, an IPv6 literal without its brackets). Refused: names
+/// with an empty label (`127.0.0.1..`, `.example`, `a..b`: URL parsers and resolvers read
+/// them differently), `localhost` and its subdomains, and literal addresses in a forbidden
+/// range in any spelling a URL parser accepts (`127.1`, `2130706433`, `0x7f.0.0.1`, a
+/// trailing dot). Names are judged again at connect time, by every address they resolve to.
+pub fn host_refusal(host: &str) -> Option<&'static str> {
+    if let Ok(v6) = host.parse::<Ipv6Addr>() {
+        return is_forbidden_v6(v6).then_some("must be a public address");
+    }
+    if is_malformed_name(host) {
+        return Some("must have a valid host");
+    }
+    let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
+    if name == "localhost" || name.ends_with(".localhost") {
+        return Some("must be a public address");
+    }
+    let ip = name
+        .parse::<IpAddr>()
+        .ok()
+        .or_else(|| lenient_ipv4(&name).map(IpAddr::V4));
+    ip.is_some_and(is_forbidden_ip)
+        .then_some("must be a public address")
+}
+
+/// Whether a host name has an empty label once one trailing dot (the fully qualified spelling
+/// of the same name: "localhost." is localhost) is set aside: `127.0.0.1..`, `.example`,
+/// `a..b`. URL parsers and resolvers read such names differently, so none is a target.
+pub fn is_malformed_name(host: &str) -> bool {
+    let name = host.strip_suffix('.').unwrap_or(host);
+    name.is_empty() || name.split('.').any(str::is_empty)
+}
+
+/// Checks a callback URL when it is saved: `https` (or `http` when private targets are allowed,
+/// for development), no user info, at most 2,048 characters, and a host `host_refusal`
+/// accepts. Names are checked again at connect time, against every address they resolve to.
+pub fn validate_callback_url(field: &str, url: &str, allow_private: bool) -> DomainResult<()> {
+    validate::http_url(field, url)?;
+    let rest = match url.strip_prefix("https://") {
+        Some(r) => r,
+        None if allow_private => url.strip_prefix("http://").unwrap_or(url),
+        None => {
+            return Err(DomainError::validation(
+                field,
+                format!("{field} must use https"),
+            ));
+        }
+    };
+    if allow_private {
+        return Ok(());
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    match host_refusal(host) {
+        Some(why) => Err(DomainError::validation(field, format!("{field} {why}"))),
+        None => Ok(()),
+    }
+}
+
+/// IPv4 hosts as URL parsers read them (WHATWG): one to four dot-separated numbers, each
+/// decimal, `0x` hex or `0`-prefixed octal, the last filling the remaining bytes, so that
+/// `127.1`, `2130706433`, `0x7f.0.0.1` and `0177.0.0.1` are all 127.0.0.1. `None` when the
+/// host is a name.
+fn lenient_ipv4(host: &str) -> Option<Ipv4Addr> {
+    let parts: Vec<&str> = host.split('.').collect();
+    if parts.is_empty() || parts.len() > 4 {
+        return None;
+    }
+    let number = |p: &str| -> Option<u64> {
+        if p.is_empty() {
+            return None;
+        }
+        let (digits, radix) = if let Some(h) = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X"))
+        {
+            (h, 16)
+        } else if p.len() > 1 && p.starts_with('0') {
+            (&p[1..], 8)
+        } else {
+            (p, 10)
+        };
+        if digits.is_empty() {
+            return Some(0);
+        }
+        u64::from_str_radix(digits, radix).ok()
+    };
+    let nums: Vec<u64> = parts.iter().map(|p| number(p)).collect::<Option<_>>()?;
+    let (last, init) = nums.split_last()?;
+    if init.iter().any(|n| *n > 255) || *last >= 256u64.pow(5 - nums.len() as u32) {
+        return None;
+    }
+    let mut value = *last;
+    for (i, n) in init.iter().enumerate() {
+        value += n << (8 * (3 - i));
+    }
+    u32::try_from(value).ok().map(Ipv4Addr::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn forbidden_ranges() {
+        for s in [
+            "0.0.0.0",
+            "0.1.2.3",
+            "10.0.0.1",
+            "10.255.255.255",
+            "100.64.0.1",
+            "100.127.255.255",
+            "127.0.0.1",
+            "127.1.2.3",
+            "169.254.169.254",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.0.0.8",
+            "192.0.2.1",
+            "192.88.99.1",
+            "192.168.1.1",
+            "198.18.0.1",
+            "198.19.255.1",
+            "198.51.100.7",
+            "203.0.113.9",
+            "224.0.0.1",
+            "239.255.255.250",
+            "240.0.0.1",
+            "255.255.255.255",
+            "::",
+            "::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "::ffff:169.254.169.254",
+            "::127.0.0.1",
+            "64:ff9b::10.0.0.1",
+            "2002:0a00:0001::1",
+            "100::1",
+            "2001:db8::1",
+            "2001::1",
+            "fc00::1",
+            "fd12:3456::1",
+            "fe80::1",
+            "febf::1",
+            "fec0::1",
+            "ff02::1",
+        ] {
+            assert!(is_forbidden_ip(ip(s)), "{s} must be refused");
+        }
+    }
+
+    #[test]
+    fn public_addresses_pass() {
+        for s in [
+            "1.1.1.1",
+            "8.8.8.8",
+            "100.63.255.255",
+            "100.128.0.0",
+            "172.15.255.255",
+            "172.32.0.0",
+            "192.169.0.1",
+            "93.184.216.34",
+            "2606:4700:4700::1111",
+            "2a00:1450:4001:81c::200e",
+            "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
+            "2002:0808:0808::1",
+        ] {
+            assert!(!is_forbidden_ip(ip(s)), "{s} is public");
+        }
+    }
+
+    #[test]
+    fn ipv4_in_other_ipv6_transition_forms_is_refused() {
+        for s in [
+            // IPv4-translated (RFC 2765, SIIT) ::ffff:0:a.b.c.d: the whole range.
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:7f00:1",
+            "::ffff:0:10.0.0.1",
+            "::ffff:0:169.254.169.254",
+            "::ffff:0:8.8.8.8",
+            "::ffff:0:0:0",
+            // Local-use NAT64 (RFC 8215) 64:ff9b:1::/48, wherever RFC 6052 puts the IPv4.
+            "64:ff9b:1::",
+            "64:ff9b:1::7f00:1",
+            "64:ff9b:1::10.0.0.1",
+            "64:ff9b:1:7f00:1::",
+            "64:ff9b:1:ffff:ffff::8.8.8.8",
+            // The rest of ::/8 is reserved: nothing public lives there.
+            "64:ff9b:2::1",
+            "64:ff9b:0:0:1::7f00:1",
+            "::1:0:0:0",
+            "0:0:0:1::1",
+            "ff:ffff::1",
+            // Outside global unicast 2000::/3: reserved (0100::/8 beside the discard-only
+            // 100::/64, 4000::/2 ...), SRv6 segment ids 5f00::/16 (RFC 9602).
+            "100:0:0:1::1",
+            "1ff::1",
+            "4000::1",
+            "5f00::1",
+            "e000::1",
+            // Documentation (RFC 9637).
+            "3fff::1",
+            "3fff:fff:ffff::1",
+        ] {
+            assert!(is_forbidden_ip(ip(s)), "{s} must be refused");
+        }
+        // Still public: the well-known NAT64 prefix and the mapped form of public addresses,
+        // and addresses just outside the new ranges.
+        for s in [
+            "64:ff9b::8.8.8.8",
+            "::ffff:8.8.8.8",
+            "2000::1",
+            "2c0f:fb50:4003::1",
+            "3ffe:ffff::1",
+            "3fff:1000::1",
+        ] {
+            assert!(!is_forbidden_ip(ip(s)), "{s} is public");
+        }
+    }
+
+    #[test]
+    fn trailing_dots_and_transition_forms_are_refused_when_saving() {
+        let passed: Vec<&str> = [
+            "https://127.0.0.1./hook",
+            "https://127.0.0.1../hook",
+            "https://127.0.0.1.../hook",
+            "https://127.1./hook",
+            "https://0x7f000001./hook",
+            "https://localhost./hook",
+            "https://localhost../hook",
+            "https://LOCALHOST./hook",
+            "https://api.localhost./hook",
+            "https://api.localhost../hook",
+            "https://.127.0.0.1/hook",
+            "https://127..0.0.1/hook",
+            "https://hooks..shop.example/pay",
+            "https://hooks.shop.example../pay",
+            "https://169.254.169.254.:8443/latest",
+            "https://[::ffff:0:127.0.0.1]/hook",
+            "https://[::ffff:0:7f00:1]:8443/hook",
+            "https://[::ffff:0:a9fe:a9fe]/latest",
+            "https://[64:ff9b:1::a00:1]/hook",
+            "https://[64:ff9b:1::]/hook",
+            "https://[64:ff9b:1:7f00:1::]/hook",
+        ]
+        .into_iter()
+        .filter(|bad| {
+            !matches!(
+                validate_callback_url("url", bad, false),
+                Err(DomainError::Validation { ref field, .. }) if field == "url"
+            )
+        })
+        .collect();
+        assert_eq!(passed, Vec::<&str>::new(), "all of these must be refused");
+        // One trailing dot is the fully qualified spelling of a public name: still fine.
+        for good in [
+            "https://hooks.shop.example./pay",
+            "https://93.184.216.34./hook",
+            "https://[64:ff9b::808:808]/hook",
+        ] {
+            assert_eq!(validate_callback_url("url", good, false), Ok(()), "{good}");
+        }
+    }
+
+    #[test]
+    fn lenient_ipv4_reads_hosts_like_url_parsers() {
+        let ip = |s: &str| lenient_ipv4(s).map(|a| a.to_string());
+        assert_eq!(ip("127.1").as_deref(), Some("127.0.0.1"));
+        assert_eq!(ip("2130706433").as_deref(), Some("127.0.0.1"));
+        assert_eq!(ip("0x7f.0.0.1").as_deref(), Some("127.0.0.1"));
+        assert_eq!(ip("0177.0.0.1").as_deref(), Some("127.0.0.1"));
+        assert_eq!(ip("8.8.8.8").as_deref(), Some("8.8.8.8"));
+        assert_eq!(ip("1.2.65535").as_deref(), Some("1.2.255.255"));
+        assert_eq!(ip("1.2.65536"), None);
+        assert_eq!(ip("256.1.1.1"), None);
+        assert_eq!(ip("4294967296"), None);
+        assert_eq!(ip("shop.example"), None);
+        assert_eq!(ip("1.2.3.4.5"), None);
+        assert_eq!(ip("08.1.1.1"), None, "8 is not an octal digit");
+    }
+
+    #[test]
+    fn url_rules_when_saving() {
+        assert!(validate_callback_url("url", "https://hooks.shop.example/pay", false).is_ok());
+        assert!(validate_callback_url("url", "https://93.184.216.34/hook", false).is_ok());
+        for bad in [
+            "http://hooks.shop.example/pay",
+            "https://user:pw@hooks.shop.example/",
+            "https://127.0.0.1/hook",
+            "https://[::1]/hook",
+            "https://[::ffff:10.0.0.1]:8443/hook",
+            "https://169.254.169.254/latest/meta-data",
+            "https://localhost:8443/hook",
+            "https://localhost./hook",
+            "https://api.localhost/hook",
+            "https://127.1/hook",
+            "https://2130706433/hook",
+            "https://0x7f.0.0.1/hook",
+            "https://0x7f000001/hook",
+            "https://0177.0.0.1/hook",
+            "https://10.1/hook",
+            "https://0xa9fea9fe/hook",
+            "ftp://x.example/",
+        ] {
+            let e = validate_callback_url("url", bad, false).unwrap_err();
+            assert!(
+                matches!(e, DomainError::Validation { ref field, .. } if field == "url"),
+                "{bad}"
+            );
+        }
+        // Development and tests: http and private targets allowed, user info still not.
+        assert!(validate_callback_url("url", "http://127.0.0.1:9000/hook", true).is_ok());
+        assert!(validate_callback_url("url", "https://u:p@127.0.0.1/", true).is_err());
+    }
+
+    #[test]
+    fn secrets_and_rotation() {
+        let s = signing_secret("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ");
+        assert!(s.expose().starts_with("whsec_"));
+        assert_eq!(s.expose().len(), 6 + SECRET_RANDOM_LEN);
+        assert_eq!(last4(&s), "NOPQ");
+        let t = |ms| Timestamp::from_unix_millis(ms).unwrap();
+        let stored = |k: &str| StoredSigningSecret {
+            sealed: SealedSecret {
+                key_id: "k1".into(),
+                sealed: k.into(),
+            },
+            last4: "xxxx".into(),
+            created_at: t(0),
+        };
+        let cb = CompanyCallback {
+            company_id: CompanyId(uuid::Uuid::nil()),
+            kind: CallbackKind::CompanyPayment,
+            url: "https://x.example".into(),
+            secret: stored("new"),
+            previous: Some((stored("old"), t(1000))),
+            updated_at: t(0),
+            version: 1,
+        };
+        assert_eq!(cb.live_secrets(t(999)).len(), 2);
+        assert_eq!(cb.live_secrets(t(1000)).len(), 1);
+        assert_eq!(cb.live_secrets(t(1000))[0].sealed.sealed, "new");
+        for k in [
+            "company_payment",
+            "legacy_shared",
+            "anonymous_link",
+            "grant",
+        ] {
+            assert_eq!(CallbackKind::parse(k).unwrap().as_str(), k);
+        }
+        assert!(!format!("{:?}", stored("secretbytes").sealed).contains("secretbytes"));
+    }
+}
