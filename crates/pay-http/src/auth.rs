@@ -6,8 +6,9 @@ use std::future::{ready, Ready};
 use actix_web::dev::Payload;
 use actix_web::http::Method;
 use actix_web::{FromRequest, HttpRequest};
-use pay_domain::app::{Pay, SignedIn};
+use pay_domain::app::Pay;
 use pay_domain::tenancy::Principal;
+use pay_domain::tenancy::SignedIn;
 use pay_domain::{DomainError, DomainResult};
 
 use crate::error::ApiError;
@@ -85,13 +86,13 @@ impl Credentials {
     /// Resolves the principal for a payment route (API key or session).
     pub fn principal(&self, pay: &Pay) -> DomainResult<Principal> {
         match self {
-            Credentials::ApiKey { key_id, secret } => {
-                pay.authenticate_api_key(key_id.as_deref(), secret.as_deref())
-            }
+            Credentials::ApiKey { key_id, secret } => pay
+                .tenancy()
+                .authenticate_api_key(key_id.as_deref(), secret.as_deref()),
             Credentials::Authorization => Err(DomainError::InvalidCredentials),
             Credentials::Session { .. } => {
                 let signed_in = self.signed_in(pay)?;
-                pay.session_principal(&signed_in)
+                pay.tenancy().session_principal(&signed_in)
             }
             Credentials::None => Err(DomainError::Unauthorized),
         }
@@ -105,9 +106,9 @@ impl Credentials {
                 csrf,
                 mutating,
             } => {
-                let signed_in = pay.authenticate_session(token)?;
+                let signed_in = pay.tenancy().authenticate_session(token)?;
                 if *mutating {
-                    pay.check_csrf(&signed_in, csrf.as_deref())?;
+                    pay.tenancy().check_csrf(&signed_in, csrf.as_deref())?;
                 }
                 Ok(signed_in)
             }

@@ -172,6 +172,11 @@ pub fn build_server(
 ) -> std::io::Result<Server> {
     let blocking = config.blocking_threads_per_worker.max(1);
     let pay = web::Data::new(pay);
+    // The page cache hears of link changes for as long as the server runs.
+    let links_epoch = std::sync::Arc::new(checkout_page::cache::LinkEpoch::default());
+    let observer: std::sync::Arc<dyn pay_domain::links::ports::LinkObserver> = links_epoch.clone();
+    pay.links().observe(&observer);
+    let links_epoch = web::Data::from(links_epoch);
     let config = web::Data::new(config);
     let zones = web::Data::new(meta::TimezoneCache::new());
     let server = HttpServer::new(move || {
@@ -179,9 +184,10 @@ pub fn build_server(
             .app_data(pay.clone())
             .app_data(config.clone())
             .app_data(zones.clone())
+            .app_data(links_epoch.clone())
             // One per worker thread: answered on the event loop without a lock.
             .app_data(web::Data::new(checkout_page::cache::PageCache::new(
-                pay.crypto.random_alphanumeric(32),
+                pay.random_alphanumeric(32),
             )))
             .configure(configure)
             .default_service(web::to(|req: HttpRequest| async move {

@@ -116,25 +116,32 @@ async fn bare_loop(url: &str, n: usize, body: &str, in_flight: usize) -> f64 {
 fn queue(pay: &pay_domain::app::Pay, url: &str, n: usize) {
     let password = Secret::new("bench password 123");
     let email = format!("bench-{}@bench.example", uuid::Uuid::new_v4().simple());
-    let boot = pay.bootstrap("Bench Co", &email, &password).unwrap();
-    let login = pay.login(&email, &password, "127.0.0.1").unwrap();
+    let boot = pay
+        .tenancy()
+        .bootstrap("Bench Co", &email, &password)
+        .unwrap();
+    let login = pay.tenancy().login(&email, &password, "127.0.0.1").unwrap();
     let signed_in = pay
+        .tenancy()
         .authenticate_session(login.session_token.expose())
         .unwrap();
-    pay.put_company_callback(
-        &signed_in,
-        boot.company_id,
-        pay_domain::webhooks::CallbackKind::CompanyPayment,
-        url,
-    )
-    .unwrap();
+    pay.webhooks()
+        .put_company_callback(
+            &signed_in,
+            boot.company_id,
+            pay_domain::webhooks::CallbackKind::CompanyPayment,
+            url,
+        )
+        .unwrap();
     let p = pay
+        .tenancy()
         .authenticate_api_key(
             Some(boot.key_id.as_str()),
             boot.key_secret.as_ref().map(|s| s.expose()),
         )
         .unwrap();
     let link = pay
+        .links()
         .create_link(
             &p,
             pay_domain::links::CreateLinkInput {
@@ -144,7 +151,9 @@ fn queue(pay: &pay_domain::app::Pay, url: &str, n: usize) {
         )
         .unwrap();
     for _ in 0..n {
-        pay.send_test_event(&p, link.uid.as_str()).unwrap();
+        pay.webhooks()
+            .send_test_event(&p, link.uid.as_str())
+            .unwrap();
     }
 }
 

@@ -74,8 +74,8 @@ impl Dispatcher {
         let pay = self.pay.clone();
         let lease = self.lease;
         let round = tokio::task::spawn_blocking(move || {
-            let claimed = pay.claim_due_deliveries_for(BATCH, lease)?;
-            let prepared = pay.prepare_attempts(&claimed);
+            let claimed = pay.webhooks().claim_due_deliveries_for(BATCH, lease)?;
+            let prepared = pay.webhooks().prepare_attempts(&claimed);
             Ok::<_, pay_domain::DomainError>(claimed.into_iter().zip(prepared).collect::<Vec<_>>())
         })
         .await?
@@ -105,7 +105,7 @@ impl Dispatcher {
             .collect()
             .await;
         let pay = self.pay.clone();
-        match tokio::task::spawn_blocking(move || pay.record_attempts(outcomes)).await? {
+        match tokio::task::spawn_blocking(move || pay.webhooks().record_attempts(outcomes)).await? {
             Ok(recorded) if recorded < n => {
                 tracing::warn!(
                     attempted = n,

@@ -12,10 +12,11 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use pay_auth::AuthCrypto;
-use pay_domain::app::{BootstrapOutcome, Pay, PaymentPorts, WebhookPorts};
+use pay_domain::app::{Adapters, AppConfig, Pay, Stores};
 use pay_domain::kernel::ports::Clock;
 use pay_domain::kernel::secret::Secret;
 use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::tenancy::BootstrapOutcome;
 use pay_http::HttpConfig;
 use pay_store::{DieselStore, StoreConfig};
 use pay_webhooks::{AeadSealer, HmacSigner, HttpTransport, TransportConfig};
@@ -76,26 +77,25 @@ pub fn build_pay_with<C: Clock + 'static>(
     clock: Arc<C>,
     processor: Arc<dyn pay_domain::checkout::ports::Processor>,
 ) -> anyhow::Result<Pay> {
-    Ok(Pay {
-        store: Arc::new(store),
-        crypto: Arc::new(AuthCrypto::new()),
-        clock,
-        assets: Arc::new(config.asset_catalogue()?),
-        public_pay_url: config.public_pay_url.clone(),
-        webhooks: Arc::new(WebhookPorts {
+    Ok(Pay::new(
+        AppConfig {
+            assets: config.asset_catalogue()?,
+            public_pay_url: config.public_pay_url.clone(),
+            limits: config.rate_limits,
+            sandbox: config.processor == "sandbox",
+            allow_private_targets: config.allow_private_targets,
+        },
+        Stores::all_in(Arc::new(store)),
+        Adapters {
+            clock,
+            crypto: Arc::new(AuthCrypto::new()),
             sealer: Arc::new(AeadSealer::new(config.keyring()?)),
             signer: Arc::new(HmacSigner),
             wall_clock: Arc::new(SystemClock),
-            allow_private_targets: config.allow_private_targets,
-        }),
-        payments: Arc::new(PaymentPorts {
             processor,
             prices: Arc::new(config.sandbox_prices()?),
-            sandbox: config.processor == "sandbox",
-            link_epoch: Default::default(),
-        }),
-        limits: config.rate_limits,
-    })
+        },
+    ))
 }
 
 /// The webhook dispatcher over the real transport, claiming for `PAY_WEBHOOK_LEASE_SECS` with
@@ -125,11 +125,13 @@ pub fn bootstrap_json(o: &BootstrapOutcome) -> serde_json::Value {
 /// On the first start of an empty embedded database: a demo company whose credentials are
 /// printed once to standard output (never to the log).
 pub fn demo_bootstrap(config: &Config, pay: &Pay) -> anyhow::Result<Option<String>> {
-    if !(config.demo && config.is_embedded() && pay.store.is_empty()?) {
+    if !(config.demo && config.is_embedded() && pay.tenancy().is_empty()?) {
         return Ok(None);
     }
-    let password = Secret::new(format!("demo-{}", pay.crypto.random_alphanumeric(16)));
-    let outcome = pay.bootstrap("Demo Company", "demo@example.com", &password)?;
+    let password = Secret::new(format!("demo-{}", pay.random_alphanumeric(16)));
+    let outcome = pay
+        .tenancy()
+        .bootstrap("Demo Company", "demo@example.com", &password)?;
     let mut creds = bootstrap_json(&outcome);
     creds["email"] = json!("demo@example.com");
     creds["password"] = json!(password.expose());

@@ -80,7 +80,7 @@ impl Mailer {
 
     async fn send_round(&self, smtp: &SmtpMailer) -> anyhow::Result<usize> {
         let pay = self.pay.clone();
-        let claimed = tokio::task::spawn_blocking(move || pay.claim_due_mails(BATCH))
+        let claimed = tokio::task::spawn_blocking(move || pay.mail().claim_due_mails(BATCH))
             .await?
             .map_err(|e| anyhow::anyhow!("claiming mails: {e}"))?;
         let n = claimed.len();
@@ -108,9 +108,10 @@ impl Mailer {
     async fn report_round(&self) -> anyhow::Result<usize> {
         let after = *self.reported.lock().unwrap_or_else(|p| p.into_inner());
         let pay = self.pay.clone();
-        let pending = tokio::task::spawn_blocking(move || pay.pending_mails_after(after, BATCH))
-            .await?
-            .map_err(|e| anyhow::anyhow!("reading queued mails: {e}"))?;
+        let pending =
+            tokio::task::spawn_blocking(move || pay.mail().pending_mails_after(after, BATCH))
+                .await?
+                .map_err(|e| anyhow::anyhow!("reading queued mails: {e}"))?;
         for m in &pending {
             tracing::info!(
                 mail_id = %m.id,
@@ -175,7 +176,7 @@ impl Mailer {
 /// Records one outcome and logs it by mail id and link (the error is already masked).
 fn record(pay: &Pay, mail: &OutgoingMail, outcome: SendOutcome) {
     let attempt = mail.attempts + 1;
-    match pay.record_mail_outcome(mail, outcome) {
+    match pay.mail().record_mail_outcome(mail, outcome) {
         Ok(Some(after)) => match after.status {
             MailStatus::Sent => tracing::info!(
                 mail_id = %mail.id,

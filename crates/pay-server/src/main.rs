@@ -95,6 +95,7 @@ fn main() -> anyhow::Result<()> {
         }) => {
             let pay = build_pay(&config, open_store(&config)?)?;
             let outcome = pay
+                .tenancy()
                 .bootstrap(&company, &email, &Secret::new(password))
                 .map_err(|e| anyhow::anyhow!("bootstrap failed: {e}"))?;
             println!("{}", bootstrap_json(&outcome));
@@ -112,6 +113,7 @@ fn main() -> anyhow::Result<()> {
                 .ok_or_else(|| anyhow::anyhow!("--role must be owner, admin or member"))?;
             let pay = build_pay(&config, open_store(&config)?)?;
             let user = pay
+                .tenancy()
                 .add_member(company, &email, &Secret::new(password), role)
                 .map_err(|e| anyhow::anyhow!("add-member failed: {e}"))?;
             println!("{}", serde_json::json!({ "userId": user.to_string() }));

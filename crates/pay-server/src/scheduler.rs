@@ -15,7 +15,7 @@ pub async fn run_once(pay: &Pay) -> usize {
     let mut moved = 0;
     loop {
         let p = pay.clone();
-        match tokio::task::spawn_blocking(move || p.run_due_work(DUE_BATCH)).await {
+        match tokio::task::spawn_blocking(move || p.checkout().run_due_work(DUE_BATCH)).await {
             Ok(Ok(report)) => {
                 for (session, e) in &report.failed {
                     tracing::warn!(%session, error = %e, "expiry move failed; retried next round");

@@ -236,10 +236,12 @@ async fn start_service() -> Service {
     let email = format!("owner-{}@shop.example", uuid::Uuid::new_v4().simple());
     let password = "correct horse battery staple".to_owned();
     let (e, p) = (email.clone(), password.clone());
-    let o = tokio::task::spawn_blocking(move || pay.bootstrap("Acme Goods", &e, &Secret::new(p)))
-        .await
-        .unwrap()
-        .unwrap();
+    let o = tokio::task::spawn_blocking(move || {
+        pay.tenancy().bootstrap("Acme Goods", &e, &Secret::new(p))
+    })
+    .await
+    .unwrap()
+    .unwrap();
     Service {
         base,
         http: reqwest::Client::builder()

@@ -9,14 +9,34 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::*;
-use crate::checkout::{Resolution, SandboxEvent};
+use time::Duration;
+
+use crate::checkout::Resolution;
+use crate::kernel::assets::AssetCatalogue;
+use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::ids::{CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, UserId};
 use crate::kernel::ports::HealthCheck;
+use crate::kernel::ports::{Clock, Crypto, SecretSealer};
 use crate::kernel::ratelimit::RateLimitStore;
+use crate::kernel::secret::Secret;
 use crate::kernel::secret::SecretDigest;
+use crate::kernel::timestamp::Timestamp;
+use crate::links::ports::LinkFilter;
 use crate::links::ports::PaymentLinkStore;
+use crate::links::LinkStatus;
+use crate::links::{CreateLinkInput, CreatedBy, PaymentLink};
+use crate::sandbox::SandboxEvent;
 use crate::settings::ports::SettingsStore;
 use crate::settings::{FeePayer, ProductStatus};
+use crate::settings::{PaySettings, SettingsPatch};
+use crate::tenancy::keys::{Integration, NewIntegrationInput, StoredIntegration};
 use crate::tenancy::ports::{IntegrationStore, SessionStore, TenancyStore};
+use crate::tenancy::ports::{NewTenant, StoredSession};
+use crate::tenancy::{
+    BootstrapOutcome, Company, Credential, LoginOutcome, Membership, Principal, Role, Scope,
+    SignedIn, Theme, UserRecord,
+};
+use crate::webhooks::ports::WebhookSigner;
 use crate::webhooks::ports::{AttemptRecord, WebhookStore};
 use crate::webhooks::CallbackView;
 use crate::webhooks::{
@@ -1081,6 +1101,7 @@ struct World {
     /// Real time for signatures; the service clock (`clock`) is business time.
     wall: Arc<FixedClock>,
     processor: Arc<checkout::FakeProcessor>,
+    allow_private_targets: bool,
 }
 
 fn world() -> World {
@@ -1096,28 +1117,26 @@ fn world_with(allow_private_targets: bool) -> World {
     let signer = Arc::new(FakeSigner::default());
     let wall = Arc::new(FixedClock(AtomicI64::new(WALL_MS)));
     let processor = Arc::new(checkout::FakeProcessor::default());
-    let pay = Pay {
-        store: store.clone(),
-        crypto: crypto.clone(),
-        clock: clock.clone(),
-        assets: Arc::new(AssetCatalogue::builtin()),
-        public_pay_url: "https://pay.example".into(),
-        webhooks: Arc::new(WebhookPorts {
-            sealer: sealer.clone(),
-            signer: signer.clone(),
-            wall_clock: wall.clone(),
-            allow_private_targets,
-        }),
-        payments: Arc::new(PaymentPorts {
-            processor: processor.clone(),
-            prices: Arc::new(checkout::FakePrices),
-            sandbox: true,
-            link_epoch: Default::default(),
-        }),
-        limits: crate::kernel::ratelimit::RateLimits::default(),
-    };
-    World {
-        pay,
+    let mut w = World {
+        pay: Pay::new(
+            AppConfig {
+                assets: AssetCatalogue::builtin(),
+                public_pay_url: String::new(),
+                limits: Default::default(),
+                sandbox: true,
+                allow_private_targets,
+            },
+            Stores::all_in(store.clone()),
+            Adapters {
+                clock: clock.clone(),
+                crypto: crypto.clone(),
+                sealer: sealer.clone(),
+                signer: signer.clone(),
+                wall_clock: wall.clone(),
+                processor: processor.clone(),
+                prices: Arc::new(checkout::FakePrices),
+            },
+        ),
         store,
         crypto,
         clock,
@@ -1125,10 +1144,36 @@ fn world_with(allow_private_targets: bool) -> World {
         signer,
         wall,
         processor,
-    }
+        allow_private_targets,
+    };
+    w.rebuild(true);
+    w
 }
 
 impl World {
+    /// Builds the service again over the same fakes, with the sandbox on or off.
+    fn rebuild(&mut self, sandbox: bool) {
+        self.pay = Pay::new(
+            AppConfig {
+                assets: AssetCatalogue::builtin(),
+                public_pay_url: "https://pay.example".into(),
+                limits: crate::kernel::ratelimit::RateLimits::default(),
+                sandbox,
+                allow_private_targets: self.allow_private_targets,
+            },
+            Stores::all_in(self.store.clone()),
+            Adapters {
+                clock: self.clock.clone(),
+                crypto: self.crypto.clone(),
+                sealer: self.sealer.clone(),
+                signer: self.signer.clone(),
+                wall_clock: self.wall.clone(),
+                processor: self.processor.clone(),
+                prices: Arc::new(checkout::FakePrices),
+            },
+        );
+    }
+
     fn now(&self) -> Timestamp {
         self.clock.now()
     }
@@ -1139,6 +1184,7 @@ impl World {
 
     fn tenant(&self, company: &str, email: &str) -> BootstrapOutcome {
         self.pay
+            .tenancy()
             .bootstrap(company, email, &Secret::new(PW))
             .unwrap()
     }
@@ -1156,6 +1202,7 @@ impl World {
 
     fn key_principal(&self, b: &BootstrapOutcome) -> Principal {
         self.pay
+            .tenancy()
             .authenticate_api_key(
                 Some(b.key_id.as_str()),
                 b.key_secret.as_ref().map(Secret::expose),
@@ -1164,9 +1211,14 @@ impl World {
     }
 
     fn sign_in(&self, email: &str) -> (LoginOutcome, SignedIn) {
-        let out = self.pay.login(email, &Secret::new(PW), ADDR).unwrap();
+        let out = self
+            .pay
+            .tenancy()
+            .login(email, &Secret::new(PW), ADDR)
+            .unwrap();
         let signed_in = self
             .pay
+            .tenancy()
             .authenticate_session(out.session_token.expose())
             .unwrap();
         (out, signed_in)
@@ -1175,17 +1227,18 @@ impl World {
     /// Adds a new user with `role` to `company` and signs them in.
     fn member(&self, company: CompanyId, email: &str, role: Role) -> SignedIn {
         self.pay
+            .tenancy()
             .add_member(company, email, &Secret::new(PW), role)
             .unwrap();
         self.sign_in(email).1
     }
 
     fn session_principal(&self, s: &SignedIn) -> Principal {
-        self.pay.session_principal(s).unwrap()
+        self.pay.tenancy().session_principal(s).unwrap()
     }
 
     fn new_link(&self, p: &Principal) -> PaymentLink {
-        self.pay.create_link(p, amount("10")).unwrap()
+        self.pay.links().create_link(p, amount("10")).unwrap()
     }
 }
 
@@ -1238,6 +1291,7 @@ fn bootstrap_creates_user_company_settings_and_key() {
     let w = world();
     let out = w
         .pay
+        .tenancy()
         .bootstrap("  Acme  ", "  Ops@Acme.EXAMPLE ", &Secret::new(PW))
         .unwrap();
     assert!(out.created);
@@ -1301,6 +1355,7 @@ fn bootstrap_creates_user_company_settings_and_key() {
     // The returned pair authenticates for the new company.
     let p = w
         .pay
+        .tenancy()
         .authenticate_api_key(Some(out.key_id.as_str()), Some(s))
         .unwrap();
     assert_eq!(p.company_id, out.company_id);
@@ -1314,6 +1369,7 @@ fn bootstrap_is_idempotent_on_the_normalised_email() {
     w.advance(Duration::minutes(1));
     let (_, owner) = w.sign_in("ops@acme.example");
     w.pay
+        .tenancy()
         .create_integration(&owner, first.company_id, integration_input("pay"))
         .unwrap();
 
@@ -1321,6 +1377,7 @@ fn bootstrap_is_idempotent_on_the_normalised_email() {
     let before = w.store.snapshot();
     let again = w
         .pay
+        .tenancy()
         .bootstrap("Another name", " OPS@Acme.Example", &Secret::new(PW))
         .unwrap();
     assert!(!again.created);
@@ -1338,7 +1395,11 @@ fn bootstrap_refuses_bad_input_and_writes_nothing() {
     let w = world();
     let short = Secret::new("123456789"); // 9 characters
     assert_eq!(
-        field_of(w.pay.bootstrap("Acme", "ops@acme.example", &short)),
+        field_of(
+            w.pay
+                .tenancy()
+                .bootstrap("Acme", "ops@acme.example", &short)
+        ),
         "password"
     );
     for bad in [
@@ -1349,13 +1410,17 @@ fn bootstrap_refuses_bad_input_and_writes_nothing() {
         "@acme.example",
     ] {
         assert_eq!(
-            field_of(w.pay.bootstrap("Acme", bad, &Secret::new(PW))),
+            field_of(w.pay.tenancy().bootstrap("Acme", bad, &Secret::new(PW))),
             "email",
             "{bad:?}"
         );
     }
     assert_eq!(
-        field_of(w.pay.bootstrap("   ", "ops@acme.example", &Secret::new(PW))),
+        field_of(
+            w.pay
+                .tenancy()
+                .bootstrap("   ", "ops@acme.example", &Secret::new(PW))
+        ),
         "company"
     );
     assert_eq!(w.store.writes(), 0);
@@ -1366,6 +1431,7 @@ fn bootstrap_refuses_bad_input_and_writes_nothing() {
     let ten = Secret::new("1234567890");
     assert!(
         w.pay
+            .tenancy()
             .bootstrap("Acme", "ops@acme.example", &ten)
             .unwrap()
             .created
@@ -1382,15 +1448,17 @@ fn api_key_with_a_missing_header_is_unauthorized() {
     let b = w.tenant("Acme", "ops@acme.example");
     let secret = b.key_secret.as_ref().unwrap().expose();
     assert_eq!(
-        w.pay.authenticate_api_key(None, None),
+        w.pay.tenancy().authenticate_api_key(None, None),
         Err(DomainError::Unauthorized)
     );
     assert_eq!(
-        w.pay.authenticate_api_key(Some(b.key_id.as_str()), None),
+        w.pay
+            .tenancy()
+            .authenticate_api_key(Some(b.key_id.as_str()), None),
         Err(DomainError::Unauthorized)
     );
     assert_eq!(
-        w.pay.authenticate_api_key(None, Some(secret)),
+        w.pay.tenancy().authenticate_api_key(None, Some(secret)),
         Err(DomainError::Unauthorized)
     );
     assert_eq!(w.store.calls("touch_integration"), 0);
@@ -1405,7 +1473,9 @@ fn api_key_wrong_unknown_or_disabled_is_invalid_credentials() {
     let b_secret = b.key_secret.as_ref().unwrap().expose();
     let bad = |key: &str, secret: &str| {
         assert_eq!(
-            w.pay.authenticate_api_key(Some(key), Some(secret)),
+            w.pay
+                .tenancy()
+                .authenticate_api_key(Some(key), Some(secret)),
             Err(DomainError::InvalidCredentials),
             "{key} / {secret}"
         );
@@ -1432,6 +1502,7 @@ fn api_key_wrong_unknown_or_disabled_is_invalid_credentials() {
     // B's pair still works.
     assert!(w
         .pay
+        .tenancy()
         .authenticate_api_key(Some(b.key_id.as_str()), Some(b_secret))
         .is_ok());
 }
@@ -1468,12 +1539,14 @@ fn api_key_secret_must_start_with_mksec() {
     let good_key = insert(778, &prefixed);
     assert_eq!(
         w.pay
+            .tenancy()
             .authenticate_api_key(Some(plain_key.as_str()), Some(&plain)),
         Err(DomainError::InvalidCredentials)
     );
     // The fixture itself is sound: the prefixed twin authenticates.
     assert_eq!(
         w.pay
+            .tenancy()
             .authenticate_api_key(Some(good_key.as_str()), Some(&prefixed))
             .map(|p| p.company_id),
         Ok(a.company_id)
@@ -1544,6 +1617,7 @@ fn login_unknown_email_and_wrong_password_look_the_same() {
 
     assert_eq!(
         w.pay
+            .tenancy()
             .login("nobody@acme.example", &Secret::new(PW), ADDR)
             .map(|_| ()),
         Err(DomainError::InvalidLogin)
@@ -1556,6 +1630,7 @@ fn login_unknown_email_and_wrong_password_look_the_same() {
 
     assert_eq!(
         w.pay
+            .tenancy()
             .login("ops@acme.example", &Secret::new("wrong password"), ADDR)
             .map(|_| ()),
         Err(DomainError::InvalidLogin)
@@ -1571,6 +1646,7 @@ fn login_unknown_email_and_wrong_password_look_the_same() {
 fn fail_login(w: &World, email: &str, addr: &str) {
     assert_eq!(
         w.pay
+            .tenancy()
             .login(email, &Secret::new("wrong password"), addr)
             .map(|_| ()),
         Err(DomainError::InvalidLogin)
@@ -1578,7 +1654,10 @@ fn fail_login(w: &World, email: &str, addr: &str) {
 }
 
 fn login_result(w: &World, email: &str, addr: &str) -> DomainResult<()> {
-    w.pay.login(email, &Secret::new(PW), addr).map(|_| ())
+    w.pay
+        .tenancy()
+        .login(email, &Secret::new(PW), addr)
+        .map(|_| ())
 }
 
 #[test]
@@ -1654,6 +1733,7 @@ fn login_issues_a_twelve_hour_session() {
     let t0 = w.now();
     let out = w
         .pay
+        .tenancy()
         .login(" Ops@Acme.Example ", &Secret::new(PW), ADDR)
         .unwrap();
     assert_eq!(out.expires_at, t0.plus(Duration::hours(12)));
@@ -1677,24 +1757,31 @@ fn login_issues_a_twelve_hour_session() {
     );
 
     assert_eq!(
-        w.pay.authenticate_session(&token).unwrap().session,
+        w.pay
+            .tenancy()
+            .authenticate_session(&token)
+            .unwrap()
+            .session,
         s.clone()
     );
     w.advance(Duration::hours(12) - Duration::milliseconds(1));
-    assert!(w.pay.authenticate_session(&token).is_ok());
+    assert!(w.pay.tenancy().authenticate_session(&token).is_ok());
     w.advance(Duration::milliseconds(1));
     assert_eq!(
-        w.pay.authenticate_session(&token).map(|_| ()),
+        w.pay.tenancy().authenticate_session(&token).map(|_| ()),
         Err(DomainError::Unauthorized),
         "expired at expires_at"
     );
     w.advance(Duration::hours(1));
     assert_eq!(
-        w.pay.authenticate_session(&token).map(|_| ()),
+        w.pay.tenancy().authenticate_session(&token).map(|_| ()),
         Err(DomainError::Unauthorized)
     );
     assert_eq!(
-        w.pay.authenticate_session("pss_unknown").map(|_| ()),
+        w.pay
+            .tenancy()
+            .authenticate_session("pss_unknown")
+            .map(|_| ()),
         Err(DomainError::Unauthorized)
     );
 }
@@ -1705,19 +1792,34 @@ fn csrf_token_must_be_the_sessions_own() {
     w.tenant("Acme", "ops@acme.example");
     let (out, s) = w.sign_in("ops@acme.example");
     let (other_out, _) = w.sign_in("ops@acme.example");
-    assert_eq!(w.pay.check_csrf(&s, Some(out.csrf_token.expose())), Ok(()));
-    assert_eq!(w.pay.check_csrf(&s, None), Err(DomainError::Forbidden));
-    assert_eq!(w.pay.check_csrf(&s, Some("")), Err(DomainError::Forbidden));
     assert_eq!(
-        w.pay.check_csrf(&s, Some("wrong")),
+        w.pay
+            .tenancy()
+            .check_csrf(&s, Some(out.csrf_token.expose())),
+        Ok(())
+    );
+    assert_eq!(
+        w.pay.tenancy().check_csrf(&s, None),
         Err(DomainError::Forbidden)
     );
     assert_eq!(
-        w.pay.check_csrf(&s, Some(out.session_token.expose())),
+        w.pay.tenancy().check_csrf(&s, Some("")),
         Err(DomainError::Forbidden)
     );
     assert_eq!(
-        w.pay.check_csrf(&s, Some(other_out.csrf_token.expose())),
+        w.pay.tenancy().check_csrf(&s, Some("wrong")),
+        Err(DomainError::Forbidden)
+    );
+    assert_eq!(
+        w.pay
+            .tenancy()
+            .check_csrf(&s, Some(out.session_token.expose())),
+        Err(DomainError::Forbidden)
+    );
+    assert_eq!(
+        w.pay
+            .tenancy()
+            .check_csrf(&s, Some(other_out.csrf_token.expose())),
         Err(DomainError::Forbidden)
     );
 }
@@ -1729,15 +1831,17 @@ fn logout_removes_only_that_session() {
     let (one, _) = w.sign_in("ops@acme.example");
     let (two, _) = w.sign_in("ops@acme.example");
     assert_eq!(w.store.snapshot().sessions.len(), 2);
-    w.pay.logout(one.session_token.expose()).unwrap();
+    w.pay.tenancy().logout(one.session_token.expose()).unwrap();
     assert_eq!(
         w.pay
+            .tenancy()
             .authenticate_session(one.session_token.expose())
             .map(|_| ()),
         Err(DomainError::Unauthorized)
     );
     assert!(w
         .pay
+        .tenancy()
         .authenticate_session(two.session_token.expose())
         .is_ok());
     let sessions = w.store.snapshot().sessions;
@@ -1785,11 +1889,11 @@ fn session_principal_carries_the_role_and_members_cannot_write() {
     );
     assert_eq!(p.authorize(Scope::PaymentLinksRead), Ok(()));
     assert_eq!(
-        w.pay.create_link(&p, amount("1")).map(|_| ()),
+        w.pay.links().create_link(&p, amount("1")).map(|_| ()),
         Err(DomainError::Forbidden)
     );
     assert_eq!(w.store.calls("insert_link"), 0);
-    assert_eq!(w.pay.list_links(&p), Ok(vec![]));
+    assert_eq!(w.pay.links().list_links(&p), Ok(vec![]));
 }
 
 #[test]
@@ -1799,7 +1903,7 @@ fn session_principal_of_a_removed_membership_is_forbidden() {
     let member = w.member(a.company_id, "m@acme.example", Role::Member);
     w.store.tables().members.retain(|m| m.role != Role::Member);
     assert_eq!(
-        w.pay.session_principal(&member),
+        w.pay.tenancy().session_principal(&member),
         Err(DomainError::Forbidden)
     );
 }
@@ -1815,6 +1919,7 @@ fn creating_keys_needs_membership_and_settings_manage() {
 
     assert_eq!(
         w.pay
+            .tenancy()
             .create_integration(&admin, b.company_id, integration_input("pay"))
             .map(|_| ()),
         Err(DomainError::Forbidden),
@@ -1822,6 +1927,7 @@ fn creating_keys_needs_membership_and_settings_manage() {
     );
     assert_eq!(
         w.pay
+            .tenancy()
             .create_integration(&member, a.company_id, integration_input("pay"))
             .map(|_| ()),
         Err(DomainError::Forbidden),
@@ -1830,15 +1936,17 @@ fn creating_keys_needs_membership_and_settings_manage() {
     // The role is checked before the body.
     assert_eq!(
         w.pay
+            .tenancy()
             .create_integration(&member, a.company_id, integration_input("shop"))
             .map(|_| ()),
         Err(DomainError::Forbidden)
     );
     assert_eq!(
-        field_of(
-            w.pay
-                .create_integration(&admin, a.company_id, integration_input("shop"))
-        ),
+        field_of(w.pay.tenancy().create_integration(
+            &admin,
+            a.company_id,
+            integration_input("shop")
+        )),
         "appSlug"
     );
     assert_eq!(w.store.calls("insert_integration"), 0);
@@ -1846,6 +1954,7 @@ fn creating_keys_needs_membership_and_settings_manage() {
     w.advance(Duration::seconds(5));
     let (created, secret) = w
         .pay
+        .tenancy()
         .create_integration(&admin, a.company_id, integration_input("pay"))
         .unwrap();
     assert_eq!(w.store.calls("insert_integration"), 1);
@@ -1864,19 +1973,24 @@ fn creating_keys_needs_membership_and_settings_manage() {
     );
     assert_eq!(
         w.pay
+            .tenancy()
             .authenticate_api_key(Some(created.key_id.as_str()), Some(secret.expose()))
             .map(|p| p.company_id),
         Ok(a.company_id)
     );
 
     // Members read, newest first; another team's list is forbidden.
-    let list = w.pay.list_integrations(&member, a.company_id).unwrap();
+    let list = w
+        .pay
+        .tenancy()
+        .list_integrations(&member, a.company_id)
+        .unwrap();
     assert_eq!(
         list.iter().map(|i| i.partner_id).collect::<Vec<_>>(),
         vec![created.partner_id, w.partner_of(&a)]
     );
     assert_eq!(
-        w.pay.list_integrations(&member, b.company_id),
+        w.pay.tenancy().list_integrations(&member, b.company_id),
         Err(DomainError::Forbidden)
     );
 }
@@ -1892,25 +2006,32 @@ fn key_management_cannot_reach_another_companys_keys() {
 
     assert_eq!(
         w.pay
+            .tenancy()
             .set_integration_enabled(&owner_a, a.company_id, b_partner, false),
         Err(DomainError::ApiKeyNotFound)
     );
     assert_eq!(
-        w.pay.delete_integration(&owner_a, a.company_id, b_partner),
+        w.pay
+            .tenancy()
+            .delete_integration(&owner_a, a.company_id, b_partner),
         Err(DomainError::ApiKeyNotFound)
     );
     assert_eq!(
         w.pay
+            .tenancy()
             .set_integration_enabled(&owner_a, b.company_id, b_partner, false),
         Err(DomainError::Forbidden)
     );
     assert_eq!(
-        w.pay.delete_integration(&owner_a, b.company_id, b_partner),
+        w.pay
+            .tenancy()
+            .delete_integration(&owner_a, b.company_id, b_partner),
         Err(DomainError::Forbidden)
     );
     assert_eq!(w.store.stored_integration(b_partner), Some(b_before));
     assert!(w
         .pay
+        .tenancy()
         .authenticate_api_key(
             Some(b.key_id.as_str()),
             b.key_secret.as_ref().map(Secret::expose)
@@ -1922,6 +2043,7 @@ fn key_management_cannot_reach_another_companys_keys() {
     let a_partner = w.partner_of(&a);
     assert_eq!(
         w.pay
+            .tenancy()
             .set_integration_enabled(&member, a.company_id, a_partner, false),
         Err(DomainError::Forbidden)
     );
@@ -1929,6 +2051,7 @@ fn key_management_cannot_reach_another_companys_keys() {
     // Its own key: disable, refused, re-enable, delete, gone.
     let disabled = w
         .pay
+        .tenancy()
         .set_integration_enabled(&owner_a, a.company_id, a_partner, false)
         .unwrap();
     assert_eq!(disabled.partner_id, a_partner);
@@ -1938,26 +2061,35 @@ fn key_management_cannot_reach_another_companys_keys() {
         a.key_secret.as_ref().map(Secret::expose),
     );
     assert_eq!(
-        w.pay.authenticate_api_key(a_pair.0, a_pair.1),
+        w.pay.tenancy().authenticate_api_key(a_pair.0, a_pair.1),
         Err(DomainError::InvalidCredentials)
     );
     assert!(
         w.pay
+            .tenancy()
             .set_integration_enabled(&owner_a, a.company_id, a_partner, true)
             .unwrap()
             .enabled
     );
-    assert!(w.pay.authenticate_api_key(a_pair.0, a_pair.1).is_ok());
+    assert!(w
+        .pay
+        .tenancy()
+        .authenticate_api_key(a_pair.0, a_pair.1)
+        .is_ok());
     assert_eq!(
-        w.pay.delete_integration(&owner_a, a.company_id, a_partner),
+        w.pay
+            .tenancy()
+            .delete_integration(&owner_a, a.company_id, a_partner),
         Ok(())
     );
     assert_eq!(
-        w.pay.delete_integration(&owner_a, a.company_id, a_partner),
+        w.pay
+            .tenancy()
+            .delete_integration(&owner_a, a.company_id, a_partner),
         Err(DomainError::ApiKeyNotFound)
     );
     assert_eq!(
-        w.pay.authenticate_api_key(a_pair.0, a_pair.1),
+        w.pay.tenancy().authenticate_api_key(a_pair.0, a_pair.1),
         Err(DomainError::InvalidCredentials)
     );
 }
@@ -1974,6 +2106,7 @@ fn add_member_creates_a_new_user_with_the_role() {
     let pw = Secret::new("another long password");
     let id = w
         .pay
+        .tenancy()
         .add_member(a.company_id, " New@Acme.Example ", &pw, Role::Admin)
         .unwrap();
     let user = w
@@ -1989,7 +2122,7 @@ fn add_member_creates_a_new_user_with_the_role() {
     assert_eq!(w.store.role(id, a.company_id), Ok(Some(Role::Admin)));
     let (_, signed_in) = w.sign_in_with("new@acme.example", &pw);
     assert_eq!(
-        w.pay.companies(&signed_in),
+        w.pay.tenancy().companies(&signed_in),
         Ok(vec![Membership {
             company_id: a.company_id,
             company_name: "Acme".into(),
@@ -2000,9 +2133,10 @@ fn add_member_creates_a_new_user_with_the_role() {
 
 impl World {
     fn sign_in_with(&self, email: &str, pw: &Secret) -> (LoginOutcome, SignedIn) {
-        let out = self.pay.login(email, pw, ADDR).unwrap();
+        let out = self.pay.tenancy().login(email, pw, ADDR).unwrap();
         let s = self
             .pay
+            .tenancy()
             .authenticate_session(out.session_token.expose())
             .unwrap();
         (out, s)
@@ -2018,6 +2152,7 @@ fn add_member_adds_an_existing_user_and_keeps_their_password() {
     w.advance(Duration::minutes(1));
     let id = w
         .pay
+        .tenancy()
         .add_member(
             b.company_id,
             "OPS@acme.example",
@@ -2040,6 +2175,7 @@ fn add_member_adds_an_existing_user_and_keeps_their_password() {
     let (_, s) = w.sign_in("ops@acme.example");
     assert_eq!(
         w.pay
+            .tenancy()
             .companies(&s)
             .unwrap()
             .into_iter()
@@ -2056,6 +2192,7 @@ fn add_member_refuses_members_unknown_companies_and_bad_input() {
     let w = world();
     let a = w.tenant("Acme", "ops@acme.example");
     w.pay
+        .tenancy()
         .add_member(
             a.company_id,
             "m@acme.example",
@@ -2069,6 +2206,7 @@ fn add_member_refuses_members_unknown_companies_and_bad_input() {
     for email in ["ops@acme.example", " M@Acme.Example"] {
         assert_eq!(
             w.pay
+                .tenancy()
                 .add_member(a.company_id, email, &Secret::new(PW), Role::Admin),
             Err(DomainError::validation(
                 "email",
@@ -2078,7 +2216,7 @@ fn add_member_refuses_members_unknown_companies_and_bad_input() {
         );
     }
     assert_eq!(
-        w.pay.add_member(
+        w.pay.tenancy().add_member(
             CompanyId(uuid::Uuid::from_u128(u128::MAX)),
             "new@acme.example",
             &Secret::new(PW),
@@ -2087,14 +2225,16 @@ fn add_member_refuses_members_unknown_companies_and_bad_input() {
         Err(DomainError::NotFound { kind: "Company" })
     );
     assert_eq!(
-        field_of(
-            w.pay
-                .add_member(a.company_id, "not-an-email", &Secret::new(PW), Role::Member)
-        ),
+        field_of(w.pay.tenancy().add_member(
+            a.company_id,
+            "not-an-email",
+            &Secret::new(PW),
+            Role::Member
+        )),
         "email"
     );
     assert_eq!(
-        field_of(w.pay.add_member(
+        field_of(w.pay.tenancy().add_member(
             a.company_id,
             "new@acme.example",
             &Secret::new("short"),
@@ -2117,7 +2257,7 @@ fn create_link_stores_an_active_link_expiring_in_a_day() {
     let p = w.key_principal(&a);
     w.advance(Duration::minutes(3));
     let now = w.now();
-    let link = w.pay.create_link(&p, amount("12.50")).unwrap();
+    let link = w.pay.links().create_link(&p, amount("12.50")).unwrap();
     assert_eq!(link.status, LinkStatus::Active);
     assert_eq!(link.company_id, a.company_id);
     assert_eq!(link.created_at, now);
@@ -2138,6 +2278,7 @@ fn create_link_stores_an_active_link_expiring_in_a_day() {
 
     let never = w
         .pay
+        .links()
         .create_link(
             &p,
             CreateLinkInput {
@@ -2149,6 +2290,7 @@ fn create_link_stores_an_active_link_expiring_in_a_day() {
     assert_eq!(never.expires_at, None);
     let short = w
         .pay
+        .links()
         .create_link(
             &p,
             CreateLinkInput {
@@ -2171,7 +2313,10 @@ fn create_link_stores_an_active_link_expiring_in_a_day() {
 
     // Invalid input writes nothing.
     let inserts = w.store.calls("insert_link");
-    assert_eq!(field_of(w.pay.create_link(&p, amount("0"))), "amount");
+    assert_eq!(
+        field_of(w.pay.links().create_link(&p, amount("0"))),
+        "amount"
+    );
     assert_eq!(w.store.calls("insert_link"), inserts);
 }
 
@@ -2200,7 +2345,7 @@ fn list_links_returns_the_200_newest_of_the_company() {
     anon.created_by = CreatedBy::Anonymous;
     w.store.insert_link(&anon).unwrap();
 
-    let list = w.pay.list_links(&p).unwrap();
+    let list = w.pay.links().list_links(&p).unwrap();
     assert_eq!(list.len(), 200);
     let expected: Vec<LinkUid> = created.iter().rev().take(200).cloned().collect();
     assert_eq!(
@@ -2223,22 +2368,32 @@ fn oauth_grants_see_only_their_own_links() {
     w.advance(Duration::seconds(1));
     let by_g2 = w.new_link(&g2);
 
-    assert_eq!(w.pay.list_links(&g1), Ok(vec![by_g1.clone()]));
-    assert_eq!(w.pay.list_links(&g2), Ok(vec![by_g2.clone()]));
+    assert_eq!(w.pay.links().list_links(&g1), Ok(vec![by_g1.clone()]));
+    assert_eq!(w.pay.links().list_links(&g2), Ok(vec![by_g2.clone()]));
     assert_eq!(
-        w.pay.list_links(&key),
+        w.pay.links().list_links(&key),
         Ok(vec![by_g2.clone(), by_g1.clone(), by_key.clone()])
     );
-    assert_eq!(w.pay.get_link(&g1, by_g1.uid.as_str()), Ok(by_g1.clone()));
-    assert_eq!(w.pay.get_link(&g1, by_g2.uid.as_str()), Err(LINK_NOT_FOUND));
     assert_eq!(
-        w.pay.get_link(&g1, by_key.uid.as_str()),
+        w.pay.links().get_link(&g1, by_g1.uid.as_str()),
+        Ok(by_g1.clone())
+    );
+    assert_eq!(
+        w.pay.links().get_link(&g1, by_g2.uid.as_str()),
         Err(LINK_NOT_FOUND)
     );
-    assert_eq!(w.pay.get_link(&key, by_g2.uid.as_str()), Ok(by_g2.clone()));
+    assert_eq!(
+        w.pay.links().get_link(&g1, by_key.uid.as_str()),
+        Err(LINK_NOT_FOUND)
+    );
+    assert_eq!(
+        w.pay.links().get_link(&key, by_g2.uid.as_str()),
+        Ok(by_g2.clone())
+    );
     // Status changes go through the same visibility.
     assert_eq!(
         w.pay
+            .links()
             .set_link_status(&g1, by_g2.uid.as_str(), LinkStatus::Paused),
         Err(LINK_NOT_FOUND)
     );
@@ -2247,20 +2402,24 @@ fn oauth_grants_see_only_their_own_links() {
     // Scopes.
     let write_only = grant(a.company_id, 1, &[Scope::PaymentLinksWrite]);
     assert_eq!(
-        w.pay.list_links(&write_only),
+        w.pay.links().list_links(&write_only),
         Err(DomainError::InvalidCredentials)
     );
     assert_eq!(
-        w.pay.get_link(&write_only, by_g1.uid.as_str()),
+        w.pay.links().get_link(&write_only, by_g1.uid.as_str()),
         Err(DomainError::InvalidCredentials)
     );
     let read_only = grant(a.company_id, 1, &[Scope::PaymentLinksRead]);
     assert_eq!(
-        w.pay.create_link(&read_only, amount("1")).map(|_| ()),
+        w.pay
+            .links()
+            .create_link(&read_only, amount("1"))
+            .map(|_| ()),
         Err(DomainError::InvalidCredentials)
     );
     assert_eq!(
         w.pay
+            .links()
             .set_link_status(&read_only, by_g1.uid.as_str(), LinkStatus::Paused)
             .map(|_| ()),
         Err(DomainError::InvalidCredentials)
@@ -2283,10 +2442,16 @@ fn get_link_hides_anonymous_foreign_and_malformed_uids() {
     };
     w.store.insert_link(&anon).unwrap();
 
-    assert_eq!(w.pay.get_link(&p, own.uid.as_str()), Ok(own.clone()));
-    assert_eq!(w.pay.get_link(&p, anon.uid.as_str()), Err(LINK_NOT_FOUND));
     assert_eq!(
-        w.pay.get_link(&p, foreign.uid.as_str()),
+        w.pay.links().get_link(&p, own.uid.as_str()),
+        Ok(own.clone())
+    );
+    assert_eq!(
+        w.pay.links().get_link(&p, anon.uid.as_str()),
+        Err(LINK_NOT_FOUND)
+    );
+    assert_eq!(
+        w.pay.links().get_link(&p, foreign.uid.as_str()),
         Err(LINK_NOT_FOUND)
     );
     for bad in [
@@ -2295,17 +2460,23 @@ fn get_link_hides_anonymous_foreign_and_malformed_uids() {
         "Anonymous000000000000-",
         "Anonymous00000000000000",
     ] {
-        assert_eq!(w.pay.get_link(&p, bad), Err(LINK_NOT_FOUND), "{bad:?}");
+        assert_eq!(
+            w.pay.links().get_link(&p, bad),
+            Err(LINK_NOT_FOUND),
+            "{bad:?}"
+        );
     }
-    assert_eq!(w.pay.list_links(&p), Ok(vec![own]));
+    assert_eq!(w.pay.links().list_links(&p), Ok(vec![own]));
     // Neither can be moved.
     assert_eq!(
         w.pay
+            .links()
             .set_link_status(&p, anon.uid.as_str(), LinkStatus::Paused),
         Err(LINK_NOT_FOUND)
     );
     assert_eq!(
         w.pay
+            .links()
             .set_link_status(&p, foreign.uid.as_str(), LinkStatus::Paused),
         Err(LINK_NOT_FOUND)
     );
@@ -2339,7 +2510,7 @@ fn set_link_status_follows_the_whole_table() {
             w.advance(Duration::minutes(1));
             let now = w.now();
             w.store.reset_calls();
-            let got = w.pay.set_link_status(&p, link.uid.as_str(), to);
+            let got = w.pay.links().set_link_status(&p, link.uid.as_str(), to);
             if from == to {
                 assert_eq!(got, Ok(before.clone()), "{from}->{to}: unchanged");
                 assert_eq!(w.store.calls("set_link_status"), 0, "{from}->{to}");
@@ -2376,12 +2547,14 @@ fn set_link_status_needs_write_rights() {
     let p = w.session_principal(&member);
     assert_eq!(
         w.pay
+            .links()
             .set_link_status(&p, link.uid.as_str(), LinkStatus::Paused),
         Err(DomainError::Forbidden)
     );
     let (_, owner) = w.sign_in("ops@acme.example");
     assert_eq!(
         w.pay
+            .links()
             .set_link_status(
                 &w.session_principal(&owner),
                 link.uid.as_str(),
@@ -2403,6 +2576,7 @@ fn lost_race_to_the_requested_status_returns_it_without_another_write() {
     w.store.interfere_with_next_cas(&[LinkStatus::Paused]);
     let got = w
         .pay
+        .links()
         .set_link_status(&p, link.uid.as_str(), LinkStatus::Paused)
         .unwrap();
     assert_eq!(w.store.calls("set_link_status"), 1);
@@ -2423,6 +2597,7 @@ fn lost_race_to_archived_is_re_decided_and_refused() {
     w.store.interfere_with_next_cas(&[LinkStatus::Archived]);
     assert_eq!(
         w.pay
+            .links()
             .set_link_status(&p, link.uid.as_str(), LinkStatus::Active),
         Err(DomainError::InvalidTransition {
             from: LinkStatus::Archived,
@@ -2448,6 +2623,7 @@ fn lost_race_is_re_decided_from_the_new_status() {
     w.store.interfere_with_next_cas(&[LinkStatus::Paused]);
     let got = w
         .pay
+        .links()
         .set_link_status(&p, link.uid.as_str(), LinkStatus::Archived)
         .unwrap();
     assert_eq!(w.store.calls("set_link_status"), 2);
@@ -2467,6 +2643,7 @@ fn set_link_status_gives_up_after_three_lost_races() {
         .interfere_with_next_cas(&[LinkStatus::Paused, LinkStatus::Active, LinkStatus::Paused]);
     assert!(matches!(
         w.pay
+            .links()
             .set_link_status(&p, link.uid.as_str(), LinkStatus::Archived),
         Err(DomainError::Internal(_))
     ));
@@ -2490,7 +2667,9 @@ fn update_settings_writes_only_when_something_changed() {
     w.store.reset_calls();
 
     assert_eq!(
-        w.pay.update_settings(&p, SettingsPatch::default()),
+        w.pay
+            .settings()
+            .update_settings(&p, SettingsPatch::default()),
         Ok(defaults.clone())
     );
     assert_eq!(w.store.calls("save_settings"), 0, "empty patch");
@@ -2500,7 +2679,10 @@ fn update_settings_writes_only_when_something_changed() {
         merchant_surcharge_percent: Some("0".into()),
         ..Default::default()
     };
-    assert_eq!(w.pay.update_settings(&p, same), Ok(defaults.clone()));
+    assert_eq!(
+        w.pay.settings().update_settings(&p, same),
+        Ok(defaults.clone())
+    );
     assert_eq!(w.store.calls("save_settings"), 0, "values equal to current");
 
     let change = SettingsPatch {
@@ -2508,7 +2690,11 @@ fn update_settings_writes_only_when_something_changed() {
         success_redirect_url: Some(Some("https://shop.example/ok".into())),
         ..Default::default()
     };
-    let updated = w.pay.update_settings(&p, change.clone()).unwrap();
+    let updated = w
+        .pay
+        .settings()
+        .update_settings(&p, change.clone())
+        .unwrap();
     let expected = PaySettings {
         fee_paid_by: FeePayer::Client,
         success_redirect_url: Some("https://shop.example/ok".into()),
@@ -2520,10 +2706,10 @@ fn update_settings_writes_only_when_something_changed() {
         w.store.stored_settings(a.company_id),
         Some(expected.clone())
     );
-    assert_eq!(w.pay.settings(&p), Ok(expected.clone()));
+    assert_eq!(w.pay.settings().settings(&p), Ok(expected.clone()));
 
     // The same patch again is no change.
-    assert_eq!(w.pay.update_settings(&p, change), Ok(expected));
+    assert_eq!(w.pay.settings().update_settings(&p, change), Ok(expected));
     assert_eq!(w.store.calls("save_settings"), 1);
 }
 
@@ -2536,7 +2722,7 @@ fn update_settings_validation_leaves_the_store_unchanged() {
     let before = w.store.snapshot();
     // A valid field next to an invalid one is not written either.
     assert_eq!(
-        field_of(w.pay.update_settings(
+        field_of(w.pay.settings().update_settings(
             &p,
             SettingsPatch {
                 fee_paid_by: Some("client".into()),
@@ -2547,7 +2733,7 @@ fn update_settings_validation_leaves_the_store_unchanged() {
         "status"
     );
     assert_eq!(
-        field_of(w.pay.update_settings(
+        field_of(w.pay.settings().update_settings(
             &p,
             SettingsPatch {
                 skip_quote_acceptance: Some(true),
@@ -2558,7 +2744,7 @@ fn update_settings_validation_leaves_the_store_unchanged() {
         "merchantSurchargePercent"
     );
     assert!(matches!(
-        w.pay.update_settings(
+        w.pay.settings().update_settings(
             &p,
             SettingsPatch {
                 default_destination_asset: Some(Some("eip155:1/erc20:0xnope".into())),
@@ -2579,7 +2765,7 @@ fn destination_assets_mark_exactly_the_default() {
     let p = w.key_principal(&a);
     let catalogue = AssetCatalogue::builtin();
     let marked = |w: &World| -> Vec<String> {
-        let list = w.pay.destination_assets(&p).unwrap();
+        let list = w.pay.settings().destination_assets(&p).unwrap();
         assert_eq!(
             list.iter().map(|(d, _)| d.clone()).collect::<Vec<_>>(),
             catalogue.all().to_vec(),
@@ -2600,6 +2786,7 @@ fn destination_assets_mark_exactly_the_default() {
 
     let eth = "eip155:1/slip44:60";
     w.pay
+        .settings()
         .update_settings(
             &p,
             SettingsPatch {
@@ -2611,6 +2798,7 @@ fn destination_assets_mark_exactly_the_default() {
     assert_eq!(marked(&w), vec![eth.to_owned()]);
 
     w.pay
+        .settings()
         .update_settings(
             &p,
             SettingsPatch {
@@ -2637,31 +2825,34 @@ fn members_read_settings_but_cannot_update_them() {
     w.store.reset_calls();
 
     assert_eq!(
-        w.pay.update_settings(&pm, pause.clone()),
+        w.pay.settings().update_settings(&pm, pause.clone()),
         Err(DomainError::Forbidden)
     );
     let read_only = grant(a.company_id, 9, &[Scope::SettingsRead]);
     assert_eq!(
-        w.pay.update_settings(&read_only, pause.clone()),
+        w.pay.settings().update_settings(&read_only, pause.clone()),
         Err(DomainError::InvalidCredentials)
     );
     assert_eq!(w.store.calls("save_settings"), 0);
     assert_eq!(
-        w.pay.settings(&pm).map(|s| s.status),
+        w.pay.settings().settings(&pm).map(|s| s.status),
         Ok(ProductStatus::Active)
     );
     assert_eq!(
-        w.pay.settings(&read_only).map(|s| s.status),
+        w.pay.settings().settings(&read_only).map(|s| s.status),
         Ok(ProductStatus::Active)
     );
 
     assert_eq!(
-        w.pay.update_settings(&pa, pause).map(|s| s.status),
+        w.pay
+            .settings()
+            .update_settings(&pa, pause)
+            .map(|s| s.status),
         Ok(ProductStatus::Paused)
     );
     assert_eq!(w.store.calls("save_settings"), 1);
     assert_eq!(
-        w.pay.settings(&pm).map(|s| s.status),
+        w.pay.settings().settings(&pm).map(|s| s.status),
         Ok(ProductStatus::Paused)
     );
 }
@@ -2680,6 +2871,7 @@ fn prune_cuts_at_each_rules_window() {
     let w = world();
     let t = w
         .pay
+        .tenancy()
         .bootstrap(
             "Acme",
             "ops@acme.example",
@@ -2695,6 +2887,7 @@ fn prune_cuts_at_each_rules_window() {
     }
     let login = w
         .pay
+        .tenancy()
         .login(
             "ops@acme.example",
             &Secret::new("correct horse battery"),
@@ -2716,6 +2909,7 @@ fn prune_cuts_at_each_rules_window() {
     assert_eq!(w.pay.prune().unwrap(), 3);
     assert_eq!(
         w.pay
+            .tenancy()
             .authenticate_session(login.session_token.expose())
             .unwrap_err(),
         DomainError::Unauthorized

@@ -8,4 +8,8 @@ pub mod quote;
 mod service;
 
 pub use model::*;
-pub use service::{CheckoutView, DueWorkReport, LinkDetail, Resolution, SandboxEvent, DUE_BATCH};
+pub(crate) use service::link_not_found;
+pub use service::{
+    CheckoutAdapters, CheckoutService, CheckoutView, DueWorkReport, LinkDetail, Resolution,
+    DUE_BATCH,
+};

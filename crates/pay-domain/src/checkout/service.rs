@@ -5,21 +5,28 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::app::Pay;
+use std::sync::Arc;
+
 use crate::checkout::machine::{settles, transition, SessionEvent, SessionStatus};
+use crate::checkout::ports::{PriceSource, Processor};
 use crate::checkout::quote::{self, QuoteRequest};
+use crate::checkout::CheckoutStore;
 use crate::checkout::{
     LinkEventWrite, PaymentSession, SessionChange, TimelineEvent, WriteOutcome, DEPOSIT_WINDOW,
 };
-use crate::kernel::amount::{Amount, Decimal, DecimalError, Rounding};
+use crate::kernel::amount::{Amount, Decimal, Rounding};
 use crate::kernel::assets::{fiat_decimals, DestinationAsset};
 use crate::kernel::error::{DomainError, DomainResult};
 use crate::kernel::ids::{LinkUid, PaymentSessionId};
+use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
+use crate::links::ports::LinkObserver;
+use crate::links::LinkService;
 use crate::links::{LinkStatus, PaymentLink};
-use crate::sandbox::clock;
 use crate::settings::PaySettings;
+use crate::tenancy::TenancyService;
 use crate::tenancy::{Principal, Scope, Theme};
+use crate::webhooks::WebhookService;
 use crate::webhooks::{Delivery, DeliveryOrigin, DeliveryStatus, EventKind, LinkSnapshot};
 use crate::webhooks::{PaymentEvent, PaymentEventDraft};
 
@@ -27,9 +34,6 @@ use crate::webhooks::{PaymentEvent, PaymentEventDraft};
 const WRITE_ATTEMPTS: usize = 5;
 /// Sessions per round of expiry work.
 pub const DUE_BATCH: usize = 200;
-/// Longest caller-given sandbox event id.
-pub const MAX_EVENT_ID_LEN: usize = 200;
-
 /// What payers see of a link: the public checkout view.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckoutView {
@@ -57,72 +61,6 @@ pub struct LinkDetail {
     pub link: PaymentLink,
     pub latest_session: Option<PaymentSession>,
     pub timeline: Vec<TimelineEvent>,
-}
-
-/// What the sandbox processor can be told to do (the contract's sandbox events).
-#[derive(Debug, Clone, PartialEq)]
-pub enum SandboxEvent {
-    /// A deposit of `amount` of the pay asset; settled at once unless `hold`.
-    Deposit { amount: Decimal, hold: bool },
-    /// Settles a held deposit.
-    Settle,
-    /// The quote or the deposit request expires now.
-    Expire,
-    /// The processor gives up.
-    Fail,
-    /// Underpaid: the refund is decided; refund pending: the refund is sent.
-    Refund,
-}
-
-impl SandboxEvent {
-    /// The event a caller names (`type`), with `amount` (a positive decimal string) and `hold`
-    /// for deposits only.
-    pub fn parse(kind: &str, amount: Option<&str>, hold: Option<bool>) -> DomainResult<Self> {
-        for (field, given) in [("amount", amount.is_some()), ("hold", hold.is_some())] {
-            if given && kind != "deposit" {
-                return Err(DomainError::validation(
-                    field,
-                    format!("{field} is for deposit events only"),
-                ));
-            }
-        }
-        Ok(match kind {
-            "deposit" => {
-                let text = amount.ok_or_else(|| {
-                    DomainError::validation("amount", "a deposit needs an amount")
-                })?;
-                let amount = match Decimal::parse(text) {
-                    Ok(d) if !d.is_negative() && !d.is_zero() => d,
-                    Err(DecimalError::LeadingZero) => {
-                        return Err(DomainError::validation(
-                            "amount",
-                            "amount must not start with a zero (\"7\", not \"007\")",
-                        ))
-                    }
-                    _ => {
-                        return Err(DomainError::validation(
-                            "amount",
-                            "amount must be a positive decimal string",
-                        ))
-                    }
-                };
-                SandboxEvent::Deposit {
-                    amount,
-                    hold: hold.unwrap_or(false),
-                }
-            }
-            "settle" => SandboxEvent::Settle,
-            "expire" => SandboxEvent::Expire,
-            "fail" => SandboxEvent::Fail,
-            "refund" => SandboxEvent::Refund,
-            _ => {
-                return Err(DomainError::validation(
-                    "type",
-                    "type must be deposit, settle, expire, fail or refund",
-                ))
-            }
-        })
-    }
 }
 
 /// The merchant's decision on an underpaid session.
@@ -167,13 +105,13 @@ struct Plan {
     claim: bool,
 }
 
-fn not_found() -> DomainError {
+pub(crate) fn session_not_found() -> DomainError {
     DomainError::NotFound {
         kind: "Payment session",
     }
 }
 
-fn link_not_found() -> DomainError {
+pub(crate) fn link_not_found() -> DomainError {
     DomainError::NotFound {
         kind: "Payment link",
     }
@@ -214,23 +152,69 @@ fn link_state(link: &PaymentLink, now: Timestamp) -> &'static str {
     }
 }
 
-impl Pay {
+/// Payers' sessions, processor events, the merchant's resolution and the expiry work, over
+/// the checkout ports only.
+#[derive(Clone)]
+pub struct CheckoutService {
+    k: Kernel,
+    tenancy: TenancyService,
+    links: LinkService,
+    webhooks: WebhookService,
+    store: Arc<dyn CheckoutStore + Send + Sync>,
+    processor: Arc<dyn Processor>,
+    prices: Arc<dyn PriceSource>,
+}
+
+impl std::fmt::Debug for CheckoutService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckoutService")
+            .field("processor", &self.processor.name())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What checkout needs besides its store.
+pub struct CheckoutAdapters {
+    pub processor: Arc<dyn Processor>,
+    pub prices: Arc<dyn PriceSource>,
+}
+
+impl std::fmt::Debug for CheckoutAdapters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckoutAdapters").finish_non_exhaustive()
+    }
+}
+
+/// A merchant's pause or archive ends the payers' unfinished sessions of the link.
+impl LinkObserver for CheckoutService {
+    fn link_stopped(&self, link: &PaymentLink) -> DomainResult<()> {
+        self.end_sessions_of_inactive_link(link)
+    }
+}
+
+impl CheckoutService {
+    pub(crate) fn new(
+        k: Kernel,
+        tenancy: TenancyService,
+        links: LinkService,
+        webhooks: WebhookService,
+        store: Arc<dyn CheckoutStore + Send + Sync>,
+        adapters: CheckoutAdapters,
+    ) -> CheckoutService {
+        CheckoutService {
+            k,
+            tenancy,
+            links,
+            webhooks,
+            store,
+            processor: adapters.processor,
+            prices: adapters.prices,
+        }
+    }
+
     // ----- reads -----
 
-    /// The link-status epoch of this process (see `PaymentPorts::link_epoch`).
-    pub fn link_epoch(&self) -> u64 {
-        self.payments
-            .link_epoch
-            .load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    pub(crate) fn link_changed(&self) {
-        self.payments
-            .link_epoch
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    }
-
-    fn checkout_link(&self, uid: &str) -> DomainResult<PaymentLink> {
+    pub(crate) fn checkout_link(&self, uid: &str) -> DomainResult<PaymentLink> {
         let uid = LinkUid::parse(uid).ok_or_else(link_not_found)?;
         self.store
             .public_link(uid.as_str())?
@@ -241,9 +225,9 @@ impl Pay {
     /// and take the defaults (link fields still override them).
     fn link_settings(&self, link: &PaymentLink) -> DomainResult<PaySettings> {
         if link.is_anonymous() {
-            return Ok(PaySettings::new_company_default(&self.assets));
+            return Ok(PaySettings::new_company_default(&self.k.assets));
         }
-        Ok(self.company_with_settings(link.company_id)?.1)
+        Ok(self.tenancy.company_with_settings(link.company_id)?.1)
     }
 
     /// The invoice unit of a link: its fiat currency, else its settlement asset.
@@ -259,16 +243,12 @@ impl Pay {
     fn pay_assets(&self, link: &PaymentLink) -> DomainResult<Vec<DestinationAsset>> {
         let unit = Self::invoice_unit(link);
         let mut out = Vec::new();
-        for a in self.assets.all() {
-            if !self.payments.processor.supports(a) {
+        for a in self.k.assets.all() {
+            if !self.processor.supports(a) {
                 continue;
             }
             let priced = a.asset_identifier == unit
-                || self
-                    .payments
-                    .prices
-                    .price(&a.asset_identifier, &unit)?
-                    .is_some();
+                || self.prices.price(&a.asset_identifier, &unit)?.is_some();
             if priced {
                 out.push(a.clone());
             }
@@ -285,7 +265,7 @@ impl Pay {
             Some(f) => f.clone(),
             None => p.currency.clone(),
         };
-        let now = self.link_now(&link)?;
+        let now = self.links.link_now(&link)?;
         Ok(CheckoutView {
             state: link_state(&link, now),
             now,
@@ -313,7 +293,7 @@ impl Pay {
 
     /// The link detail of the partner API: the link, its latest session and its timeline.
     pub fn link_detail(&self, p: &Principal, uid: &str) -> DomainResult<LinkDetail> {
-        let link = self.get_link(p, uid)?;
+        let link = self.links.get_link(p, uid)?;
         Ok(LinkDetail {
             latest_session: self.store.latest_session(link.id)?,
             timeline: self.store.timeline(link.id)?,
@@ -329,11 +309,15 @@ impl Pay {
         self.settle_due(&link, s)
     }
 
-    fn session_of(&self, link: &PaymentLink, session: &str) -> DomainResult<PaymentSession> {
-        let id = PaymentSessionId::parse(session).ok_or_else(not_found)?;
+    pub(crate) fn session_of(
+        &self,
+        link: &PaymentLink,
+        session: &str,
+    ) -> DomainResult<PaymentSession> {
+        let id = PaymentSessionId::parse(session).ok_or_else(session_not_found)?;
         match self.store.payment_session(id)? {
             Some(s) if s.link_id == link.id => Ok(s),
-            _ => Err(not_found()),
+            _ => Err(session_not_found()),
         }
     }
 
@@ -349,15 +333,15 @@ impl Pay {
         client_addr: &str,
     ) -> DomainResult<PaymentSession> {
         let link = self.checkout_link(uid)?;
-        let now = self.link_now(&link)?;
+        let now = self.links.link_now(&link)?;
         // A link that takes no payment is refused before the start is counted.
         let state = link_state(&link, now);
         if state != "active" {
             return Err(DomainError::LinkNotActive { state });
         }
-        self.throttle(
+        self.k.throttle(
             &format!("checkout-starts|{client_addr}"),
-            &self.limits.checkout_starts,
+            &self.k.limits.checkout_starts,
         )?;
         let settings = self.link_settings(&link)?;
         let pay = self
@@ -370,13 +354,10 @@ impl Pay {
                     format!("{pay_asset} is not an asset this link can be paid with"),
                 )
             })?;
-        let settle = self.assets.get(&link.payload.asset).cloned();
+        let settle = self.k.assets.get(&link.payload.asset).cloned();
         let destination = match (&settle, &link.payload.settlement_address) {
             (Some(_), Some(address)) => Some(address.clone()),
-            (Some(a), None) => self
-                .payments
-                .processor
-                .merchant_wallet(link.company_id, a)?,
+            (Some(a), None) => self.processor.merchant_wallet(link.company_id, a)?,
             (None, _) => None,
         };
         let (Some(settle), Some(destination)) = (settle, destination) else {
@@ -386,7 +367,7 @@ impl Pay {
             });
         };
         let (amounts, pay_price) = self.quote_for(&link, &settings, &pay, &settle)?;
-        let id = PaymentSessionId(self.crypto.new_uuid());
+        let id = PaymentSessionId(self.k.crypto.new_uuid());
         let session = PaymentSession {
             id,
             link_id: link.id,
@@ -452,7 +433,7 @@ impl Pay {
             if asset == unit {
                 return Ok(one);
             }
-            self.payments.prices.price(asset, &unit)?.ok_or_else(|| {
+            self.prices.price(asset, &unit)?.ok_or_else(|| {
                 DomainError::validation("payAsset", format!("no price for {asset} in {unit}"))
             })
         };
@@ -470,7 +451,7 @@ impl Pay {
             pay_decimals: pay.decimals,
             buy_price: price(&settle.asset_identifier)?,
             buy_decimals: settle.decimals,
-            fee_percent: self.payments.processor.fee_percent(),
+            fee_percent: self.processor.fee_percent(),
             fee_payer: quote::fee_payer(&link.payload, settings),
             surcharge_percent: settings.merchant_surcharge_percent,
         })?;
@@ -506,7 +487,7 @@ impl Pay {
         let s = self.session_of(&link, session)?;
         let s = self.settle_due(&link, s)?;
         if s.status == SessionStatus::Quote {
-            let state = link_state(&link, self.link_now(&link)?);
+            let state = link_state(&link, self.links.link_now(&link)?);
             if state != "active" {
                 return Err(DomainError::LinkNotActive { state });
             }
@@ -516,15 +497,15 @@ impl Pay {
 
     fn accept(&self, link: &PaymentLink, s: PaymentSession) -> DomainResult<PaymentSession> {
         let pay = self
+            .k
             .assets
             .get(&s.selected_sell_asset)
             .cloned()
             .ok_or_else(|| DomainError::Internal("session pays in an unknown asset".into()))?;
-        let channel =
-            self.payments
-                .processor
-                .open_channel(s.id.0, &pay, dec(&s.required_sell_amount)?)?;
-        let now = self.link_now(link)?;
+        let channel = self
+            .processor
+            .open_channel(s.id.0, &pay, dec(&s.required_sell_amount)?)?;
+        let now = self.links.link_now(link)?;
         self.move_session(link, s, "payer_checkout", None, &|cur| {
             let mut after = cur.clone();
             after.deposit_address = Some(channel.deposit_address.clone());
@@ -557,15 +538,15 @@ impl Pay {
             });
         }
         let settings = self.link_settings(&link)?;
-        let pay = self.assets.get(&s.selected_sell_asset).cloned();
-        let settle = self.assets.get(&link.payload.asset).cloned();
+        let pay = self.k.assets.get(&s.selected_sell_asset).cloned();
+        let settle = self.k.assets.get(&link.payload.asset).cloned();
         let (Some(pay), Some(settle)) = (pay, settle) else {
             return Err(DomainError::Internal(
                 "session asset left the catalogue".into(),
             ));
         };
         let (amounts, pay_price) = self.quote_for(&link, &settings, &pay, &settle)?;
-        let now = self.link_now(&link)?;
+        let now = self.links.link_now(&link)?;
         let mut after = s.clone();
         after.required_sell_amount = amounts.required_sell_amount.normalized().to_string();
         after.expected_buy_amount = amounts.expected_buy_amount.normalized().to_string();
@@ -612,84 +593,14 @@ impl Pay {
         )
     }
 
-    // ----- the processor -----
-
-    /// A sandbox event on the link's latest session, or on `session` of the link (sandbox
-    /// mode only). `event_id` makes it idempotent: the same id is applied once.
-    pub fn sandbox_event(
-        &self,
-        p: Option<&Principal>,
-        uid: &str,
-        event: SandboxEvent,
-        event_id: Option<&str>,
-        session: Option<&str>,
-    ) -> DomainResult<PaymentSession> {
-        if !self.payments.sandbox {
-            return Err(link_not_found());
-        }
-        let link = match p {
-            Some(p) => {
-                p.authorize(Scope::PaymentLinksWrite)?;
-                self.get_link(p, uid)?
-            }
-            None => {
-                let link = self.checkout_link(uid)?;
-                if !link.is_anonymous() {
-                    return Err(link_not_found());
-                }
-                link
-            }
-        };
-        if let Some(id) = event_id {
-            if id.is_empty() || id.len() > MAX_EVENT_ID_LEN || id.chars().any(char::is_control) {
-                return Err(DomainError::validation(
-                    "eventId",
-                    format!("eventId is 1 to {MAX_EVENT_ID_LEN} printable characters"),
-                ));
-            }
-        }
-        let s = match session {
-            Some(id) => self.session_of(&link, id)?,
-            None => self.store.latest_session(link.id)?.ok_or_else(not_found)?,
-        };
-        // Sandbox ids are the caller's: namespaced by link, so `evt-1` on two links are two.
-        let id = match event_id {
-            Some(given) => format!("sandbox:{}:{given}", link.uid),
-            None => format!("sandbox:{}", self.crypto.new_uuid().simple()),
-        };
-        let trigger = "sandbox_processor";
-        match event {
-            SandboxEvent::Deposit { amount, hold } => {
-                self.deposit(&link, s, amount, hold, &id, trigger)
-            }
-            SandboxEvent::Settle => self.settle(&link, s, &format!("{id}:settled"), trigger),
-            SandboxEvent::Expire => {
-                let ev = match s.status {
-                    SessionStatus::Quote => SessionEvent::QuoteExpired,
-                    _ => SessionEvent::RequestExpired,
-                };
-                self.simple_move(&link, s, ev, trigger, Some(&id))
-            }
-            SandboxEvent::Fail => {
-                let mut s = s;
-                s.error_message = Some("the processor could not complete the payment".into());
-                self.simple_move(&link, s, SessionEvent::Fail, trigger, Some(&id))
-            }
-            SandboxEvent::Refund => {
-                let ev = match s.status {
-                    SessionStatus::RefundPending => SessionEvent::Refunded,
-                    _ => SessionEvent::RequestRefund,
-                };
-                if ev == SessionEvent::Refunded && !s.settlement.contains_key("refundAddress") {
-                    return Err(DomainError::validation(
-                        "type",
-                        "the payer has not given a refund address yet",
-                    ));
-                }
-                self.simple_move(&link, s, ev, trigger, Some(&id))
-            }
-        }
+    /// The link's newest session (the sandbox's default target).
+    pub(crate) fn latest_session(&self, link: &PaymentLink) -> DomainResult<PaymentSession> {
+        self.store
+            .latest_session(link.id)?
+            .ok_or_else(session_not_found)
     }
+
+    // ----- the processor -----
 
     /// A deposit seen on the session's channel; settles at once unless `hold`. A deposit on a
     /// session that already ended is recorded as a late payment.
@@ -847,48 +758,6 @@ impl Pay {
         })
     }
 
-    // ----- the sandbox test clock -----
-
-    /// The calling company's test clock (sandbox mode).
-    pub fn test_clock_now(&self, p: &Principal) -> DomainResult<Timestamp> {
-        if !self.payments.sandbox {
-            return Err(DomainError::NotFound { kind: "Test clock" });
-        }
-        p.authorize(Scope::SettingsRead)?;
-        self.company_now(p.company_id)
-    }
-
-    /// Moves the calling company's test clock forward by `seconds` (1 to one year; at most ten
-    /// years ahead in all) and runs the work that became due. Only that company's links,
-    /// sessions and retries follow it; a credential that may change the company's settings
-    /// moves it.
-    pub fn advance_test_clock(&self, p: &Principal, seconds: i64) -> DomainResult<Timestamp> {
-        if !self.payments.sandbox {
-            return Err(DomainError::NotFound { kind: "Test clock" });
-        }
-        p.authorize(Scope::SettingsWrite)?;
-        let by = clock::advance_ms(seconds)?;
-        let offset = self
-            .store
-            .advance_test_clock(p.company_id, by, clock::MAX_OFFSET_MS)?
-            .ok_or_else(|| {
-                DomainError::validation(
-                    "advanceSeconds",
-                    "the test clock may run at most ten years ahead of real time",
-                )
-            })?;
-        // The company's links may have expired on its new clock.
-        self.link_changed();
-        // Everything due now, in bounded rounds.
-        for _ in 0..100 {
-            let report = self.run_due_work(DUE_BATCH)?;
-            if report.moved == 0 {
-                break;
-            }
-        }
-        Ok(clock::company_now(self.now(), offset))
-    }
-
     // ----- the merchant -----
 
     /// The merchant resolves the link's underpaid session by hand.
@@ -899,8 +768,11 @@ impl Pay {
         resolution: Resolution,
     ) -> DomainResult<PaymentSession> {
         p.authorize(Scope::PaymentLinksWrite)?;
-        let link = self.get_link(p, uid)?;
-        let s = self.store.latest_session(link.id)?.ok_or_else(not_found)?;
+        let link = self.links.get_link(p, uid)?;
+        let s = self
+            .store
+            .latest_session(link.id)?
+            .ok_or_else(session_not_found)?;
         let (event, name) = match resolution {
             Resolution::Complete => (SessionEvent::ManualResolution, "completed_by_merchant"),
             Resolution::Refund => (SessionEvent::RequestRefund, "refunded_by_merchant"),
@@ -935,7 +807,7 @@ impl Pay {
     /// Applies the work that fell due (expired quotes and deposit requests, sessions of links
     /// that expired or stopped), at most `limit` sessions.
     pub fn run_due_work(&self, limit: usize) -> DomainResult<DueWorkReport> {
-        let due = self.store.due_sessions(self.now(), limit)?;
+        let due = self.store.due_sessions(self.k.now(), limit)?;
         let mut report = DueWorkReport::default();
         for d in due {
             let id = d.session.id;
@@ -951,7 +823,7 @@ impl Pay {
 
     /// Applies the due move of one session, if any; returns the session as it is after.
     fn settle_due(&self, link: &PaymentLink, s: PaymentSession) -> DomainResult<PaymentSession> {
-        let now = self.link_now(link)?;
+        let now = self.links.link_now(link)?;
         let Some(event) = due_event(link, &s, now) else {
             return Ok(s);
         };
@@ -965,7 +837,7 @@ impl Pay {
 
     // ----- the one write path -----
 
-    fn simple_move(
+    pub(crate) fn simple_move(
         &self,
         link: &PaymentLink,
         s: PaymentSession,
@@ -989,7 +861,9 @@ impl Pay {
     }
 
     fn reread(&self, id: PaymentSessionId) -> DomainResult<PaymentSession> {
-        self.store.payment_session(id)?.ok_or_else(not_found)
+        self.store
+            .payment_session(id)?
+            .ok_or_else(session_not_found)
     }
 
     /// Decides a move on the current session, writes it with its timeline and webhooks, and on
@@ -1015,7 +889,7 @@ impl Pay {
                 return Ok(current);
             };
             let to = transition(current.status, plan.event)?;
-            let now = self.link_now(link)?;
+            let now = self.links.link_now(link)?;
             let mut after = plan.after;
             if to != current.status {
                 after.previous_status = Some(current.status);
@@ -1075,7 +949,7 @@ impl Pay {
             match self.store.write_link_event(&write, &build)? {
                 WriteOutcome::Applied(_) => {
                     if plan.claim {
-                        self.link_changed();
+                        self.links.changed();
                     }
                     return Ok(after);
                 }
@@ -1098,7 +972,7 @@ impl Pay {
         now: Timestamp,
     ) -> TimelineEvent {
         TimelineEvent {
-            id: self.crypto.new_uuid(),
+            id: self.k.crypto.new_uuid(),
             link_id: link.id,
             session_id: session,
             kind: kind.to_owned(),
@@ -1117,16 +991,16 @@ impl Pay {
         trigger: &str,
         now: Timestamp,
     ) -> DomainResult<impl Fn(u64) -> Vec<Delivery>> {
-        let targets = self.targets(link)?;
-        let snapshot = LinkSnapshot::of(link, &self.public_pay_url);
+        let targets = self.webhooks.targets(link)?;
+        let snapshot = LinkSnapshot::of(link, &self.k.public_pay_url);
         let session = session.map(PaymentSession::snapshot).unwrap_or_default();
         let planned: Vec<(PaymentEvent, uuid::Uuid, Vec<uuid::Uuid>)> = kinds
             .iter()
             .map(|k| {
                 (
                     *k,
-                    self.crypto.new_uuid(),
-                    targets.iter().map(|_| self.crypto.new_uuid()).collect(),
+                    self.k.crypto.new_uuid(),
+                    targets.iter().map(|_| self.k.crypto.new_uuid()).collect(),
                 )
             })
             .collect();

@@ -10,6 +10,7 @@ pub mod ids;
 pub mod ports;
 pub mod ratelimit;
 pub mod secret;
+pub mod service;
 pub mod timestamp;
 pub mod timezones;
 pub mod validate;

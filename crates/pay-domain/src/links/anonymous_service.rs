@@ -2,10 +2,10 @@
 //! reporting to the caller's own `webhookUrl` with a secret returned once. Rate limited per
 //! client address.
 
-use crate::app::Pay;
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::DomainResult;
 use crate::kernel::ids::{LinkUid, PaymentLinkId};
 use crate::kernel::secret::Secret;
+use crate::links::LinkService;
 use crate::links::{
     CreateAnonymousLinkInput, CreatedBy, LinkStatus, PaymentLink, ANONYMOUS_COMPANY,
 };
@@ -14,7 +14,7 @@ use crate::webhooks::{
     SECRET_RANDOM_LEN,
 };
 
-impl Pay {
+impl LinkService {
     /// Creates an anonymous link; returns it and, when a `webhookUrl` was given, the signing
     /// secret of that callback (shown this once).
     pub fn create_anonymous_link(
@@ -22,21 +22,20 @@ impl Pay {
         input: CreateAnonymousLinkInput,
         client_addr: &str,
     ) -> DomainResult<(PaymentLink, Option<Secret>)> {
-        self.throttle(
+        self.k.throttle(
             &format!("anonymous-links|{client_addr}"),
-            &self.limits.anonymous_links,
+            &self.k.limits.anonymous_links,
         )?;
         // An anonymous link belongs to no company's clock.
-        let now = self.now();
+        let now = self.k.now();
         if let Some(url) = &input.webhook_url {
-            validate_callback_url("webhookUrl", url, self.webhooks.allow_private_targets)?;
+            validate_callback_url("webhookUrl", url, self.allow_private_targets)?;
         }
         let webhook_url = input.webhook_url.clone();
-        let payload = input.into_payload(&self.assets)?;
-        let uid = LinkUid::parse(&self.crypto.random_alphanumeric(LinkUid::LEN))
-            .ok_or_else(|| DomainError::Internal("bad uid from generator".into()))?;
+        let payload = input.into_payload(&self.k.assets)?;
+        let uid = self.k.new_public_id(LinkUid::LEN, LinkUid::parse)?;
         let link = PaymentLink {
-            id: PaymentLinkId(self.crypto.new_uuid()),
+            id: PaymentLinkId(self.k.crypto.new_uuid()),
             uid,
             company_id: ANONYMOUS_COMPANY,
             status: LinkStatus::Active,
@@ -49,9 +48,9 @@ impl Pay {
         let (webhook, secret) = match webhook_url {
             None => (None, None),
             Some(url) => {
-                let secret = signing_secret(&self.crypto.random_alphanumeric(SECRET_RANDOM_LEN));
+                let secret = signing_secret(&self.k.crypto.random_alphanumeric(SECRET_RANDOM_LEN));
                 let sealed = self
-                    .webhooks
+                    .k
                     .sealer
                     .seal(&secret, &LinkWebhook::aad(link.uid.as_str()))?;
                 let webhook = LinkWebhook {

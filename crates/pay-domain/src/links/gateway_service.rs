@@ -2,12 +2,11 @@
 //! integration's public form key; the link is created as that integration's API key would
 //! create it, and the customer goes on to the hosted checkout.
 
-use crate::app::Pay;
 use crate::kernel::error::{DomainError, DomainResult};
 use crate::kernel::ids::FormKeyId;
 use crate::links::gateway::{origin_allowed, read_form};
+use crate::links::LinkService;
 use crate::links::PaymentLink;
-use crate::tenancy::keys::needs_touch;
 use crate::tenancy::{Credential, Principal};
 
 /// The same answer for a malformed, unknown or disabled key: nothing tells them apart.
@@ -29,7 +28,7 @@ impl GatewayForm {
     }
 }
 
-impl Pay {
+impl LinkService {
     /// Checks the form key and the browser's `Origin`, before anything of the body is read
     /// (as credentials come before the body on the JSON routes):
     /// - a malformed, unknown or disabled key is `NotFound` (one answer for all three);
@@ -58,18 +57,15 @@ impl Pay {
         }
         // Anyone can post a form with any `Origin`: posts are limited per client address, and
         // per form key so that the merchant's link list cannot be flooded.
-        self.throttle(
+        self.k.throttle(
             &format!("gateway|addr|{client_addr}"),
-            &self.limits.gateway_per_address,
+            &self.k.limits.gateway_per_address,
         )?;
-        self.throttle(
+        self.k.throttle(
             &format!("gateway|form|{}", key.as_str()),
-            &self.limits.gateway_per_form,
+            &self.k.limits.gateway_per_form,
         )?;
-        let now = self.now();
-        if needs_touch(integration.last_used_at, now) {
-            self.store.touch_integration(integration.partner_id, now)?;
-        }
+        self.tenancy.touch_key(&integration)?;
         Ok(GatewayForm {
             principal: Principal {
                 company_id: integration.company_id,

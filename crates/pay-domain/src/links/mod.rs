@@ -6,6 +6,8 @@ pub mod gateway;
 mod gateway_service;
 mod model;
 pub mod ports;
+mod service;
 
 pub use gateway_service::GatewayForm;
 pub use model::*;
+pub use service::LinkService;

@@ -48,3 +48,26 @@ pub trait AnonymousLinkStore {
     /// The callback of an anonymous link.
     fn link_webhook(&self, link_uid: &str) -> DomainResult<Option<LinkWebhook>>;
 }
+
+/// Who hears of link changes made in this process: the checkout ends the unfinished sessions
+/// of a link its merchant stopped; page caches drop what they rendered before.
+pub trait LinkObserver: Send + Sync {
+    /// Some link's status or payability changed (a merchant move, a paid one-time link, a
+    /// company's moved test clock).
+    fn links_changed(&self) {}
+    /// The merchant paused or archived `link`: it takes no new payments.
+    fn link_stopped(&self, _link: &PaymentLink) -> DomainResult<()> {
+        Ok(())
+    }
+}
+
+/// Every store port of links, as one object (a blanket impl covers any type with all three).
+pub trait LinkPorts:
+    PaymentLinkStore + AnonymousLinkStore + crate::links::gateway::FormKeyStore + Send + Sync
+{
+}
+
+impl<T> LinkPorts for T where
+    T: PaymentLinkStore + AnonymousLinkStore + crate::links::gateway::FormKeyStore + Send + Sync
+{
+}

@@ -3,4 +3,6 @@
 mod model;
 mod service;
 
+pub use service::MailService;
+
 pub use model::*;

@@ -2,16 +2,55 @@
 //! (nothing is sent inline), and the mailer's steps: claim due mails, record each outcome, and
 //! list what waits while no transport is configured.
 
-use crate::app::Pay;
+use std::sync::Arc;
+
 use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::service::Kernel;
+use crate::kernel::timestamp::Timestamp;
+use crate::links::LinkService;
 use crate::mail::{
     after_attempt, check_link_accepts_requests, parse_recipient, redact_error,
-    render_payment_request, AfterMailAttempt, MailId, MailKind, MailStatus, OutgoingMail,
-    SendOutcome, CLAIM_LEASE,
+    render_payment_request, AfterMailAttempt, MailId, MailKind, MailStatus, MailStore,
+    OutgoingMail, SendOutcome, CLAIM_LEASE, MAIL_RETENTION,
 };
+use crate::tenancy::TenancyService;
 use crate::tenancy::{Principal, Scope};
 
-impl Pay {
+/// Payment-request e-mails and the mail outbox, over the mail port only.
+#[derive(Clone)]
+pub struct MailService {
+    k: Kernel,
+    tenancy: TenancyService,
+    links: LinkService,
+    store: Arc<dyn MailStore + Send + Sync>,
+}
+
+impl std::fmt::Debug for MailService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MailService").finish_non_exhaustive()
+    }
+}
+
+impl MailService {
+    pub(crate) fn new(
+        k: Kernel,
+        tenancy: TenancyService,
+        links: LinkService,
+        store: Arc<dyn MailStore + Send + Sync>,
+    ) -> MailService {
+        MailService {
+            k,
+            tenancy,
+            links,
+            store,
+        }
+    }
+
+    /// Housekeeping: forgets sent and failed mails older than `MAIL_RETENTION` before `now`.
+    pub(crate) fn prune(&self, now: Timestamp) -> DomainResult<u64> {
+        self.store.prune_mails(now.minus(MAIL_RETENTION))
+    }
+
     /// Queues the link's payment request for `email`, or for the link's `customerEmail` when
     /// none is given; returns the address it goes to. Authorised like every link mutation
     /// (`pay:payment-links:write`; another company's or grant's link is not found). Checks run
@@ -25,26 +64,26 @@ impl Pay {
         email: Option<String>,
     ) -> DomainResult<String> {
         p.authorize(Scope::PaymentLinksWrite)?;
-        let link = self.visible_link(p, uid)?;
+        let link = self.links.visible_link(p, uid)?;
         let to = match (email, &link.payload.customer_email) {
             (Some(given), _) => parse_recipient("email", &given)?,
             (None, Some(stored)) => parse_recipient("email", stored)?,
             (None, None) => return Err(DomainError::MissingEmail),
         };
-        let now = self.link_now(&link)?;
+        let now = self.links.link_now(&link)?;
         check_link_accepts_requests(&link, now)?;
         // Mails leave to outside addresses: a link, and a recipient, get only so many.
-        self.throttle(
+        self.k.throttle(
             &format!("request-email|link|{}", link.id),
-            &self.limits.request_email_per_link,
+            &self.k.limits.request_email_per_link,
         )?;
-        self.throttle(
+        self.k.throttle(
             &format!("request-email|to|{}", to.to_ascii_lowercase()),
-            &self.limits.request_email_per_recipient,
+            &self.k.limits.request_email_per_recipient,
         )?;
-        let rendered = render_payment_request(&link, &link.public_url(&self.public_pay_url));
+        let rendered = render_payment_request(&link, &link.public_url(&self.k.public_pay_url));
         let mail = OutgoingMail {
-            id: MailId(self.crypto.new_uuid()),
+            id: MailId(self.k.crypto.new_uuid()),
             company_id: link.company_id,
             link_id: link.id,
             link_uid: link.uid.clone(),
@@ -67,7 +106,7 @@ impl Pay {
 
     /// Mailer step 1: claims up to `limit` due mails for `CLAIM_LEASE`.
     pub fn claim_due_mails(&self, limit: usize) -> DomainResult<Vec<OutgoingMail>> {
-        let now = self.now();
+        let now = self.k.now();
         self.store
             .claim_due_mails(now, now.plus(CLAIM_LEASE), limit)
     }
@@ -81,7 +120,7 @@ impl Pay {
         outcome: SendOutcome,
     ) -> DomainResult<Option<AfterMailAttempt>> {
         // The retry falls due on the company's clock.
-        let now = self.company_now(mail.company_id)?;
+        let now = self.tenancy.company_now(mail.company_id)?;
         let number = mail.attempts + 1;
         let outcome = match outcome {
             SendOutcome::Sent => SendOutcome::Sent,

@@ -2,5 +2,7 @@
 
 mod model;
 pub mod ports;
+mod service;
 
 pub use model::*;
+pub use service::SettingsService;

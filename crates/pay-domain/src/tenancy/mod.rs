@@ -3,5 +3,9 @@
 pub mod keys;
 mod model;
 pub mod ports;
+mod service;
 
 pub use model::*;
+pub use service::{
+    BootstrapOutcome, LoginOutcome, SignedIn, TenancyService, MIN_PASSWORD_LEN, SESSION_TTL,
+};

@@ -102,3 +102,8 @@ pub trait IntegrationStore {
     /// Records a use of the key.
     fn touch_integration(&self, partner: PartnerId, at: Timestamp) -> DomainResult<()>;
 }
+
+/// Every store port of tenancy, as one object (a blanket impl covers any type with all three).
+pub trait TenancyPorts: TenancyStore + SessionStore + IntegrationStore + Send + Sync {}
+
+impl<T> TenancyPorts for T where T: TenancyStore + SessionStore + IntegrationStore + Send + Sync {}

@@ -14,7 +14,7 @@ pub use delivery::*;
 pub use envelope::*;
 pub use event::*;
 pub use failure::*;
-pub use service::CallbackView;
+pub use service::{CallbackView, WebhookAdapters, WebhookService};
 pub use target::*;
 
 /// `user-agent` of every delivery.

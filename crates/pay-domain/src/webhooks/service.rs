@@ -4,14 +4,20 @@
 
 use std::collections::HashMap;
 
-use crate::app::{Pay, SignedIn};
+use std::sync::Arc;
+
 use crate::kernel::error::{DomainError, DomainResult};
 use crate::kernel::ids::CompanyId;
+use crate::kernel::ports::Clock;
 use crate::kernel::secret::Secret;
+use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
+use crate::links::LinkService;
 use crate::links::{CreatedBy, PaymentLink};
 use crate::tenancy::{Permission, Principal, Scope};
+use crate::tenancy::{SignedIn, TenancyService};
 use crate::webhooks::ports::AttemptRecord;
+use crate::webhooks::ports::{WebhookSigner, WebhookStore};
 use crate::webhooks::{
     after_attempt, last4, signing_secret, validate_callback_url, AfterAttempt, AttemptOutcome,
     CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryOrigin, DeliveryStatus,
@@ -52,16 +58,72 @@ fn company_kind(kind: CallbackKind) -> DomainResult<CallbackKind> {
     }
 }
 
-impl Pay {
+/// Company callbacks, the outbox of deliveries, the delivery log and the dispatcher's steps,
+/// over the webhook ports only.
+#[derive(Clone)]
+pub struct WebhookService {
+    pub(crate) k: Kernel,
+    tenancy: TenancyService,
+    links: LinkService,
+    store: Arc<dyn WebhookStore + Send + Sync>,
+    signer: Arc<dyn WebhookSigner>,
+    /// Real time, for signature timestamps (tests may stand in for the process clock).
+    wall_clock: Arc<dyn Clock>,
+    /// Development and tests: allow http and private addresses as callback targets.
+    allow_private_targets: bool,
+}
+
+impl std::fmt::Debug for WebhookService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookService")
+            .field("allow_private_targets", &self.allow_private_targets)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the webhook service needs besides the store.
+pub struct WebhookAdapters {
+    pub signer: Arc<dyn WebhookSigner>,
+    /// Real time, for signature timestamps.
+    pub wall_clock: Arc<dyn Clock>,
+    /// Development and tests: allow http and private addresses as callback targets.
+    pub allow_private_targets: bool,
+}
+
+impl std::fmt::Debug for WebhookAdapters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookAdapters").finish_non_exhaustive()
+    }
+}
+
+impl WebhookService {
+    pub(crate) fn new(
+        k: Kernel,
+        tenancy: TenancyService,
+        links: LinkService,
+        store: Arc<dyn WebhookStore + Send + Sync>,
+        adapters: WebhookAdapters,
+    ) -> WebhookService {
+        WebhookService {
+            k,
+            tenancy,
+            links,
+            store,
+            signer: adapters.signer,
+            wall_clock: adapters.wall_clock,
+            allow_private_targets: adapters.allow_private_targets,
+        }
+    }
+
     fn new_signing_secret(
         &self,
         company: CompanyId,
         kind: CallbackKind,
         now: Timestamp,
     ) -> DomainResult<(Secret, StoredSigningSecret)> {
-        let secret = signing_secret(&self.crypto.random_alphanumeric(SECRET_RANDOM_LEN));
+        let secret = signing_secret(&self.k.crypto.random_alphanumeric(SECRET_RANDOM_LEN));
         let sealed = self
-            .webhooks
+            .k
             .sealer
             .seal(&secret, &CompanyCallback::aad(company, kind))?;
         let stored = StoredSigningSecret {
@@ -81,7 +143,7 @@ impl Pay {
         stored: StoredSigningSecret,
         aad: &str,
     ) -> DomainResult<StoredSigningSecret> {
-        let sealer = &self.webhooks.sealer;
+        let sealer = &self.k.sealer;
         if sealer.is_current(&stored.sealed) {
             return Ok(stored);
         }
@@ -99,7 +161,8 @@ impl Pay {
         company: CompanyId,
         kind: CallbackKind,
     ) -> DomainResult<Option<CallbackView>> {
-        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+        self.tenancy
+            .team_role(signed_in, company, Some(Permission::SettingsManage))?;
         let kind = company_kind(kind)?;
         Ok(self
             .store
@@ -117,13 +180,14 @@ impl Pay {
         kind: CallbackKind,
         url: &str,
     ) -> DomainResult<(CallbackView, Option<Secret>)> {
-        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+        self.tenancy
+            .team_role(signed_in, company, Some(Permission::SettingsManage))?;
         let kind = company_kind(kind)?;
-        validate_callback_url("url", url, self.webhooks.allow_private_targets)?;
+        validate_callback_url("url", url, self.allow_private_targets)?;
         // Compare-and-set, re-read on a lost race: a rotation or another save that landed in
         // between is kept, never overwritten with what was read before it.
         for _ in 0..3 {
-            let now = self.clock.now();
+            let now = self.k.clock.now();
             let (callback, issued) = match self.store.company_callback(company, kind)? {
                 Some(existing) => {
                     let aad = CompanyCallback::aad(company, kind);
@@ -176,14 +240,15 @@ impl Pay {
         company: CompanyId,
         kind: CallbackKind,
     ) -> DomainResult<(CallbackView, Secret)> {
-        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+        self.tenancy
+            .team_role(signed_in, company, Some(Permission::SettingsManage))?;
         let kind = company_kind(kind)?;
         for _ in 0..3 {
             let existing = self
                 .store
                 .company_callback(company, kind)?
                 .ok_or(DomainError::NotFound { kind: "Callback" })?;
-            let now = self.clock.now();
+            let now = self.k.clock.now();
             let (secret, stored) = self.new_signing_secret(company, kind, now)?;
             let aad = CompanyCallback::aad(company, kind);
             let previous = self.current_form(existing.secret.clone(), &aad)?;
@@ -213,7 +278,7 @@ impl Pay {
                 .map(|cb| vec![(cb.kind, cb.url)])
                 .unwrap_or_default()),
             CreatedBy::Anonymous => Ok(self
-                .store
+                .links
                 .link_webhook(link.uid.as_str())?
                 .map(|w| vec![(CallbackKind::AnonymousLink, w.url)])
                 .unwrap_or_default()),
@@ -235,10 +300,10 @@ impl Pay {
         if targets.is_empty() {
             return Ok(vec![]);
         }
-        let now = self.clock.now();
-        let group_id = self.crypto.new_uuid();
-        let ids: Vec<uuid::Uuid> = targets.iter().map(|_| self.crypto.new_uuid()).collect();
-        let snapshot = LinkSnapshot::of(link, &self.public_pay_url);
+        let now = self.k.clock.now();
+        let group_id = self.k.crypto.new_uuid();
+        let ids: Vec<uuid::Uuid> = targets.iter().map(|_| self.k.crypto.new_uuid()).collect();
+        let snapshot = LinkSnapshot::of(link, &self.k.public_pay_url);
         let build = |sequence: u64| {
             let draft = PaymentEventDraft {
                 event,
@@ -279,7 +344,7 @@ impl Pay {
     /// Sends a `pay.webhook.test` event about one of the caller's links to its callbacks.
     pub fn send_test_event(&self, p: &Principal, link_uid: &str) -> DomainResult<Vec<Delivery>> {
         p.authorize(Scope::WebhooksWrite)?;
-        let link = self.visible_link(p, link_uid)?;
+        let link = self.links.visible_link(p, link_uid)?;
         let sent = self.emit_link_event(
             &link,
             EventKind::Test,
@@ -338,8 +403,8 @@ impl Pay {
             .store
             .delivery(p.company_id, old_id)?
             .ok_or(not_found)?;
-        let now = self.clock.now();
-        let new_id = self.crypto.new_uuid();
+        let now = self.k.clock.now();
+        let new_id = self.k.crypto.new_uuid();
         // It goes where the owner's callback points now (the dispatcher checks again when it
         // sends); with no callback left it keeps the old URL and ends `no callback`.
         let url = match Owner::of(&old) {
@@ -377,7 +442,7 @@ impl Pay {
         limit: usize,
         lease: time::Duration,
     ) -> DomainResult<Vec<Delivery>> {
-        let now = self.clock.now();
+        let now = self.k.clock.now();
         self.store.claim_due_deliveries(now, now.plus(lease), limit)
     }
 
@@ -400,7 +465,7 @@ impl Pay {
     ) -> Vec<Result<OutboundRequest, NotPrepared>> {
         let mut targets: HashMap<Owner, Result<CurrentTarget, NotPrepared>> = HashMap::new();
         let mut moved: Vec<(uuid::Uuid, String)> = Vec::new();
-        let t = self.webhooks.wall_clock.now().unix_seconds();
+        let t = self.wall_clock.now().unix_seconds();
         let mut prepared: Vec<Result<OutboundRequest, NotPrepared>> = deliveries
             .iter()
             .map(|d| {
@@ -437,10 +502,7 @@ impl Pay {
         t: i64,
     ) -> OutboundRequest {
         let attempt = d.attempts + 1;
-        let signature = self
-            .webhooks
-            .signer
-            .signature_header(secrets, t, d.body.as_bytes());
+        let signature = self.signer.signature_header(secrets, t, d.body.as_bytes());
         let headers = vec![
             ("content-type".to_owned(), "application/json".to_owned()),
             ("user-agent".to_owned(), USER_AGENT.to_owned()),
@@ -495,7 +557,7 @@ impl Pay {
         outcome: AttemptOutcome,
     ) -> DomainResult<(AttemptRecord, AfterAttempt)> {
         // The next retry falls due on the delivery's company clock.
-        let now = self.company_now(d.company_id)?;
+        let now = self.tenancy.company_now(d.company_id)?;
         let attempt = d.attempts + 1;
         let after = after_attempt(d.status, attempt, &outcome, now)?;
         Ok((

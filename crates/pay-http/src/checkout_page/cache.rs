@@ -7,12 +7,32 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use pay_domain::links::ports::LinkObserver;
 
 /// How long a rendered first screen is served.
 pub const TTL: Duration = Duration::from_secs(1);
 /// Entries per worker; a full cache is emptied (links rarely number more hot pages than this).
 pub const CAPACITY: usize = 4096;
+
+/// How many link changes this process has made: the links service tells it of each (it is a
+/// `LinkObserver`), and an entry rendered before the latest change is stale at once.
+#[derive(Debug, Default)]
+pub struct LinkEpoch(AtomicU64);
+
+impl LinkEpoch {
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl LinkObserver for LinkEpoch {
+    fn links_changed(&self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
 
 /// One rendered first screen. `html` carries `marker` where each response's nonce goes.
 #[derive(Debug, Clone)]
@@ -21,7 +41,7 @@ pub struct Rendered {
     pub html: String,
     pub logo_origin: Option<String>,
     pub until: Instant,
-    /// `Pay::link_epoch` read before the link was: a status change in this process since
+    /// `LinkEpoch` read before the link was: a status change in this process since
     /// makes the entry stale at once.
     pub epoch: u64,
 }

@@ -98,13 +98,13 @@ struct Page {
 
 impl Page {
     fn new(pay: &Pay) -> Page {
-        Self::with_nonce(pay, pay.crypto.random_alphanumeric(NONCE_LEN))
+        Self::with_nonce(pay, pay.random_alphanumeric(NONCE_LEN))
     }
 
     fn with_nonce(pay: &Pay, nonce: String) -> Page {
         Page {
             nonce,
-            prefix: path_prefix(&pay.public_pay_url),
+            prefix: path_prefix(pay.public_pay_url()),
             now: pay.now(),
         }
     }
@@ -146,7 +146,7 @@ impl Page {
     ) -> HttpResponse {
         let screen = Screen::Session {
             session,
-            asset: pay.assets.get(&session.selected_sell_asset),
+            asset: pay.settings().asset(&session.selected_sell_asset),
             error,
         };
         self.screen(status, view, &screen)
@@ -289,25 +289,30 @@ fn field(form: &[(String, String)], name: &str) -> Option<String> {
 pub async fn checkout_page(
     pay: web::Data<Pay>,
     cache: web::Data<cache::PageCache>,
+    links_epoch: web::Data<cache::LinkEpoch>,
     req: HttpRequest,
     uid: web::Path<String>,
 ) -> HttpResponse {
     let uid = uid.into_inner();
     let session = session_param(&req);
     if session.is_none() {
-        let nonce = pay.crypto.random_alphanumeric(NONCE_LEN);
+        let nonce = pay.random_alphanumeric(NONCE_LEN);
         let now = std::time::Instant::now();
-        if let Some(hit) = cache.get(&uid, &nonce, now, pay.link_epoch()) {
+        if let Some(hit) = cache.get(&uid, &nonce, now, links_epoch.get()) {
             return respond(hit.status, &nonce, hit.logo_origin.as_deref(), hit.html);
         }
     }
     let page = Page::new(&pay);
-    let epoch = pay.link_epoch();
+    let epoch = links_epoch.get();
     let p = pay.clone();
     let key = uid.clone();
     let result = blocking(move || {
-        let view = p.checkout_view(&uid)?;
-        let s = session.map(|id| p.checkout_session(&uid, &id).map_err(ApiError::from));
+        let view = p.checkout().checkout_view(&uid)?;
+        let s = session.map(|id| {
+            p.checkout()
+                .checkout_session(&uid, &id)
+                .map_err(ApiError::from)
+        });
         Ok((view, s))
     })
     .await;
@@ -371,7 +376,7 @@ pub async fn start(
     body: FormBody,
 ) -> HttpResponse {
     let page = Page::new(&pay);
-    if !origin_allowed(&pay.public_pay_url, &req) {
+    if !origin_allowed(pay.public_pay_url(), &req) {
         return page.foreign_origin();
     }
     let form = match body.0 {
@@ -382,7 +387,7 @@ pub async fn start(
     let addr = crate::routes::client_addr(&req);
     let p = pay.clone();
     let result = blocking(move || {
-        let view = p.checkout_view(&uid)?;
+        let view = p.checkout().checkout_view(&uid)?;
         let asset = match fields(form, &["payAsset"]) {
             Ok(f) => field(&f, "payAsset").filter(|a| !a.is_empty()),
             Err(why) => return Ok((view, Err(why))),
@@ -390,7 +395,10 @@ pub async fn start(
         let Some(asset) = asset else {
             return Ok((view, Err("Choose what to pay with.".to_owned())));
         };
-        let started = p.start_session(&uid, &asset, &addr).map_err(ApiError::from);
+        let started = p
+            .checkout()
+            .start_session(&uid, &asset, &addr)
+            .map_err(ApiError::from);
         Ok((view, Ok(started)))
     })
     .await;
@@ -467,7 +475,7 @@ async fn session_action(
     action: Action,
 ) -> HttpResponse {
     let page = Page::new(&pay);
-    if !origin_allowed(&pay.public_pay_url, &req) {
+    if !origin_allowed(pay.public_pay_url(), &req) {
         return page.foreign_origin();
     }
     let form = match body.0 {
@@ -478,7 +486,7 @@ async fn session_action(
     let p = pay.clone();
     let sid = id.clone();
     let result = blocking(move || {
-        let view = p.checkout_view(&uid)?;
+        let view = p.checkout().checkout_view(&uid)?;
         let allowed: &[&str] = match action {
             Action::RefundAddress => &["address"],
             _ => &[],
@@ -488,18 +496,18 @@ async fn session_action(
             Err(why) => return Ok((view, Err(why))),
         };
         let done = match action {
-            Action::Accept => p.accept_session(&uid, &sid),
-            Action::Cancel => p.cancel_session(&uid, &sid),
-            Action::Refresh => p.refresh_quote(&uid, &sid),
+            Action::Accept => p.checkout().accept_session(&uid, &sid),
+            Action::Cancel => p.checkout().cancel_session(&uid, &sid),
+            Action::Refresh => p.checkout().refresh_quote(&uid, &sid),
             Action::RefundAddress => {
                 let address = field(&form, "address").unwrap_or_default();
-                p.submit_refund_address(&uid, &sid, &address)
+                p.checkout().submit_refund_address(&uid, &sid, &address)
             }
         };
         // A refused refund address is shown on the session's own page, beside the form.
         let current = match &done {
             Err(DomainError::Validation { .. } | DomainError::RefundAddressAlreadySet) => {
-                p.checkout_session(&uid, &sid).ok()
+                p.checkout().checkout_session(&uid, &sid).ok()
             }
             _ => None,
         };

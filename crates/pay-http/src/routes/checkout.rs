@@ -5,7 +5,8 @@
 use actix_web::{get, post, web, HttpResponse};
 use pay_domain::app::Pay;
 use pay_domain::checkout::PaymentSession;
-use pay_domain::checkout::{Resolution, SandboxEvent};
+use pay_domain::checkout::{CheckoutService, Resolution};
+use pay_domain::sandbox::SandboxEvent;
 use pay_domain::{DomainError, DomainResult};
 
 use crate::auth::{blocking, Credentials};
@@ -26,10 +27,10 @@ fn session_response(status: actix_web::http::StatusCode, s: PaymentSessionDto) -
 async fn payer_move(
     pay: web::Data<Pay>,
     path: web::Path<(String, String)>,
-    act: fn(&Pay, &str, &str) -> DomainResult<PaymentSession>,
+    act: fn(&CheckoutService, &str, &str) -> DomainResult<PaymentSession>,
 ) -> Result<HttpResponse, ApiError> {
     let (uid, id) = path.into_inner();
-    let s = blocking(move || Ok(act(&pay, &uid, &id)?)).await?;
+    let s = blocking(move || Ok(act(pay.checkout(), &uid, &id)?)).await?;
     Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
 }
 
@@ -48,7 +49,7 @@ pub async fn checkout_view(
     uid: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let uid = uid.into_inner();
-    let view = blocking(move || Ok(pay.checkout_view(&uid)?)).await?;
+    let view = blocking(move || Ok(pay.checkout().checkout_view(&uid)?)).await?;
     Ok(HttpResponse::Ok()
         .insert_header(("cache-control", "no-store"))
         .json(CheckoutDto::from(view)))
@@ -79,7 +80,7 @@ pub async fn start_session(
     let addr = crate::routes::client_addr(&req);
     let s = blocking(move || {
         let asset = body.read::<StartSessionRequest>()?.pay_asset;
-        Ok(pay.start_session(&uid, &asset, &addr)?)
+        Ok(pay.checkout().start_session(&uid, &asset, &addr)?)
     })
     .await?;
     Ok(session_response(
@@ -105,7 +106,7 @@ pub async fn get_session(
     pay: web::Data<Pay>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    payer_move(pay, path, Pay::checkout_session).await
+    payer_move(pay, path, CheckoutService::checkout_session).await
 }
 
 /// Accept the quote: the deposit channel opens (`pending`).
@@ -126,7 +127,7 @@ pub async fn accept_session(
     pay: web::Data<Pay>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    payer_move(pay, path, Pay::accept_session).await
+    payer_move(pay, path, CheckoutService::accept_session).await
 }
 
 /// Cancel a session that waits for the payer (`quote` or `pending`).
@@ -147,7 +148,7 @@ pub async fn cancel_session(
     pay: web::Data<Pay>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    payer_move(pay, path, Pay::cancel_session).await
+    payer_move(pay, path, CheckoutService::cancel_session).await
 }
 
 /// Refresh the prices of a quote that has not expired (a new 10-minute quote).
@@ -168,7 +169,7 @@ pub async fn refresh_quote(
     pay: web::Data<Pay>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    payer_move(pay, path, Pay::refresh_quote).await
+    payer_move(pay, path, CheckoutService::refresh_quote).await
 }
 
 /// Give the address a refund goes to (a session in `refund_pending`).
@@ -195,7 +196,7 @@ pub async fn refund_address(
     let (uid, id) = path.into_inner();
     let s = blocking(move || {
         let address = body.read::<RefundAddressRequest>()?.address;
-        Ok(pay.submit_refund_address(&uid, &id, &address)?)
+        Ok(pay.checkout().submit_refund_address(&uid, &id, &address)?)
     })
     .await?;
     Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
@@ -236,7 +237,9 @@ pub async fn sandbox_event(
     let s = blocking(move || {
         let p = creds.principal(&pay)?;
         let (event, id, session) = read_sandbox_event(body)?;
-        Ok(pay.sandbox_event(Some(&p), &uid, event, id.as_deref(), session.as_deref())?)
+        Ok(pay
+            .sandbox()
+            .sandbox_event(Some(&p), &uid, event, id.as_deref(), session.as_deref())?)
     })
     .await?;
     Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
@@ -263,7 +266,9 @@ pub async fn public_sandbox_event(
     let uid = uid.into_inner();
     let s = blocking(move || {
         let (event, id, session) = read_sandbox_event(body)?;
-        Ok(pay.sandbox_event(None, &uid, event, id.as_deref(), session.as_deref())?)
+        Ok(pay
+            .sandbox()
+            .sandbox_event(None, &uid, event, id.as_deref(), session.as_deref())?)
     })
     .await?;
     Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
@@ -281,7 +286,7 @@ pub async fn public_sandbox_event(
 )]
 #[get("/api/partner/v1/pay/sandbox/clock")]
 pub async fn get_clock(pay: web::Data<Pay>, creds: Credentials) -> Result<HttpResponse, ApiError> {
-    let now = blocking(move || Ok(pay.test_clock_now(&creds.principal(&pay)?)?)).await?;
+    let now = blocking(move || Ok(pay.sandbox().test_clock_now(&creds.principal(&pay)?)?)).await?;
     Ok(HttpResponse::Ok().json(ClockDto { now }))
 }
 
@@ -312,7 +317,7 @@ pub async fn advance_clock(
         let seconds: i64 = text.parse().map_err(|_| {
             DomainError::validation("advanceSeconds", "advanceSeconds must be a whole number")
         })?;
-        Ok(pay.advance_test_clock(&p, seconds)?)
+        Ok(pay.sandbox().advance_test_clock(&p, seconds)?)
     })
     .await?;
     Ok(HttpResponse::Ok().json(ClockDto { now }))
@@ -344,7 +349,9 @@ pub async fn manual_resolution(
     let s = blocking(move || {
         let p = creds.principal(&pay)?;
         let action = body.read::<ManualResolutionRequest>()?.action;
-        Ok(pay.resolve_underpayment(&p, &uid, Resolution::parse(&action)?)?)
+        Ok(pay
+            .checkout()
+            .resolve_underpayment(&p, &uid, Resolution::parse(&action)?)?)
     })
     .await?;
     Ok(session_response(actix_web::http::StatusCode::OK, s.into()))

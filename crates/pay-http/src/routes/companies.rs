@@ -35,7 +35,7 @@ pub async fn list_companies(
     pay: web::Data<Pay>,
     creds: Credentials,
 ) -> Result<HttpResponse, ApiError> {
-    let teams = blocking(move || Ok(pay.companies(&creds.signed_in(&pay)?)?)).await?;
+    let teams = blocking(move || Ok(pay.tenancy().companies(&creds.signed_in(&pay)?)?)).await?;
     Ok(HttpResponse::Ok().json(CompanyList {
         data: teams.into_iter().map(CompanyDto::from).collect(),
     }))
@@ -65,7 +65,9 @@ pub async fn create_integration(
         let signed_in = creds.signed_in(&pay)?;
         let company = company_id(&path)?;
         let input = NewIntegrationInput::from(body.read::<CreateIntegrationRequest>()?);
-        Ok(pay.create_integration(&signed_in, company, input)?)
+        Ok(pay
+            .tenancy()
+            .create_integration(&signed_in, company, input)?)
     })
     .await?;
     Ok(HttpResponse::Created().json(CreateIntegrationResponse {
@@ -95,7 +97,9 @@ pub async fn list_integrations(
 ) -> Result<HttpResponse, ApiError> {
     let list = blocking(move || {
         let signed_in = creds.signed_in(&pay)?;
-        Ok(pay.list_integrations(&signed_in, company_id(&path)?)?)
+        Ok(pay
+            .tenancy()
+            .list_integrations(&signed_in, company_id(&path)?)?)
     })
     .await?;
     Ok(HttpResponse::Ok().json(IntegrationList {
@@ -128,7 +132,12 @@ pub async fn update_integration(
         let signed_in = creds.signed_in(&pay)?;
         let company = company_id(&path.0)?;
         let enabled = body.read::<UpdateIntegrationRequest>()?.enabled;
-        Ok(pay.set_integration_enabled(&signed_in, company, partner_id(&path.1), enabled)?)
+        Ok(pay.tenancy().set_integration_enabled(
+            &signed_in,
+            company,
+            partner_id(&path.1),
+            enabled,
+        )?)
     })
     .await?;
     Ok(HttpResponse::Ok().json(IntegrationDto::from(integration)))
@@ -155,7 +164,9 @@ pub async fn delete_integration(
     blocking(move || {
         let signed_in = creds.signed_in(&pay)?;
         let company = company_id(&path.0)?;
-        Ok(pay.delete_integration(&signed_in, company, partner_id(&path.1))?)
+        Ok(pay
+            .tenancy()
+            .delete_integration(&signed_in, company, partner_id(&path.1))?)
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())

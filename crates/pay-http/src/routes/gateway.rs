@@ -216,17 +216,19 @@ pub async fn gateway_pay(
     let shown_origin = origin.clone();
     // The key and the Origin come before the body, as credentials do on the JSON routes.
     let result = blocking(move || {
-        let form = p.open_gateway_form(&key, origin.as_deref(), &addr)?;
+        let form = p
+            .links()
+            .open_gateway_form(&key, origin.as_deref(), &addr)?;
         let fields = match body.0 {
             Ok(fields) => fields,
             Err(e) => return Ok(Err(e)),
         };
-        Ok(Ok(p.create_link_for_form(&form, fields)?))
+        Ok(Ok(p.links().create_link_for_form(&form, fields)?))
     })
     .await;
     match result {
         Ok(Ok(link)) => HttpResponse::SeeOther()
-            .insert_header((header::LOCATION, link.public_url(&pay.public_pay_url)))
+            .insert_header((header::LOCATION, link.public_url(pay.public_pay_url())))
             .insert_header((header::CACHE_CONTROL, "no-store"))
             .finish(),
         Ok(Err(e)) => form_error_page(&e),

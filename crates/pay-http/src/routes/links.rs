@@ -22,13 +22,13 @@ async fn anonymous(
     let p = pay.clone();
     let (link, secret) = blocking(move || {
         let input = CreateAnonymousLinkInput::try_from(body.read::<CreateAnonymousLinkRequest>()?)?;
-        Ok(p.create_anonymous_link(input, &addr)?)
+        Ok(p.links().create_anonymous_link(input, &addr)?)
     })
     .await?;
     Ok(HttpResponse::Created()
         .insert_header(("cache-control", "no-store"))
         .json(AnonymousLinkDto {
-            link: PaymentLinkDto::new(link, &pay.public_pay_url),
+            link: PaymentLinkDto::new(link, pay.public_pay_url()),
             webhook_secret: secret.map(|s| s.expose().to_owned()),
         }))
 }
@@ -88,10 +88,10 @@ pub async fn create_link(
     let link = blocking(move || {
         let principal = creds.principal(&p)?;
         let input = CreateLinkInput::from(body.read::<CreatePaymentLinkRequest>()?);
-        Ok(p.create_link(&principal, input)?)
+        Ok(p.links().create_link(&principal, input)?)
     })
     .await?;
-    Ok(HttpResponse::Created().json(PaymentLinkDto::new(link, &pay.public_pay_url)))
+    Ok(HttpResponse::Created().json(PaymentLinkDto::new(link, pay.public_pay_url())))
 }
 
 /// List up to 200 newest payment links.
@@ -106,10 +106,10 @@ pub async fn create_link(
 #[get("/api/partner/v1/pay/payment-links")]
 pub async fn list_links(pay: web::Data<Pay>, creds: Credentials) -> Result<HttpResponse, ApiError> {
     let p = pay.clone();
-    let links = blocking(move || Ok(p.list_links(&creds.principal(&p)?)?)).await?;
+    let links = blocking(move || Ok(p.links().list_links(&creds.principal(&p)?)?)).await?;
     let data = links
         .into_iter()
-        .map(|l| PaymentLinkDto::new(l, &pay.public_pay_url))
+        .map(|l| PaymentLinkDto::new(l, pay.public_pay_url()))
         .collect();
     Ok(HttpResponse::Ok().json(PaymentLinkList { data }))
 }
@@ -133,9 +133,10 @@ pub async fn get_link(
 ) -> Result<HttpResponse, ApiError> {
     let p = pay.clone();
     let uid = uid.into_inner();
-    let detail = blocking(move || Ok(p.link_detail(&creds.principal(&p)?, &uid)?)).await?;
+    let detail =
+        blocking(move || Ok(p.checkout().link_detail(&creds.principal(&p)?, &uid)?)).await?;
     Ok(HttpResponse::Ok().json(PaymentLinkDetailDto {
-        link: PaymentLinkDto::new(detail.link, &pay.public_pay_url),
+        link: PaymentLinkDto::new(detail.link, pay.public_pay_url()),
         latest_session: detail.latest_session.map(Into::into),
         timeline: detail.timeline.into_iter().map(Into::into).collect(),
     }))
@@ -171,8 +172,8 @@ pub async fn update_link_status(
         let to = LinkStatus::parse(&status).ok_or_else(|| {
             DomainError::validation("status", "status must be active, paused or archived")
         })?;
-        Ok(p.set_link_status(&principal, &uid, to)?)
+        Ok(p.links().set_link_status(&principal, &uid, to)?)
     })
     .await?;
-    Ok(HttpResponse::Ok().json(PaymentLinkDto::new(link, &pay.public_pay_url)))
+    Ok(HttpResponse::Ok().json(PaymentLinkDto::new(link, pay.public_pay_url())))
 }

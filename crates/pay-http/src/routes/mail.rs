@@ -139,7 +139,7 @@ pub async fn send_request_email(
     let email = blocking(move || {
         let principal = creds.principal(&pay)?;
         let email = body.read::<SendRequestEmailRequest>()?.email;
-        Ok(pay.send_request_email(&principal, &uid, email)?)
+        Ok(pay.mail().send_request_email(&principal, &uid, email)?)
     })
     .await?;
     Ok(HttpResponse::Accepted().json(SendRequestEmailResponse { ok: true, email }))

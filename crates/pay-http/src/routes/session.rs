@@ -3,8 +3,9 @@
 
 use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
 use actix_web::{post, web, HttpRequest, HttpResponse};
-use pay_domain::app::{Pay, SESSION_TTL};
+use pay_domain::app::Pay;
 use pay_domain::kernel::secret::Secret;
+use pay_domain::tenancy::SESSION_TTL;
 
 use crate::auth::{blocking, Credentials, SESSION_COOKIE};
 use crate::dto::{LoginRequest, LoginResponse};
@@ -36,7 +37,7 @@ pub async fn login(
         .unwrap_or_default();
     let outcome = blocking(move || {
         let LoginRequest { email, password } = body.read()?;
-        Ok(pay.login(&email, &Secret::new(password), &addr)?)
+        Ok(pay.tenancy().login(&email, &Secret::new(password), &addr)?)
     })
     .await?;
     let cookie = Cookie::build(SESSION_COOKIE, outcome.session_token.expose().to_owned())
@@ -73,7 +74,7 @@ pub async fn logout(
     blocking(move || {
         let signed_in = creds.signed_in(&pay)?;
         if let Credentials::Session { token, .. } = &creds {
-            pay.logout(token)?;
+            pay.tenancy().logout(token)?;
         }
         drop(signed_in);
         Ok(())

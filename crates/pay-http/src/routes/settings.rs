@@ -24,7 +24,7 @@ pub async fn get_settings(
     pay: web::Data<Pay>,
     creds: Credentials,
 ) -> Result<HttpResponse, ApiError> {
-    let s = blocking(move || Ok(pay.settings(&creds.principal(&pay)?)?)).await?;
+    let s = blocking(move || Ok(pay.settings().settings(&creds.principal(&pay)?)?)).await?;
     Ok(HttpResponse::Ok().json(PaySettingsDto::from(s)))
 }
 
@@ -51,7 +51,7 @@ pub async fn put_settings(
         // The decimals as the exact text sent, never through a float.
         let (request, exact) = body.read::<UpdateSettingsRequest>()?;
         let patch = request.into_patch(&exact)?;
-        Ok(pay.update_settings(&principal, patch)?)
+        Ok(pay.settings().update_settings(&principal, patch)?)
     })
     .await?;
     Ok(HttpResponse::Ok().json(PaySettingsDto::from(s)))
@@ -71,7 +71,8 @@ pub async fn destination_assets(
     pay: web::Data<Pay>,
     creds: Credentials,
 ) -> Result<HttpResponse, ApiError> {
-    let assets = blocking(move || Ok(pay.destination_assets(&creds.principal(&pay)?)?)).await?;
+    let assets =
+        blocking(move || Ok(pay.settings().destination_assets(&creds.principal(&pay)?)?)).await?;
     let data = assets
         .into_iter()
         .map(|(a, is_default)| DestinationAssetDto::new(a, is_default))

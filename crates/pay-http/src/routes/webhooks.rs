@@ -34,7 +34,9 @@ async fn get_callback(
 ) -> Result<HttpResponse, ApiError> {
     let view = blocking(move || {
         let signed_in = creds.signed_in(&pay)?;
-        Ok(pay.company_callback(&signed_in, company_id(&path)?, kind)?)
+        Ok(pay
+            .webhooks()
+            .company_callback(&signed_in, company_id(&path)?, kind)?)
     })
     .await?;
     Ok(HttpResponse::Ok().json(callback_body(view, None)))
@@ -51,7 +53,9 @@ async fn put_callback(
         let signed_in = creds.signed_in(&pay)?;
         let company = company_id(&path)?;
         let url = body.read::<PutCallbackRequest>()?.url;
-        Ok(pay.put_company_callback(&signed_in, company, kind, &url)?)
+        Ok(pay
+            .webhooks()
+            .put_company_callback(&signed_in, company, kind, &url)?)
     })
     .await?;
     Ok(HttpResponse::Ok()
@@ -70,7 +74,9 @@ async fn rotate(
 ) -> Result<HttpResponse, ApiError> {
     let (view, secret) = blocking(move || {
         let signed_in = creds.signed_in(&pay)?;
-        Ok(pay.rotate_company_callback_secret(&signed_in, company_id(&path)?, kind)?)
+        Ok(pay
+            .webhooks()
+            .rotate_company_callback_secret(&signed_in, company_id(&path)?, kind)?)
     })
     .await?;
     Ok(HttpResponse::Ok()
@@ -297,7 +303,7 @@ pub async fn list_deliveries(
     let list = blocking(move || {
         let principal = creds.principal(&pay)?;
         let filter = read_filter(&query)?;
-        Ok(pay.deliveries(&principal, filter)?)
+        Ok(pay.webhooks().deliveries(&principal, filter)?)
     })
     .await?;
     Ok(HttpResponse::Ok().json(DeliveryList {
@@ -322,7 +328,8 @@ pub async fn get_delivery(
     creds: Credentials,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let (d, attempts) = blocking(move || Ok(pay.delivery(&creds.principal(&pay)?, &path)?)).await?;
+    let (d, attempts) =
+        blocking(move || Ok(pay.webhooks().delivery(&creds.principal(&pay)?, &path)?)).await?;
     Ok(HttpResponse::Ok().json(DeliveryDetailDto {
         delivery: DeliveryDto::from(d),
         attempt_history: attempts.into_iter().map(AttemptDto::from).collect(),
@@ -347,7 +354,12 @@ pub async fn resend_delivery(
     creds: Credentials,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let d = blocking(move || Ok(pay.resend_delivery(&creds.principal(&pay)?, &path)?)).await?;
+    let d = blocking(move || {
+        Ok(pay
+            .webhooks()
+            .resend_delivery(&creds.principal(&pay)?, &path)?)
+    })
+    .await?;
     Ok(HttpResponse::Accepted().json(DeliveryDto::from(d)))
 }
 
@@ -373,7 +385,7 @@ pub async fn send_test_event(
     let sent = blocking(move || {
         let principal = creds.principal(&pay)?;
         let uid = body.read::<TestEventRequest>()?.payment_link_uid;
-        Ok(pay.send_test_event(&principal, &uid)?)
+        Ok(pay.webhooks().send_test_event(&principal, &uid)?)
     })
     .await?;
     Ok(HttpResponse::Accepted().json(DeliveryList {

@@ -1,6 +1,7 @@
 //! Anonymous one-time links over HTTP: both routes, the body rules, the rate limit, tenancy,
 //! and their events reaching the link's own callback signed with its own secret.
 
+use pay_domain::links::ports::PaymentLinkStore;
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -191,17 +192,19 @@ async fn events_reach_the_links_own_callback(app: TestApp) {
     let uid = got.1["uid"].as_str().unwrap().to_owned();
     // Payment events arrive with the payments work; emit one through the domain here.
     let pay = app.pay.clone();
+    let store = app.store.clone();
     let sent = tokio::task::spawn_blocking(move || {
         let company = pay_domain::links::ANONYMOUS_COMPANY;
         let uid = pay_domain::kernel::ids::LinkUid::parse(&uid).unwrap();
-        let link = pay.store.link(company, &uid).unwrap().unwrap();
-        pay.emit_link_event(
-            &link,
-            pay_domain::webhooks::EventKind::Test,
-            "test",
-            pay_domain::webhooks::SessionSnapshot::default(),
-        )
-        .unwrap()
+        let link = store.link(company, &uid).unwrap().unwrap();
+        pay.webhooks()
+            .emit_link_event(
+                &link,
+                pay_domain::webhooks::EventKind::Test,
+                "test",
+                pay_domain::webhooks::SessionSnapshot::default(),
+            )
+            .unwrap()
     })
     .await
     .unwrap();

@@ -122,9 +122,10 @@ async fn another_instance_reads_the_stored_clock(app: TestApp) {
     let (key, secret) = (app.t.key_id.clone(), app.t.key_secret.clone());
     let now2 = tokio::task::spawn_blocking(move || {
         let p = pay2
+            .tenancy()
             .authenticate_api_key(Some(&key), Some(&secret))
             .unwrap();
-        pay2.test_clock_now(&p).unwrap()
+        pay2.sandbox().test_clock_now(&p).unwrap()
     })
     .await
     .unwrap();

@@ -1,6 +1,7 @@
 //! The gateway form over HTTP: a browser-style form post with the integration's public form key
 //! answers 303 to the hosted checkout; every refusal is an HTML page with the right status.
 
+use pay_domain::tenancy::ports::IntegrationStore;
 use reqwest::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -300,10 +301,10 @@ async fn origin_must_be_allowed(app: TestApp) {
         .unwrap();
     Page::of(res).await.assert(403, "forbidden", None);
     // The bootstrap key has no allowed origins: it takes no forms.
-    let pay = app.pay.clone();
+    let store = app.store.clone();
     let company = pay_domain::kernel::ids::CompanyId::parse(&app.t.company_id).unwrap();
     let bootstrap_form_key = tokio::task::spawn_blocking(move || {
-        pay.store
+        store
             .integrations(company)
             .unwrap()
             .into_iter()

@@ -57,6 +57,8 @@ pub struct TestApp {
     pub base: String,
     pub client: reqwest::Client,
     pub pay: Pay,
+    /// The store under `pay`, for tests that read or write rows the API does not show.
+    pub store: pay_store::DieselStore,
     pub clock: Arc<ManualClock>,
     pub dispatcher: Dispatcher,
     pub config: Config,
@@ -140,13 +142,14 @@ pub async fn spawn_configured(
     let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
     let clock = Arc::new(ManualClock(AtomicI64::new(now)));
     let store = open_store(&config).expect("open store");
-    let pay = build_pay_with(&config, store, clock.clone(), processor).expect("build pay");
+    let pay = build_pay_with(&config, store.clone(), clock.clone(), processor).expect("build pay");
     let app = Application::build_with(&config, pay).expect("build app");
     let base = format!("http://127.0.0.1:{}", app.port());
     let pay = app.pay().clone();
     let dispatcher = app.dispatcher();
     actix_rt::spawn(app.into_server());
     let mut test = TestApp {
+        store,
         clock,
         dispatcher,
         config,
@@ -215,10 +218,11 @@ impl TestApp {
         );
         let password = "correct horse battery staple".to_owned();
         let (e, p, n) = (email.clone(), password.clone(), name.to_owned());
-        let o = tokio::task::spawn_blocking(move || pay.bootstrap(&n, &e, &Secret::new(p)))
-            .await
-            .unwrap()
-            .unwrap();
+        let o =
+            tokio::task::spawn_blocking(move || pay.tenancy().bootstrap(&n, &e, &Secret::new(p)))
+                .await
+                .unwrap()
+                .unwrap();
         Tenant {
             company_id: o.company_id.to_string(),
             email,
@@ -331,10 +335,12 @@ impl TestApp {
         let company = pay_domain::kernel::ids::CompanyId::parse(&t.company_id).unwrap();
         let role = pay_domain::tenancy::Role::parse(role).unwrap();
         let (e, p) = (email.clone(), password.clone());
-        tokio::task::spawn_blocking(move || pay.add_member(company, &e, &Secret::new(p), role))
-            .await
-            .unwrap()
-            .unwrap();
+        tokio::task::spawn_blocking(move || {
+            pay.tenancy().add_member(company, &e, &Secret::new(p), role)
+        })
+        .await
+        .unwrap()
+        .unwrap();
         (email, password)
     }
 }

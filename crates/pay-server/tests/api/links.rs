@@ -388,14 +388,17 @@ async fn list_newest_first_capped_at_200(app: TestApp) {
     let pay = app.pay.clone();
     let (kid, ksec) = (app.t.key_id.clone(), app.t.key_secret.clone());
     let uids: Vec<String> = tokio::task::spawn_blocking(move || {
-        let p = pay.authenticate_api_key(Some(&kid), Some(&ksec)).unwrap();
+        let p = pay
+            .tenancy()
+            .authenticate_api_key(Some(&kid), Some(&ksec))
+            .unwrap();
         (0..203)
             .map(|i| {
                 let input = pay_domain::links::CreateLinkInput {
                     amount: format!("{}.00", i + 1),
                     ..Default::default()
                 };
-                pay.create_link(&p, input).unwrap().uid.to_string()
+                pay.links().create_link(&p, input).unwrap().uid.to_string()
             })
             .collect()
     })

@@ -2,6 +2,7 @@
 //! link's state, credentials and tenancy, the row in the outbox; and the mailer end to end
 //! against a real SMTP server (Python's aiosmtpd).
 
+use pay_domain::mail::MailStore;
 use std::time::Duration;
 
 use pay_domain::kernel::ids::{CompanyId, LinkUid};
@@ -33,10 +34,10 @@ async fn link(app: &TestApp, body: Value) -> String {
 
 /// The outbox rows of one of the tenant's links, newest first.
 async fn outbox(app: &TestApp, t: &Tenant, uid: &str) -> Vec<OutgoingMail> {
-    let pay = app.pay.clone();
+    let store = app.store.clone();
     let company = CompanyId::parse(&t.company_id).unwrap();
     let uid = LinkUid::parse(uid).unwrap();
-    tokio::task::spawn_blocking(move || pay.store.link_mails(company, &uid))
+    tokio::task::spawn_blocking(move || store.link_mails(company, &uid))
         .await
         .unwrap()
         .unwrap()

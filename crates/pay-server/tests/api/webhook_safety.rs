@@ -9,6 +9,7 @@ use base64::Engine;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use pay_domain::kernel::ids::CompanyId;
+use pay_domain::webhooks::ports::WebhookStore;
 use pay_domain::webhooks::{CallbackKind, CompanyCallback, SealedSecret};
 use reqwest::Method;
 use serde_json::json;
@@ -138,10 +139,10 @@ on_both_backends_public_targets_only!(internal_spellings_are_refused_when_a_call
 
 /// The stored payment callback of the main tenant.
 async fn stored_callback(app: &TestApp) -> CompanyCallback {
-    let pay = app.pay.clone();
+    let store = app.store.clone();
     let company = CompanyId::parse(&app.t.company_id).unwrap();
     tokio::task::spawn_blocking(move || {
-        pay.store
+        store
             .company_callback(company, CallbackKind::CompanyPayment)
             .unwrap()
             .unwrap()
@@ -208,10 +209,10 @@ async fn secrets_sealed_before_the_upgrade_still_sign_and_move_to_the_current_fo
         version: fresh.version + 1,
         ..fresh
     };
-    let pay = app.pay.clone();
+    let store = app.store.clone();
     let row = upgraded.clone();
     assert!(
-        tokio::task::spawn_blocking(move || pay.store.save_company_callback(&row))
+        tokio::task::spawn_blocking(move || store.save_company_callback(&row))
             .await
             .unwrap()
             .unwrap()

@@ -682,9 +682,12 @@ async fn two_dispatchers_deliver_each_event_once(app: TestApp) {
     let pay = app.pay.clone();
     let (kid, ksec) = (app.t.key_id.clone(), app.t.key_secret.clone());
     tokio::task::spawn_blocking(move || {
-        let p = pay.authenticate_api_key(Some(&kid), Some(&ksec)).unwrap();
+        let p = pay
+            .tenancy()
+            .authenticate_api_key(Some(&kid), Some(&ksec))
+            .unwrap();
         for _ in 0..n {
-            pay.send_test_event(&p, &uid).unwrap();
+            pay.webhooks().send_test_event(&p, &uid).unwrap();
         }
     })
     .await

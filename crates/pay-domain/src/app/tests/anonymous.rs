@@ -41,6 +41,7 @@ fn the_first_priority_the_service_can_settle_wins() {
     let w = world();
     let (link, secret) = w
         .pay
+        .links()
         .create_anonymous_link(
             input(&[
                 ("eip155:999/erc20:0xunknown", "0xaaa"),
@@ -143,7 +144,10 @@ fn body_rules_name_their_field() {
         ),
     ];
     for (i, want) in cases {
-        assert_eq!(field(w.pay.create_anonymous_link(i, "198.51.100.1")), want);
+        assert_eq!(
+            field(w.pay.links().create_anonymous_link(i, "198.51.100.1")),
+            want
+        );
     }
 }
 
@@ -159,7 +163,11 @@ fn branding_and_the_webhook_secret() {
         webhook_url: Some(HOOK.into()),
         ..input(&[(BASE_USDC, "0xabc")])
     };
-    let (link, secret) = w.pay.create_anonymous_link(i, "198.51.100.1").unwrap();
+    let (link, secret) = w
+        .pay
+        .links()
+        .create_anonymous_link(i, "198.51.100.1")
+        .unwrap();
     let secret = secret.expect("returned once, at creation");
     assert!(secret.expose().starts_with("whsec_"));
     assert_eq!(link.payload.merchant_name.as_deref(), Some("Bob's stall"));
@@ -181,11 +189,13 @@ fn thirty_links_a_minute_per_address() {
     let w = world();
     for _ in 0..30 {
         w.pay
+            .links()
             .create_anonymous_link(input(&[(BASE_USDC, "0xabc")]), "198.51.100.7")
             .unwrap();
     }
     assert_eq!(
         w.pay
+            .links()
             .create_anonymous_link(input(&[(BASE_USDC, "0xabc")]), "198.51.100.7")
             .unwrap_err(),
         DomainError::RateLimited {
@@ -194,10 +204,12 @@ fn thirty_links_a_minute_per_address() {
     );
     // Another address is not limited; a minute later this one is free again.
     w.pay
+        .links()
         .create_anonymous_link(input(&[(BASE_USDC, "0xabc")]), "198.51.100.8")
         .unwrap();
     w.advance(Duration::seconds(61));
     w.pay
+        .links()
         .create_anonymous_link(input(&[(BASE_USDC, "0xabc")]), "198.51.100.7")
         .unwrap();
 }
@@ -230,10 +242,12 @@ fn events_of_an_anonymous_link_go_to_its_own_url_signed_with_its_secret() {
     };
     let (link, secret) = w
         .pay
+        .links()
         .create_anonymous_link(with_hook, "198.51.100.1")
         .unwrap();
     let sent = w
         .pay
+        .webhooks()
         .emit_link_event(&link, EventKind::Test, "test", SessionSnapshot::default())
         .unwrap();
     assert_eq!(sent.len(), 1);
@@ -242,8 +256,8 @@ fn events_of_an_anonymous_link_go_to_its_own_url_signed_with_its_secret() {
         (CallbackKind::AnonymousLink, HOOK)
     );
     assert_eq!(sent[0].company_id, ANONYMOUS_COMPANY);
-    let claimed = w.pay.claim_due_deliveries(10).unwrap();
-    w.pay.prepare_attempt(&claimed[0]).unwrap();
+    let claimed = w.pay.webhooks().claim_due_deliveries(10).unwrap();
+    w.pay.webhooks().prepare_attempt(&claimed[0]).unwrap();
     assert_eq!(
         w.signer.last().secrets,
         vec![secret.unwrap().expose().to_owned()]
@@ -251,10 +265,12 @@ fn events_of_an_anonymous_link_go_to_its_own_url_signed_with_its_secret() {
     // Without a webhookUrl nothing is queued.
     let (quiet, _) = w
         .pay
+        .links()
         .create_anonymous_link(input(&[(BASE_USDC, "0xabc")]), "198.51.100.1")
         .unwrap();
     assert!(w
         .pay
+        .webhooks()
         .emit_link_event(&quiet, EventKind::Test, "test", SessionSnapshot::default())
         .unwrap()
         .is_empty());

@@ -268,6 +268,7 @@ impl World {
         let b = self.tenant(name, email);
         let (_, owner) = self.sign_in(email);
         self.pay
+            .webhooks()
             .put_company_callback(&owner, b.company_id, CallbackKind::CompanyPayment, HOOK)
             .unwrap();
         Shop {
@@ -278,6 +279,7 @@ impl World {
 
     fn link_for(&self, shop: &Shop, skip_review: Option<bool>) -> PaymentLink {
         self.pay
+            .links()
             .create_link(
                 &shop.key,
                 CreateLinkInput {
@@ -323,12 +325,14 @@ impl World {
 
     fn started(&self, link: &PaymentLink) -> PaymentSession {
         self.pay
+            .checkout()
             .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9")
             .unwrap()
     }
 
     fn deposit(&self, shop: &Shop, link: &PaymentLink, amount: &str) -> PaymentSession {
         self.pay
+            .sandbox()
             .sandbox_event(
                 Some(&shop.key),
                 link.uid.as_str(),
@@ -384,6 +388,7 @@ fn a_link_stored_with_a_leading_zero_before_the_rule_still_quotes() {
         .amount = "010".into();
     let quote = w
         .pay
+        .checkout()
         .start_session(link.uid.as_str(), ETH, "198.51.100.9")
         .unwrap();
     assert_eq!(quote.invoice_amount, "010");
@@ -396,13 +401,14 @@ fn a_payer_reviews_a_quote_accepts_it_and_pays() {
     let w = world();
     let shop = w.shop("Acme", "owner@acme.example");
     let link = w.link_for(&shop, Some(false));
-    let view = w.pay.checkout_view(link.uid.as_str()).unwrap();
+    let view = w.pay.checkout().checkout_view(link.uid.as_str()).unwrap();
     assert_eq!(view.state, "active");
     assert!(view.review_required);
     assert!(view.pay_assets.iter().any(|a| a.asset_identifier == ETH));
 
     let quote = w
         .pay
+        .checkout()
         .start_session(link.uid.as_str(), ETH, "198.51.100.9")
         .unwrap();
     assert_eq!(quote.status, SessionStatus::Quote);
@@ -426,6 +432,7 @@ fn a_payer_reviews_a_quote_accepts_it_and_pays() {
 
     let pending = w
         .pay
+        .checkout()
         .accept_session(link.uid.as_str(), &quote.id.to_string())
         .unwrap();
     assert_eq!(pending.status, SessionStatus::Pending);
@@ -479,7 +486,11 @@ fn a_payer_reviews_a_quote_accepts_it_and_pays() {
     assert_eq!(body["session"]["previousStatus"], "processing");
     assert_eq!(body["type"], "pay.payment.status_changed");
 
-    let detail = w.pay.link_detail(&shop.key, link.uid.as_str()).unwrap();
+    let detail = w
+        .pay
+        .checkout()
+        .link_detail(&shop.key, link.uid.as_str())
+        .unwrap();
     assert_eq!(
         detail.latest_session.unwrap().status,
         SessionStatus::Complete
@@ -494,6 +505,7 @@ fn skipping_review_opens_the_channel_at_once() {
     let link = w.link_for(&shop, Some(true));
     assert!(
         !w.pay
+            .checkout()
             .checkout_view(link.uid.as_str())
             .unwrap()
             .review_required
@@ -513,26 +525,31 @@ fn an_unknown_pay_asset_and_an_unknown_session_are_refused() {
     let shop = w.shop("Acme", "owner@acme.example");
     let link = w.link_for(&shop, None);
     assert_eq!(
-        field_of(
-            w.pay
-                .start_session(link.uid.as_str(), "eip155:1/erc20:0xnope", "198.51.100.9")
-        ),
+        field_of(w.pay.checkout().start_session(
+            link.uid.as_str(),
+            "eip155:1/erc20:0xnope",
+            "198.51.100.9"
+        )),
         "payAsset"
     );
     let unknown = PaymentSessionId(uuid::Uuid::from_u128(7)).to_string();
     assert!(matches!(
-        w.pay.checkout_session(link.uid.as_str(), &unknown),
+        w.pay
+            .checkout()
+            .checkout_session(link.uid.as_str(), &unknown),
         Err(DomainError::NotFound { .. })
     ));
     assert!(matches!(
-        w.pay.checkout_view("nolinkhere123"),
+        w.pay.checkout().checkout_view("nolinkhere123"),
         Err(DomainError::NotFound { .. })
     ));
     // A session of another link is not found through this one.
     let other = w.link_for(&shop, None);
     let s = w.started(&other);
     assert!(matches!(
-        w.pay.checkout_session(link.uid.as_str(), &s.id.to_string()),
+        w.pay
+            .checkout()
+            .checkout_session(link.uid.as_str(), &s.id.to_string()),
         Err(DomainError::NotFound { .. })
     ));
 }
@@ -544,7 +561,9 @@ fn a_missing_merchant_wallet_blocks_the_start_with_an_event() {
     let link = w.link_for(&shop, None);
     w.processor.no_wallet.lock().unwrap().push(BASE_USDC.into());
     assert!(matches!(
-        w.pay.start_session(link.uid.as_str(), ETH, "198.51.100.9"),
+        w.pay
+            .checkout()
+            .start_session(link.uid.as_str(), ETH, "198.51.100.9"),
         Err(DomainError::StartBlocked { .. })
     ));
     assert_eq!(
@@ -633,7 +652,7 @@ fn a_processor_event_is_applied_once() {
     let link = w.link_for(&shop, Some(true));
     w.started(&link);
     let ev = || {
-        w.pay.sandbox_event(
+        w.pay.sandbox().sandbox_event(
             Some(&shop.key),
             link.uid.as_str(),
             SandboxEvent::Deposit {
@@ -654,6 +673,7 @@ fn a_processor_event_is_applied_once() {
     // The held deposit settles on `settle`: 4 of 10 is underpaid.
     let s = w
         .pay
+        .sandbox()
         .sandbox_event(
             Some(&shop.key),
             link.uid.as_str(),
@@ -672,7 +692,7 @@ fn a_late_deposit_on_an_expired_session_is_recorded() {
     let link = w.link_for(&shop, Some(true));
     w.started(&link);
     w.advance(crate::checkout::DEPOSIT_WINDOW);
-    assert_eq!(w.pay.run_due_work(10).unwrap().moved, 1);
+    assert_eq!(w.pay.checkout().run_due_work(10).unwrap().moved, 1);
     let s = w.deposit(&shop, &link, "10");
     assert_eq!(s.status, SessionStatus::Expired);
     assert_eq!(s.settlement["late"], true);
@@ -691,6 +711,7 @@ fn fail_and_cancel_end_sessions() {
     w.started(&link);
     let s = w
         .pay
+        .sandbox()
         .sandbox_event(
             Some(&shop.key),
             link.uid.as_str(),
@@ -706,6 +727,7 @@ fn fail_and_cancel_end_sessions() {
     let s = w.started(&link);
     let s = w
         .pay
+        .checkout()
         .cancel_session(link.uid.as_str(), &s.id.to_string())
         .unwrap();
     assert_eq!(s.status, SessionStatus::Cancelled);
@@ -715,7 +737,9 @@ fn fail_and_cancel_end_sessions() {
     );
     // A finished session takes no more moves.
     assert!(matches!(
-        w.pay.accept_session(link.uid.as_str(), &s.id.to_string()),
+        w.pay
+            .checkout()
+            .accept_session(link.uid.as_str(), &s.id.to_string()),
         Err(DomainError::SessionTransition { .. })
     ));
 }
@@ -731,12 +755,14 @@ fn an_underpayment_is_refunded_to_the_payers_address() {
     w.deposit(&shop, &link, "5");
     let r = w
         .pay
+        .checkout()
         .resolve_underpayment(&shop.key, link.uid.as_str(), Resolution::Refund)
         .unwrap();
     assert_eq!(r.status, SessionStatus::RefundPending);
     // Refunding needs the payer's address first.
     assert!(w
         .pay
+        .sandbox()
         .sandbox_event(
             Some(&shop.key),
             link.uid.as_str(),
@@ -746,7 +772,7 @@ fn an_underpayment_is_refunded_to_the_payers_address() {
         )
         .is_err());
     assert_eq!(
-        field_of(w.pay.submit_refund_address(
+        field_of(w.pay.checkout().submit_refund_address(
             link.uid.as_str(),
             &s.id.to_string(),
             "not an address!"
@@ -755,12 +781,14 @@ fn an_underpayment_is_refunded_to_the_payers_address() {
     );
     let r = w
         .pay
+        .checkout()
         .submit_refund_address(link.uid.as_str(), &s.id.to_string(), PAYER)
         .unwrap();
     assert_eq!(r.status, SessionStatus::RefundPending);
     assert_eq!(r.settlement["refundAddress"], PAYER);
     let r = w
         .pay
+        .sandbox()
         .sandbox_event(
             Some(&shop.key),
             link.uid.as_str(),
@@ -788,11 +816,13 @@ const ATTACKER: &str = "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359";
 fn refund_pending(w: &World, shop: &Shop, link: &PaymentLink, asset: &str) -> PaymentSession {
     let s = w
         .pay
+        .checkout()
         .start_session(link.uid.as_str(), asset, "198.51.100.9")
         .unwrap();
     w.deposit(shop, link, "1");
     let r = w
         .pay
+        .checkout()
         .resolve_underpayment(&shop.key, link.uid.as_str(), Resolution::Refund)
         .unwrap();
     assert_eq!(r.status, SessionStatus::RefundPending);
@@ -815,6 +845,7 @@ fn the_first_refund_address_wins() {
     let id = s.id.to_string();
     let first = w
         .pay
+        .checkout()
         .submit_refund_address(link.uid.as_str(), &id, PAYER)
         .unwrap();
     assert_eq!(first.settlement["refundAddress"], PAYER);
@@ -822,12 +853,18 @@ fn the_first_refund_address_wins() {
     // Another address, the same one again, and a malformed one: all refused as already set.
     for again in [ATTACKER, PAYER, "not an address!"] {
         assert_eq!(
-            w.pay.submit_refund_address(link.uid.as_str(), &id, again),
+            w.pay
+                .checkout()
+                .submit_refund_address(link.uid.as_str(), &id, again),
             Err(DomainError::RefundAddressAlreadySet),
             "{again}"
         );
     }
-    let now = w.pay.checkout_session(link.uid.as_str(), &id).unwrap();
+    let now = w
+        .pay
+        .checkout()
+        .checkout_session(link.uid.as_str(), &id)
+        .unwrap();
     assert_eq!(now.settlement["refundAddress"], PAYER);
     assert_eq!(now.version, first.version, "nothing was written");
     assert_eq!(received_count(&w, &link), 1, "one refund_address_received");
@@ -854,7 +891,7 @@ fn racing_refund_addresses_leave_exactly_one() {
                     let (pay, uid, id, start) = (&w.pay, link.uid.as_str(), id.as_str(), &start);
                     scope.spawn(move || {
                         start.wait();
-                        pay.submit_refund_address(uid, id, a)
+                        pay.checkout().submit_refund_address(uid, id, a)
                     })
                 })
                 .collect();
@@ -868,6 +905,7 @@ fn racing_refund_addresses_leave_exactly_one() {
             .all(|o| o == &Err(DomainError::RefundAddressAlreadySet)));
         let kept = w
             .pay
+            .checkout()
             .checkout_session(link.uid.as_str(), &id)
             .unwrap()
             .settlement["refundAddress"]
@@ -898,7 +936,7 @@ fn a_refund_address_is_one_of_the_chain_paid_on() {
         "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4",
         "",
     ] {
-        let m = message(w.pay.submit_refund_address(uid, &s, bad));
+        let m = message(w.pay.checkout().submit_refund_address(uid, &s, bad));
         assert!(
             m.starts_with("address must be an address on Base (0x and 40 hex"),
             "{m}"
@@ -908,6 +946,7 @@ fn a_refund_address_is_one_of_the_chain_paid_on() {
     // Spaces around a pasted address do not count.
     let ok = w
         .pay
+        .checkout()
         .submit_refund_address(uid, &s, &format!("  {PAYER}\n"))
         .unwrap();
     assert_eq!(ok.settlement["refundAddress"], PAYER);
@@ -927,7 +966,7 @@ fn a_refund_address_is_one_of_the_chain_paid_on() {
             "it has characters such addresses never contain",
         ),
     ] {
-        let m = message(w.pay.submit_refund_address(uid, &s, bad));
+        let m = message(w.pay.checkout().submit_refund_address(uid, &s, bad));
         assert!(
             m.starts_with("address must be an address on Bitcoin ("),
             "{m}"
@@ -936,6 +975,7 @@ fn a_refund_address_is_one_of_the_chain_paid_on() {
     }
     let ok = w
         .pay
+        .checkout()
         .submit_refund_address(uid, &s, "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4")
         .unwrap();
     assert_eq!(
@@ -953,6 +993,7 @@ fn the_merchant_completes_an_underpayment_by_hand() {
     w.deposit(&shop, &link, "9");
     let r = w
         .pay
+        .checkout()
         .resolve_underpayment(&shop.key, link.uid.as_str(), Resolution::Complete)
         .unwrap();
     assert_eq!(r.status, SessionStatus::Complete);
@@ -964,6 +1005,7 @@ fn the_merchant_completes_an_underpayment_by_hand() {
     // Nothing left to resolve.
     assert!(matches!(
         w.pay
+            .checkout()
             .resolve_underpayment(&shop.key, link.uid.as_str(), Resolution::Complete),
         Err(DomainError::SessionTransition { .. })
     ));
@@ -980,9 +1022,9 @@ fn quotes_and_deposit_requests_expire_by_the_clock() {
     let open = w.link_for(&shop, Some(true));
     let p = w.started(&open);
     w.advance(crate::checkout::quote::QUOTE_TTL - Duration::milliseconds(1));
-    assert_eq!(w.pay.run_due_work(10).unwrap().moved, 0);
+    assert_eq!(w.pay.checkout().run_due_work(10).unwrap().moved, 0);
     w.advance(Duration::milliseconds(1));
-    assert_eq!(w.pay.run_due_work(10).unwrap().moved, 1);
+    assert_eq!(w.pay.checkout().run_due_work(10).unwrap().moved, 1);
     let q = w.store.payment_session(q.id).unwrap().unwrap();
     assert_eq!(q.status, SessionStatus::Expired);
     assert_eq!(
@@ -990,7 +1032,7 @@ fn quotes_and_deposit_requests_expire_by_the_clock() {
         strs(&["quote_expired", "status_changed"])
     );
     w.advance(crate::checkout::DEPOSIT_WINDOW);
-    assert_eq!(w.pay.run_due_work(10).unwrap().moved, 1);
+    assert_eq!(w.pay.checkout().run_due_work(10).unwrap().moved, 1);
     assert_eq!(
         w.store.payment_session(p.id).unwrap().unwrap().status,
         SessionStatus::Expired
@@ -1005,6 +1047,7 @@ fn quotes_and_deposit_requests_expire_by_the_clock() {
     w.advance(crate::checkout::quote::QUOTE_TTL);
     assert!(matches!(
         w.pay
+            .checkout()
             .accept_session(quoted2.uid.as_str(), &q2.id.to_string()),
         Err(DomainError::SessionTransition { .. })
     ));
@@ -1016,6 +1059,7 @@ fn an_expiring_link_ends_its_waiting_session_and_refuses_starts() {
     let shop = w.shop("Acme", "owner@acme.example");
     let link = w
         .pay
+        .links()
         .create_link(
             &shop.key,
             CreateLinkInput {
@@ -1029,15 +1073,20 @@ fn an_expiring_link_ends_its_waiting_session_and_refuses_starts() {
     let s = w.started(&link);
     w.advance(Duration::minutes(15));
     assert_eq!(
-        w.pay.checkout_view(link.uid.as_str()).unwrap().state,
+        w.pay
+            .checkout()
+            .checkout_view(link.uid.as_str())
+            .unwrap()
+            .state,
         "expired"
     );
     assert!(matches!(
         w.pay
+            .checkout()
             .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9"),
         Err(DomainError::LinkNotActive { state: "expired" })
     ));
-    assert_eq!(w.pay.run_due_work(10).unwrap().moved, 1);
+    assert_eq!(w.pay.checkout().run_due_work(10).unwrap().moved, 1);
     assert_eq!(
         w.store.payment_session(s.id).unwrap().unwrap().status,
         SessionStatus::Expired
@@ -1055,6 +1104,7 @@ fn pausing_a_link_mid_session_ends_the_session() {
     let link = w.link_for(&shop, Some(true));
     let s = w.started(&link);
     w.pay
+        .links()
         .set_link_status(&shop.key, link.uid.as_str(), LinkStatus::Paused)
         .unwrap();
     let s = w.store.payment_session(s.id).unwrap().unwrap();
@@ -1065,19 +1115,26 @@ fn pausing_a_link_mid_session_ends_the_session() {
     );
     assert!(matches!(
         w.pay
+            .checkout()
             .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9"),
         Err(DomainError::LinkNotActive { state: "paused" })
     ));
     assert_eq!(
-        w.pay.checkout_view(link.uid.as_str()).unwrap().state,
+        w.pay
+            .checkout()
+            .checkout_view(link.uid.as_str())
+            .unwrap()
+            .state,
         "paused"
     );
     // A processing session is not the payer's to lose: pausing leaves it be.
     w.pay
+        .links()
         .set_link_status(&shop.key, link.uid.as_str(), LinkStatus::Active)
         .unwrap();
     w.started(&link);
     w.pay
+        .sandbox()
         .sandbox_event(
             Some(&shop.key),
             link.uid.as_str(),
@@ -1090,6 +1147,7 @@ fn pausing_a_link_mid_session_ends_the_session() {
         )
         .unwrap();
     w.pay
+        .links()
         .set_link_status(&shop.key, link.uid.as_str(), LinkStatus::Archived)
         .unwrap();
     let latest = w.store.latest_session(link.id).unwrap().unwrap();
@@ -1101,6 +1159,7 @@ fn pausing_a_link_mid_session_ends_the_session() {
 fn anonymous_link(w: &World) -> PaymentLink {
     w.reserve_anonymous_company();
     w.pay
+        .links()
         .create_anonymous_link(
             CreateAnonymousLinkInput {
                 link: CreateLinkInput {
@@ -1132,6 +1191,7 @@ fn a_one_time_link_takes_one_payment_and_refunds_the_next() {
         // Anonymous links take sandbox events without credentials; drive each session.
         let link = w.store.public_link(link.uid.as_str()).unwrap().unwrap();
         w.pay
+            .checkout()
             .deposit(
                 &link,
                 s.clone(),
@@ -1162,6 +1222,7 @@ fn a_one_time_link_takes_one_payment_and_refunds_the_next() {
     assert_eq!(b.settlement["refundReason"], "link_already_paid");
     assert!(matches!(
         w.pay
+            .checkout()
             .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9"),
         Err(DomainError::LinkNotActive { state: "archived" })
     ));
@@ -1170,7 +1231,7 @@ fn a_one_time_link_takes_one_payment_and_refunds_the_next() {
     let company_link = w.link_for(&shop, Some(true));
     w.started(&company_link);
     assert!(matches!(
-        w.pay.sandbox_event(
+        w.pay.sandbox().sandbox_event(
             None,
             company_link.uid.as_str(),
             SandboxEvent::Fail,
@@ -1191,7 +1252,7 @@ fn another_companys_key_cannot_drive_or_read_a_link() {
     let link = w.link_for(&a, Some(true));
     w.started(&link);
     assert!(matches!(
-        w.pay.sandbox_event(
+        w.pay.sandbox().sandbox_event(
             Some(&b.key),
             link.uid.as_str(),
             SandboxEvent::Fail,
@@ -1201,17 +1262,19 @@ fn another_companys_key_cannot_drive_or_read_a_link() {
         Err(DomainError::NotFound { .. })
     ));
     assert!(matches!(
-        w.pay.link_detail(&b.key, link.uid.as_str()),
+        w.pay.checkout().link_detail(&b.key, link.uid.as_str()),
         Err(DomainError::NotFound { .. })
     ));
     assert!(matches!(
         w.pay
+            .checkout()
             .resolve_underpayment(&b.key, link.uid.as_str(), Resolution::Complete),
         Err(DomainError::NotFound { .. })
     ));
     let reader = grant(a.company, 1, &[Scope::PaymentLinksRead]);
     assert!(w
         .pay
+        .sandbox()
         .sandbox_event(
             Some(&reader),
             link.uid.as_str(),
@@ -1228,15 +1291,9 @@ fn outside_the_sandbox_there_are_no_sandbox_events() {
     let shop = w.shop("Acme", "owner@acme.example");
     let link = w.link_for(&shop, Some(true));
     w.started(&link);
-    let ports = &w.pay.payments;
-    w.pay.payments = Arc::new(PaymentPorts {
-        processor: ports.processor.clone(),
-        prices: ports.prices.clone(),
-        sandbox: false,
-        link_epoch: Default::default(),
-    });
+    w.rebuild(false);
     assert!(matches!(
-        w.pay.sandbox_event(
+        w.pay.sandbox().sandbox_event(
             Some(&shop.key),
             link.uid.as_str(),
             SandboxEvent::Fail,
@@ -1253,28 +1310,29 @@ fn the_test_clock_moves_business_time_and_runs_what_fell_due() {
     let shop = w.shop("Acme", "owner@acme.example");
     let link = w.link_for(&shop, Some(false));
     let s = w.started(&link);
-    let before = w.pay.test_clock_now(&shop.key).unwrap();
+    let before = w.pay.sandbox().test_clock_now(&shop.key).unwrap();
     assert_eq!(
-        field_of(w.pay.advance_test_clock(&shop.key, 0)),
+        field_of(w.pay.sandbox().advance_test_clock(&shop.key, 0)),
         "advanceSeconds"
     );
     assert_eq!(
         field_of(
             w.pay
+                .sandbox()
                 .advance_test_clock(&shop.key, MAX_CLOCK_ADVANCE_SECS + 1)
         ),
         "advanceSeconds"
     );
-    let now = w.pay.advance_test_clock(&shop.key, 600).unwrap();
+    let now = w.pay.sandbox().advance_test_clock(&shop.key, 600).unwrap();
     assert_eq!(now, before.plus(Duration::seconds(600)));
-    assert_eq!(w.pay.test_clock_now(&shop.key).unwrap(), now);
+    assert_eq!(w.pay.sandbox().test_clock_now(&shop.key).unwrap(), now);
     assert_eq!(
         w.store.payment_session(s.id).unwrap().unwrap().status,
         SessionStatus::Expired,
         "the quote's ten minutes are up and the work ran"
     );
     let reader = grant(shop.company, 1, &[Scope::PaymentLinksRead]);
-    assert!(w.pay.advance_test_clock(&reader, 1).is_err());
+    assert!(w.pay.sandbox().advance_test_clock(&reader, 1).is_err());
 }
 
 #[test]
@@ -1284,11 +1342,13 @@ fn a_quote_is_refreshed_before_it_expires_and_not_after() {
     let link = w.link_for(&shop, Some(false));
     let q = w
         .pay
+        .checkout()
         .start_session(link.uid.as_str(), ETH, "198.51.100.9")
         .unwrap();
     w.advance(Duration::minutes(5));
     let r = w
         .pay
+        .checkout()
         .refresh_quote(link.uid.as_str(), &q.id.to_string())
         .unwrap();
     assert_eq!(r.status, SessionStatus::Quote);
@@ -1306,7 +1366,9 @@ fn a_quote_is_refreshed_before_it_expires_and_not_after() {
     // Ten minutes after the refresh, it has expired: no refresh brings it back.
     w.advance(crate::checkout::quote::QUOTE_TTL);
     assert!(matches!(
-        w.pay.refresh_quote(link.uid.as_str(), &q.id.to_string()),
+        w.pay
+            .checkout()
+            .refresh_quote(link.uid.as_str(), &q.id.to_string()),
         Err(DomainError::SessionTransition { .. })
     ));
     assert_eq!(
@@ -1317,7 +1379,9 @@ fn a_quote_is_refreshed_before_it_expires_and_not_after() {
     let open = w.link_for(&shop, Some(true));
     let p = w.started(&open);
     assert!(matches!(
-        w.pay.refresh_quote(open.uid.as_str(), &p.id.to_string()),
+        w.pay
+            .checkout()
+            .refresh_quote(open.uid.as_str(), &p.id.to_string()),
         Err(DomainError::SessionTransition { .. })
     ));
 }
@@ -1332,12 +1396,14 @@ fn payment_starts_are_limited_per_client_address() {
     let link = w.link_for(&shop, Some(false));
     for _ in 0..per_minute {
         w.pay
+            .checkout()
             .start_session(link.uid.as_str(), ETH, "203.0.113.5")
             .unwrap();
     }
     let before = w.store.snapshot();
     assert_eq!(
         w.pay
+            .checkout()
             .start_session(link.uid.as_str(), ETH, "203.0.113.5")
             .unwrap_err(),
         DomainError::RateLimited {
@@ -1351,10 +1417,12 @@ fn payment_starts_are_limited_per_client_address() {
     );
     // Another address, and the same one once the minute has passed, start again.
     w.pay
+        .checkout()
         .start_session(link.uid.as_str(), ETH, "203.0.113.6")
         .unwrap();
     w.advance(Duration::minutes(1) + Duration::milliseconds(1));
     w.pay
+        .checkout()
         .start_session(link.uid.as_str(), ETH, "203.0.113.5")
         .unwrap();
 }
@@ -1369,6 +1437,7 @@ fn sandbox_event_ids_are_the_callers_per_link() {
         w.started(link);
         let s = w
             .pay
+            .sandbox()
             .sandbox_event(
                 Some(&shop.key),
                 link.uid.as_str(),

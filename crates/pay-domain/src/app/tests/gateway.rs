@@ -44,6 +44,7 @@ fn form_tenant(w: &World, company: &str, email: &str) -> Form {
     let (_, owner) = w.sign_in(email);
     let (integration, key_secret) = w
         .pay
+        .tenancy()
         .create_integration(
             &owner,
             tenant.company_id,
@@ -78,12 +79,14 @@ fn post(
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let addr = format!("198.51.{}.{}", n / 256 % 256, n % 256);
     w.pay
+        .links()
         .create_link_from_form(key, origin, &addr, fields(list))
 }
 
 /// The integration's own API key, as the JSON route would act.
 fn key_principal_of(w: &World, f: &Form) -> Principal {
     w.pay
+        .tenancy()
         .authenticate_api_key(
             Some(f.integration.key_id.as_str()),
             Some(f.key_secret.expose()),
@@ -132,6 +135,7 @@ fn a_form_creates_the_link_its_api_key_would_create() {
     metadata.insert("note".into(), "gift wrap".into());
     let json = w
         .pay
+        .links()
         .create_link(
             &key_principal_of(&w, &f),
             CreateLinkInput {
@@ -186,6 +190,7 @@ fn unknown_malformed_and_disabled_keys_get_one_answer() {
     let f = form_tenant(&w, "Acme", "ops@acme.example");
     let (_, owner) = w.sign_in("ops@acme.example");
     w.pay
+        .tenancy()
         .set_integration_enabled(&owner, f.tenant.company_id, f.partner(), false)
         .unwrap();
     let not_found = DomainError::NotFound {
@@ -215,6 +220,7 @@ fn unknown_malformed_and_disabled_keys_get_one_answer() {
     assert!(w.store.tables().links.is_empty());
     // Enabled again: it works.
     w.pay
+        .tenancy()
         .set_integration_enabled(&owner, f.tenant.company_id, f.partner(), true)
         .unwrap();
     assert!(post(&w, f.key(), Some(SHOP), &[("amount", "5")]).is_ok());
@@ -297,7 +303,11 @@ fn fields_are_checked_like_the_json_route() {
         .chain([("amount".to_owned(), "5".to_owned())])
         .collect();
     assert_eq!(
-        field_of(w.pay.create_link_from_form(f.key(), Some(SHOP), ADDR, many)),
+        field_of(
+            w.pay
+                .links()
+                .create_link_from_form(f.key(), Some(SHOP), ADDR, many)
+        ),
         "metadata"
     );
     assert_eq!(
@@ -344,24 +354,32 @@ fn form_links_belong_to_the_integrations_company() {
     let other = form_tenant(&w, "Other", "ops@other.example");
     let link = post(&w, f.key(), Some(SHOP), &[("amount", "5")]).unwrap();
     let mine = key_principal_of(&w, &f);
-    assert_eq!(w.pay.get_link(&mine, link.uid.as_str()).unwrap(), link);
-    assert_eq!(w.pay.list_links(&mine).unwrap(), vec![link.clone()]);
+    assert_eq!(
+        w.pay.links().get_link(&mine, link.uid.as_str()).unwrap(),
+        link
+    );
+    assert_eq!(w.pay.links().list_links(&mine).unwrap(), vec![link.clone()]);
     let theirs = key_principal_of(&w, &other);
     assert_eq!(
-        w.pay.get_link(&theirs, link.uid.as_str()),
+        w.pay.links().get_link(&theirs, link.uid.as_str()),
         Err(LINK_NOT_FOUND)
     );
-    assert!(w.pay.list_links(&theirs).unwrap().is_empty());
+    assert!(w.pay.links().list_links(&theirs).unwrap().is_empty());
 }
 
 #[test]
 fn the_two_steps_check_before_reading_the_body() {
     let w = world();
     let f = form_tenant(&w, "Acme", "ops@acme.example");
-    let form = w.pay.open_gateway_form(f.key(), Some(SHOP), ADDR).unwrap();
+    let form = w
+        .pay
+        .links()
+        .open_gateway_form(f.key(), Some(SHOP), ADDR)
+        .unwrap();
     assert_eq!(form.company_id(), f.tenant.company_id);
     let link = w
         .pay
+        .links()
         .create_link_for_form(&form, fields(&[("amount", "7")]))
         .unwrap();
     assert_eq!(link.created_by, CreatedBy::ApiKey(f.partner()));

@@ -129,6 +129,7 @@ const PAYER: &str = "payer@example.com";
 
 fn link_for(w: &World, p: &Principal, customer_email: Option<&str>) -> PaymentLink {
     w.pay
+        .links()
         .create_link(
             p,
             CreateLinkInput {
@@ -159,6 +160,7 @@ fn the_default_address_is_the_links_customer_email() {
     let link = link_for(&w, &p, Some(PAYER));
     let to = w
         .pay
+        .mail()
         .send_request_email(&p, link.uid.as_str(), None)
         .unwrap();
     assert_eq!(to, PAYER);
@@ -197,6 +199,7 @@ fn an_explicit_address_wins_and_is_normalised() {
     let link = link_for(&w, &p, Some(PAYER));
     let to = w
         .pay
+        .mail()
         .send_request_email(
             &p,
             link.uid.as_str(),
@@ -207,6 +210,7 @@ fn an_explicit_address_wins_and_is_normalised() {
     assert_eq!(mails(&w)[0].to, "Other.Person@example.org");
     // Each call queues another mail (a resend).
     w.pay
+        .mail()
         .send_request_email(&p, link.uid.as_str(), None)
         .unwrap();
     assert_eq!(mails(&w).len(), 2);
@@ -218,7 +222,7 @@ fn without_any_address_it_is_missing_email() {
     let (_, p) = keyed(&w);
     let link = link_for(&w, &p, None);
     assert_eq!(
-        w.pay.send_request_email(&p, link.uid.as_str(), None),
+        w.pay.mail().send_request_email(&p, link.uid.as_str(), None),
         Err(DomainError::MissingEmail)
     );
     assert!(mails(&w).is_empty());
@@ -243,6 +247,7 @@ fn a_bad_address_is_a_validation_error_on_email() {
         assert_eq!(
             field_of(
                 w.pay
+                    .mail()
                     .send_request_email(&p, link.uid.as_str(), Some(bad.into()))
             ),
             "email",
@@ -263,13 +268,14 @@ fn a_link_that_is_not_active_takes_no_request() {
         let link = link_for(&w, &p, Some(PAYER));
         w.store.force_status(&link.uid, status);
         assert_eq!(
-            w.pay.send_request_email(&p, link.uid.as_str(), None),
+            w.pay.mail().send_request_email(&p, link.uid.as_str(), None),
             Err(DomainError::LinkNotActive { state })
         );
         // The address is checked first: a bad one is still a 400.
         assert_eq!(
             field_of(
                 w.pay
+                    .mail()
                     .send_request_email(&p, link.uid.as_str(), Some("x".into()))
             ),
             "email"
@@ -279,7 +285,7 @@ fn a_link_that_is_not_active_takes_no_request() {
     let link = link_for(&w, &p, Some(PAYER));
     w.advance(Duration::hours(24));
     assert_eq!(
-        w.pay.send_request_email(&p, link.uid.as_str(), None),
+        w.pay.mail().send_request_email(&p, link.uid.as_str(), None),
         Err(DomainError::LinkNotActive { state: "expired" })
     );
     assert!(mails(&w).is_empty());
@@ -296,15 +302,17 @@ fn authorised_like_every_link_mutation() {
     let other = w.tenant("Other Co", "owner@other.example");
     let other_p = w.key_principal(&other);
     assert_eq!(
-        w.pay.send_request_email(&other_p, uid, None),
+        w.pay.mail().send_request_email(&other_p, uid, None),
         Err(LINK_NOT_FOUND)
     );
     assert_eq!(
-        w.pay.send_request_email(&p, "ZZZZZZZZZZZZZZZZZZZZZZ", None),
+        w.pay
+            .mail()
+            .send_request_email(&p, "ZZZZZZZZZZZZZZZZZZZZZZ", None),
         Err(LINK_NOT_FOUND)
     );
     assert_eq!(
-        w.pay.send_request_email(&p, "../etc", None),
+        w.pay.mail().send_request_email(&p, "../etc", None),
         Err(LINK_NOT_FOUND)
     );
 
@@ -312,18 +320,18 @@ fn authorised_like_every_link_mutation() {
     let member = w.member(b.company_id, "member@acme.example", Role::Member);
     let mp = w.session_principal(&member);
     assert_eq!(
-        w.pay.send_request_email(&mp, uid, None),
+        w.pay.mail().send_request_email(&mp, uid, None),
         Err(DomainError::Forbidden)
     );
     // An owner's session may.
     let (_, owner) = w.sign_in("owner@acme.example");
     let op = w.session_principal(&owner);
-    assert!(w.pay.send_request_email(&op, uid, None).is_ok());
+    assert!(w.pay.mail().send_request_email(&op, uid, None).is_ok());
 
     // OAuth: the write scope is needed, and only the grant's own links are visible.
     let reader = grant(b.company_id, 1, &[Scope::PaymentLinksRead]);
     assert_eq!(
-        w.pay.send_request_email(&reader, uid, None),
+        w.pay.mail().send_request_email(&reader, uid, None),
         Err(DomainError::InvalidCredentials)
     );
     let writer = grant(
@@ -332,13 +340,14 @@ fn authorised_like_every_link_mutation() {
         &[Scope::PaymentLinksRead, Scope::PaymentLinksWrite],
     );
     assert_eq!(
-        w.pay.send_request_email(&writer, uid, None),
+        w.pay.mail().send_request_email(&writer, uid, None),
         Err(LINK_NOT_FOUND),
         "a key's link is not the grant's"
     );
     let own = link_for(&w, &writer, Some(PAYER));
     assert!(w
         .pay
+        .mail()
         .send_request_email(&writer, own.uid.as_str(), None)
         .is_ok());
 
@@ -350,6 +359,7 @@ fn queued(w: &World) -> (Principal, OutgoingMail) {
     let (_, p) = keyed(w);
     let link = link_for(w, &p, Some(PAYER));
     w.pay
+        .mail()
         .send_request_email(&p, link.uid.as_str(), None)
         .unwrap();
     (p, mails(w).pop().unwrap())
@@ -359,27 +369,31 @@ fn queued(w: &World) -> (Principal, OutgoingMail) {
 fn a_claim_hides_the_mail_for_the_lease() {
     let w = world();
     let (_, m) = queued(&w);
-    let claimed = w.pay.claim_due_mails(10).unwrap();
+    let claimed = w.pay.mail().claim_due_mails(10).unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(claimed[0].id, m.id);
     assert_eq!(claimed[0].next_attempt_at, Some(w.now().plus(CLAIM_LEASE)));
-    assert!(w.pay.claim_due_mails(10).unwrap().is_empty(), "leased");
+    assert!(
+        w.pay.mail().claim_due_mails(10).unwrap().is_empty(),
+        "leased"
+    );
     w.advance(CLAIM_LEASE - Duration::seconds(1));
-    assert!(w.pay.claim_due_mails(10).unwrap().is_empty());
+    assert!(w.pay.mail().claim_due_mails(10).unwrap().is_empty());
     // A mailer that died mid-send: the lease runs out and the mail is claimed again.
     w.advance(Duration::seconds(1));
-    assert_eq!(w.pay.claim_due_mails(10).unwrap().len(), 1);
-    assert_eq!(w.pay.claim_due_mails(0).unwrap().len(), 0);
+    assert_eq!(w.pay.mail().claim_due_mails(10).unwrap().len(), 1);
+    assert_eq!(w.pay.mail().claim_due_mails(0).unwrap().len(), 0);
 }
 
 #[test]
 fn a_sent_mail_is_recorded_once() {
     let w = world();
     let (_, _) = queued(&w);
-    let claimed = w.pay.claim_due_mails(10).unwrap().pop().unwrap();
+    let claimed = w.pay.mail().claim_due_mails(10).unwrap().pop().unwrap();
     w.advance(Duration::seconds(3));
     let after = w
         .pay
+        .mail()
         .record_mail_outcome(&claimed, SendOutcome::Sent)
         .unwrap()
         .expect("recorded");
@@ -393,13 +407,22 @@ fn a_sent_mail_is_recorded_once() {
     // A second mailer holding the same (stale) claim records nothing.
     assert_eq!(
         w.pay
+            .mail()
             .record_mail_outcome(&claimed, SendOutcome::Transient("late".into()))
             .unwrap(),
         None
     );
     assert_eq!(w.store.mail(claimed.id).unwrap().unwrap(), stored);
-    assert!(w.pay.claim_due_mails(10).unwrap().is_empty(), "terminal");
-    assert!(w.pay.pending_mails_after(None, 10).unwrap().is_empty());
+    assert!(
+        w.pay.mail().claim_due_mails(10).unwrap().is_empty(),
+        "terminal"
+    );
+    assert!(w
+        .pay
+        .mail()
+        .pending_mails_after(None, 10)
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
@@ -407,10 +430,17 @@ fn transient_failures_retry_on_the_schedule_then_give_up() {
     let w = world();
     let (_, m) = queued(&w);
     for attempt in 1..=MAX_ATTEMPTS {
-        let claimed = w.pay.claim_due_mails(10).unwrap().pop().expect("due");
+        let claimed = w
+            .pay
+            .mail()
+            .claim_due_mails(10)
+            .unwrap()
+            .pop()
+            .expect("due");
         assert_eq!(claimed.attempts, attempt - 1);
         let after = w
             .pay
+            .mail()
             .record_mail_outcome(
                 &claimed,
                 SendOutcome::Transient(format!("421 {PAYER} busy, try {attempt}")),
@@ -429,7 +459,10 @@ fn transient_failures_retry_on_the_schedule_then_give_up() {
             assert_eq!(after.status, MailStatus::Pending);
             assert_eq!(stored.next_attempt_at, Some(w.now().plus(wait)));
             w.advance(wait - Duration::seconds(1));
-            assert!(w.pay.claim_due_mails(10).unwrap().is_empty(), "not due yet");
+            assert!(
+                w.pay.mail().claim_due_mails(10).unwrap().is_empty(),
+                "not due yet"
+            );
             w.advance(Duration::seconds(1));
         } else {
             assert_eq!(after.status, MailStatus::Failed);
@@ -437,16 +470,17 @@ fn transient_failures_retry_on_the_schedule_then_give_up() {
         }
     }
     w.advance(Duration::days(1));
-    assert!(w.pay.claim_due_mails(10).unwrap().is_empty());
+    assert!(w.pay.mail().claim_due_mails(10).unwrap().is_empty());
 }
 
 #[test]
 fn a_permanent_refusal_fails_at_once() {
     let w = world();
     let (_, m) = queued(&w);
-    let claimed = w.pay.claim_due_mails(10).unwrap().pop().unwrap();
+    let claimed = w.pay.mail().claim_due_mails(10).unwrap().pop().unwrap();
     let after = w
         .pay
+        .mail()
         .record_mail_outcome(
             &claimed,
             SendOutcome::Permanent(format!(
@@ -471,34 +505,42 @@ fn pending_mails_are_listed_after_a_cursor() {
     let (p, first) = queued(&w);
     let link = link_for(&w, &p, Some(PAYER));
     w.pay
+        .mail()
         .send_request_email(&p, link.uid.as_str(), None)
         .unwrap();
-    let all = w.pay.pending_mails_after(None, 10).unwrap();
+    let all = w.pay.mail().pending_mails_after(None, 10).unwrap();
     assert_eq!(all.len(), 2);
     assert_eq!(all[0].id, first.id);
-    let rest = w.pay.pending_mails_after(Some(first.id), 10).unwrap();
+    let rest = w
+        .pay
+        .mail()
+        .pending_mails_after(Some(first.id), 10)
+        .unwrap();
     assert_eq!(rest.len(), 1);
     assert!(w
         .pay
+        .mail()
         .pending_mails_after(Some(rest[0].id), 10)
         .unwrap()
         .is_empty());
-    assert_eq!(w.pay.pending_mails_after(None, 1).unwrap().len(), 1);
+    assert_eq!(w.pay.mail().pending_mails_after(None, 1).unwrap().len(), 1);
     // Listing claims nothing: both are still due for a mailer with a transport.
-    assert_eq!(w.pay.claim_due_mails(10).unwrap().len(), 2);
+    assert_eq!(w.pay.mail().claim_due_mails(10).unwrap().len(), 2);
 }
 
 #[test]
 fn finished_mails_are_forgotten_after_the_retention() {
     let w = world();
     let (p, _) = queued(&w);
-    let claimed = w.pay.claim_due_mails(10).unwrap().pop().unwrap();
+    let claimed = w.pay.mail().claim_due_mails(10).unwrap().pop().unwrap();
     w.pay
+        .mail()
         .record_mail_outcome(&claimed, SendOutcome::Sent)
         .unwrap();
     // A second request to the same link that never leaves (no transport): it stays.
     let link = link_for(&w, &p, Some(PAYER));
     w.pay
+        .mail()
         .send_request_email(&p, link.uid.as_str(), None)
         .unwrap();
     // The rate-limit hits of the two requests (per link and per recipient) go after a day.

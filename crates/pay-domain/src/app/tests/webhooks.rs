@@ -40,6 +40,7 @@ impl World {
     /// Saves a new callback and returns the secret issued with it.
     fn set_callback(&self, team: &Team, kind: CallbackKind, url: &str) -> Secret {
         self.pay
+            .webhooks()
             .put_company_callback(&team.owner, team.company, kind, url)
             .unwrap()
             .1
@@ -52,6 +53,7 @@ impl World {
 
     fn link_with_order(&self, p: &Principal, order: &str) -> PaymentLink {
         self.pay
+            .links()
             .create_link(
                 p,
                 CreateLinkInput {
@@ -65,6 +67,7 @@ impl World {
 
     fn emit(&self, link: &PaymentLink) -> Vec<Delivery> {
         self.pay
+            .webhooks()
             .emit_link_event(
                 link,
                 status_changed(),
@@ -82,7 +85,7 @@ impl World {
     }
 
     fn claim(&self) -> Vec<Delivery> {
-        self.pay.claim_due_deliveries(100).unwrap()
+        self.pay.webhooks().claim_due_deliveries(100).unwrap()
     }
 
     fn delivery_now(&self, id: uuid::Uuid) -> Delivery {
@@ -91,7 +94,10 @@ impl World {
 
     /// The secrets that signed a request prepared now for the stored delivery.
     fn signing_secrets_now(&self, id: uuid::Uuid) -> Vec<String> {
-        self.pay.prepare_attempt(&self.delivery_now(id)).unwrap();
+        self.pay
+            .webhooks()
+            .prepare_attempt(&self.delivery_now(id))
+            .unwrap();
         self.signer.last().secrets
     }
 }
@@ -171,12 +177,13 @@ fn company_callbacks_need_a_session_member_with_settings_manage() {
     ] {
         for kind in [PAY, SHARED] {
             assert_eq!(
-                w.pay.company_callback(who, a.company, kind),
+                w.pay.webhooks().company_callback(who, a.company, kind),
                 Err(DomainError::Forbidden),
                 "{what}"
             );
             assert_eq!(
                 w.pay
+                    .webhooks()
                     .put_company_callback(who, a.company, kind, HOOK)
                     .map(|_| ()),
                 Err(DomainError::Forbidden),
@@ -185,6 +192,7 @@ fn company_callbacks_need_a_session_member_with_settings_manage() {
             // The role is checked before the URL.
             assert_eq!(
                 w.pay
+                    .webhooks()
                     .put_company_callback(who, a.company, kind, "http://127.0.0.1/")
                     .map(|_| ()),
                 Err(DomainError::Forbidden),
@@ -192,6 +200,7 @@ fn company_callbacks_need_a_session_member_with_settings_manage() {
             );
             assert_eq!(
                 w.pay
+                    .webhooks()
                     .rotate_company_callback_secret(who, a.company, kind)
                     .map(|_| ()),
                 Err(DomainError::Forbidden),
@@ -206,39 +215,45 @@ fn company_callbacks_need_a_session_member_with_settings_manage() {
     // Admins and owners manage them.
     let (view, secret) = w
         .pay
+        .webhooks()
         .put_company_callback(&admin, a.company, PAY, HOOK)
         .unwrap();
     assert!(secret.is_some());
     assert_eq!(
-        w.pay.company_callback(&a.owner, a.company, PAY),
+        w.pay.webhooks().company_callback(&a.owner, a.company, PAY),
         Ok(Some(view.clone()))
     );
     assert_eq!(
-        w.pay.company_callback(&admin, a.company, PAY),
+        w.pay.webhooks().company_callback(&admin, a.company, PAY),
         Ok(Some(view))
     );
     assert!(w
         .pay
+        .webhooks()
         .rotate_company_callback_secret(&a.owner, a.company, PAY)
         .is_ok());
     // Once it exists, still not for the member nor for B.
     assert_eq!(
-        w.pay.company_callback(&member, a.company, PAY),
+        w.pay.webhooks().company_callback(&member, a.company, PAY),
         Err(DomainError::Forbidden)
     );
     assert_eq!(
-        w.pay.company_callback(&b.owner, a.company, PAY),
+        w.pay.webhooks().company_callback(&b.owner, a.company, PAY),
         Err(DomainError::Forbidden)
     );
     assert_eq!(
         w.pay
+            .webhooks()
             .rotate_company_callback_secret(&b.owner, a.company, PAY)
             .map(|_| ()),
         Err(DomainError::Forbidden)
     );
     assert_eq!(w.store.calls("save_company_callback"), 2);
     // B's own callbacks are its own.
-    assert_eq!(w.pay.company_callback(&b.owner, b.company, PAY), Ok(None));
+    assert_eq!(
+        w.pay.webhooks().company_callback(&b.owner, b.company, PAY),
+        Ok(None)
+    );
 }
 
 #[test]
@@ -268,7 +283,11 @@ fn put_refuses_unsafe_callback_urls() {
     ] {
         for kind in [PAY, SHARED] {
             assert_eq!(
-                field_of(w.pay.put_company_callback(&a.owner, a.company, kind, url)),
+                field_of(
+                    w.pay
+                        .webhooks()
+                        .put_company_callback(&a.owner, a.company, kind, url)
+                ),
                 "url",
                 "{url:?}"
             );
@@ -286,6 +305,7 @@ fn put_refuses_unsafe_callback_urls() {
     ] {
         assert_eq!(
             w.pay
+                .webhooks()
                 .put_company_callback(&a.owner, a.company, PAY, url)
                 .map(|(v, _)| v.url),
             Ok(url.to_owned())
@@ -294,10 +314,12 @@ fn put_refuses_unsafe_callback_urls() {
     // A refused URL leaves a saved callback as it was.
     let before = w.callback(&a, PAY);
     assert_eq!(
-        field_of(
-            w.pay
-                .put_company_callback(&a.owner, a.company, PAY, "https://10.0.0.1/")
-        ),
+        field_of(w.pay.webhooks().put_company_callback(
+            &a.owner,
+            a.company,
+            PAY,
+            "https://10.0.0.1/"
+        )),
         "url"
     );
     assert_eq!(w.callback(&a, PAY), before);
@@ -318,6 +340,7 @@ fn put_refuses_loopback_in_every_literal_form() {
     .into_iter()
     .filter(|url| {
         w.pay
+            .webhooks()
             .put_company_callback(&a.owner, a.company, PAY, url)
             .is_ok()
     })
@@ -331,6 +354,7 @@ fn private_targets_are_accepted_only_when_allowed() {
     let a = w.team("Acme", "ops@acme.example");
     let (view, secret) = w
         .pay
+        .webhooks()
         .put_company_callback(&a.owner, a.company, PAY, "http://127.0.0.1:9000/hook")
         .unwrap();
     assert_eq!(view.url, "http://127.0.0.1:9000/hook");
@@ -338,11 +362,12 @@ fn private_targets_are_accepted_only_when_allowed() {
     assert_eq!(w.callback(&a, PAY).url, "http://127.0.0.1:9000/hook");
     assert!(w
         .pay
+        .webhooks()
         .put_company_callback(&a.owner, a.company, SHARED, "http://localhost:9000/hook")
         .is_ok());
     // User info stays refused.
     assert_eq!(
-        field_of(w.pay.put_company_callback(
+        field_of(w.pay.webhooks().put_company_callback(
             &a.owner,
             a.company,
             PAY,
@@ -355,7 +380,7 @@ fn private_targets_are_accepted_only_when_allowed() {
     let strict = world();
     let s = strict.team("Acme", "ops@acme.example");
     assert_eq!(
-        field_of(strict.pay.put_company_callback(
+        field_of(strict.pay.webhooks().put_company_callback(
             &s.owner,
             s.company,
             PAY,
@@ -372,6 +397,7 @@ fn the_first_put_issues_a_sealed_secret_returned_once() {
     w.advance(Duration::minutes(3));
     let (view, secret) = w
         .pay
+        .webhooks()
         .put_company_callback(&a.owner, a.company, PAY, HOOK)
         .unwrap();
     let secret = secret.expect("the first save issues a secret");
@@ -405,11 +431,13 @@ fn the_first_put_issues_a_sealed_secret_returned_once() {
     );
     // Reads show the view only.
     assert_eq!(
-        w.pay.company_callback(&a.owner, a.company, PAY),
+        w.pay.webhooks().company_callback(&a.owner, a.company, PAY),
         Ok(Some(view))
     );
     assert_eq!(
-        w.pay.company_callback(&a.owner, a.company, SHARED),
+        w.pay
+            .webhooks()
+            .company_callback(&a.owner, a.company, SHARED),
         Ok(None)
     );
 
@@ -437,6 +465,7 @@ fn a_second_put_changes_the_url_and_keeps_the_secret() {
 
     let (view, issued) = w
         .pay
+        .webhooks()
         .put_company_callback(&a.owner, a.company, PAY, NEW_HOOK)
         .unwrap();
     assert_eq!(issued, None, "a secret is shown once");
@@ -476,6 +505,7 @@ fn a_save_seals_secrets_of_an_older_key_or_form_again() {
     let old = w.set_callback(&a, PAY, HOOK);
     let (_, current) = w
         .pay
+        .webhooks()
         .rotate_company_callback_secret(&a.owner, a.company, PAY)
         .unwrap();
     // Both secrets as an older key (or the format before the key id was bound) left them.
@@ -496,6 +526,7 @@ fn a_save_seals_secrets_of_an_older_key_or_form_again() {
 
     // The next save writes them in the current form: the same secrets, nothing else changed.
     w.pay
+        .webhooks()
         .put_company_callback(&a.owner, a.company, PAY, NEW_HOOK)
         .unwrap();
     let after = w.callback(&a, PAY);
@@ -522,6 +553,7 @@ fn a_save_seals_secrets_of_an_older_key_or_form_again() {
 
     // Current values are not sealed again.
     w.pay
+        .webhooks()
         .put_company_callback(&a.owner, a.company, PAY, HOOK)
         .unwrap();
     assert_eq!(w.sealer.seal_calls().len(), seals + 2);
@@ -538,6 +570,7 @@ fn a_save_seals_secrets_of_an_older_key_or_form_again() {
         .sealed = FakeSealer::sealed_under_old_key(current.expose(), &aad);
     let (_, newest) = w
         .pay
+        .webhooks()
         .rotate_company_callback_secret(&a.owner, a.company, PAY)
         .unwrap();
     let rotated = w.callback(&a, PAY);
@@ -561,6 +594,7 @@ fn rotation_issues_a_new_secret_and_keeps_the_old_one_for_24_hours() {
 
     let (view, new) = w
         .pay
+        .webhooks()
         .rotate_company_callback_secret(&a.owner, a.company, PAY)
         .unwrap();
     assert_signing_secret(&new);
@@ -591,7 +625,7 @@ fn rotation_issues_a_new_secret_and_keeps_the_old_one_for_24_hours() {
         }
     );
     assert_eq!(
-        w.pay.company_callback(&a.owner, a.company, PAY),
+        w.pay.webhooks().company_callback(&a.owner, a.company, PAY),
         Ok(Some(view))
     );
 }
@@ -604,6 +638,7 @@ fn rotating_without_a_callback_is_not_found() {
     for kind in [PAY, SHARED] {
         assert_eq!(
             w.pay
+                .webhooks()
                 .rotate_company_callback_secret(&a.owner, a.company, kind)
                 .map(|_| ()),
             Err(not_found.clone())
@@ -613,6 +648,7 @@ fn rotating_without_a_callback_is_not_found() {
     w.set_callback(&a, PAY, HOOK);
     assert_eq!(
         w.pay
+            .webhooks()
             .rotate_company_callback_secret(&a.owner, a.company, SHARED)
             .map(|_| ()),
         Err(not_found)
@@ -630,17 +666,22 @@ fn only_the_company_kinds_are_company_callbacks() {
     for kind in [CallbackKind::AnonymousLink, CallbackKind::Grant] {
         let k = kind.as_str();
         assert!(
-            w.pay.company_callback(&a.owner, a.company, kind).is_err(),
+            w.pay
+                .webhooks()
+                .company_callback(&a.owner, a.company, kind)
+                .is_err(),
             "{k}"
         );
         assert!(
             w.pay
+                .webhooks()
                 .put_company_callback(&a.owner, a.company, kind, HOOK)
                 .is_err(),
             "{k}"
         );
         assert!(
             w.pay
+                .webhooks()
                 .rotate_company_callback_secret(&a.owner, a.company, kind)
                 .is_err(),
             "{k}"
@@ -659,12 +700,14 @@ fn a_url_change_racing_a_rotation_keeps_the_rotated_secret() {
     let before_rotation = w.callback(&a, PAY);
     let (_, rotated) = w
         .pay
+        .webhooks()
         .rotate_company_callback_secret(&a.owner, a.company, PAY)
         .unwrap();
     // The URL change read the row just before the rotation committed.
     w.store.serve_stale_callback_read(before_rotation);
     let _ = w
         .pay
+        .webhooks()
         .put_company_callback(&a.owner, a.company, PAY, NEW_HOOK);
     let aad = format!("webhook_callbacks:{}:company_payment", a.company);
     assert_eq!(
@@ -707,6 +750,7 @@ fn the_company_payment_callback_receives_the_payment_envelope() {
     };
     let sent = w
         .pay
+        .webhooks()
         .emit_link_event(&link, status_changed(), "sandbox_deposit", session.clone())
         .unwrap();
     assert_eq!(sent.len(), 1);
@@ -850,18 +894,21 @@ fn send_test_event_needs_webhooks_write_and_a_visible_link() {
         ],
     );
     assert_eq!(
-        w.pay.send_test_event(&no_write, link.uid.as_str()),
+        w.pay
+            .webhooks()
+            .send_test_event(&no_write, link.uid.as_str()),
         Err(DomainError::InvalidCredentials)
     );
     let member = w.member(a.company, "m@acme.example", Role::Member);
     assert_eq!(
         w.pay
+            .webhooks()
             .send_test_event(&w.session_principal(&member), link.uid.as_str()),
         Err(DomainError::Forbidden)
     );
     for uid in [b_link.uid.as_str(), "Unknown000000000000000", "nope", ""] {
         assert_eq!(
-            w.pay.send_test_event(&a.key, uid),
+            w.pay.webhooks().send_test_event(&a.key, uid),
             Err(LINK_NOT_FOUND),
             "{uid:?}"
         );
@@ -869,7 +916,7 @@ fn send_test_event_needs_webhooks_write_and_a_visible_link() {
     // A grant sees only its own links.
     let writer = grant(a.company, 2, &[Scope::WebhooksWrite]);
     assert_eq!(
-        w.pay.send_test_event(&writer, link.uid.as_str()),
+        w.pay.webhooks().send_test_event(&writer, link.uid.as_str()),
         Err(LINK_NOT_FOUND)
     );
     assert_eq!(w.store.stored_deliveries(), vec![]);
@@ -882,7 +929,7 @@ fn send_test_event_without_a_callback_is_a_validation_error() {
     let a = w.team("Acme", "ops@acme.example");
     let link = w.new_link(&a.key);
     assert_eq!(
-        field_of(w.pay.send_test_event(&a.key, link.uid.as_str())),
+        field_of(w.pay.webhooks().send_test_event(&a.key, link.uid.as_str())),
         "paymentLinkUid"
     );
     assert_eq!(w.store.stored_deliveries(), vec![]);
@@ -895,7 +942,11 @@ fn send_test_event_enqueues_a_test_delivery_to_the_callback() {
     let link = w.link_with_order(&a.key, ORDER);
     w.set_callback(&a, PAY, HOOK);
     w.advance(Duration::minutes(1));
-    let sent = w.pay.send_test_event(&a.key, link.uid.as_str()).unwrap();
+    let sent = w
+        .pay
+        .webhooks()
+        .send_test_event(&a.key, link.uid.as_str())
+        .unwrap();
     assert_eq!(sent.len(), 1);
     assert_eq!(w.store.stored_deliveries(), sent);
     let d = &sent[0];
@@ -915,9 +966,10 @@ fn send_test_event_enqueues_a_test_delivery_to_the_callback() {
     let admin = w.member(a.company, "admin@acme.example", Role::Admin);
     let sent = w
         .pay
+        .webhooks()
         .send_test_event(&w.session_principal(&admin), link.uid.as_str())
         .unwrap();
-    let req = w.pay.prepare_attempt(&sent[0]).unwrap();
+    let req = w.pay.webhooks().prepare_attempt(&sent[0]).unwrap();
     assert_eq!(header(&req, "x-pay-event"), "test");
 }
 
@@ -944,8 +996,11 @@ fn claim_returns_due_deliveries_oldest_first_and_leases_them() {
         .unwrap();
     let now = w.now();
 
-    assert_eq!(ids(&w.pay.claim_due_deliveries(1).unwrap()), vec![first.id]);
-    let claimed = w.pay.claim_due_deliveries(10).unwrap();
+    assert_eq!(
+        ids(&w.pay.webhooks().claim_due_deliveries(1).unwrap()),
+        vec![first.id]
+    );
+    let claimed = w.pay.webhooks().claim_due_deliveries(10).unwrap();
     assert_eq!(ids(&claimed), vec![second.id]);
     assert_eq!(
         claimed[0].next_attempt_at,
@@ -983,6 +1038,7 @@ fn a_dispatcher_may_claim_for_its_own_lease() {
     let d = w.emit_one(&link);
     let claimed = w
         .pay
+        .webhooks()
         .claim_due_deliveries_for(10, Duration::seconds(5))
         .unwrap();
     assert_eq!(ids(&claimed), vec![d.id]);
@@ -1014,7 +1070,7 @@ fn prepare_attempt_builds_the_spec_headers_signed_at_wall_time() {
     assert_eq!(ids(&claimed), vec![d.id]);
     w.store.reset_calls();
 
-    let req = w.pay.prepare_attempt(&claimed[0]).unwrap();
+    let req = w.pay.webhooks().prepare_attempt(&claimed[0]).unwrap();
     let t = w.wall.now().unix_seconds();
     assert_eq!(t, WALL_MS / 1000);
     assert_ne!(t, w.now().unix_seconds());
@@ -1051,11 +1107,14 @@ fn prepare_attempt_builds_the_spec_headers_signed_at_wall_time() {
     assert_eq!(w.store.writes(), 0, "preparing writes nothing");
 
     // The next attempt is number 2, and `t` follows the wall clock.
-    w.pay.record_attempt(&claimed[0], answered(500)).unwrap();
+    w.pay
+        .webhooks()
+        .record_attempt(&claimed[0], answered(500))
+        .unwrap();
     w.advance(Duration::minutes(5));
     w.wall.advance(Duration::seconds(42));
     let again = w.claim();
-    let req = w.pay.prepare_attempt(&again[0]).unwrap();
+    let req = w.pay.webhooks().prepare_attempt(&again[0]).unwrap();
     assert_eq!(header(&req, "x-pay-attempt"), "2");
     assert_eq!(req.attempt, 2);
     assert_eq!(w.signer.last().t, t + 42);
@@ -1075,11 +1134,16 @@ fn during_a_rotation_both_secrets_sign_for_24_hours_of_service_time() {
     w.advance(Duration::hours(1));
     let (_, new) = w
         .pay
+        .webhooks()
         .rotate_company_callback_secret(&a.owner, a.company, PAY)
         .unwrap();
     let both = vec![new.expose().to_owned(), old.expose().to_owned()];
 
-    let req = w.pay.prepare_attempt(&w.delivery_now(d.id)).unwrap();
+    let req = w
+        .pay
+        .webhooks()
+        .prepare_attempt(&w.delivery_now(d.id))
+        .unwrap();
     assert_eq!(w.signer.last().secrets, both, "current first");
     assert_eq!(
         header(&req, "x-pay-signature"),
@@ -1122,7 +1186,7 @@ fn record_attempt_moves_the_delivery_by_its_outcome() {
         (timed_out(), DeliveryStatus::Retrying, retry_at),
     ];
     for (d, (outcome, status, next)) in claimed.iter().zip(cases) {
-        let after = w.pay.record_attempt(d, outcome.clone()).unwrap();
+        let after = w.pay.webhooks().record_attempt(d, outcome.clone()).unwrap();
         assert_eq!(
             after,
             AfterAttempt {
@@ -1169,9 +1233,13 @@ fn eleven_failed_attempts_five_minutes_apart_end_failed() {
     for n in 1..=11u32 {
         let claimed = w.claim();
         assert_eq!(ids(&claimed), vec![d.id], "attempt {n}");
-        let req = w.pay.prepare_attempt(&claimed[0]).unwrap();
+        let req = w.pay.webhooks().prepare_attempt(&claimed[0]).unwrap();
         assert_eq!(header(&req, "x-pay-attempt"), n.to_string());
-        let after = w.pay.record_attempt(&claimed[0], answered(503)).unwrap();
+        let after = w
+            .pay
+            .webhooks()
+            .record_attempt(&claimed[0], answered(503))
+            .unwrap();
         if n < 11 {
             assert_eq!(
                 after,
@@ -1201,7 +1269,11 @@ fn eleven_failed_attempts_five_minutes_apart_end_failed() {
     assert_eq!(failed.next_attempt_at, None);
     assert_eq!(w.now(), start.plus(Duration::minutes(50)));
 
-    let (logged, attempts) = w.pay.delivery(&a.key, &d.id.to_string()).unwrap();
+    let (logged, attempts) = w
+        .pay
+        .webhooks()
+        .delivery(&a.key, &d.id.to_string())
+        .unwrap();
     assert_eq!(logged, failed);
     assert_eq!(
         attempts.iter().map(|r| r.number).collect::<Vec<_>>(),
@@ -1217,7 +1289,11 @@ fn eleven_failed_attempts_five_minutes_apart_end_failed() {
     // Terminal: never claimed again, and no twelfth attempt.
     w.advance(Duration::days(1));
     assert_eq!(w.claim(), vec![]);
-    assert!(w.pay.record_attempt(&failed, answered(200)).is_err());
+    assert!(w
+        .pay
+        .webhooks()
+        .record_attempt(&failed, answered(200))
+        .is_err());
     assert_eq!(w.store.stored_attempts(d.id).len(), 11);
 }
 
@@ -1235,7 +1311,7 @@ fn retry_after_on_503_schedules_the_next_attempt_later() {
         ..answered(503)
     };
     assert_eq!(
-        w.pay.record_attempt(&claimed[0], busy),
+        w.pay.webhooks().record_attempt(&claimed[0], busy),
         Ok(AfterAttempt {
             status: DeliveryStatus::Retrying,
             next_attempt_at: Some(now.plus(Duration::minutes(15))),
@@ -1263,8 +1339,15 @@ fn an_attempt_recorded_on_a_stale_claim_is_refused() {
     w.advance(Duration::seconds(60));
     let second = w.claim();
     assert_eq!(ids(&second), vec![d.id]);
-    w.pay.record_attempt(&second[0], answered(500)).unwrap();
-    assert!(w.pay.record_attempt(&first[0], answered(200)).is_err());
+    w.pay
+        .webhooks()
+        .record_attempt(&second[0], answered(500))
+        .unwrap();
+    assert!(w
+        .pay
+        .webhooks()
+        .record_attempt(&first[0], answered(200))
+        .is_err());
     let stored = w.delivery_now(d.id);
     assert_eq!(
         (stored.status, stored.attempts),
@@ -1294,45 +1377,51 @@ fn delivery_log_and_resend_need_their_scopes() {
         &[Scope::PaymentLinksRead, Scope::PaymentLinksWrite],
     );
     assert_eq!(
-        w.pay.deliveries(&none, filter()),
+        w.pay.webhooks().deliveries(&none, filter()),
         Err(DomainError::InvalidCredentials)
     );
     assert_eq!(
-        w.pay.delivery(&none, &id).map(|_| ()),
+        w.pay.webhooks().delivery(&none, &id).map(|_| ()),
         Err(DomainError::InvalidCredentials)
     );
     let read = grant(a.company, 2, &[Scope::WebhooksRead]);
     assert_eq!(
-        w.pay.deliveries(&read, filter()).map(|l| ids(&l)),
+        w.pay
+            .webhooks()
+            .deliveries(&read, filter())
+            .map(|l| ids(&l)),
         Ok(vec![d.id])
     );
-    assert_eq!(w.pay.delivery(&read, &id).map(|(x, _)| x.id), Ok(d.id));
     assert_eq!(
-        w.pay.resend_delivery(&read, &id).map(|_| ()),
+        w.pay.webhooks().delivery(&read, &id).map(|(x, _)| x.id),
+        Ok(d.id)
+    );
+    assert_eq!(
+        w.pay.webhooks().resend_delivery(&read, &id).map(|_| ()),
         Err(DomainError::InvalidCredentials)
     );
     let write = grant(a.company, 3, &[Scope::WebhooksWrite]);
     assert_eq!(
-        w.pay.deliveries(&write, filter()),
+        w.pay.webhooks().deliveries(&write, filter()),
         Err(DomainError::InvalidCredentials)
     );
     assert_eq!(
-        w.pay.delivery(&write, &id).map(|_| ()),
+        w.pay.webhooks().delivery(&write, &id).map(|_| ()),
         Err(DomainError::InvalidCredentials)
     );
     // Members read the log but cannot resend.
     let member = w.member(a.company, "m@acme.example", Role::Member);
     let pm = w.session_principal(&member);
     assert_eq!(
-        w.pay.deliveries(&pm, filter()).map(|l| ids(&l)),
+        w.pay.webhooks().deliveries(&pm, filter()).map(|l| ids(&l)),
         Ok(vec![d.id])
     );
     assert_eq!(
-        w.pay.resend_delivery(&pm, &id).map(|_| ()),
+        w.pay.webhooks().resend_delivery(&pm, &id).map(|_| ()),
         Err(DomainError::Forbidden)
     );
     assert_eq!(w.store.calls("insert_deliveries"), 0);
-    assert!(w.pay.resend_delivery(&write, &id).is_ok());
+    assert!(w.pay.webhooks().resend_delivery(&write, &id).is_ok());
     assert_eq!(w.store.calls("insert_deliveries"), 1);
 }
 
@@ -1354,6 +1443,7 @@ fn delivery_log_limit_defaults_to_50_and_is_at_most_200() {
     let newest: Vec<uuid::Uuid> = more.iter().rev().map(|d| d.id).collect();
     let list = |limit: usize| {
         w.pay
+            .webhooks()
             .deliveries(&a.key, DeliveryFilter { limit, ..filter() })
             .map(|l| ids(&l))
     };
@@ -1363,7 +1453,7 @@ fn delivery_log_limit_defaults_to_50_and_is_at_most_200() {
     assert_eq!(list(200), Ok(newest[..200].to_vec()));
     w.store.reset_calls();
     assert_eq!(
-        field_of(w.pay.deliveries(
+        field_of(w.pay.webhooks().deliveries(
             &a.key,
             DeliveryFilter {
                 limit: 201,
@@ -1388,16 +1478,21 @@ fn delivery_log_filters_reach_the_store_within_the_company() {
     w.advance(Duration::seconds(1));
     let d2 = w.emit_one(&l2);
     w.advance(Duration::seconds(1));
-    let t1 = w.pay.send_test_event(&a.key, l1.uid.as_str()).unwrap()[0].clone();
+    let t1 = w
+        .pay
+        .webhooks()
+        .send_test_event(&a.key, l1.uid.as_str())
+        .unwrap()[0]
+        .clone();
     // B has the same order id.
     let b_link = w.link_with_order(&b.key, "order-1");
     let bd = w.emit_one(&b_link);
     // d1 succeeds.
     let claimed = w.claim();
     let c1 = claimed.iter().find(|d| d.id == d1.id).unwrap();
-    w.pay.record_attempt(c1, answered(200)).unwrap();
+    w.pay.webhooks().record_attempt(c1, answered(200)).unwrap();
 
-    let list = |f: DeliveryFilter| ids(&w.pay.deliveries(&a.key, f).unwrap());
+    let list = |f: DeliveryFilter| ids(&w.pay.webhooks().deliveries(&a.key, f).unwrap());
     let by_search = |q: &str| {
         list(DeliveryFilter {
             search: Some(q.into()),
@@ -1449,7 +1544,7 @@ fn delivery_log_filters_reach_the_store_within_the_company() {
         Vec::<uuid::Uuid>::new()
     );
     assert_eq!(
-        ids(&w.pay.deliveries(&b.key, filter()).unwrap()),
+        ids(&w.pay.webhooks().deliveries(&b.key, filter()).unwrap()),
         vec![bd.id]
     );
 }
@@ -1462,7 +1557,10 @@ fn another_companys_or_a_malformed_delivery_is_not_found() {
     w.set_callback(&b, PAY, "https://hooks.beta.example/pay");
     let bd = w.emit_one(&w.new_link(&b.key));
     let claimed = w.claim();
-    w.pay.record_attempt(&claimed[0], answered(500)).unwrap();
+    w.pay
+        .webhooks()
+        .record_attempt(&claimed[0], answered(500))
+        .unwrap();
     let before = w.store.snapshot();
     w.store.reset_calls();
 
@@ -1479,12 +1577,12 @@ fn another_companys_or_a_malformed_delivery_is_not_found() {
         "00000000-0000-0000-0000-00000000zzzz",
     ] {
         assert_eq!(
-            w.pay.delivery(&a.key, id).map(|_| ()),
+            w.pay.webhooks().delivery(&a.key, id).map(|_| ()),
             Err(DELIVERY_NOT_FOUND),
             "{id:?}"
         );
         assert_eq!(
-            w.pay.resend_delivery(&a.key, id).map(|_| ()),
+            w.pay.webhooks().resend_delivery(&a.key, id).map(|_| ()),
             Err(DELIVERY_NOT_FOUND),
             "{id:?}"
         );
@@ -1492,7 +1590,7 @@ fn another_companys_or_a_malformed_delivery_is_not_found() {
     assert_eq!(w.store.writes(), 0);
     assert_eq!(w.store.snapshot(), before);
     // B sees its own, with its attempt.
-    let (d, attempts) = w.pay.delivery(&b.key, &bd_id).unwrap();
+    let (d, attempts) = w.pay.webhooks().delivery(&b.key, &bd_id).unwrap();
     assert_eq!(d.id, bd.id);
     assert_eq!(attempts.len(), 1);
 }
@@ -1506,12 +1604,16 @@ fn resend_creates_a_manual_copy_in_the_same_group_due_now() {
     let original = w.emit_one(&link);
     // It failed once.
     let claimed = w.claim();
-    w.pay.record_attempt(&claimed[0], timed_out()).unwrap();
+    w.pay
+        .webhooks()
+        .record_attempt(&claimed[0], timed_out())
+        .unwrap();
     let original = w.delivery_now(original.id);
     w.advance(Duration::hours(2));
 
     let resent = w
         .pay
+        .webhooks()
         .resend_delivery(&a.key, &original.id.to_string())
         .unwrap();
     assert_ne!(resent.id, original.id);
@@ -1548,14 +1650,14 @@ fn resend_creates_a_manual_copy_in_the_same_group_due_now() {
     assert_eq!(w.delivery_now(resent.id), resent);
     assert_eq!(w.delivery_now(original.id), original);
     assert_eq!(
-        w.pay.delivery(&a.key, &resent.id.to_string()),
+        w.pay.webhooks().delivery(&a.key, &resent.id.to_string()),
         Ok((resent.clone(), vec![]))
     );
 
     // It goes out now, as a manual first attempt of the same group.
     let claimed = w.claim();
     let c = claimed.iter().find(|d| d.id == resent.id).unwrap();
-    let req = w.pay.prepare_attempt(c).unwrap();
+    let req = w.pay.webhooks().prepare_attempt(c).unwrap();
     assert_eq!(header(&req, "x-pay-delivery-id"), resent.id.to_string());
     assert_eq!(
         header(&req, "x-pay-delivery-group-id"),
@@ -1615,7 +1717,7 @@ fn a_round_is_prepared_with_one_secret_read_and_recorded_at_once() {
     let claimed = w.claim();
     assert_eq!(claimed.len(), 3);
     w.sealer.opened_with.lock().unwrap().clear();
-    let prepared = w.pay.prepare_attempts(&claimed);
+    let prepared = w.pay.webhooks().prepare_attempts(&claimed);
     assert_eq!(prepared.len(), 3);
     for (req, d) in prepared.iter().zip(&claimed) {
         let req = req.as_ref().unwrap();
@@ -1630,14 +1732,14 @@ fn a_round_is_prepared_with_one_secret_read_and_recorded_at_once() {
     // One outcome per delivery, recorded together; a second record of the same round is stale.
     let round: Vec<(Delivery, AttemptOutcome)> =
         claimed.iter().map(|d| (d.clone(), answered(200))).collect();
-    assert_eq!(w.pay.record_attempts(round).unwrap(), 3);
+    assert_eq!(w.pay.webhooks().record_attempts(round).unwrap(), 3);
     for d in &sent {
         assert_eq!(w.delivery_now(d.id).status, DeliveryStatus::Succeeded);
     }
     let stale: Vec<(Delivery, AttemptOutcome)> =
         claimed.iter().map(|d| (d.clone(), answered(200))).collect();
     // The fake records one by one and refuses a stale one; the diesel store skips it (0).
-    if let Ok(n) = w.pay.record_attempts(stale) {
+    if let Ok(n) = w.pay.webhooks().record_attempts(stale) {
         assert_eq!(
             n, 0,
             "attempts on finished deliveries are not recorded again"

@@ -6,8 +6,8 @@
 use serde_json::{json, Map};
 
 use super::Plan;
-use crate::app::Pay;
 use crate::checkout::machine::SessionEvent;
+use crate::checkout::CheckoutService;
 use crate::checkout::PaymentSession;
 use crate::kernel::address::AddressFormat;
 use crate::kernel::error::{DomainError, DomainResult};
@@ -15,7 +15,7 @@ use crate::kernel::error::{DomainError, DomainResult};
 /// Where the session keeps the address.
 const REFUND_ADDRESS: &str = "refundAddress";
 
-impl Pay {
+impl CheckoutService {
     /// The payer gives the address a refund goes to (a `refund_pending` session, once).
     pub fn submit_refund_address(
         &self,
@@ -56,6 +56,7 @@ impl Pay {
         let format = AddressFormat::of_asset(&s.selected_sell_asset);
         format.check(address).map_err(|why| {
             let chain = self
+                .k
                 .assets
                 .get(&s.selected_sell_asset)
                 .map(|a| a.chain_name.clone())

@@ -1,10 +1,10 @@
 //! Where a delivery goes when it is attempted: its owner's callback as it is then (URL and
 //! live secrets), not as it was when the delivery was queued.
 
-use crate::app::Pay;
 use crate::kernel::error::DomainResult;
 use crate::kernel::ids::CompanyId;
 use crate::kernel::secret::Secret;
+use crate::webhooks::WebhookService;
 use crate::webhooks::{
     AttemptError, CallbackKind, CompanyCallback, Delivery, LinkWebhook, NotPrepared,
 };
@@ -42,7 +42,7 @@ pub(super) struct CurrentTarget {
     pub(super) secrets: Vec<Secret>,
 }
 
-impl Pay {
+impl WebhookService {
     /// The company callback that receives the company's events now: the payment callback,
     /// else the legacy shared one.
     pub(super) fn company_target(
@@ -63,7 +63,7 @@ impl Pay {
             error: AttemptError::NoCallback,
             reason: "the delivery's owner has no callback".into(),
         };
-        let sealer = &self.webhooks.sealer;
+        let sealer = &self.k.sealer;
         match owner {
             Owner::Company(company) => {
                 let cb = self
@@ -72,7 +72,7 @@ impl Pay {
                     .ok_or_else(gone)?;
                 let aad = CompanyCallback::aad(*company, cb.kind);
                 let secrets = cb
-                    .live_secrets(self.clock.now())
+                    .live_secrets(self.k.clock.now())
                     .into_iter()
                     .map(|s| sealer.open(&s.sealed, &aad))
                     .collect::<DomainResult<_>>()
@@ -84,7 +84,7 @@ impl Pay {
             }
             Owner::Link(uid) => {
                 let hook = self
-                    .store
+                    .links
                     .link_webhook(uid)
                     .map_err(NotPrepared::internal)?
                     .ok_or_else(gone)?;
@@ -103,7 +103,7 @@ impl Pay {
     pub(super) fn current_url(&self, owner: &Owner) -> DomainResult<Option<String>> {
         Ok(match owner {
             Owner::Company(company) => self.company_target(*company)?.map(|cb| cb.url),
-            Owner::Link(uid) => self.store.link_webhook(uid)?.map(|w| w.url),
+            Owner::Link(uid) => self.links.link_webhook(uid)?.map(|w| w.url),
         })
     }
 }

@@ -11,13 +11,16 @@ impl World {
     fn fail_once(&self, id: uuid::Uuid) -> Delivery {
         let claimed = self.claim();
         let d = claimed.iter().find(|d| d.id == id).unwrap();
-        self.pay.record_attempt(d, answered(500)).unwrap();
+        self.pay
+            .webhooks()
+            .record_attempt(d, answered(500))
+            .unwrap();
         self.advance(Duration::minutes(5));
         self.delivery_now(id)
     }
 
     fn prepare(&self, d: &Delivery) -> OutboundRequest {
-        self.pay.prepare_attempt(d).unwrap()
+        self.pay.webhooks().prepare_attempt(d).unwrap()
     }
 }
 
@@ -42,10 +45,12 @@ fn a_retry_goes_to_the_current_url_signed_with_the_current_secrets() {
     w.fail_once(d.id);
     // The merchant moves the callback and rotates its secret.
     w.pay
+        .webhooks()
         .put_company_callback(&a.owner, a.company, PAY, NEW_HOOK)
         .unwrap();
     let (_, second) = w
         .pay
+        .webhooks()
         .rotate_company_callback_secret(&a.owner, a.company, PAY)
         .unwrap();
     let claimed = w.claim();
@@ -62,7 +67,11 @@ fn a_retry_goes_to_the_current_url_signed_with_the_current_secrets() {
     );
     // The log says where it goes.
     assert_eq!(w.delivery_now(d.id).url, NEW_HOOK);
-    let (logged, _) = w.pay.delivery(&a.key, &d.id.to_string()).unwrap();
+    let (logged, _) = w
+        .pay
+        .webhooks()
+        .delivery(&a.key, &d.id.to_string())
+        .unwrap();
     assert_eq!(logged.url, NEW_HOOK);
     // Once it points there, preparing again writes nothing.
     w.store.reset_calls();
@@ -98,17 +107,26 @@ fn a_manual_resend_goes_to_the_current_url() {
     let link = w.new_link(&a.key);
     let d = w.emit_one(&link);
     let claimed = w.claim();
-    w.pay.record_attempt(&claimed[0], answered(200)).unwrap();
     w.pay
+        .webhooks()
+        .record_attempt(&claimed[0], answered(200))
+        .unwrap();
+    w.pay
+        .webhooks()
         .put_company_callback(&a.owner, a.company, PAY, NEW_HOOK)
         .unwrap();
     let (_, rotated) = w
         .pay
+        .webhooks()
         .rotate_company_callback_secret(&a.owner, a.company, PAY)
         .unwrap();
     w.advance(Duration::hours(25));
 
-    let resent = w.pay.resend_delivery(&a.key, &d.id.to_string()).unwrap();
+    let resent = w
+        .pay
+        .webhooks()
+        .resend_delivery(&a.key, &d.id.to_string())
+        .unwrap();
     assert_eq!(resent.url, NEW_HOOK, "the resend says where it will go");
     assert_eq!(w.delivery_now(resent.id).url, NEW_HOOK);
     assert_eq!(w.delivery_now(d.id).url, HOOK, "the original is history");
@@ -132,10 +150,10 @@ fn without_a_callback_a_delivery_fails_at_once_with_no_callback() {
     w.store.tables().callbacks.clear();
     let claimed = w.claim();
     assert_eq!(ids(&claimed), vec![d.id]);
-    let refused = w.pay.prepare_attempt(&claimed[0]).unwrap_err();
+    let refused = w.pay.webhooks().prepare_attempt(&claimed[0]).unwrap_err();
     assert_eq!(refused.error, AttemptError::NoCallback);
     assert_eq!(
-        w.pay.record_attempt(&claimed[0], no_callback()),
+        w.pay.webhooks().record_attempt(&claimed[0], no_callback()),
         Ok(AfterAttempt {
             status: DeliveryStatus::Failed,
             next_attempt_at: None,
@@ -149,7 +167,11 @@ fn without_a_callback_a_delivery_fails_at_once_with_no_callback() {
     assert_eq!(w.claim(), vec![]);
     // A resend after a callback is set again goes there.
     w.set_callback(&a, PAY, NEW_HOOK);
-    let resent = w.pay.resend_delivery(&a.key, &d.id.to_string()).unwrap();
+    let resent = w
+        .pay
+        .webhooks()
+        .resend_delivery(&a.key, &d.id.to_string())
+        .unwrap();
     assert_eq!(resent.url, NEW_HOOK);
 }
 
@@ -179,10 +201,12 @@ fn anonymous_links_in_one_round_each_go_to_their_own_url_with_their_own_secret()
         };
         let (link, secret) = w
             .pay
+            .links()
             .create_anonymous_link(input, &format!("198.51.100.{i}"))
             .unwrap();
         let d = w
             .pay
+            .webhooks()
             .emit_link_event(&link, EventKind::Test, "test", SessionSnapshot::default())
             .unwrap()
             .remove(0);
@@ -192,7 +216,7 @@ fn anonymous_links_in_one_round_each_go_to_their_own_url_with_their_own_secret()
     let claimed = w.claim();
     assert_eq!(claimed.len(), 2);
     w.signer.calls.lock().unwrap().clear();
-    let prepared = w.pay.prepare_attempts(&claimed);
+    let prepared = w.pay.webhooks().prepare_attempts(&claimed);
     let signed = w.signer.calls();
     for ((d, req), call) in claimed.iter().zip(prepared).zip(signed) {
         let (_, url, secret) = links.iter().find(|(id, _, _)| *id == d.id).unwrap();

@@ -1,0 +1,81 @@
+//! What every context's service shares: real time, randomness and digests, the sealer of
+//! secrets at rest, the asset catalogue, the public checkout origin and the rate limits.
+
+use std::sync::Arc;
+
+use crate::kernel::assets::AssetCatalogue;
+use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::ports::{Clock, Crypto, SecretSealer};
+use crate::kernel::ratelimit::{self, Limit, RateLimitStore, RateLimits};
+use crate::kernel::secret::Secret;
+use crate::kernel::timestamp::Timestamp;
+
+/// Length of random secret parts (base62; 43 characters carry about 256 bits).
+pub const SECRET_LEN: usize = 43;
+
+/// The shared ports and settings every service holds a (cheap) clone of.
+#[derive(Clone)]
+pub struct Kernel {
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) crypto: Arc<dyn Crypto>,
+    pub(crate) sealer: Arc<dyn SecretSealer>,
+    pub(crate) assets: Arc<AssetCatalogue>,
+    /// `{public_pay_url}`: where hosted checkout pages live.
+    pub(crate) public_pay_url: Arc<str>,
+    /// What each rate-limited entry point allows.
+    pub(crate) limits: RateLimits,
+    pub(crate) hits: Arc<dyn RateLimitStore + Send + Sync>,
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kernel")
+            .field("public_pay_url", &self.public_pay_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Kernel {
+    /// Real time: for security windows (throttles, rate limits, sign-in sessions), leases and
+    /// what no company schedules. A company's own clock is `TenancyService::company_now`.
+    pub(crate) fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// Counts one hit of `key` (digested: never stored raw) against `limit`, on real time;
+    /// `RateLimited` when the bucket is full. The count and the decision are one atomic store
+    /// call, so a burst cannot pass together.
+    pub(crate) fn throttle(&self, key: &str, limit: &Limit) -> DomainResult<()> {
+        let counted = self
+            .hits
+            .hit(&self.bucket(key), self.now(), limit.window, limit.max)?;
+        ratelimit::check(counted, limit)
+    }
+
+    /// Forgets the hits of `key` (a successful login clears its failures).
+    pub(crate) fn clear_throttle(&self, key: &str) -> DomainResult<()> {
+        self.hits.clear_hits(&self.bucket(key))
+    }
+
+    fn bucket(&self, key: &str) -> String {
+        self.crypto.digest(key).0
+    }
+
+    /// `prefix` and a fresh random secret part.
+    pub(crate) fn new_secret(&self, prefix: &str) -> Secret {
+        Secret::new(format!(
+            "{prefix}{}",
+            self.crypto.random_alphanumeric(SECRET_LEN)
+        ))
+    }
+
+    /// A fresh public id of `len` characters that `parse` must accept.
+    pub(crate) fn new_public_id<T>(
+        &self,
+        len: usize,
+        parse: impl FnOnce(&str) -> Option<T>,
+    ) -> DomainResult<T> {
+        parse(&self.crypto.random_alphanumeric(len))
+            .ok_or_else(|| DomainError::Internal("bad id from the random generator".into()))
+    }
+}

@@ -1,0 +1,187 @@
+//! Payment-link use cases: create, list, read and move the merchant's links. Anonymous links
+//! and the gateway form are in their own files of this context.
+
+use std::sync::{Arc, RwLock, Weak};
+
+use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::ids::{LinkUid, PaymentLinkId};
+use crate::kernel::service::Kernel;
+use crate::kernel::timestamp::Timestamp;
+use crate::links::ports::{LinkFilter, LinkObserver, LinkPorts};
+use crate::links::{
+    transition, CreateLinkInput, CreatedBy, LinkStatus, LinkTransition, PaymentLink,
+};
+use crate::tenancy::TenancyService;
+use crate::tenancy::{Principal, Scope};
+
+/// The merchant's links, anonymous links and gateway forms, over the links ports only.
+#[derive(Clone)]
+pub struct LinkService {
+    pub(crate) k: Kernel,
+    pub(crate) tenancy: TenancyService,
+    pub(crate) store: Arc<dyn LinkPorts>,
+    /// Development and tests: allow http and private addresses as callback targets.
+    pub(crate) allow_private_targets: bool,
+    observers: Arc<RwLock<Vec<Weak<dyn LinkObserver>>>>,
+}
+
+impl std::fmt::Debug for LinkService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinkService").finish_non_exhaustive()
+    }
+}
+
+impl LinkService {
+    pub(crate) fn new(
+        k: Kernel,
+        tenancy: TenancyService,
+        store: Arc<dyn LinkPorts>,
+        allow_private_targets: bool,
+    ) -> LinkService {
+        LinkService {
+            k,
+            tenancy,
+            store,
+            allow_private_targets,
+            observers: Arc::default(),
+        }
+    }
+
+    /// Tells `observer` of link changes from now on. The service keeps a weak reference: the
+    /// caller keeps the observer alive for as long as it wants to hear.
+    pub fn observe(&self, observer: &Arc<dyn LinkObserver>) {
+        let mut list = self.observers.write().unwrap_or_else(|e| e.into_inner());
+        list.retain(|o| o.strong_count() > 0);
+        list.push(Arc::downgrade(observer));
+    }
+
+    fn each_observer(&self) -> Vec<Arc<dyn LinkObserver>> {
+        let list = self.observers.read().unwrap_or_else(|e| e.into_inner());
+        list.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// Some link's status or payability changed in this process.
+    pub(crate) fn changed(&self) {
+        for o in self.each_observer() {
+            o.links_changed();
+        }
+    }
+
+    /// The merchant stopped `link`; its observers react (the checkout ends its sessions).
+    fn stopped(&self, link: &PaymentLink) -> DomainResult<()> {
+        for o in self.each_observer() {
+            o.link_stopped(link)?;
+        }
+        Ok(())
+    }
+
+    /// Now on the clock of the company that owns `link`.
+    pub(crate) fn link_now(&self, link: &PaymentLink) -> DomainResult<Timestamp> {
+        self.tenancy.company_now(link.company_id)
+    }
+
+    pub fn create_link(&self, p: &Principal, input: CreateLinkInput) -> DomainResult<PaymentLink> {
+        p.authorize(Scope::PaymentLinksWrite)?;
+        let (company, settings) = self.tenancy.company_with_settings(p.company_id)?;
+        let payload = input.into_payload(&self.k.assets, &settings, &company)?;
+        let now = self.tenancy.company_now_of(&company);
+        let uid = self.k.new_public_id(LinkUid::LEN, LinkUid::parse)?;
+        let link = PaymentLink {
+            id: PaymentLinkId(self.k.crypto.new_uuid()),
+            uid,
+            company_id: p.company_id,
+            status: LinkStatus::Active,
+            expires_at: payload.expiration_time.expires_at(now),
+            payload,
+            created_at: now,
+            updated_at: now,
+            created_by: CreatedBy::from_principal(p),
+        };
+        self.store.insert_link(&link)?;
+        Ok(link)
+    }
+
+    /// Up to 200 newest links: company-wide for keys and sessions, the grant's own for OAuth.
+    pub fn list_links(&self, p: &Principal) -> DomainResult<Vec<PaymentLink>> {
+        p.authorize(Scope::PaymentLinksRead)?;
+        let filter = LinkFilter {
+            grant_id: p.grant_id(),
+        };
+        self.store
+            .links(p.company_id, filter, crate::links::LIST_LIMIT)
+    }
+
+    /// One link; another company's (or another grant's) is `NotFound`.
+    pub fn get_link(&self, p: &Principal, uid: &str) -> DomainResult<PaymentLink> {
+        p.authorize(Scope::PaymentLinksRead)?;
+        self.visible_link(p, uid)
+    }
+
+    pub(crate) fn visible_link(&self, p: &Principal, uid: &str) -> DomainResult<PaymentLink> {
+        let not_found = DomainError::NotFound {
+            kind: "Payment link",
+        };
+        let uid = LinkUid::parse(uid).ok_or(not_found.clone())?;
+        let link = self
+            .store
+            .link(p.company_id, &uid)?
+            .ok_or(not_found.clone())?;
+        if link.is_anonymous() {
+            return Err(not_found);
+        }
+        if let Some(g) = p.grant_id() {
+            if link.grant_id() != Some(g) {
+                return Err(not_found);
+            }
+        }
+        Ok(link)
+    }
+
+    /// Moves a link per the transition table (compare-and-set; a lost race is re-read and
+    /// re-decided, so concurrent writers never skip the table).
+    pub fn set_link_status(
+        &self,
+        p: &Principal,
+        uid: &str,
+        to: LinkStatus,
+    ) -> DomainResult<PaymentLink> {
+        p.authorize(Scope::PaymentLinksWrite)?;
+        for _ in 0..3 {
+            let link = self.visible_link(p, uid)?;
+            match transition(link.status, to)? {
+                LinkTransition::Same => return Ok(link),
+                LinkTransition::Move { from, to } => {
+                    let now = self.link_now(&link)?;
+                    if self
+                        .store
+                        .set_link_status(p.company_id, &link.uid, from, to, now)?
+                    {
+                        let link = PaymentLink {
+                            status: to,
+                            updated_at: now,
+                            ..link
+                        };
+                        // Pausing or archiving ends the payers' unfinished sessions. Should
+                        // this stop half-way, the expiry work ends the rest.
+                        self.changed();
+                        if to != LinkStatus::Active {
+                            self.stopped(&link)?;
+                        }
+                        return Ok(link);
+                    }
+                }
+            }
+        }
+        Err(DomainError::Internal(
+            "link status kept changing under us".into(),
+        ))
+    }
+
+    /// The callback of an anonymous link (its webhook receiver).
+    pub(crate) fn link_webhook(
+        &self,
+        link_uid: &str,
+    ) -> DomainResult<Option<crate::webhooks::LinkWebhook>> {
+        self.store.link_webhook(link_uid)
+    }
+}

@@ -1,0 +1,239 @@
+//! Sandbox use cases: processor events a developer sends by hand, and each company's test
+//! clock. Only in sandbox mode; otherwise their routes answer not found.
+
+use crate::checkout::machine::{SessionEvent, SessionStatus};
+use crate::checkout::{CheckoutService, PaymentSession, DUE_BATCH};
+use crate::kernel::amount::{Decimal, DecimalError};
+use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::service::Kernel;
+use crate::kernel::timestamp::Timestamp;
+use crate::links::LinkService;
+use crate::sandbox::clock;
+use crate::tenancy::{Principal, Scope, TenancyService};
+
+/// Longest caller-given sandbox event id.
+pub const MAX_EVENT_ID_LEN: usize = 200;
+
+/// What the sandbox processor can be told to do (the contract's sandbox events).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SandboxEvent {
+    /// A deposit of `amount` of the pay asset; settled at once unless `hold`.
+    Deposit { amount: Decimal, hold: bool },
+    /// Settles a held deposit.
+    Settle,
+    /// The quote or the deposit request expires now.
+    Expire,
+    /// The processor gives up.
+    Fail,
+    /// Underpaid: the refund is decided; refund pending: the refund is sent.
+    Refund,
+}
+
+impl SandboxEvent {
+    /// The event a caller names (`type`), with `amount` (a positive decimal string) and `hold`
+    /// for deposits only.
+    pub fn parse(kind: &str, amount: Option<&str>, hold: Option<bool>) -> DomainResult<Self> {
+        for (field, given) in [("amount", amount.is_some()), ("hold", hold.is_some())] {
+            if given && kind != "deposit" {
+                return Err(DomainError::validation(
+                    field,
+                    format!("{field} is for deposit events only"),
+                ));
+            }
+        }
+        Ok(match kind {
+            "deposit" => {
+                let text = amount.ok_or_else(|| {
+                    DomainError::validation("amount", "a deposit needs an amount")
+                })?;
+                let amount = match Decimal::parse(text) {
+                    Ok(d) if !d.is_negative() && !d.is_zero() => d,
+                    Err(DecimalError::LeadingZero) => {
+                        return Err(DomainError::validation(
+                            "amount",
+                            "amount must not start with a zero (\"7\", not \"007\")",
+                        ))
+                    }
+                    _ => {
+                        return Err(DomainError::validation(
+                            "amount",
+                            "amount must be a positive decimal string",
+                        ))
+                    }
+                };
+                SandboxEvent::Deposit {
+                    amount,
+                    hold: hold.unwrap_or(false),
+                }
+            }
+            "settle" => SandboxEvent::Settle,
+            "expire" => SandboxEvent::Expire,
+            "fail" => SandboxEvent::Fail,
+            "refund" => SandboxEvent::Refund,
+            _ => {
+                return Err(DomainError::validation(
+                    "type",
+                    "type must be deposit, settle, expire, fail or refund",
+                ))
+            }
+        })
+    }
+}
+
+/// The sandbox processor's events and the companies' test clocks.
+#[derive(Clone)]
+pub struct SandboxService {
+    k: Kernel,
+    tenancy: TenancyService,
+    links: LinkService,
+    checkout: CheckoutService,
+    /// Sandbox mode: the sandbox events route and the companies' test clocks are on.
+    enabled: bool,
+}
+
+impl std::fmt::Debug for SandboxService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxService")
+            .field("enabled", &self.enabled)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SandboxService {
+    pub(crate) fn new(
+        k: Kernel,
+        tenancy: TenancyService,
+        links: LinkService,
+        checkout: CheckoutService,
+        enabled: bool,
+    ) -> SandboxService {
+        SandboxService {
+            k,
+            tenancy,
+            links,
+            checkout,
+            enabled,
+        }
+    }
+
+    /// A sandbox event on the link's latest session, or on `session` of the link (sandbox
+    /// mode only). `event_id` makes it idempotent: the same id is applied once.
+    pub fn sandbox_event(
+        &self,
+        p: Option<&Principal>,
+        uid: &str,
+        event: SandboxEvent,
+        event_id: Option<&str>,
+        session: Option<&str>,
+    ) -> DomainResult<PaymentSession> {
+        if !self.enabled {
+            return Err(crate::checkout::link_not_found());
+        }
+        let link = match p {
+            Some(p) => {
+                p.authorize(Scope::PaymentLinksWrite)?;
+                self.links.get_link(p, uid)?
+            }
+            None => {
+                let link = self.checkout.checkout_link(uid)?;
+                if !link.is_anonymous() {
+                    return Err(crate::checkout::link_not_found());
+                }
+                link
+            }
+        };
+        if let Some(id) = event_id {
+            if id.is_empty() || id.len() > MAX_EVENT_ID_LEN || id.chars().any(char::is_control) {
+                return Err(DomainError::validation(
+                    "eventId",
+                    format!("eventId is 1 to {MAX_EVENT_ID_LEN} printable characters"),
+                ));
+            }
+        }
+        let s = match session {
+            Some(id) => self.checkout.session_of(&link, id)?,
+            None => self.checkout.latest_session(&link)?,
+        };
+        // Sandbox ids are the caller's: namespaced by link, so `evt-1` on two links are two.
+        let id = match event_id {
+            Some(given) => format!("sandbox:{}:{given}", link.uid),
+            None => format!("sandbox:{}", self.k.crypto.new_uuid().simple()),
+        };
+        let trigger = "sandbox_processor";
+        match event {
+            SandboxEvent::Deposit { amount, hold } => {
+                self.checkout.deposit(&link, s, amount, hold, &id, trigger)
+            }
+            SandboxEvent::Settle => {
+                self.checkout
+                    .settle(&link, s, &format!("{id}:settled"), trigger)
+            }
+            SandboxEvent::Expire => {
+                let ev = match s.status {
+                    SessionStatus::Quote => SessionEvent::QuoteExpired,
+                    _ => SessionEvent::RequestExpired,
+                };
+                self.checkout.simple_move(&link, s, ev, trigger, Some(&id))
+            }
+            SandboxEvent::Fail => {
+                let mut s = s;
+                s.error_message = Some("the processor could not complete the payment".into());
+                self.checkout
+                    .simple_move(&link, s, SessionEvent::Fail, trigger, Some(&id))
+            }
+            SandboxEvent::Refund => {
+                let ev = match s.status {
+                    SessionStatus::RefundPending => SessionEvent::Refunded,
+                    _ => SessionEvent::RequestRefund,
+                };
+                if ev == SessionEvent::Refunded && !s.settlement.contains_key("refundAddress") {
+                    return Err(DomainError::validation(
+                        "type",
+                        "the payer has not given a refund address yet",
+                    ));
+                }
+                self.checkout.simple_move(&link, s, ev, trigger, Some(&id))
+            }
+        }
+    }
+
+    /// The calling company's test clock (sandbox mode).
+    pub fn test_clock_now(&self, p: &Principal) -> DomainResult<Timestamp> {
+        if !self.enabled {
+            return Err(DomainError::NotFound { kind: "Test clock" });
+        }
+        p.authorize(Scope::SettingsRead)?;
+        self.tenancy.company_now(p.company_id)
+    }
+
+    /// Moves the calling company's test clock forward by `seconds` (1 to one year; at most ten
+    /// years ahead in all) and runs the work that became due. Only that company's links,
+    /// sessions and retries follow it; a credential that may change the company's settings
+    /// moves it.
+    pub fn advance_test_clock(&self, p: &Principal, seconds: i64) -> DomainResult<Timestamp> {
+        if !self.enabled {
+            return Err(DomainError::NotFound { kind: "Test clock" });
+        }
+        p.authorize(Scope::SettingsWrite)?;
+        let by = clock::advance_ms(seconds)?;
+        let offset = self
+            .tenancy
+            .advance_test_clock(p.company_id, by, clock::MAX_OFFSET_MS)?
+            .ok_or_else(|| {
+                DomainError::validation(
+                    "advanceSeconds",
+                    "the test clock may run at most ten years ahead of real time",
+                )
+            })?;
+        // The company's links may have expired on its new clock.
+        self.links.changed();
+        // Everything due now, in bounded rounds.
+        for _ in 0..100 {
+            let report = self.checkout.run_due_work(DUE_BATCH)?;
+            if report.moved == 0 {
+                break;
+            }
+        }
+        Ok(clock::company_now(self.k.now(), offset))
+    }
+}

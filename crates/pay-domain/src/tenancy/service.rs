@@ -1,0 +1,485 @@
+//! Tenancy use cases: bootstrap and members, API-key and sign-in credentials, key management,
+//! and each company's own clock.
+
+use std::sync::Arc;
+
+use time::Duration;
+
+use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::ids::{CompanyId, FormKeyId, KeyId, PartnerId, SessionId, UserId};
+use crate::kernel::secret::Secret;
+use crate::kernel::service::Kernel;
+use crate::kernel::timestamp::Timestamp;
+use crate::kernel::validate;
+use crate::settings::PaySettings;
+use crate::tenancy::keys::{
+    needs_touch, Integration, NewIntegrationInput, StoredIntegration, APP_SLUG,
+};
+use crate::tenancy::ports::{NewTenant, StoredSession, TenancyPorts};
+use crate::tenancy::{
+    normalize_email, Company, Credential, Membership, Permission, Principal, Role, Theme,
+    UserRecord,
+};
+
+/// How long a signed-in session lasts.
+pub const SESSION_TTL: Duration = Duration::hours(12);
+/// Shortest password accepted.
+pub const MIN_PASSWORD_LEN: usize = 10;
+
+fn check_password(password: &Secret) -> DomainResult<()> {
+    if password.expose().chars().count() < MIN_PASSWORD_LEN {
+        return Err(DomainError::validation(
+            "password",
+            format!("password must be at least {MIN_PASSWORD_LEN} characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// What `bootstrap` created (or found).
+#[derive(Debug, Clone)]
+pub struct BootstrapOutcome {
+    pub company_id: CompanyId,
+    pub user_id: UserId,
+    pub key_id: KeyId,
+    /// `None` when the e-mail already existed: a secret is never shown twice.
+    pub key_secret: Option<Secret>,
+    pub form_key_id: FormKeyId,
+    pub created: bool,
+}
+
+/// A new session's secrets, returned once.
+#[derive(Debug, Clone)]
+pub struct LoginOutcome {
+    pub session_token: Secret,
+    pub csrf_token: Secret,
+    pub expires_at: Timestamp,
+}
+
+/// A signed-in user, resolved from the session cookie.
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    pub session: StoredSession,
+}
+
+/// Users, companies, credentials and keys, over the tenancy ports only.
+#[derive(Clone)]
+pub struct TenancyService {
+    pub(crate) k: Kernel,
+    store: Arc<dyn TenancyPorts>,
+}
+
+impl std::fmt::Debug for TenancyService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TenancyService").finish_non_exhaustive()
+    }
+}
+
+impl TenancyService {
+    pub(crate) fn new(k: Kernel, store: Arc<dyn TenancyPorts>) -> TenancyService {
+        TenancyService { k, store }
+    }
+
+    /// Whether no user exists yet (the first start of an empty database).
+    pub fn is_empty(&self) -> DomainResult<bool> {
+        self.store.is_empty()
+    }
+
+    /// Now on `company`'s clock: real time plus its sandbox test clock's offset. For what the
+    /// company owns and schedules (`crate::sandbox::clock`). The anonymous links' owner has
+    /// no clock of its own: real time.
+    pub(crate) fn company_now(&self, company: CompanyId) -> DomainResult<Timestamp> {
+        if company == crate::links::ANONYMOUS_COMPANY {
+            return Ok(self.k.now());
+        }
+        let (c, _) = self.company_with_settings(company)?;
+        Ok(self.company_now_of(&c))
+    }
+
+    pub(crate) fn company_now_of(&self, company: &Company) -> Timestamp {
+        crate::sandbox::clock::company_now(self.k.now(), company.test_clock_offset_ms)
+    }
+
+    /// Moves the company's test clock (see `TenancyStore::advance_test_clock`).
+    pub(crate) fn advance_test_clock(
+        &self,
+        company: CompanyId,
+        by_ms: i64,
+        max_offset_ms: i64,
+    ) -> DomainResult<Option<i64>> {
+        self.store.advance_test_clock(company, by_ms, max_offset_ms)
+    }
+
+    /// Records a use of the key (at most once a minute).
+    pub(crate) fn touch_key(&self, integration: &Integration) -> DomainResult<()> {
+        let now = self.k.now();
+        if needs_touch(integration.last_used_at, now) {
+            self.store.touch_integration(integration.partner_id, now)?;
+        }
+        Ok(())
+    }
+
+    fn new_integration(
+        &self,
+        company_id: CompanyId,
+        input: NewIntegrationInput,
+    ) -> DomainResult<(StoredIntegration, Secret)> {
+        let key_id = self
+            .k
+            .new_public_id(KeyId::RANDOM_LEN, KeyId::from_random)?;
+        let form_key_id = self
+            .k
+            .new_public_id(FormKeyId::RANDOM_LEN, FormKeyId::from_random)?;
+        let secret = self.k.new_secret("mksec_");
+        let integration = Integration {
+            partner_id: PartnerId(self.k.crypto.new_uuid()),
+            company_id,
+            key_id,
+            form_key_id,
+            name: input.name,
+            app_slug: input.app_slug,
+            allowed_origins: input.allowed_origins,
+            enabled: true,
+            created_at: self.k.now(),
+            last_used_at: None,
+        };
+        let stored = StoredIntegration {
+            integration,
+            secret_digest: self.k.crypto.digest(secret.expose()),
+        };
+        Ok((stored, secret))
+    }
+
+    /// Creates a user, a company owned by that user, its settings and an API key. Idempotent on
+    /// the e-mail: an existing user gets back their first company and key, without a secret.
+    pub fn bootstrap(
+        &self,
+        company_name: &str,
+        email: &str,
+        password: &Secret,
+    ) -> DomainResult<BootstrapOutcome> {
+        validate::text("company", company_name, 200, false)?;
+        let email = normalize_email(email);
+        validate::email("email", &email)?;
+        if let Some(user) = self.store.user_by_email(&email)? {
+            let first = self
+                .store
+                .memberships(user.id)?
+                .into_iter()
+                .next()
+                .ok_or_else(|| {
+                    DomainError::Internal("bootstrap: existing user has no company".into())
+                })?;
+            let key = self
+                .store
+                .integrations(first.company_id)?
+                .into_iter()
+                .last()
+                .ok_or_else(|| DomainError::Internal("bootstrap: company has no key".into()))?;
+            return Ok(BootstrapOutcome {
+                company_id: first.company_id,
+                user_id: user.id,
+                key_id: key.key_id,
+                key_secret: None,
+                form_key_id: key.form_key_id,
+                created: false,
+            });
+        }
+        check_password(password)?;
+        let now = self.k.now();
+        let user = UserRecord {
+            id: UserId(self.k.crypto.new_uuid()),
+            email,
+            password_hash: self.k.crypto.hash_password(password.expose())?,
+            created_at: now,
+        };
+        let company = Company {
+            id: CompanyId(self.k.crypto.new_uuid()),
+            name: company_name.trim().to_owned(),
+            picture_url: None,
+            logo_url: None,
+            theme: Theme::System,
+            created_at: now,
+            test_clock_offset_ms: 0,
+        };
+        let (integration, secret) = self.new_integration(
+            company.id,
+            NewIntegrationInput {
+                name: "Default key".into(),
+                app_slug: APP_SLUG.into(),
+                allowed_origins: vec![],
+            },
+        )?;
+        let outcome = BootstrapOutcome {
+            company_id: company.id,
+            user_id: user.id,
+            key_id: integration.integration.key_id.clone(),
+            key_secret: Some(secret),
+            form_key_id: integration.integration.form_key_id.clone(),
+            created: true,
+        };
+        self.store.create_tenant(&NewTenant {
+            owner: user.id,
+            new_user: Some(user),
+            settings: PaySettings::new_company_default(&self.k.assets),
+            company,
+            integration,
+        })?;
+        Ok(outcome)
+    }
+
+    /// Adds a person to a company with a role (operator command; the dashboard invites later).
+    /// A new e-mail creates the user with `password`; an existing user keeps theirs.
+    pub fn add_member(
+        &self,
+        company: CompanyId,
+        email: &str,
+        password: &Secret,
+        role: Role,
+    ) -> DomainResult<UserId> {
+        let email = normalize_email(email);
+        validate::email("email", &email)?;
+        if self.store.company_with_settings(company)?.is_none() {
+            return Err(DomainError::NotFound { kind: "Company" });
+        }
+        let now = self.k.now();
+        let existing = self.store.user_by_email(&email)?;
+        let new_user = match existing {
+            Some(_) => None,
+            None => {
+                check_password(password)?;
+                Some(UserRecord {
+                    id: UserId(self.k.crypto.new_uuid()),
+                    email,
+                    password_hash: self.k.crypto.hash_password(password.expose())?,
+                    created_at: now,
+                })
+            }
+        };
+        let user_id = match (&existing, &new_user) {
+            (Some(u), _) | (None, Some(u)) => u.id,
+            (None, None) => unreachable!("one of the two is set above"),
+        };
+        if existing.is_some() && self.store.role(user_id, company)?.is_some() {
+            return Err(DomainError::validation(
+                "email",
+                "already a member of this company",
+            ));
+        }
+        self.store
+            .add_member(new_user.as_ref(), user_id, company, role, now)?;
+        Ok(user_id)
+    }
+
+    /// Resolves an API-key pair. Only one header: `Unauthorized`; a wrong, unknown or disabled
+    /// pair: `InvalidCredentials`.
+    pub fn authenticate_api_key(
+        &self,
+        key_id: Option<&str>,
+        secret: Option<&str>,
+    ) -> DomainResult<Principal> {
+        let (Some(key_id), Some(secret)) = (key_id, secret) else {
+            return Err(DomainError::Unauthorized);
+        };
+        let key_id = KeyId::parse(key_id).ok_or(DomainError::InvalidCredentials)?;
+        if !secret.starts_with("mksec_") {
+            return Err(DomainError::InvalidCredentials);
+        }
+        let stored = self
+            .store
+            .integration_by_key_id(&key_id)?
+            .ok_or(DomainError::InvalidCredentials)?;
+        if !self.k.crypto.digest_matches(secret, &stored.secret_digest)
+            || !stored.integration.enabled
+        {
+            return Err(DomainError::InvalidCredentials);
+        }
+        let now = self.k.now();
+        if needs_touch(stored.integration.last_used_at, now) {
+            self.store
+                .touch_integration(stored.integration.partner_id, now)?;
+        }
+        Ok(Principal {
+            company_id: stored.integration.company_id,
+            credential: Credential::ApiKey {
+                partner_id: stored.integration.partner_id,
+            },
+        })
+    }
+
+    /// Signs a user in: the same error for an unknown e-mail and a wrong password, and at most
+    /// `limits.login` attempts per e-mail and address in its window; a success clears them.
+    pub fn login(
+        &self,
+        email: &str,
+        password: &Secret,
+        client_addr: &str,
+    ) -> DomainResult<LoginOutcome> {
+        let email = normalize_email(email);
+        let now = self.k.now();
+        // Every attempt counts before the password is checked, so parallel guesses cannot
+        // pass the limit together; a success forgets the bucket.
+        let key = format!("login:{email}|{client_addr}");
+        self.k.throttle(&key, &self.k.limits.login)?;
+        let user = self.store.user_by_email(&email)?;
+        let ok = self.k.crypto.verify_password(
+            password.expose(),
+            user.as_ref().map(|u| u.password_hash.as_str()),
+        );
+        let (true, Some(user)) = (ok, user) else {
+            return Err(DomainError::InvalidLogin);
+        };
+        let company = self
+            .store
+            .memberships(user.id)?
+            .into_iter()
+            .next()
+            .ok_or(DomainError::InvalidLogin)?;
+        self.k.clear_throttle(&key)?;
+        let token = self.k.new_secret("pss_");
+        let csrf = self.k.new_secret("");
+        let session = StoredSession {
+            id: SessionId(self.k.crypto.new_uuid()),
+            token_digest: self.k.crypto.digest(token.expose()),
+            csrf_digest: self.k.crypto.digest(csrf.expose()),
+            user_id: user.id,
+            company_id: company.company_id,
+            created_at: now,
+            expires_at: now.plus(SESSION_TTL),
+        };
+        self.store.insert_session(&session)?;
+        Ok(LoginOutcome {
+            session_token: token,
+            csrf_token: csrf,
+            expires_at: session.expires_at,
+        })
+    }
+
+    /// Resolves a session cookie; an unknown or expired session is `Unauthorized`.
+    pub fn authenticate_session(&self, token: &str) -> DomainResult<SignedIn> {
+        let session = self
+            .store
+            .session_by_token(&self.k.crypto.digest(token))?
+            .ok_or(DomainError::Unauthorized)?;
+        if session.expires_at <= self.k.now() {
+            return Err(DomainError::Unauthorized);
+        }
+        Ok(SignedIn { session })
+    }
+
+    /// Checks the CSRF token of a session-authenticated mutation (403 when wrong or missing).
+    pub fn check_csrf(&self, signed_in: &SignedIn, token: Option<&str>) -> DomainResult<()> {
+        match token {
+            Some(t)
+                if self
+                    .k
+                    .crypto
+                    .digest_matches(t, &signed_in.session.csrf_digest) =>
+            {
+                Ok(())
+            }
+            _ => Err(DomainError::Forbidden),
+        }
+    }
+
+    /// The principal a session acts as on payment routes: its current company and role.
+    pub fn session_principal(&self, signed_in: &SignedIn) -> DomainResult<Principal> {
+        let s = &signed_in.session;
+        let role = self
+            .store
+            .role(s.user_id, s.company_id)?
+            .ok_or(DomainError::Forbidden)?;
+        Ok(Principal {
+            company_id: s.company_id,
+            credential: Credential::Session {
+                session_id: s.id,
+                user_id: s.user_id,
+                role,
+            },
+        })
+    }
+
+    pub fn logout(&self, token: &str) -> DomainResult<()> {
+        self.store.delete_session(&self.k.crypto.digest(token))
+    }
+
+    /// The teams the signed-in user belongs to.
+    pub fn companies(&self, signed_in: &SignedIn) -> DomainResult<Vec<Membership>> {
+        self.store.memberships(signed_in.session.user_id)
+    }
+
+    /// The user's role in a company named in a dashboard path; not a member is `Forbidden`.
+    pub(crate) fn team_role(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+        need: Option<Permission>,
+    ) -> DomainResult<Role> {
+        let role = self
+            .store
+            .role(signed_in.session.user_id, company)?
+            .ok_or(DomainError::Forbidden)?;
+        match need {
+            Some(p) if !role.has(p) => Err(DomainError::Forbidden),
+            _ => Ok(role),
+        }
+    }
+
+    pub fn create_integration(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+        input: NewIntegrationInput,
+    ) -> DomainResult<(Integration, Secret)> {
+        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+        input.validate()?;
+        let (stored, secret) = self.new_integration(company, input)?;
+        self.store.insert_integration(&stored)?;
+        Ok((stored.integration, secret))
+    }
+
+    pub fn list_integrations(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+    ) -> DomainResult<Vec<Integration>> {
+        self.team_role(signed_in, company, None)?;
+        self.store.integrations(company)
+    }
+
+    pub fn set_integration_enabled(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+        partner: PartnerId,
+        enabled: bool,
+    ) -> DomainResult<Integration> {
+        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+        self.store
+            .set_integration_enabled(company, partner, enabled)?
+            .ok_or(DomainError::ApiKeyNotFound)
+    }
+
+    pub fn delete_integration(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+        partner: PartnerId,
+    ) -> DomainResult<()> {
+        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+        if self.store.delete_integration(company, partner)? {
+            Ok(())
+        } else {
+            Err(DomainError::ApiKeyNotFound)
+        }
+    }
+
+    pub(crate) fn company_with_settings(
+        &self,
+        company: CompanyId,
+    ) -> DomainResult<(Company, PaySettings)> {
+        self.store
+            .company_with_settings(company)?
+            .ok_or_else(|| DomainError::Internal(format!("company {company} has no settings")))
+    }
+}
