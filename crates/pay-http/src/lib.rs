@@ -2,17 +2,10 @@
 //! error mapping and the OpenAPI document. It knows the domain and nothing else; the binary
 //! hands it a ready `Pay`.
 
-pub mod auth;
-pub mod checkout_page;
-pub mod cors;
-pub mod dto;
-pub mod error;
-pub mod exact_json;
-pub mod json;
-pub mod limits;
+pub mod api;
+pub mod edge;
 pub mod openapi;
-pub mod routes;
-pub mod telemetry;
+pub mod pages;
 
 use std::net::TcpListener;
 
@@ -20,8 +13,9 @@ use actix_web::dev::Server;
 use actix_web::{middleware, web, App, HttpRequest, HttpServer};
 use pay_domain::app::Pay;
 
-use crate::error::ApiError;
-use crate::routes::{checkout, companies, gateway, links, meta, session, settings, webhooks};
+use crate::api::{checkout, companies, links, meta, session, settings, webhooks};
+use crate::edge::error::ApiError;
+use crate::pages::gateway;
 
 /// Settings of the HTTP edge.
 #[derive(Debug, Clone)]
@@ -53,7 +47,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(links::list_links)
         .service(links::get_link)
         .service(links::update_link_status)
-        .service(routes::mail::send_request_email)
+        .service(api::mail::send_request_email)
         .service(checkout::checkout_view)
         .service(checkout::start_session)
         .service(checkout::get_session)
@@ -79,10 +73,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(webhooks::send_test_event)
         .service(webhooks::get_delivery)
         .service(webhooks::resend_delivery);
-    checkout_page::configure(cfg);
+    crate::pages::checkout::configure(cfg);
     // Registered after the handlers: a known path with another method lands here (405, with
     // `Allow` naming the path's methods as the OpenAPI document gives them).
-    for path in ROUTE_PATHS.iter().chain(checkout_page::PATHS) {
+    for path in ROUTE_PATHS.iter().chain(crate::pages::checkout::PATHS) {
         let allow = allowed_methods(path);
         cfg.service(web::resource(*path).to(move || {
             let allow = allow.clone();
@@ -173,7 +167,7 @@ pub fn build_server(
     let blocking = config.blocking_threads_per_worker.max(1);
     let pay = web::Data::new(pay);
     // The page cache hears of link changes for as long as the server runs.
-    let links_epoch = std::sync::Arc::new(checkout_page::cache::LinkEpoch::default());
+    let links_epoch = std::sync::Arc::new(crate::pages::checkout::cache::LinkEpoch::default());
     let observer: std::sync::Arc<dyn pay_domain::links::ports::LinkObserver> = links_epoch.clone();
     pay.links().observe(&observer);
     let links_epoch = web::Data::from(links_epoch);
@@ -186,16 +180,16 @@ pub fn build_server(
             .app_data(zones.clone())
             .app_data(links_epoch.clone())
             // One per worker thread: answered on the event loop without a lock.
-            .app_data(web::Data::new(checkout_page::cache::PageCache::new(
-                pay.random_alphanumeric(32),
-            )))
+            .app_data(web::Data::new(
+                crate::pages::checkout::cache::PageCache::new(pay.random_alphanumeric(32)),
+            ))
             .configure(configure)
             .default_service(web::to(|req: HttpRequest| async move {
                 actix_web::ResponseError::error_response(&not_found(req).await)
             }))
-            .wrap(middleware::from_fn(limits::header_limits))
-            .wrap(middleware::from_fn(cors::public_cors))
-            .wrap(middleware::from_fn(telemetry::request_span))
+            .wrap(middleware::from_fn(edge::limits::header_limits))
+            .wrap(middleware::from_fn(edge::cors::public_cors))
+            .wrap(middleware::from_fn(edge::telemetry::request_span))
     })
     .workers(workers.max(1))
     .worker_max_blocking_threads(blocking)

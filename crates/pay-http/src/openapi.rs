@@ -5,9 +5,9 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder};
 use utoipa::{Modify, OpenApi, PartialSchema};
 
-use crate::checkout_page;
-use crate::error::ErrorBody;
-use crate::routes::{checkout, companies, gateway, links, meta, session, settings, webhooks};
+use crate::api::{checkout, companies, links, meta, session, settings, webhooks};
+use crate::edge::error::ErrorBody;
+use crate::pages::gateway;
 
 #[derive(Debug, OpenApi)]
 #[openapi(
@@ -34,15 +34,15 @@ use crate::routes::{checkout, companies, gateway, links, meta, session, settings
         links::list_links,
         links::get_link,
         links::update_link_status,
-        crate::routes::mail::send_request_email,
+        crate::api::mail::send_request_email,
         checkout::manual_resolution,
         checkout::checkout_view,
-        checkout_page::checkout_page,
-        checkout_page::start,
-        checkout_page::accept,
-        checkout_page::cancel,
-        checkout_page::refresh,
-        checkout_page::refund_address,
+        crate::pages::checkout::checkout_page,
+        crate::pages::checkout::start,
+        crate::pages::checkout::accept,
+        crate::pages::checkout::cancel,
+        crate::pages::checkout::refresh,
+        crate::pages::checkout::refund_address,
         checkout::start_session,
         checkout::get_session,
         checkout::accept_session,
@@ -214,21 +214,21 @@ impl Modify for Security {
         components.add_security_scheme(
             "apiKeyId",
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
-                crate::auth::KEY_ID_HEADER,
+                crate::edge::credentials::KEY_ID_HEADER,
                 "Public key id (`mk_pay_...`); send together with x-svc-key-secret",
             ))),
         );
         components.add_security_scheme(
             "apiKeySecret",
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
-                crate::auth::KEY_SECRET_HEADER,
+                crate::edge::credentials::KEY_SECRET_HEADER,
                 "Key secret (`mksec_...`), shown once at creation",
             ))),
         );
         components.add_security_scheme(
             "session",
             SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
-                crate::auth::SESSION_COOKIE,
+                crate::edge::credentials::SESSION_COOKIE,
                 "Signed-in session from POST /auth/login; mutations also need x-csrf-token",
             ))),
         );
@@ -267,7 +267,10 @@ mod tests {
     fn every_served_path_is_in_the_document() {
         let doc: serde_json::Value = serde_json::from_str(&super::document()).unwrap();
         let paths = doc["paths"].as_object().unwrap();
-        for path in crate::ROUTE_PATHS.iter().chain(crate::checkout_page::PATHS) {
+        for path in crate::ROUTE_PATHS
+            .iter()
+            .chain(crate::pages::checkout::PATHS)
+        {
             assert!(
                 paths.contains_key(*path),
                 "{path} is served but not documented"

@@ -6,6 +6,7 @@ pub mod address;
 pub mod amount;
 pub mod assets;
 pub mod error;
+pub mod html;
 pub mod ids;
 pub mod ports;
 pub mod ratelimit;

@@ -348,22 +348,6 @@ pub struct RenderedMail {
     pub html: String,
 }
 
-/// Escapes text for HTML element content and quoted attribute values.
-pub fn html_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// One line: every run of whitespace or control characters becomes one space (the subject is a
 /// header; merchant text may hold newlines).
 fn one_line(s: &str) -> String {
@@ -430,7 +414,7 @@ pub fn render_payment_request(link: &PaymentLink, public_url: &str) -> RenderedM
     }
     text.push_str("\nIf you did not expect this request, you can ignore this message.\n");
 
-    let e = html_escape;
+    let e = crate::kernel::html::escape;
     let mut details = String::new();
     if let Some(t) = &title {
         details.push_str(&format!(

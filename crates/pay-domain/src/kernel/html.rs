@@ -1,0 +1,87 @@
+//! The one HTML escaper, for everything a page or a mail interpolates (the hosted checkout, the
+//! gateway's error pages, payment-request mails): titles, merchant names and URLs are user
+//! input. One function for element content and quoted attribute values, plus the URL filter
+//! that keeps `javascript:` and friends out of `href`.
+
+/// Escapes `s` for HTML element content and for a double- or single-quoted attribute value.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    escape_into(&mut out, s);
+    out
+}
+
+/// Appends `s` escaped to `out`.
+pub fn escape_into(out: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            // Controls other than tab and newline have no business in a page (and NUL is a
+            // parse error); they become the replacement character.
+            c if c.is_control() && c != '\n' && c != '\t' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+}
+
+/// A URL fit for `href`: absolute `http(s)`, no whitespace or controls, escaped. Anything else
+/// (a `javascript:` or `data:` URL that slipped through, a relative path) is `None` and the
+/// link is left out.
+pub fn safe_url(url: &str) -> Option<String> {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    let web = lower.starts_with("https://") || lower.starts_with("http://");
+    let clean = !url.chars().any(|c| c.is_whitespace() || c.is_control());
+    (web && clean && url.len() > 8).then(|| escape(url))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_quotes_and_ampersands() {
+        assert_eq!(
+            escape(r#"<script>alert("x")</script> & 'y'"#),
+            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;"
+        );
+        assert_eq!(escape("Acme & Sons <Ltd>"), "Acme &amp; Sons &lt;Ltd&gt;");
+        // Already escaped text is escaped again (no double-decoding surprises).
+        assert_eq!(escape("&amp;"), "&amp;amp;");
+        assert_eq!(escape("café ☕ 日本"), "café ☕ 日本");
+        assert_eq!(escape("a\u{0}b\u{7}c\nd"), "a\u{FFFD}b\u{FFFD}c\nd");
+        assert_eq!(escape(""), "");
+    }
+
+    #[test]
+    fn an_escaped_value_cannot_leave_its_attribute() {
+        let hostile = r#"" onmouseover="alert(1)" x='"#;
+        let html = format!("<a title=\"{}\">", escape(hostile));
+        assert_eq!(html.matches('"').count(), 2, "{html}");
+        assert!(!html.contains('\''), "{html}");
+    }
+
+    #[test]
+    fn only_web_urls_become_links() {
+        assert_eq!(
+            safe_url("https://shop.example/ok?a=1&b=\"2\"").as_deref(),
+            Some("https://shop.example/ok?a=1&amp;b=&quot;2&quot;")
+        );
+        assert!(safe_url("HTTP://shop.example/").is_some());
+        for bad in [
+            "javascript:alert(1)",
+            "JavaScript:alert(1)",
+            "data:text/html,<b>",
+            "//evil.example/",
+            "/relative",
+            "https://shop.example/a b",
+            "https://shop.example/\n",
+            "https://",
+            "",
+        ] {
+            assert_eq!(safe_url(bad), None, "{bad}");
+        }
+    }
+}

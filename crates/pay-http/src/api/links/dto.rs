@@ -1,0 +1,314 @@
+//! Request and response shapes of the links routes.
+
+use crate::api::schema;
+use crate::edge::json::non_null;
+use pay_domain::kernel::ids::{LinkUid, PaymentLinkId};
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::links::{Branding, CreateAnonymousLinkInput, CreateLinkInput, SettlementPriority};
+use pay_domain::links::{LinkStatus, PaymentLink, PaymentLinkPayload};
+use pay_domain::DomainError;
+use serde::Deserialize;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+/// The link fields as the domain takes them (`asset` and `currency` given apart).
+macro_rules! link_input {
+    ($r:expr, $asset:expr, $currency:expr) => {
+        CreateLinkInput {
+            title: $r.title,
+            description: $r.description,
+            amount: $r.amount,
+            fiat_currency: $r.fiat_currency,
+            currency: $currency,
+            asset: $asset,
+            skip_quote_acceptance: $r.skip_quote_acceptance,
+            fee_paid_by: $r.fee_paid_by,
+            order_id: $r.order_id,
+            invoice_pdf_url: $r.invoice_pdf_url,
+            customer_email: $r.customer_email,
+            client_id: $r.client_id,
+            return_url: $r.return_url,
+            success_url: $r.success_url,
+            failure_url: $r.failure_url,
+            expiration_time: $r.expiration_time,
+            metadata: $r.metadata,
+        }
+    };
+}
+
+data_list!(
+    PaymentLinkList,
+    PaymentLinkDto,
+    "Up to 200 newest payment links: `{\"data\": [...]}`."
+);
+
+// Fields keep their domain types and serialise straight into the response, so a list of 200
+// links allocates little.
+/// A payment link (`publicUrl` is the hosted checkout URL).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PaymentLinkDto {
+    #[schema(value_type = String, example = "0192f0c4-1a2b-7c3d-8e4f-0123456789ab")]
+    pub id: PaymentLinkId,
+    #[schema(value_type = String, example = "Xk3pQ9rT2mVw8LzA4bN7cD")]
+    pub uid: LinkUid,
+    #[schema(value_type = String, example = "active")]
+    pub status: LinkStatus,
+    #[schema(value_type = PayloadSchema)]
+    pub payload: PaymentLinkPayload,
+    #[schema(value_type = String, example = "2026-11-22T06:07:20.123Z")]
+    pub created_at: Timestamp,
+    #[schema(value_type = String, example = "2026-11-22T06:07:20.123Z")]
+    pub updated_at: Timestamp,
+    #[schema(value_type = Option<String>, example = "2026-11-23T06:07:20.123Z")]
+    pub expires_at: Option<Timestamp>,
+    #[serde(rename = "publicUrl")]
+    pub public_url: String,
+}
+
+impl PaymentLinkDto {
+    pub fn new(link: PaymentLink, public_pay_url: &str) -> Self {
+        PaymentLinkDto {
+            public_url: link.public_url(public_pay_url),
+            id: link.id,
+            uid: link.uid,
+            status: link.status,
+            created_at: link.created_at,
+            updated_at: link.updated_at,
+            expires_at: link.expires_at,
+            payload: link.payload,
+        }
+    }
+}
+
+/// A payment link with its latest session and timeline.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PaymentLinkDetailDto {
+    #[serde(flatten)]
+    pub link: PaymentLinkDto,
+    /// The latest payment session, or null before any payer started one.
+    #[serde(rename = "latestSession")]
+    pub latest_session: Option<crate::api::checkout::dto::PaymentSessionDto>,
+    /// Events of the link, oldest first.
+    pub timeline: Vec<crate::api::checkout::dto::TimelineEventDto>,
+}
+
+/// The stored link definition.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct PayloadSchema {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    #[schema(example = "12.50")]
+    pub amount: String,
+    pub fiat_currency: Option<String>,
+    #[schema(example = "USDC")]
+    pub currency: String,
+    #[schema(example = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")]
+    pub asset: String,
+    pub skip_quote_acceptance: Option<bool>,
+    #[schema(example = "merchant")]
+    pub fee_paid_by: Option<String>,
+    pub order_id: Option<String>,
+    pub invoice_pdf_url: Option<String>,
+    pub customer_email: Option<String>,
+    pub client_id: Option<String>,
+    pub return_url: Option<String>,
+    pub success_url: Option<String>,
+    pub failure_url: Option<String>,
+    #[schema(example = "24h")]
+    pub expiration_time: String,
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Map<String, Value>>,
+    #[schema(example = "merchant_target_net_v2")]
+    pub runtime_mode: String,
+    #[schema(example = "v2")]
+    pub billing_version: String,
+    pub merchant_name: Option<String>,
+    pub merchant_picture_url: Option<String>,
+    pub merchant_logo_url: Option<String>,
+    #[schema(example = "system")]
+    pub merchant_payment_link_theme: Option<String>,
+}
+
+/// An anonymous link: the link, and its callback's signing secret when a `webhookUrl` was
+/// given (shown this once).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AnonymousLinkDto {
+    #[serde(flatten)]
+    pub link: PaymentLinkDto,
+    #[serde(rename = "webhookSecret", skip_serializing_if = "Option::is_none")]
+    pub webhook_secret: Option<String>,
+}
+
+/// The fields of a new payment link, shared by the partner create and the anonymous create
+/// (serde cannot refuse unknown fields of a flattened struct, so each body lists them).
+macro_rules! link_request {
+    ($(#[$meta:meta])* $name:ident { $($extra:tt)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Deserialize, ToSchema)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        pub struct $name {
+            #[serde(default)]
+            #[schema(schema_with = schema::title)]
+            pub title: Option<String>,
+            #[serde(default)]
+            #[schema(schema_with = schema::description)]
+            pub description: Option<String>,
+            #[schema(schema_with = schema::amount)]
+            pub amount: String,
+            #[serde(default)]
+            #[schema(schema_with = schema::fiat_currency)]
+            pub fiat_currency: Option<String>,
+            #[serde(default)]
+            pub skip_quote_acceptance: Option<bool>,
+            #[serde(default)]
+            #[schema(schema_with = schema::fee_paid_by)]
+            pub fee_paid_by: Option<String>,
+            #[serde(default)]
+            #[schema(schema_with = schema::order_id)]
+            pub order_id: Option<String>,
+            #[serde(default)]
+            #[schema(schema_with = schema::link_url)]
+            pub invoice_pdf_url: Option<String>,
+            #[serde(default)]
+            #[schema(schema_with = schema::customer_email)]
+            pub customer_email: Option<String>,
+            #[serde(default)]
+            #[schema(schema_with = schema::client_id)]
+            pub client_id: Option<String>,
+            #[serde(default)]
+            #[schema(schema_with = schema::link_url)]
+            pub return_url: Option<String>,
+            #[serde(default)]
+            #[schema(schema_with = schema::link_url)]
+            pub success_url: Option<String>,
+            #[serde(default)]
+            #[schema(schema_with = schema::link_url)]
+            pub failure_url: Option<String>,
+            #[serde(default)]
+            #[schema(schema_with = schema::expiration_time)]
+            pub expiration_time: Option<String>,
+            #[serde(default)]
+            #[schema(schema_with = schema::metadata)]
+            pub metadata: Option<Map<String, Value>>,
+            $($extra)*
+        }
+    };
+}
+
+link_request!(
+    /// Body of `POST /api/partner/v1/pay/payment-links`. Only `amount` is required.
+    CreatePaymentLinkRequest {
+        #[serde(default)]
+        #[schema(schema_with = schema::currency)]
+        pub currency: Option<String>,
+        /// Exact destination asset identifier, one of the company's enabled assets
+        /// (`GET /api/partner/v1/pay/destination-assets`). With `currency`, it must be its symbol.
+        #[serde(default)]
+        #[schema(example = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")]
+        pub asset: Option<String>,
+    }
+);
+
+impl From<CreatePaymentLinkRequest> for CreateLinkInput {
+    fn from(r: CreatePaymentLinkRequest) -> Self {
+        link_input!(r, r.asset, r.currency)
+    }
+}
+
+/// One settlement priority: an asset identifier and the address to settle it to.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SettlementPriorityRequest {
+    #[schema(example = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")]
+    pub asset: String,
+    #[schema(schema_with = schema::settlement_address)]
+    pub address: String,
+}
+
+/// `settlement` of an anonymous link.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SettlementRequest {
+    /// 1 to 10; the first one the service can settle wins.
+    #[schema(min_items = 1, max_items = 10)]
+    pub priorities: Vec<SettlementPriorityRequest>,
+}
+
+/// `branding` of an anonymous link.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BrandingRequest {
+    #[serde(default)]
+    #[schema(schema_with = schema::branding_name)]
+    pub name: Option<String>,
+    #[serde(default)]
+    #[schema(schema_with = schema::logo_url)]
+    pub logo_url: Option<String>,
+    #[serde(default)]
+    #[schema(schema_with = schema::theme)]
+    pub theme: Option<String>,
+}
+
+link_request!(
+    /// Body of an anonymous link: the link fields (without `asset` and `currency`, which the
+    /// priorities decide) plus `settlement`, `branding` and `webhookUrl`.
+    CreateAnonymousLinkRequest {
+        /// Where to settle (required).
+        #[serde(default, deserialize_with = "non_null")]
+        #[schema(required = true, nullable = false)]
+        pub settlement: Option<SettlementRequest>,
+        #[serde(default)]
+        pub branding: Option<BrandingRequest>,
+        #[serde(default)]
+        #[schema(schema_with = schema::webhook_url)]
+        pub webhook_url: Option<String>,
+        /// Not taken: the priorities decide (read only to refuse it by name).
+        #[serde(default)]
+        #[schema(ignore)]
+        pub currency: Option<String>,
+        /// Not taken: the priorities decide (read only to refuse it by name).
+        #[serde(default)]
+        #[schema(ignore)]
+        pub asset: Option<String>,
+    }
+);
+
+impl TryFrom<CreateAnonymousLinkRequest> for CreateAnonymousLinkInput {
+    type Error = DomainError;
+
+    fn try_from(r: CreateAnonymousLinkRequest) -> Result<Self, DomainError> {
+        let settlement = r.settlement.ok_or_else(|| {
+            DomainError::validation("settlement.priorities", "settlement.priorities is required")
+        })?;
+        let branding = r.branding.unwrap_or_default();
+        Ok(CreateAnonymousLinkInput {
+            priorities: settlement
+                .priorities
+                .into_iter()
+                .map(|p| SettlementPriority {
+                    asset: p.asset,
+                    address: p.address,
+                })
+                .collect(),
+            branding: Branding {
+                name: branding.name,
+                logo_url: branding.logo_url,
+                theme: branding.theme,
+            },
+            webhook_url: r.webhook_url,
+            link: link_input!(r, r.asset, r.currency),
+        })
+    }
+}
+
+/// Body of `PATCH /api/partner/v1/pay/payment-links/{uid}`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateLinkStatusRequest {
+    /// `active`, `paused` or `archived`.
+    #[schema(schema_with = schema::link_status)]
+    pub status: String,
+}

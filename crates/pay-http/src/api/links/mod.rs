@@ -1,0 +1,181 @@
+//! Payment links: create, list, detail, status.
+
+pub mod dto;
+
+use actix_web::{get, patch, post, web, HttpRequest, HttpResponse};
+use pay_domain::app::Pay;
+use pay_domain::links::{CreateAnonymousLinkInput, CreateLinkInput, LinkStatus};
+use pay_domain::DomainError;
+
+use crate::api::links::dto::{
+    AnonymousLinkDto, CreateAnonymousLinkRequest, CreatePaymentLinkRequest, PaymentLinkDetailDto,
+    PaymentLinkDto, PaymentLinkList, UpdateLinkStatusRequest,
+};
+use crate::edge::credentials::{blocking, Credentials};
+use crate::edge::error::{ApiError, ErrorBody};
+use crate::edge::json::JsonBody;
+
+async fn anonymous(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    body: JsonBody,
+) -> Result<HttpResponse, ApiError> {
+    let addr = crate::edge::client_addr(&req);
+    let p = pay.clone();
+    let (link, secret) = blocking(move || {
+        let input = CreateAnonymousLinkInput::try_from(body.read::<CreateAnonymousLinkRequest>()?)?;
+        Ok(p.links().create_anonymous_link(input, &addr)?)
+    })
+    .await?;
+    Ok(HttpResponse::Created()
+        .insert_header(("cache-control", "no-store"))
+        .json(AnonymousLinkDto {
+            link: PaymentLinkDto::new(link, pay.public_pay_url()),
+            webhook_secret: secret.map(|s| s.expose().to_owned()),
+        }))
+}
+
+/// Create an anonymous one-time link: no account; it settles to the first of your
+/// `settlement.priorities` the service can settle, is branded with `branding`, and reports to
+/// `webhookUrl` with a signing secret returned only here. 30 per minute per client address.
+#[utoipa::path(
+    tag = "Payment links",
+    request_body = CreateAnonymousLinkRequest,
+    responses(
+        (status = 201, description = "The link, and `webhookSecret` when a `webhookUrl` was given", body = AnonymousLinkDto),
+        (status = 400, description = "Invalid body; `invalid_destination_asset` when no priority can be settled", body = ErrorBody),
+        (status = 429, description = "Too many from this address; see `Retry-After`", body = ErrorBody),
+    )
+)]
+#[post("/api/public/anonymous-payment-links")]
+pub async fn create_anonymous_link(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    body: JsonBody,
+) -> Result<HttpResponse, ApiError> {
+    anonymous(pay, req, body).await
+}
+
+/// Create a payment link.
+#[utoipa::path(
+    tag = "Payment links",
+    request_body(
+        content = CreatePaymentLinkRequest,
+        description = "With a credential, this body. Without any credential (the optional `{}` security), the body of `POST /api/public/anonymous-payment-links`, which creates an anonymous one-time link"
+    ),
+    security((), ("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
+    responses(
+        (status = 201, description = "The new link (without any credential: an anonymous one-time link, as `POST /api/public/anonymous-payment-links`)", body = PaymentLinkDto),
+        (status = 429, description = "Without a credential: more than 30 anonymous links a minute from this address; see `Retry-After`", body = ErrorBody),
+        (status = 400, description = "Invalid body (`invalid_json`, `unknown_field`, `validation_failed`, `invalid_destination_asset`, `ambiguous_currency`, `missing_destination_asset`)", body = ErrorBody),
+        (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
+        (status = 403, description = "Session without `settings.manage` or CSRF token", body = ErrorBody),
+        (status = 413, description = "Body over 64 KiB", body = ErrorBody),
+        (status = 415, description = "Not application/json", body = ErrorBody),
+    )
+)]
+#[post("/api/partner/v1/pay/payment-links")]
+pub async fn create_link(
+    pay: web::Data<Pay>,
+    creds: Credentials,
+    req: HttpRequest,
+    body: JsonBody,
+) -> Result<HttpResponse, ApiError> {
+    // Without any credential the spec creates an anonymous one-time link. Half a key pair, a
+    // bad session or an `Authorization` header is still a credential, and fails as one.
+    if matches!(creds, Credentials::None) {
+        return anonymous(pay, req, body).await;
+    }
+    let p = pay.clone();
+    let link = blocking(move || {
+        let principal = creds.principal(&p)?;
+        let input = CreateLinkInput::from(body.read::<CreatePaymentLinkRequest>()?);
+        Ok(p.links().create_link(&principal, input)?)
+    })
+    .await?;
+    Ok(HttpResponse::Created().json(PaymentLinkDto::new(link, pay.public_pay_url())))
+}
+
+/// List up to 200 newest payment links.
+#[utoipa::path(
+    tag = "Payment links",
+    security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
+    responses(
+        (status = 200, description = "Newest first; anonymous links excluded", body = PaymentLinkList),
+        (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
+    )
+)]
+#[get("/api/partner/v1/pay/payment-links")]
+pub async fn list_links(pay: web::Data<Pay>, creds: Credentials) -> Result<HttpResponse, ApiError> {
+    let p = pay.clone();
+    let links = blocking(move || Ok(p.links().list_links(&creds.principal(&p)?)?)).await?;
+    let data = links
+        .into_iter()
+        .map(|l| PaymentLinkDto::new(l, pay.public_pay_url()))
+        .collect();
+    Ok(HttpResponse::Ok().json(PaymentLinkList { data }))
+}
+
+/// A payment link with its latest session and timeline.
+#[utoipa::path(
+    tag = "Payment links",
+    params(("uid" = String, Path, description = "Public link identifier")),
+    security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
+    responses(
+        (status = 200, description = "The link", body = PaymentLinkDetailDto),
+        (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
+        (status = 404, description = "Unknown, or another company's", body = ErrorBody),
+    )
+)]
+#[get("/api/partner/v1/pay/payment-links/{uid}")]
+pub async fn get_link(
+    pay: web::Data<Pay>,
+    creds: Credentials,
+    uid: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let p = pay.clone();
+    let uid = uid.into_inner();
+    let detail =
+        blocking(move || Ok(p.checkout().link_detail(&creds.principal(&p)?, &uid)?)).await?;
+    Ok(HttpResponse::Ok().json(PaymentLinkDetailDto {
+        link: PaymentLinkDto::new(detail.link, pay.public_pay_url()),
+        latest_session: detail.latest_session.map(Into::into),
+        timeline: detail.timeline.into_iter().map(Into::into).collect(),
+    }))
+}
+
+/// Change a link's status: active<->paused, active|paused->archived; the same status is a
+/// no-op; nothing leaves archived.
+#[utoipa::path(
+    tag = "Payment links",
+    params(("uid" = String, Path, description = "Public link identifier")),
+    request_body = UpdateLinkStatusRequest,
+    security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
+    responses(
+        (status = 200, description = "The link after the change", body = PaymentLinkDto),
+        (status = 400, description = "Invalid body", body = ErrorBody),
+        (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
+        (status = 404, description = "Unknown, or another company's", body = ErrorBody),
+        (status = 409, description = "`invalid_status_transition`", body = ErrorBody),
+    )
+)]
+#[patch("/api/partner/v1/pay/payment-links/{uid}")]
+pub async fn update_link_status(
+    pay: web::Data<Pay>,
+    creds: Credentials,
+    uid: web::Path<String>,
+    body: JsonBody,
+) -> Result<HttpResponse, ApiError> {
+    let p = pay.clone();
+    let uid = uid.into_inner();
+    let link = blocking(move || {
+        let principal = creds.principal(&p)?;
+        let status = body.read::<UpdateLinkStatusRequest>()?.status;
+        let to = LinkStatus::parse(&status).ok_or_else(|| {
+            DomainError::validation("status", "status must be active, paused or archived")
+        })?;
+        Ok(p.links().set_link_status(&principal, &uid, to)?)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(PaymentLinkDto::new(link, pay.public_pay_url())))
+}

@@ -1,0 +1,16 @@
+//! The JSON API, one folder per resource: its handlers (`mod.rs`) and its request and response
+//! shapes (`dto.rs`). Each handler reads its input strictly, calls one use case on the
+//! blocking pool and converts the result.
+
+#[macro_use]
+mod dto_macros;
+
+pub mod checkout;
+pub mod companies;
+pub mod links;
+pub mod mail;
+pub mod meta;
+pub mod schema;
+pub mod session;
+pub mod settings;
+pub mod webhooks;

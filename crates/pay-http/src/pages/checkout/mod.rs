@@ -1,0 +1,662 @@
+//! The hosted checkout page at a link's `publicUrl` (`/pay/{uid}`): server-rendered HTML for
+//! payers, built on the same use cases as the JSON Checkout API. It works without JavaScript:
+//! every action is an HTML form posted to a page route that answers 303 to
+//! `/pay/{uid}?session={id}`; the inline script only polls the session, runs countdowns, copies
+//! and redirects. Each response carries a strict CSP whose nonce admits the one inline style and
+//! script.
+
+pub mod cache;
+pub mod forms;
+pub mod qr;
+pub mod render;
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{get, post, web, HttpRequest, HttpResponse};
+use pay_domain::app::Pay;
+use pay_domain::checkout::CheckoutView;
+use pay_domain::checkout::PaymentSession;
+use pay_domain::kernel::ids::{LinkUid, PaymentSessionId};
+use pay_domain::DomainError;
+
+use crate::edge::credentials::blocking;
+use crate::edge::error::ApiError;
+use crate::pages::gateway::{decode_form, FormBody, FormError};
+use render::{Ctx, Problem, Screen};
+
+/// Length of the per-response CSP nonce (alphanumeric, about 131 bits).
+const NONCE_LEN: usize = 22;
+
+/// The origin (`scheme://host[:port]`) of the public pay URL: the only `Origin` a page form
+/// may come from.
+pub fn public_origin(public_pay_url: &str) -> Option<String> {
+    let url = url::Url::parse(public_pay_url).ok()?;
+    url.host_str()?;
+    Some(url.origin().ascii_serialization())
+}
+
+/// The path of the public pay URL without its trailing slash (`""` at the root): the page
+/// links its forms and the script its API calls under it, so a service behind a path prefix
+/// still works.
+pub fn path_prefix(public_pay_url: &str) -> String {
+    url::Url::parse(public_pay_url)
+        .map(|u| u.path().trim_end_matches('/').to_owned())
+        .unwrap_or_default()
+}
+
+/// Whether a form post may proceed: no `Origin` (older browsers, non-browser clients) or
+/// exactly the public origin. `null`, several values or another site's origin are refused.
+fn origin_allowed(public_pay_url: &str, req: &HttpRequest) -> bool {
+    let mut all = req.headers().get_all(header::ORIGIN);
+    let Some(first) = all.next() else {
+        return true;
+    };
+    if all.next().is_some() {
+        return false;
+    }
+    match (first.to_str(), public_origin(public_pay_url)) {
+        (Ok(given), Some(public)) => given.eq_ignore_ascii_case(&public),
+        _ => false,
+    }
+}
+
+/// The Content-Security-Policy of a page: nothing but the nonce'd inline style and script,
+/// same-origin fetches and form posts, images from here, `data:` and the logo's origin.
+pub fn csp(nonce: &str, logo_origin: Option<&str>) -> String {
+    let logo = logo_origin.map(|o| format!(" {o}")).unwrap_or_default();
+    format!(
+        "default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; \
+         img-src 'self' data:{logo}; connect-src 'self'; form-action 'self'; \
+         frame-ancestors 'none'; base-uri 'none'"
+    )
+}
+
+/// A rendered page with its security headers.
+fn respond(
+    status: StatusCode,
+    nonce: &str,
+    logo_origin: Option<&str>,
+    html: String,
+) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        // `same-origin`, not `no-referrer`: nothing reaches other origins either way, but under
+        // `no-referrer` browsers send `Origin: null` with the page's own form posts, and the
+        // origin check below could not tell them from another site's.
+        .insert_header((header::REFERRER_POLICY, "same-origin"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, csp(nonce, logo_origin)))
+        .body(html)
+}
+
+/// Per-request rendering state.
+struct Page {
+    nonce: String,
+    prefix: String,
+    now: pay_domain::kernel::timestamp::Timestamp,
+}
+
+impl Page {
+    fn new(pay: &Pay) -> Page {
+        Self::with_nonce(pay, pay.random_alphanumeric(NONCE_LEN))
+    }
+
+    fn with_nonce(pay: &Pay, nonce: String) -> Page {
+        Page {
+            nonce,
+            prefix: path_prefix(pay.public_pay_url()),
+            now: pay.now(),
+        }
+    }
+
+    /// A screen's HTML and its logo origin, for the micro-cache.
+    fn render(&self, view: &CheckoutView, screen: &Screen<'_>) -> (String, Option<String>) {
+        let origin = view.logo_url.as_deref().and_then(render::logo_origin);
+        let logo = origin.as_ref().and(view.logo_url.as_deref());
+        (
+            render::page(self.ctx(Some(view)), view, screen, logo),
+            origin,
+        )
+    }
+
+    /// Countdowns read the link's company clock (the view's); pages without a link, real time.
+    fn ctx(&self, view: Option<&CheckoutView>) -> Ctx<'_> {
+        Ctx {
+            nonce: &self.nonce,
+            prefix: &self.prefix,
+            now: view.map_or(self.now, |v| v.now),
+        }
+    }
+
+    fn screen(&self, status: StatusCode, view: &CheckoutView, screen: &Screen<'_>) -> HttpResponse {
+        let origin = view.logo_url.as_deref().and_then(render::logo_origin);
+        let logo = origin.as_ref().and(view.logo_url.as_deref());
+        let html = render::page(self.ctx(Some(view)), view, screen, logo);
+        respond(status, &self.nonce, origin.as_deref(), html)
+    }
+
+    /// A session's page, its pay asset looked up in the catalogue.
+    fn session(
+        &self,
+        status: StatusCode,
+        pay: &Pay,
+        view: &CheckoutView,
+        session: &PaymentSession,
+        error: Option<&str>,
+    ) -> HttpResponse {
+        let screen = Screen::Session {
+            session,
+            asset: pay.settings().asset(&session.selected_sell_asset),
+            error,
+        };
+        self.screen(status, view, &screen)
+    }
+
+    fn problem(
+        &self,
+        status: StatusCode,
+        heading: &str,
+        message: &str,
+        view: Option<&CheckoutView>,
+    ) -> HttpResponse {
+        let html = render::problem(self.ctx(view), &Problem { heading, message }, view);
+        respond(status, &self.nonce, None, html)
+    }
+
+    /// The page for an error of the domain or the edge.
+    fn error(&self, e: &ApiError, view: Option<&CheckoutView>) -> HttpResponse {
+        let (status, _, message, _) = e.parts();
+        match e {
+            ApiError::Domain(DomainError::NotFound { kind }) if *kind == "Payment session" => self
+                .problem(
+                    status,
+                    "Payment not found",
+                    "This payment does not exist or belongs to another link.",
+                    view,
+                ),
+            ApiError::Domain(DomainError::NotFound { .. }) => self.problem(
+                status,
+                "Payment link not found",
+                "Check the link you were given, or ask the merchant for a new one.",
+                None,
+            ),
+            ApiError::Domain(DomainError::StartBlocked { .. }) => self.problem(
+                status,
+                "Payments are not possible right now",
+                "The merchant cannot receive this payment at the moment. Please try again later or contact them.",
+                view,
+            ),
+            _ if status.is_server_error() => self.problem(
+                status,
+                "Something went wrong",
+                "Please try again in a moment.",
+                view,
+            ),
+            _ => self.problem(status, "This did not work", &message, view),
+        }
+    }
+
+    fn form_error(&self, e: &FormError) -> HttpResponse {
+        match e {
+            FormError::NotAForm => self.problem(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "This is not a form submission",
+                "Send the form as application/x-www-form-urlencoded.",
+                None,
+            ),
+            FormError::TooLarge => self.problem(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "The form is too large",
+                "The form body is larger than this page accepts.",
+                None,
+            ),
+            FormError::Malformed(why) => self.problem(
+                StatusCode::BAD_REQUEST,
+                "The form could not be read",
+                why,
+                None,
+            ),
+        }
+    }
+
+    fn foreign_origin(&self) -> HttpResponse {
+        self.problem(
+            StatusCode::FORBIDDEN,
+            "This form came from another site",
+            "Payment forms are only accepted from this payment page. Open the payment link again and use the page itself.",
+            None,
+        )
+    }
+}
+
+fn see_other(location: String) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, location))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .finish()
+}
+
+/// `{prefix}/pay/{uid}?session={id}`, from ids the domain accepted.
+fn session_page(prefix: &str, uid: &str, session: &str) -> Option<String> {
+    let uid = LinkUid::parse(uid)?;
+    let id = PaymentSessionId::parse(session)?;
+    Some(format!("{prefix}/pay/{uid}?session={id}"))
+}
+
+/// The value of `session` in the query string, if any.
+fn session_param(req: &HttpRequest) -> Option<String> {
+    decode_form(req.query_string().as_bytes())
+        .ok()?
+        .into_iter()
+        .find(|(k, _)| k == "session")
+        .map(|(_, v)| v)
+}
+
+/// Exactly the named fields, each at most once; anything else is refused by name.
+fn fields(form: Vec<(String, String)>, allowed: &[&str]) -> Result<Vec<(String, String)>, String> {
+    let mut seen: Vec<&str> = Vec::new();
+    for (k, _) in &form {
+        if !allowed.contains(&k.as_str()) {
+            return Err(format!(
+                "The form has a field this page does not take: {k}."
+            ));
+        }
+        if seen.contains(&k.as_str()) {
+            return Err(format!("The form repeats the field {k}."));
+        }
+        seen.push(k);
+    }
+    Ok(form)
+}
+
+fn field(form: &[(String, String)], name: &str) -> Option<String> {
+    form.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+}
+
+/// The hosted checkout: choose an asset, or `?session=` one payer's session in any state.
+#[utoipa::path(
+    tag = "Hosted checkout",
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("session" = Option<String>, Query, description = "A payer's session to show"),
+    ),
+    responses(
+        (status = 200, description = "The page: choose an asset, a session in any state, or a clear page for a paused, archived or expired link", content_type = "text/html", body = String),
+        (status = 404, description = "Unknown link or session (HTML page)", content_type = "text/html", body = String),
+    )
+)]
+#[get("/pay/{uid}")]
+pub async fn checkout_page(
+    pay: web::Data<Pay>,
+    cache: web::Data<cache::PageCache>,
+    links_epoch: web::Data<cache::LinkEpoch>,
+    req: HttpRequest,
+    uid: web::Path<String>,
+) -> HttpResponse {
+    let uid = uid.into_inner();
+    let session = session_param(&req);
+    if session.is_none() {
+        let nonce = pay.random_alphanumeric(NONCE_LEN);
+        let now = std::time::Instant::now();
+        if let Some(hit) = cache.get(&uid, &nonce, now, links_epoch.get()) {
+            return respond(hit.status, &nonce, hit.logo_origin.as_deref(), hit.html);
+        }
+    }
+    let page = Page::new(&pay);
+    let epoch = links_epoch.get();
+    let p = pay.clone();
+    let key = uid.clone();
+    let result = blocking(move || {
+        let view = p.checkout().checkout_view(&uid)?;
+        let s = session.map(|id| {
+            p.checkout()
+                .checkout_session(&uid, &id)
+                .map_err(ApiError::from)
+        });
+        Ok((view, s))
+    })
+    .await;
+    let (view, session) = match result {
+        Ok(found) => found,
+        Err(e) => return page.error(&e, None),
+    };
+    match session {
+        Some(Ok(s)) => page.session(StatusCode::OK, &pay, &view, &s, None),
+        Some(Err(e)) => page.error(&e, Some(&view)),
+        None => {
+            let screen = if view.state == "active" {
+                Screen::Choose { error: None }
+            } else {
+                Screen::Inactive { message: None }
+            };
+            // Rendered once with the cache's marker for the nonce, served with this one.
+            let template = Page::with_nonce(&pay, cache.marker.clone());
+            let (html, origin) = template.render(&view, &screen);
+            let mut until = std::time::Instant::now() + cache::TTL;
+            if let Some(expires) = view.link.expires_at {
+                let left = expires.unix_millis() - view.now.unix_millis();
+                let left = std::time::Duration::from_millis(u64::try_from(left).unwrap_or(0));
+                until = until.min(std::time::Instant::now() + left);
+            }
+            let body = html.replace(&cache.marker, &page.nonce);
+            cache.put(
+                key,
+                cache::Rendered {
+                    status: StatusCode::OK,
+                    html,
+                    logo_origin: origin.clone(),
+                    until,
+                    epoch,
+                },
+            );
+            respond(StatusCode::OK, &page.nonce, origin.as_deref(), body)
+        }
+    }
+}
+
+/// No-JavaScript start: `payAsset` from the form; 303 to the new session's page.
+#[utoipa::path(
+    tag = "Hosted checkout",
+    params(("uid" = String, Path, description = "Public link identifier")),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`payAsset`: an asset identifier of the link's pay assets", content = crate::pages::checkout::forms::StartForm),
+    responses(
+        (status = 303, description = "To the new session's page", headers(("Location" = String, description = "/pay/{uid}?session={id}"))),
+        (status = 400, description = "The choice again with the message (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 404, description = "Unknown link (HTML)", content_type = "text/html", body = String),
+        (status = 409, description = "Paused, archived or expired link (HTML)", content_type = "text/html", body = String),
+        (status = 429, description = "Too many starts from this address (HTML)", content_type = "text/html", body = String),
+    )
+)]
+#[post("/pay/{uid}/start")]
+pub async fn start(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    uid: web::Path<String>,
+    body: FormBody,
+) -> HttpResponse {
+    let page = Page::new(&pay);
+    if !origin_allowed(pay.public_pay_url(), &req) {
+        return page.foreign_origin();
+    }
+    let form = match body.0 {
+        Ok(f) => f,
+        Err(e) => return page.form_error(&e),
+    };
+    let uid = uid.into_inner();
+    let addr = crate::edge::client_addr(&req);
+    let p = pay.clone();
+    let result = blocking(move || {
+        let view = p.checkout().checkout_view(&uid)?;
+        let asset = match fields(form, &["payAsset"]) {
+            Ok(f) => field(&f, "payAsset").filter(|a| !a.is_empty()),
+            Err(why) => return Ok((view, Err(why))),
+        };
+        let Some(asset) = asset else {
+            return Ok((view, Err("Choose what to pay with.".to_owned())));
+        };
+        let started = p
+            .checkout()
+            .start_session(&uid, &asset, &addr)
+            .map_err(ApiError::from);
+        Ok((view, Ok(started)))
+    })
+    .await;
+    let (view, started) = match result {
+        Ok(r) => r,
+        Err(e) => return page.error(&e, None),
+    };
+    match started {
+        Err(why) => page.screen(
+            StatusCode::BAD_REQUEST,
+            &view,
+            &Screen::Choose { error: Some(&why) },
+        ),
+        Ok(Ok(s)) => see_other(format!(
+            "{}/pay/{}?session={}",
+            page.prefix, view.link.uid, s.id
+        )),
+        Ok(Err(e)) => action_error(&page, &view, &e, None),
+    }
+}
+
+/// How a refused action shows: a link that stopped taking payments gets its clear page (409);
+/// a session that already moved on is simply shown as it is now (303); a bad payAsset is the
+/// choice again with the message (400).
+fn action_error(
+    page: &Page,
+    view: &CheckoutView,
+    e: &ApiError,
+    session: Option<&str>,
+) -> HttpResponse {
+    match e {
+        ApiError::Domain(DomainError::LinkNotActive { .. } | DomainError::LinkAlreadyPaid) => {
+            let message = e.to_string();
+            page.screen(
+                StatusCode::CONFLICT,
+                view,
+                &Screen::Inactive {
+                    message: Some(&message),
+                },
+            )
+        }
+        ApiError::Domain(DomainError::SessionTransition { .. }) => {
+            match session.and_then(|id| session_page(&page.prefix, &view.link.uid.to_string(), id))
+            {
+                Some(to) => see_other(to),
+                None => page.error(e, Some(view)),
+            }
+        }
+        ApiError::Domain(DomainError::Validation { message, .. }) if session.is_none() => page
+            .screen(
+                StatusCode::BAD_REQUEST,
+                view,
+                &Screen::Choose {
+                    error: Some(message),
+                },
+            ),
+        _ => page.error(e, Some(view)),
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Action {
+    Accept,
+    Cancel,
+    Refresh,
+    RefundAddress,
+}
+
+async fn session_action(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: FormBody,
+    action: Action,
+) -> HttpResponse {
+    let page = Page::new(&pay);
+    if !origin_allowed(pay.public_pay_url(), &req) {
+        return page.foreign_origin();
+    }
+    let form = match body.0 {
+        Ok(f) => f,
+        Err(e) => return page.form_error(&e),
+    };
+    let (uid, id) = path.into_inner();
+    let p = pay.clone();
+    let sid = id.clone();
+    let result = blocking(move || {
+        let view = p.checkout().checkout_view(&uid)?;
+        let allowed: &[&str] = match action {
+            Action::RefundAddress => &["address"],
+            _ => &[],
+        };
+        let form = match fields(form, allowed) {
+            Ok(f) => f,
+            Err(why) => return Ok((view, Err(why))),
+        };
+        let done = match action {
+            Action::Accept => p.checkout().accept_session(&uid, &sid),
+            Action::Cancel => p.checkout().cancel_session(&uid, &sid),
+            Action::Refresh => p.checkout().refresh_quote(&uid, &sid),
+            Action::RefundAddress => {
+                let address = field(&form, "address").unwrap_or_default();
+                p.checkout().submit_refund_address(&uid, &sid, &address)
+            }
+        };
+        // A refused refund address is shown on the session's own page, beside the form.
+        let current = match &done {
+            Err(DomainError::Validation { .. } | DomainError::RefundAddressAlreadySet) => {
+                p.checkout().checkout_session(&uid, &sid).ok()
+            }
+            _ => None,
+        };
+        Ok((view, Ok((done.map_err(ApiError::from), current))))
+    })
+    .await;
+    let (view, outcome) = match result {
+        Ok(r) => r,
+        Err(e) => return page.error(&e, None),
+    };
+    match outcome {
+        Err(why) => page.problem(
+            StatusCode::BAD_REQUEST,
+            "The form could not be used",
+            &why,
+            Some(&view),
+        ),
+        Ok((Ok(s), _)) => see_other(format!(
+            "{}/pay/{}?session={}",
+            page.prefix, view.link.uid, s.id
+        )),
+        Ok((Err(e), Some(current))) => {
+            let (status, _, message, _) = e.parts();
+            page.session(status, &pay, &view, &current, Some(&message))
+        }
+        Ok((Err(e), _)) => action_error(&page, &view, &e, Some(&id)),
+    }
+}
+
+/// No-JavaScript accept of the quote; 303 to the session's page.
+#[utoipa::path(
+    tag = "Hosted checkout",
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("sessionId" = String, Path, description = "Session id"),
+    ),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: accept the quote", content = crate::pages::checkout::forms::EmptyForm),
+    responses(
+        (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
+        (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 404, description = "Unknown link or session (HTML)", content_type = "text/html", body = String),
+    )
+)]
+#[post("/pay/{uid}/s/{sessionId}/accept")]
+pub async fn accept(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: FormBody,
+) -> HttpResponse {
+    session_action(pay, req, path, body, Action::Accept).await
+}
+
+/// No-JavaScript cancel; 303 to the session's page.
+#[utoipa::path(
+    tag = "Hosted checkout",
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("sessionId" = String, Path, description = "Session id"),
+    ),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: cancel", content = crate::pages::checkout::forms::EmptyForm),
+    responses(
+        (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
+        (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 404, description = "Unknown link or session (HTML)", content_type = "text/html", body = String),
+    )
+)]
+#[post("/pay/{uid}/s/{sessionId}/cancel")]
+pub async fn cancel(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: FormBody,
+) -> HttpResponse {
+    session_action(pay, req, path, body, Action::Cancel).await
+}
+
+/// No-JavaScript quote refresh; 303 to the session's page.
+#[utoipa::path(
+    tag = "Hosted checkout",
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("sessionId" = String, Path, description = "Session id"),
+    ),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: refresh the quote", content = crate::pages::checkout::forms::EmptyForm),
+    responses(
+        (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
+        (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 404, description = "Unknown link or session (HTML)", content_type = "text/html", body = String),
+    )
+)]
+#[post("/pay/{uid}/s/{sessionId}/refresh")]
+pub async fn refresh(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: FormBody,
+) -> HttpResponse {
+    session_action(pay, req, path, body, Action::Refresh).await
+}
+
+/// No-JavaScript refund address (`address`); 303 to the session's page.
+#[utoipa::path(
+    tag = "Hosted checkout",
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("sessionId" = String, Path, description = "Session id"),
+    ),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: give the refund address (`address`)", content = crate::pages::checkout::forms::RefundAddressForm),
+    responses(
+        (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
+        (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 404, description = "Unknown link or session (HTML)", content_type = "text/html", body = String),
+        (status = 409, description = "An address was already given: the session's page with the one kept and why (HTML)", content_type = "text/html", body = String),
+    )
+)]
+#[post("/pay/{uid}/s/{sessionId}/refund-address")]
+pub async fn refund_address(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: FormBody,
+) -> HttpResponse {
+    session_action(pay, req, path, body, Action::RefundAddress).await
+}
+
+/// The page routes, for the 405 list.
+pub const PATHS: &[&str] = &[
+    "/pay/{uid}",
+    "/pay/{uid}/start",
+    "/pay/{uid}/s/{sessionId}/accept",
+    "/pay/{uid}/s/{sessionId}/cancel",
+    "/pay/{uid}/s/{sessionId}/refresh",
+    "/pay/{uid}/s/{sessionId}/refund-address",
+];
+
+/// Registers the page routes.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(checkout_page)
+        .service(start)
+        .service(accept)
+        .service(cancel)
+        .service(refresh)
+        .service(refund_address);
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,664 @@
+//! The checkout page as HTML: one self-contained document per state (inline style and script
+//! carrying the response's CSP nonce, the QR code as inline SVG), every interpolated value
+//! escaped. Rendering is a pure function of the checkout view, the session and the time, so
+//! every state is unit-tested without a server.
+
+use std::fmt::Write;
+use std::sync::LazyLock;
+
+use pay_domain::checkout::machine::SessionStatus;
+use pay_domain::checkout::CheckoutView;
+use pay_domain::checkout::PaymentSession;
+use pay_domain::kernel::assets::DestinationAsset;
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::tenancy::Theme;
+use serde_json::Value;
+
+use super::qr;
+use pay_domain::kernel::html::{escape, safe_url};
+
+/// How long the success state shows before the browser goes to the success URL.
+pub const REDIRECT_DELAY_MS: u32 = 2000;
+/// Without JavaScript, a waiting page reloads itself this often.
+pub const NOSCRIPT_REFRESH_SECS: u32 = 5;
+
+const DARK: &str = "--bg:#111113;--fg:#f4f4f5;--card:#1c1c1f;--mut:#a1a1aa;--bd:#3f3f46;\
+--soft:#27272a;--ac:#60a5fa;--acfg:#0b1220;--ok:#22c55e;--bad:#f87171;--warn:#fbbf24;\
+--focus:#93c5fd;color-scheme:dark";
+
+/// The page's style sheet: the dark palette is written once and applied both to the dark
+/// theme and to the system theme under `prefers-color-scheme: dark`.
+static CSS: LazyLock<String> = LazyLock::new(|| {
+    include_str!("page.css")
+        .replace("DARK", DARK)
+        .replace('\n', "")
+});
+const JS: &str = include_str!("page.js");
+
+/// What every page needs besides its content.
+#[derive(Debug, Clone, Copy)]
+pub struct Ctx<'a> {
+    /// The response's CSP nonce (inline style and script).
+    pub nonce: &'a str,
+    /// The path of the public pay URL (`""` at the root): page and API links start with it.
+    pub prefix: &'a str,
+    /// Now on the service clock (countdowns).
+    pub now: Timestamp,
+}
+
+/// Which screen of a link to show.
+#[derive(Debug)]
+pub enum Screen<'a> {
+    /// Pick the asset to pay with (an active link, no session yet).
+    Choose { error: Option<&'a str> },
+    /// A paused, archived or expired link: no new payments.
+    Inactive { message: Option<&'a str> },
+    /// One payer's session, in whatever status it is.
+    Session {
+        session: &'a PaymentSession,
+        /// The asset the session pays with, from the catalogue.
+        asset: Option<&'a DestinationAsset>,
+        /// A refused refund address, shown beside the form.
+        error: Option<&'a str>,
+    },
+}
+
+/// A page about no link in particular (unknown link, refused form, server error).
+#[derive(Debug)]
+pub struct Problem<'a> {
+    pub heading: &'a str,
+    pub message: &'a str,
+}
+
+/// The `https` origin of a logo URL, for the CSP's `img-src`; `None` (no logo shown) for
+/// anything else.
+pub fn logo_origin(logo: &str) -> Option<String> {
+    let url = url::Url::parse(logo).ok()?;
+    if url.scheme() != "https" || url.host_str().is_none() || !url.username().is_empty() {
+        return None;
+    }
+    let origin = url.origin().ascii_serialization();
+    // The origin goes into a header: only characters a serialized origin can hold.
+    let plain = origin
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || ".-:/[]".contains(c));
+    plain.then_some(origin)
+}
+
+/// The heading of a session's status, as payers read it.
+fn session_heading(s: &PaymentSession) -> &'static str {
+    match s.status {
+        SessionStatus::Quote => "Review your payment",
+        SessionStatus::Pending => "Send your payment",
+        SessionStatus::Processing => "Payment received",
+        SessionStatus::Complete => "Payment complete",
+        SessionStatus::Underpaid => "Part of your payment arrived",
+        SessionStatus::RefundPending => "Your payment will be refunded",
+        SessionStatus::Refunded => "Payment refunded",
+        SessionStatus::Expired if s.previous_status == Some(SessionStatus::Quote) => {
+            "The quote expired"
+        }
+        SessionStatus::Expired => "This payment request expired",
+        SessionStatus::Cancelled => "Payment cancelled",
+        SessionStatus::Failed => "Payment failed",
+    }
+}
+
+fn inactive_heading(state: &str) -> &'static str {
+    match state {
+        "paused" => "This payment link is paused",
+        "archived" => "This payment link is no longer available",
+        "expired" => "This payment link has expired",
+        _ => "This payment link is not available",
+    }
+}
+
+/// A message of the domain as a sentence: a leading plain word capitalised, a final period.
+/// Identifiers at the start (`eip155:1/...`) keep their case.
+pub fn sentence(message: &str) -> String {
+    let message = message.trim();
+    let first = message.split(' ').next().unwrap_or("");
+    let mut out = if !first.is_empty() && first.chars().all(|c| c.is_ascii_lowercase()) {
+        let mut c = message.chars();
+        c.next()
+            .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+            .unwrap_or_default()
+    } else {
+        message.to_owned()
+    };
+    if out.chars().last().is_some_and(char::is_alphanumeric) {
+        out.push('.');
+    }
+    out
+}
+
+/// `m:ss` (or `h:mm:ss`) of a non-negative number of seconds.
+pub fn clock(secs: i64) -> String {
+    let s = secs.max(0);
+    let (h, m, x) = (s / 3600, s % 3600 / 60, s % 60);
+    if h > 0 {
+        format!("{h}:{m:02}:{x:02}")
+    } else {
+        format!("{m}:{x:02}")
+    }
+}
+
+fn seconds_left(ctx: &Ctx<'_>, until: Timestamp) -> i64 {
+    ((until.unix_millis() - ctx.now.unix_millis()) / 1000).max(0)
+}
+
+/// A countdown the script keeps running, starting from what the server computed.
+fn countdown(ctx: &Ctx<'_>, until: Timestamp) -> String {
+    let left = seconds_left(ctx, until);
+    let d = until.datetime();
+    format!(
+        "<span class=\"cd big\" data-left=\"{left}\">{}</span> <small>(until <time datetime=\"{}\">{:02}:{:02} UTC</time>)</small>",
+        clock(left),
+        until.to_rfc3339(),
+        d.hour(),
+        d.minute(),
+    )
+}
+
+fn settlement_str<'s>(s: &'s PaymentSession, key: &str) -> Option<&'s str> {
+    s.settlement.get(key).and_then(Value::as_str)
+}
+
+/// One self-contained page. `logo` is the logo URL already checked by `logo_origin`.
+struct Doc<'a> {
+    ctx: Ctx<'a>,
+    theme: Theme,
+    merchant: &'a str,
+    logo: Option<&'a str>,
+    heading: &'a str,
+    /// Attributes of `<main>` (already escaped, each with its leading space).
+    main_attrs: String,
+    body: String,
+    back: Option<String>,
+    /// `<noscript>` refresh: seconds, and where to (the same page when `None`).
+    refresh: Option<(u32, Option<String>)>,
+}
+
+fn document(d: Doc<'_>) -> String {
+    let mut h = String::with_capacity(24 * 1024);
+    let theme = d.theme.as_str();
+    let scheme = match d.theme {
+        Theme::Light => "light",
+        Theme::Dark => "dark",
+        Theme::System => "light dark",
+    };
+    let title = if d.merchant.is_empty() {
+        escape(d.heading)
+    } else {
+        format!("{} - {}", escape(d.heading), escape(d.merchant))
+    };
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\" class=\"t-{theme}\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"robots\" content=\"noindex, nofollow\">\n\
+         <meta name=\"color-scheme\" content=\"{scheme}\">\n<title>{title}</title>\n"
+    );
+    if let Some((secs, to)) = &d.refresh {
+        let target = to.as_ref().map(|u| format!(";url={u}")).unwrap_or_default();
+        let _ = writeln!(
+            h,
+            "<noscript><meta http-equiv=\"refresh\" content=\"{secs}{target}\"></noscript>"
+        );
+    }
+    let _ = write!(
+        h,
+        "<style nonce=\"{nonce}\">{css}</style>\n</head>\n<body>\n<div class=\"page\">\n<header class=\"merchant\">",
+        nonce = escape(d.ctx.nonce),
+        css = *CSS,
+    );
+    if let Some(logo) = d.logo {
+        let _ = write!(
+            h,
+            "<img src=\"{}\" alt=\"\" width=\"40\" height=\"40\" referrerpolicy=\"no-referrer\">",
+            escape(logo)
+        );
+    }
+    let shown = if d.merchant.is_empty() {
+        "Payment"
+    } else {
+        d.merchant
+    };
+    let _ = write!(
+        h,
+        "<span>{}</span></header>\n<main id=\"checkout\" class=\"card\" tabindex=\"-1\"{}>\n<h1>{}</h1>\n{}</main>\n\
+         <p id=\"live\" class=\"live\" role=\"status\" aria-live=\"polite\"></p>\n",
+        escape(shown),
+        d.main_attrs,
+        escape(d.heading),
+        d.body,
+    );
+    if let Some(back) = &d.back {
+        let _ = writeln!(h, "<footer>{back}</footer>");
+    }
+    let _ = write!(
+        h,
+        "</div>\n<script nonce=\"{}\">{}</script>\n</body>\n</html>\n",
+        escape(d.ctx.nonce),
+        JS
+    );
+    h
+}
+
+/// The link's title, amount and description at the top of the card.
+fn summary(view: &CheckoutView) -> String {
+    let p = &view.link.payload;
+    let mut h = String::new();
+    let title = p.title.as_deref().unwrap_or("Amount due");
+    let _ = writeln!(
+        h,
+        "<div class=\"sum\"><span class=\"ttl\">{}</span><span class=\"amt\">{} {}</span></div>",
+        escape(title),
+        escape(&p.amount),
+        escape(&view.display_currency),
+    );
+    if let Some(desc) = &p.description {
+        let _ = writeln!(h, "<p class=\"desc\">{}</p>", escape(desc));
+    }
+    h
+}
+
+fn merchant_or_default(view: &CheckoutView) -> &str {
+    if view.merchant_name.is_empty() {
+        "the merchant"
+    } else {
+        &view.merchant_name
+    }
+}
+
+/// "Back to the merchant" (the return URL), when one is set.
+fn back_link(view: &CheckoutView) -> Option<String> {
+    let url = safe_url(view.return_url.as_deref()?)?;
+    Some(format!(
+        "<a href=\"{url}\" rel=\"noreferrer\">&larr; Back to {}</a>",
+        escape(merchant_or_default(view))
+    ))
+}
+
+fn post_form(action: &str, class: &str, label: &str) -> String {
+    format!(
+        "<form method=\"post\" action=\"{}\"><button type=\"submit\" class=\"btn {class}\">{}</button></form>",
+        escape(action),
+        escape(label)
+    )
+}
+
+/// Renders a screen of a link.
+pub fn page(ctx: Ctx<'_>, view: &CheckoutView, screen: &Screen<'_>, logo: Option<&str>) -> String {
+    let uid = view.link.uid.to_string();
+    let base = format!("{}/pay/{}", ctx.prefix, uid);
+    let mut attrs = format!(" data-state=\"{}\"", escape(view.state));
+    let mut body = summary(view);
+    let mut refresh = None;
+    let heading: String;
+    match screen {
+        Screen::Choose { error } => {
+            heading = format!("Pay {}", merchant_or_default(view));
+            choose(&mut body, view, &base, *error);
+        }
+        Screen::Inactive { message } => {
+            heading = inactive_heading(view.state).to_owned();
+            let _ = write!(
+                body,
+                "<div class=\"icon off\" aria-hidden=\"true\">!</div>\n<p>{} is not taking payments through this link{}. No payment can be started here.</p>\n",
+                escape(merchant_or_default(view)),
+                if view.state == "paused" { " right now" } else { "" },
+            );
+            if let Some(m) = message {
+                let _ = writeln!(
+                    body,
+                    "<p class=\"note\" role=\"alert\">{}</p>",
+                    escape(&sentence(m))
+                );
+            }
+        }
+        Screen::Session {
+            session: s,
+            asset,
+            error,
+        } => {
+            heading = session_heading(s).to_owned();
+            let page_url = format!("{base}?session={}", s.id);
+            let _ = write!(
+                attrs,
+                " data-session=\"{}\" data-status=\"{}\" data-updated=\"{}\" data-page=\"{}\"",
+                escape(&s.id.to_string()),
+                s.status.as_str(),
+                s.updated_at.to_rfc3339(),
+                escape(&page_url),
+            );
+            if !s.status.is_terminal() {
+                let _ = write!(
+                    attrs,
+                    " data-poll=\"{}\"",
+                    escape(&format!(
+                        "{}/api/public/checkout/{uid}/sessions/{}",
+                        ctx.prefix, s.id
+                    ))
+                );
+            }
+            let waiting = matches!(
+                s.status,
+                SessionStatus::Pending | SessionStatus::Processing | SessionStatus::Underpaid
+            ) || (s.status == SessionStatus::RefundPending
+                && s.settlement.contains_key("refundAddress"));
+            if waiting {
+                refresh = Some((NOSCRIPT_REFRESH_SECS, None));
+            }
+            let action = |what: &str| format!("{base}/s/{}/{what}", s.id);
+            let a = AssetLabel::of(s, *asset);
+            match s.status {
+                SessionStatus::Quote => review(&mut body, &ctx, s, &a, &action),
+                SessionStatus::Pending => deposit(&mut body, &ctx, s, &a, &action),
+                SessionStatus::Processing => {
+                    let got =
+                        settlement_str(s, "receivedAmount").unwrap_or(&s.required_sell_amount);
+                    let _ = write!(
+                        body,
+                        "<p class=\"status wait\">Confirming your payment&hellip;</p>\n\
+                         <p>We received <strong>{} {}</strong> on {}. This page updates by itself once the payment is confirmed.</p>\n",
+                        escape(got),
+                        escape(&a.symbol),
+                        escape(&a.chain),
+                    );
+                }
+                SessionStatus::Complete => {
+                    let _ = write!(
+                        body,
+                        "<div class=\"icon ok\" aria-hidden=\"true\">&#10003;</div>\n\
+                         <p class=\"status ok\">Paid</p>\n<p>Thank you. {} received your payment of <strong>{} {}</strong>.</p>\n",
+                        escape(merchant_or_default(view)),
+                        escape(&s.required_sell_amount),
+                        escape(&a.symbol),
+                    );
+                    overpaid_note(&mut body, s, &a);
+                    if let Some(url) = view.success_url.as_deref().and_then(safe_url) {
+                        let _ = write!(
+                            attrs,
+                            " data-redirect=\"{url}\" data-delay=\"{REDIRECT_DELAY_MS}\""
+                        );
+                        refresh = Some((3, Some(url.clone())));
+                        let _ = write!(
+                            body,
+                            "<p>Taking you back to {} in a moment&hellip;</p>\n<a class=\"btn primary\" href=\"{url}\" rel=\"noreferrer\">Continue to {}</a>\n",
+                            escape(merchant_or_default(view)),
+                            escape(merchant_or_default(view)),
+                        );
+                    }
+                }
+                SessionStatus::Underpaid => underpaid(&mut body, s, &a),
+                SessionStatus::RefundPending => {
+                    refund_form::refund(&mut body, s, &a, &action, *error)
+                }
+                SessionStatus::Refunded => {
+                    let _ = write!(
+                        body,
+                        "<div class=\"icon off\" aria-hidden=\"true\">&#8634;</div>\n<p>What you sent was returned{}. No payment was taken.</p>\n",
+                        settlement_str(s, "refundAddress")
+                            .map(|r| format!(" to <code>{}</code>", escape(r)))
+                            .unwrap_or_default(),
+                    );
+                    failure_links(&mut body, view, &base);
+                }
+                SessionStatus::Expired | SessionStatus::Cancelled | SessionStatus::Failed => {
+                    let why = match s.status {
+                        SessionStatus::Failed => s
+                            .error_message
+                            .clone()
+                            .unwrap_or_else(|| "The payment could not be completed.".into()),
+                        SessionStatus::Cancelled => "You cancelled this payment.".into(),
+                        _ if s.previous_status == Some(SessionStatus::Quote) => {
+                            "The quote was not accepted in time.".into()
+                        }
+                        _ => "No payment arrived in time.".into(),
+                    };
+                    let _ = write!(
+                        body,
+                        "<div class=\"icon bad\" aria-hidden=\"true\">&#10005;</div>\n<p class=\"status bad\">{}</p>\n<p>{}</p>\n",
+                        match s.status {
+                            SessionStatus::Failed => "Failed",
+                            SessionStatus::Cancelled => "Cancelled",
+                            _ => "Expired",
+                        },
+                        escape(&why),
+                    );
+                    if settlement_str(s, "lateAmount").is_some() {
+                        let _ = writeln!(
+                            body,
+                            "<p class=\"warn\">A payment of {} {} arrived after this request ended. {} will return it or contact you.</p>",
+                            escape(settlement_str(s, "lateAmount").unwrap_or_default()),
+                            escape(&a.symbol),
+                            escape(merchant_or_default(view)),
+                        );
+                    }
+                    failure_links(&mut body, view, &base);
+                }
+            }
+        }
+    }
+    document(Doc {
+        ctx,
+        theme: view.theme,
+        merchant: &view.merchant_name,
+        logo,
+        heading: &heading,
+        main_attrs: attrs,
+        body,
+        back: back_link(view),
+        refresh,
+    })
+}
+
+/// A page about no particular link (the link is unknown, or what happened is not its state).
+pub fn problem(ctx: Ctx<'_>, p: &Problem<'_>, view: Option<&CheckoutView>) -> String {
+    let mut body = String::new();
+    let _ = write!(
+        body,
+        "<div class=\"icon off\" aria-hidden=\"true\">!</div>\n<p>{}</p>\n",
+        escape(&sentence(p.message))
+    );
+    if let Some(v) = view {
+        if v.state == "active" {
+            let _ = writeln!(
+                body,
+                "<p><a href=\"{}\">Start again</a></p>",
+                escape(&format!("{}/pay/{}", ctx.prefix, v.link.uid))
+            );
+        }
+    }
+    document(Doc {
+        ctx,
+        theme: view.map(|v| v.theme).unwrap_or(Theme::System),
+        merchant: view.map(|v| v.merchant_name.as_str()).unwrap_or(""),
+        logo: None,
+        heading: p.heading,
+        main_attrs: " data-state=\"problem\"".into(),
+        body,
+        back: view.and_then(back_link),
+        refresh: None,
+    })
+}
+
+/// The pay asset as payers read it.
+struct AssetLabel {
+    symbol: String,
+    chain: String,
+}
+
+impl AssetLabel {
+    fn of(s: &PaymentSession, asset: Option<&DestinationAsset>) -> AssetLabel {
+        match asset {
+            Some(a) => AssetLabel {
+                symbol: a.symbol.clone(),
+                chain: a.chain_name.clone(),
+            },
+            None => AssetLabel {
+                symbol: s.selected_sell_asset.clone(),
+                chain: s.source_chain.clone().unwrap_or_default(),
+            },
+        }
+    }
+}
+
+fn choose(h: &mut String, view: &CheckoutView, base: &str, error: Option<&str>) {
+    if view.pay_assets.is_empty() {
+        h.push_str("<p>No payment method is available for this link right now. Please try again later.</p>\n");
+        return;
+    }
+    let _ = write!(
+        h,
+        "<form method=\"post\" action=\"{}/start\">\n<fieldset><legend>Choose what to pay with</legend>\n<div class=\"opts\">\n",
+        escape(base)
+    );
+    for a in &view.pay_assets {
+        let _ = writeln!(
+            h,
+            "<label class=\"opt\"><input type=\"radio\" name=\"payAsset\" value=\"{}\" required><span><strong>{}</strong> <small>{} on {}</small></span></label>",
+            escape(&a.asset_identifier),
+            escape(&a.symbol),
+            escape(&a.name),
+            escape(&a.chain_name),
+        );
+    }
+    h.push_str("</div></fieldset>\n");
+    if let Some(e) = error {
+        let _ = writeln!(
+            h,
+            "<p class=\"err\" role=\"alert\">{}</p>",
+            escape(&sentence(e))
+        );
+    }
+    let next = if view.review_required {
+        "Continue"
+    } else {
+        "Continue to payment"
+    };
+    let _ = write!(
+        h,
+        "<button type=\"submit\" class=\"btn primary\">{next}</button>\n</form>\n"
+    );
+}
+
+fn review(
+    h: &mut String,
+    ctx: &Ctx<'_>,
+    s: &PaymentSession,
+    a: &AssetLabel,
+    action: &dyn Fn(&str) -> String,
+) {
+    let _ = write!(
+        h,
+        "<p>Check the amount, then accept to get the deposit address.</p>\n<dl class=\"rows\">\n\
+         <div><dt>You send</dt><dd><span class=\"big\">{} {}</span><br><small>on {}</small></dd></div>\n\
+         <div><dt>Quote valid for</dt><dd>{}</dd></div>\n</dl>\n<div class=\"actions\">\n{}\n<div class=\"row\">{}{}</div>\n</div>\n",
+        escape(&s.required_sell_amount),
+        escape(&a.symbol),
+        escape(&a.chain),
+        countdown(ctx, s.expires_at),
+        post_form(&action("accept"), "primary", "Accept and pay"),
+        post_form(&action("refresh"), "", "Refresh quote"),
+        post_form(&action("cancel"), "quiet", "Cancel payment"),
+    );
+}
+
+/// Address, exact amount, QR code and the time left: what a payer needs to send.
+fn deposit_block(h: &mut String, address: &str, amount: &str, a: &AssetLabel, amount_label: &str) {
+    let label = format!("QR code of the {} deposit address", a.symbol);
+    if let Some(svg) = qr::svg(address, &label) {
+        h.push_str(&svg);
+        h.push('\n');
+    }
+    let _ = write!(
+        h,
+        "<div>\n<div class=\"field\"><span class=\"lbl\">{amount_label}</span><button type=\"button\" class=\"btn copy\" data-copy=\"{amt}\" hidden>Copy amount</button></div>\n\
+         <p class=\"big\"><span class=\"mono\" id=\"amount\">{amt}</span> {sym}</p>\n\
+         <div class=\"field\"><span class=\"lbl\">To this {chain} address</span><button type=\"button\" class=\"btn copy\" data-copy=\"{addr}\" hidden>Copy address</button></div>\n\
+         <code class=\"addr\" id=\"address\">{addr}</code>\n</div>\n",
+        amt = escape(amount),
+        sym = escape(&a.symbol),
+        chain = escape(&a.chain),
+        addr = escape(address),
+    );
+}
+
+fn deposit(
+    h: &mut String,
+    ctx: &Ctx<'_>,
+    s: &PaymentSession,
+    a: &AssetLabel,
+    action: &dyn Fn(&str) -> String,
+) {
+    h.push_str("<p class=\"status wait\">Waiting for your payment</p>\n<div class=\"deposit\">\n");
+    let address = s.deposit_address.as_deref().unwrap_or_default();
+    deposit_block(h, address, &s.required_sell_amount, a, "Send exactly");
+    let _ = write!(
+        h,
+        "<dl class=\"rows\"><div><dt>Time left</dt><dd>{}</dd></div></dl>\n</div>\n\
+         <p class=\"note\">Send only {sym} on {chain}, in one transfer of exactly this amount. Another asset or network cannot be credited.</p>\n\
+         <div class=\"actions\">{}</div>\n",
+        countdown(ctx, s.expires_at),
+        post_form(&action("cancel"), "quiet", "Cancel payment"),
+        sym = escape(&a.symbol),
+        chain = escape(&a.chain),
+    );
+}
+
+fn underpaid(h: &mut String, s: &PaymentSession, a: &AssetLabel) {
+    let got = settlement_str(s, "receivedAmount").unwrap_or("0");
+    let due = settlement_str(s, "shortBy").unwrap_or(&s.required_sell_amount);
+    let _ = write!(
+        h,
+        "<p class=\"status wait\">Waiting for the rest</p>\n\
+         <dl class=\"rows\"><div><dt>Received</dt><dd>{got} {sym}</dd></div><div><dt>Still due</dt><dd><strong>{due} {sym}</strong></dd></div></dl>\n\
+         <div class=\"deposit\">\n",
+        got = escape(got),
+        due = escape(due),
+        sym = escape(&a.symbol),
+    );
+    if let Some(address) = &s.deposit_address {
+        deposit_block(h, address, due, a, "Send the rest");
+    }
+    let _ = writeln!(
+        h,
+        "</div>\n<p class=\"note\">Send the missing {} on {} to the same address. If you cannot, the merchant will refund what arrived.</p>",
+        escape(&a.symbol),
+        escape(&a.chain),
+    );
+}
+
+fn overpaid_note(h: &mut String, s: &PaymentSession, a: &AssetLabel) {
+    if let Some(over) = settlement_str(s, "overpaidBy") {
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">You sent {} {} more than due; the merchant will contact you about it.</p>",
+            escape(over),
+            escape(&a.symbol)
+        );
+    }
+}
+
+fn failure_links(h: &mut String, view: &CheckoutView, base: &str) {
+    h.push_str("<div class=\"actions\">\n");
+    if view.state == "active" {
+        let _ = writeln!(
+            h,
+            "<a class=\"btn primary\" href=\"{}\">Try again</a>",
+            escape(base)
+        );
+    }
+    if let Some(url) = view.failure_url.as_deref().and_then(safe_url) {
+        let _ = writeln!(
+            h,
+            "<a class=\"btn\" href=\"{url}\" rel=\"noreferrer\">Return to {}</a>",
+            escape(merchant_or_default(view))
+        );
+    }
+    h.push_str("</div>\n");
+}
+
+mod refund_form;

@@ -1,0 +1,435 @@
+//! The gateway form: `POST /gateway/pay/{payKeyId}` takes a merchant's HTML form straight from
+//! the customer's browser and answers 303 to the hosted checkout. A browser shows whatever comes
+//! back, so every error is a small self-contained HTML page (no external assets, every value
+//! escaped) with the status, the `errorCode` and the field at fault, instead of JSON.
+
+use actix_web::dev::Payload;
+use actix_web::http::{header, StatusCode};
+use actix_web::{post, web, FromRequest, HttpRequest, HttpResponse};
+use futures_util::future::LocalBoxFuture;
+use pay_domain::app::Pay;
+use pay_domain::kernel::html::escape;
+use pay_domain::DomainError;
+
+use crate::edge::body::{self, BodyError};
+use crate::edge::credentials::blocking;
+use crate::edge::error::ApiError;
+
+/// Largest form body accepted (the JSON routes' limit).
+pub const MAX_FORM_BYTES: usize = body::MAX_BODY_BYTES;
+
+const FORM_CONTENT_TYPE: &str = "application/x-www-form-urlencoded";
+
+/// What the edge refuses before the domain sees the form.
+#[derive(Debug)]
+pub enum FormError {
+    /// Not `application/x-www-form-urlencoded` (415).
+    NotAForm,
+    /// Over `MAX_FORM_BYTES` (413).
+    TooLarge,
+    /// Bad percent-encoding or not UTF-8 (400 `invalid_form`).
+    Malformed(String),
+}
+
+/// The form's (name, value) pairs in body order, decoded strictly. Like `JsonBody`, extraction
+/// never fails the request by itself: the handler checks the key and the `Origin` first.
+#[derive(Debug)]
+pub struct FormBody(pub Result<Vec<(String, String)>, FormError>);
+
+impl FromRequest for FormBody {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let form = body::content_type_is(req, FORM_CONTENT_TYPE);
+        let declared = body::declared_length(req);
+        let mut payload = payload.take();
+        Box::pin(async move { Ok(FormBody(read(form, declared, &mut payload).await)) })
+    }
+}
+
+async fn read(
+    form: bool,
+    declared: Option<usize>,
+    payload: &mut Payload,
+) -> Result<Vec<(String, String)>, FormError> {
+    if !form {
+        return Err(FormError::NotAForm);
+    }
+    let body = body::read(declared, payload).await.map_err(|e| match e {
+        BodyError::TooLarge => FormError::TooLarge,
+        BodyError::Unreadable(why) => FormError::Malformed(why),
+    })?;
+    decode_form(&body)
+}
+
+/// `application/x-www-form-urlencoded` as the WHATWG URL standard parses it (`&`-separated,
+/// empty sequences skipped, the first `=` splits, `+` is a space), except that a malformed
+/// percent escape or bytes that are not UTF-8 are refused instead of silently replaced.
+pub fn decode_form(body: &[u8]) -> Result<Vec<(String, String)>, FormError> {
+    body.split(|b| *b == b'&')
+        .filter(|seq| !seq.is_empty())
+        .map(|seq| {
+            let (name, value) = match seq.iter().position(|b| *b == b'=') {
+                Some(i) => (&seq[..i], &seq[i + 1..]),
+                None => (seq, &[][..]),
+            };
+            let name = decode_component(name)?;
+            let value = decode_component(value).map_err(|_| {
+                FormError::Malformed(format!(
+                    "the value of {name} is not valid percent-encoded UTF-8"
+                ))
+            })?;
+            Ok((name, value))
+        })
+        .collect()
+}
+
+fn decode_component(raw: &[u8]) -> Result<String, FormError> {
+    let bad = || FormError::Malformed("a field name is not valid percent-encoded UTF-8".into());
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        match raw[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let (Some(hi), Some(lo)) = (
+                    raw.get(i + 1).copied().and_then(hex),
+                    raw.get(i + 2).copied().and_then(hex),
+                ) else {
+                    return Err(bad());
+                };
+                out.push((hi * 16 + lo) as u8);
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).map_err(|_| bad())
+}
+
+/// The form's fields, for the OpenAPI document (the handler reads the pairs itself). Besides
+/// these, any number of `metadata[<key>]` string fields.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct GatewayFormFields {
+    /// A positive decimal string in the settlement asset (at most its decimals).
+    #[schema(example = "24.00")]
+    pub amount: String,
+    #[schema(nullable = false, example = "USDC")]
+    pub currency: Option<String>,
+    #[schema(
+        nullable = false,
+        example = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+    )]
+    pub asset: Option<String>,
+    #[schema(nullable = false, example = "Order 1042")]
+    pub title: Option<String>,
+    #[schema(nullable = false)]
+    pub description: Option<String>,
+    #[schema(nullable = false, example = "1042")]
+    pub order_id: Option<String>,
+    #[schema(nullable = false)]
+    pub customer_email: Option<String>,
+    #[schema(nullable = false)]
+    pub client_id: Option<String>,
+    #[schema(nullable = false, example = "https://shop.example/orders/1042/thanks")]
+    pub success_url: Option<String>,
+    #[schema(nullable = false)]
+    pub failure_url: Option<String>,
+    #[schema(nullable = false)]
+    pub return_url: Option<String>,
+}
+
+/// The one `Origin` header, or `None` when there is none. Several are refused as a bad one.
+fn origin(req: &HttpRequest) -> Option<String> {
+    let mut all = req.headers().get_all(header::ORIGIN);
+    let first = all.next()?;
+    if all.next().is_some() {
+        return Some(String::new());
+    }
+    Some(first.to_str().unwrap_or_default().to_owned())
+}
+
+/// Create a payment link from a merchant's HTML form and send the customer to checkout.
+///
+/// The form posts from the customer's browser with the integration's public form key
+/// (`form_key_id`, `pk_pay_...`) in the path. The browser's `Origin` must be exactly one of the
+/// integration's `allowedOrigins` (scheme, host and port); a missing or `null` Origin is
+/// refused. Fields: `amount` (required), `currency`, `asset`, `title`, `description`,
+/// `orderId`, `customerEmail`, `clientId`, `successUrl`, `failureUrl`, `returnUrl` and any
+/// number of `metadata[<key>]` (string values; the metadata limits apply). Blank fields are not
+/// given; a repeated field is `validation_failed`; any other name is `unknown_field`. The link
+/// is created as the integration's API key would create it. Errors are HTML pages whose
+/// `<main>` carries `data-error-code` and `data-field`.
+#[utoipa::path(
+    tag = "Gateway form",
+    params(("payKeyId" = String, Path, description = "The integration's public form key (`form_key_id`, `pk_pay_...`)")),
+    request_body(
+        content_type = "application/x-www-form-urlencoded",
+        description = "The form's fields, plus any number of `metadata[<key>]` string fields",
+        content = GatewayFormFields,
+    ),
+    responses(
+        (status = 303, description = "Link created; `Location` is its hosted checkout (`publicUrl`)",
+            headers(("Location" = String, description = "The link's publicUrl"))),
+        (status = 400, description = "HTML page: `unknown_field`, `validation_failed` (the field is named), `invalid_destination_asset`, `ambiguous_currency`, `missing_destination_asset`, `invalid_form`", content_type = "text/html", body = String),
+        (status = 403, description = "HTML page: `Origin` missing or not in the integration's `allowedOrigins`", content_type = "text/html", body = String),
+        (status = 404, description = "HTML page: unknown or disabled form key (one answer for both)", content_type = "text/html", body = String),
+        (status = 413, description = "HTML page: body over 64 KiB", content_type = "text/html", body = String),
+        (status = 415, description = "HTML page: not application/x-www-form-urlencoded", content_type = "text/html", body = String),
+        (status = 429, description = "HTML page: too many posts from this address or to this form key (`Retry-After` in seconds)", content_type = "text/html", body = String),
+        (status = 500, description = "HTML page: internal error", content_type = "text/html", body = String),
+    )
+)]
+#[post("/gateway/pay/{payKeyId}")]
+pub async fn gateway_pay(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    key: web::Path<String>,
+    body: FormBody,
+) -> HttpResponse {
+    let origin = origin(&req);
+    let addr = crate::edge::client_addr(&req);
+    let key = key.into_inner();
+    let p = pay.clone();
+    let shown_origin = origin.clone();
+    // The key and the Origin come before the body, as credentials do on the JSON routes.
+    let result = blocking(move || {
+        let form = p
+            .links()
+            .open_gateway_form(&key, origin.as_deref(), &addr)?;
+        let fields = match body.0 {
+            Ok(fields) => fields,
+            Err(e) => return Ok(Err(e)),
+        };
+        Ok(Ok(p.links().create_link_for_form(&form, fields)?))
+    })
+    .await;
+    match result {
+        Ok(Ok(link)) => HttpResponse::SeeOther()
+            .insert_header((header::LOCATION, link.public_url(pay.public_pay_url())))
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .finish(),
+        Ok(Err(e)) => form_error_page(&e),
+        Err(e) => api_error_page(&e, shown_origin.as_deref()),
+    }
+}
+
+fn form_error_page(e: &FormError) -> HttpResponse {
+    match e {
+        FormError::NotAForm => page(&Page {
+            status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            code: "unsupported_media_type",
+            heading: "This is not a form submission",
+            message: "Send the form as application/x-www-form-urlencoded, the default encoding of \
+                      an HTML form (not multipart/form-data or text/plain).",
+            field: None,
+        }),
+        FormError::TooLarge => page(&Page {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            code: "payload_too_large",
+            heading: "The form is too large",
+            message: &format!("The form body must be at most {MAX_FORM_BYTES} bytes."),
+            field: None,
+        }),
+        FormError::Malformed(why) => page(&Page {
+            status: StatusCode::BAD_REQUEST,
+            code: "invalid_form",
+            heading: "The form could not be read",
+            message: &format!(
+                "{why}. Serve the page that holds the form as UTF-8, or add \
+                 accept-charset=\"UTF-8\" to the form."
+            ),
+            field: None,
+        }),
+    }
+}
+
+fn api_error_page(e: &ApiError, origin: Option<&str>) -> HttpResponse {
+    let (status, code, message, field) = e.parts();
+    let forbidden;
+    let (heading, message) = match e {
+        ApiError::Domain(DomainError::NotFound { .. }) => (
+            "Payment form not found",
+            "This payment form key is unknown or no longer active. Please contact the shop.",
+        ),
+        ApiError::Domain(DomainError::Forbidden) => {
+            forbidden = match origin {
+                None => "The browser sent no Origin header, so the page that holds this form \
+                         cannot be checked against the form key's allowed origins."
+                    .to_owned(),
+                Some(o) => format!(
+                    "The page that sent this form (origin \"{o}\") is not one of the allowed \
+                     origins of this payment form key."
+                ),
+            };
+            (
+                "This page may not use this payment form",
+                forbidden.as_str(),
+            )
+        }
+        _ if status.is_server_error() => (
+            "Something went wrong",
+            "The payment could not be started. Please try again in a moment.",
+        ),
+        _ => ("The payment form has an error", message.as_str()),
+    };
+    let mut res = page(&Page {
+        status,
+        code,
+        heading,
+        message,
+        field: field.as_deref(),
+    });
+    if let ApiError::Domain(DomainError::RateLimited { retry_after_secs }) = e {
+        res.headers_mut().insert(
+            header::RETRY_AFTER,
+            header::HeaderValue::from(*retry_after_secs),
+        );
+    }
+    res
+}
+
+struct Page<'a> {
+    status: StatusCode,
+    code: &'a str,
+    heading: &'a str,
+    message: &'a str,
+    field: Option<&'a str>,
+}
+
+/// Renders an error page: self-contained (inline style only, which the CSP allows and nothing
+/// else), `lang`, a title, one heading, the field at fault, the code and status.
+fn page(p: &Page<'_>) -> HttpResponse {
+    let field_attr = p
+        .field
+        .map(|f| format!(" data-field=\"{}\"", escape(f)))
+        .unwrap_or_default();
+    let field_line = p
+        .field
+        .map(|f| {
+            format!(
+                "<p>Field at fault: <strong><code>{}</code></strong></p>\n",
+                escape(f)
+            )
+        })
+        .unwrap_or_default();
+    let html = format!(
+        "<!DOCTYPE html>
+<html lang=\"en\">
+<head>
+<meta charset=\"utf-8\">
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">
+<meta name=\"robots\" content=\"noindex\">
+<title>{heading} - Payment</title>
+<style>
+body{{font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,sans-serif;margin:0;padding:2rem 1rem;background:#f6f6f7;color:#1a1a1a;line-height:1.5}}
+main{{max-width:36rem;margin:0 auto;background:#fff;border:1px solid #d4d4d8;border-radius:8px;padding:1.5rem 2rem}}
+h1{{font-size:1.4rem;margin:0 0 1rem}}
+code{{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;background:#f0f0f2;padding:0 .25em;border-radius:3px}}
+.meta{{color:#4a4a52;font-size:.9rem}}
+@media (prefers-color-scheme:dark){{body{{background:#18181b;color:#f4f4f5}}main{{background:#27272a;border-color:#3f3f46}}code{{background:#3f3f46}}.meta{{color:#c4c4cc}}}}
+</style>
+</head>
+<body>
+<main data-error-code=\"{code}\" data-status=\"{status}\"{field_attr}>
+<h1>{heading}</h1>
+<p>{message}</p>
+{field_line}<p class=\"meta\">Error code <code>{code}</code>, HTTP status {status}.</p>
+<p>Use your browser's Back button to return to the shop.</p>
+</main>
+</body>
+</html>
+",
+        heading = escape(p.heading),
+        message = escape(p.message),
+        code = escape(p.code),
+        status = p.status.as_u16(),
+    );
+    let mut res = HttpResponse::build(p.status);
+    res.insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; \
+             form-action 'none'; frame-ancestors 'none'",
+        ));
+    res.body(html)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(body: &str) -> Vec<(String, String)> {
+        decode_form(body.as_bytes()).unwrap()
+    }
+
+    fn owned(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn decodes_like_a_browser_encodes() {
+        assert_eq!(
+            pairs("amount=12.50&title=Two+mugs%21&metadata%5Bcart%5D=7&note=caf%C3%A9&empty=&bare"),
+            owned(&[
+                ("amount", "12.50"),
+                ("title", "Two mugs!"),
+                ("metadata[cart]", "7"),
+                ("note", "café"),
+                ("empty", ""),
+                ("bare", ""),
+            ])
+        );
+        assert_eq!(pairs(""), owned(&[]));
+        assert_eq!(pairs("&&a=1&"), owned(&[("a", "1")]));
+        assert_eq!(pairs("a=b=c"), owned(&[("a", "b=c")]));
+        assert_eq!(pairs("a=%2B%26%3D"), owned(&[("a", "+&=")]));
+        // Repeats are kept for the domain to refuse.
+        assert_eq!(pairs("a=1&a=2"), owned(&[("a", "1"), ("a", "2")]));
+    }
+
+    #[test]
+    fn refuses_what_a_lenient_parser_would_mangle() {
+        for bad in [
+            "a=%", "a=%2", "a=%zz", "a=%+1", "a=%C3", "%ff=1", "a=%C3%28",
+        ] {
+            assert!(
+                matches!(decode_form(bad.as_bytes()), Err(FormError::Malformed(_))),
+                "{bad}"
+            );
+        }
+        assert!(decode_form(b"a=\xff").is_err());
+    }
+
+    #[test]
+    fn pages_escape_every_value() {
+        let res = page(&Page {
+            status: StatusCode::BAD_REQUEST,
+            code: "validation_failed",
+            heading: "<h>",
+            message: "<script>alert(\"x\")</script> & 'y'",
+            field: Some("metadata[<img src=x>]"),
+        });
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        let body = actix_web::body::MessageBody::try_into_bytes(res.into_body()).unwrap();
+        let html = std::str::from_utf8(&body).unwrap();
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(!html.contains("<img"), "{html}");
+        assert!(!html.contains("<h>"), "{html}");
+        assert!(
+            html.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;")
+        );
+        assert!(html.contains("data-field=\"metadata[&lt;img src=x&gt;]\""));
+        assert!(html.contains("<html lang=\"en\">"));
+    }
+}

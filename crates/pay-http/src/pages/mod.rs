@@ -1,0 +1,4 @@
+//! Server-rendered pages: the hosted checkout and the gateway form's answers.
+
+pub mod checkout;
+pub mod gateway;
