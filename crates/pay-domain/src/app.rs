@@ -270,6 +270,3 @@ impl<T> PayStore for T where
         + Sync
 {
 }
-
-#[cfg(test)]
-mod tests;

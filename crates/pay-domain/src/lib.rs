@@ -26,4 +26,7 @@ pub mod subscriptions;
 
 pub mod app;
 
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
 pub use kernel::error::{DomainError, DomainResult};

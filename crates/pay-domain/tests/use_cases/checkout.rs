@@ -6,255 +6,16 @@
 use serde_json::Value;
 
 use super::*;
-use crate::checkout::machine::SessionStatus;
-use crate::checkout::ports::{DepositChannel, PriceSource, Processor};
-use crate::checkout::{
-    CheckoutStore, DueSession, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent,
-    WriteOutcome,
-};
-use crate::kernel::amount::{Decimal, Rounding};
-use crate::kernel::assets::DestinationAsset;
-use crate::kernel::ids::PaymentSessionId;
-use crate::links::{Branding, CreateAnonymousLinkInput, SettlementPriority};
-use crate::sandbox::clock::MAX_ADVANCE_SECS as MAX_CLOCK_ADVANCE_SECS;
-use crate::webhooks::EventKind;
+use pay_domain::checkout::machine::SessionStatus;
+use pay_domain::checkout::{CheckoutStore, PaymentSession};
+use pay_domain::kernel::amount::Decimal;
+use pay_domain::kernel::ids::PaymentSessionId;
+use pay_domain::links::{Branding, CreateAnonymousLinkInput, SettlementPriority};
+use pay_domain::sandbox::clock::MAX_ADVANCE_SECS as MAX_CLOCK_ADVANCE_SECS;
+use pay_domain::webhooks::EventKind;
 
 const BASE_USDC: &str = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
-const ETH: &str = "eip155:1/slip44:60";
 const HOOK: &str = "https://hooks.acme.example/pay";
-
-// ----- fakes -----
-
-/// USD prices: ETH 2000, every other asset 1.
-pub(super) struct FakePrices;
-
-fn usd_price(asset: &str) -> Decimal {
-    Decimal::parse(if asset == ETH { "2000" } else { "1" }).unwrap()
-}
-
-impl PriceSource for FakePrices {
-    fn price(&self, asset: &str, unit: &str) -> DomainResult<Option<Decimal>> {
-        let of_unit = match unit {
-            "USD" => Decimal::parse("1").unwrap(),
-            "EUR" => return Ok(None),
-            other => usd_price(other),
-        };
-        Ok(usd_price(asset).checked_div(of_unit, 18, Rounding::Down))
-    }
-}
-
-/// Takes every asset, 1 % fee, a deterministic channel per session; wallets can be removed.
-#[derive(Debug, Default)]
-pub(super) struct FakeProcessor {
-    no_wallet: Mutex<Vec<String>>,
-    channels: AtomicU64,
-}
-
-impl Processor for FakeProcessor {
-    fn name(&self) -> &'static str {
-        "fake"
-    }
-    fn fee_percent(&self) -> Decimal {
-        Decimal::parse("1").unwrap()
-    }
-    fn supports(&self, _asset: &DestinationAsset) -> bool {
-        true
-    }
-    fn merchant_wallet(
-        &self,
-        company: CompanyId,
-        asset: &DestinationAsset,
-    ) -> DomainResult<Option<String>> {
-        if self
-            .no_wallet
-            .lock()
-            .unwrap()
-            .contains(&asset.asset_identifier)
-        {
-            return Ok(None);
-        }
-        Ok(Some(format!("wallet-{company}-{}", asset.chain_code)))
-    }
-    fn open_channel(
-        &self,
-        session: uuid::Uuid,
-        asset: &DestinationAsset,
-        _amount: Decimal,
-    ) -> DomainResult<DepositChannel> {
-        self.channels.fetch_add(1, Ordering::SeqCst);
-        Ok(DepositChannel {
-            channel_id: format!("ch-{session}"),
-            composite_channel_id: format!("{}:ch-{session}", asset.chain_code),
-            deposit_address: format!("dep-{session}"),
-            source_chain: asset.chain_code.clone(),
-        })
-    }
-}
-
-impl CheckoutStore for MemStore {
-    fn public_link(&self, uid: &str) -> DomainResult<Option<PaymentLink>> {
-        self.count_call("public_link");
-        Ok(self
-            .tables()
-            .links
-            .iter()
-            .find(|l| l.uid.as_str() == uid)
-            .cloned())
-    }
-
-    fn write_link_event(
-        &self,
-        w: &LinkEventWrite,
-        build: &dyn Fn(u64) -> Vec<Delivery>,
-    ) -> DomainResult<WriteOutcome> {
-        self.count_call("write_link_event");
-        // One lock: the whole write is one transaction.
-        let mut guard = self.tables();
-        let t = &mut *guard;
-        if !t.links.iter().any(|l| l.id == w.link_id) {
-            return Err(DomainError::Internal("foreign key: payment link".into()));
-        }
-        if let Some(id) = &w.processor_event_id {
-            if t.processor_events.contains(id) {
-                return Ok(WriteOutcome::Duplicate);
-            }
-        }
-        if let Some(session) = w.claim_link {
-            if t.paid_links.iter().any(|(l, _)| *l == w.link_id) {
-                return Ok(WriteOutcome::LinkAlreadyPaid);
-            }
-            t.paid_links.push((w.link_id, session));
-        }
-        match &w.change {
-            SessionChange::Insert(s) => {
-                if t.payment_sessions.iter().any(|x| x.id == s.id) {
-                    return Err(unique_violation("payment_sessions.id"));
-                }
-                t.payment_sessions.push(s.clone());
-            }
-            SessionChange::Update {
-                session,
-                expected_version,
-            } => {
-                let Some(row) = t
-                    .payment_sessions
-                    .iter_mut()
-                    .find(|x| x.id == session.id && x.version == *expected_version)
-                else {
-                    if w.claim_link.is_some() {
-                        t.paid_links.retain(|(l, _)| *l != w.link_id);
-                    }
-                    return Ok(WriteOutcome::Stale);
-                };
-                *row = session.clone();
-            }
-            SessionChange::None => {}
-        }
-        if w.claim_link.is_some() {
-            let link = t.links.iter_mut().find(|l| l.id == w.link_id).unwrap();
-            link.status = LinkStatus::Archived;
-        }
-        if let Some(id) = &w.processor_event_id {
-            t.processor_events.push(id.clone());
-        }
-        t.timeline.extend(w.timeline.iter().cloned());
-        let mut built = Vec::new();
-        if w.webhook_events > 0 {
-            let last = t
-                .sequences
-                .iter()
-                .find(|(id, _)| *id == w.link_id)
-                .map_or(0, |(_, n)| *n);
-            built = build(last + 1);
-            check_new_deliveries(t, &built)?;
-            let next = last + w.webhook_events;
-            match t.sequences.iter_mut().find(|(id, _)| *id == w.link_id) {
-                Some((_, n)) => *n = next,
-                None => t.sequences.push((w.link_id, next)),
-            }
-            t.deliveries.extend(built.iter().cloned());
-        }
-        Ok(WriteOutcome::Applied(built))
-    }
-
-    fn processor_event_applied(&self, event_id: &str) -> DomainResult<bool> {
-        self.count_call("processor_event_applied");
-        Ok(self.tables().processor_events.iter().any(|e| e == event_id))
-    }
-
-    fn payment_session(&self, id: PaymentSessionId) -> DomainResult<Option<PaymentSession>> {
-        self.count_call("payment_session");
-        Ok(self
-            .tables()
-            .payment_sessions
-            .iter()
-            .find(|s| s.id == id)
-            .cloned())
-    }
-
-    fn latest_session(&self, link: PaymentLinkId) -> DomainResult<Option<PaymentSession>> {
-        self.count_call("latest_session");
-        Ok(self
-            .tables()
-            .payment_sessions
-            .iter()
-            .filter(|s| s.link_id == link)
-            .max_by_key(|s| (s.created_at, s.id))
-            .cloned())
-    }
-
-    fn unfinished_sessions(&self, link: PaymentLinkId) -> DomainResult<Vec<PaymentSession>> {
-        self.count_call("unfinished_sessions");
-        Ok(self
-            .tables()
-            .payment_sessions
-            .iter()
-            .filter(|s| s.link_id == link && s.status.is_unfinished())
-            .cloned()
-            .collect())
-    }
-
-    fn timeline(&self, link: PaymentLinkId) -> DomainResult<Vec<TimelineEvent>> {
-        self.count_call("timeline");
-        Ok(self
-            .tables()
-            .timeline
-            .iter()
-            .filter(|e| e.link_id == link)
-            .cloned()
-            .collect())
-    }
-
-    fn due_sessions(&self, now: Timestamp, limit: usize) -> DomainResult<Vec<DueSession>> {
-        self.count_call("due_sessions");
-        let t = self.tables();
-        let mut due: Vec<DueSession> = t
-            .payment_sessions
-            .iter()
-            .filter(|s| s.status.is_unfinished())
-            .filter_map(|s| {
-                let link = t.links.iter().find(|l| l.id == s.link_id)?;
-                // Deadlines are on the link's company clock.
-                let offset = t
-                    .companies
-                    .iter()
-                    .find(|(c, _)| c.id == link.company_id)
-                    .map_or(0, |(c, _)| c.test_clock_offset_ms);
-                let now = crate::sandbox::clock::company_now(now, offset);
-                let is_due = s.expires_at <= now
-                    || link.status != LinkStatus::Active
-                    || link.expires_at.is_some_and(|e| e <= now);
-                is_due.then(|| DueSession {
-                    session: s.clone(),
-                    link: link.clone(),
-                })
-            })
-            .collect();
-        due.sort_by_key(|d| (d.session.expires_at, d.session.id));
-        due.truncate(limit);
-        Ok(due)
-    }
-}
 
 // ----- helpers -----
 
@@ -420,7 +181,7 @@ fn a_payer_reviews_a_quote_accepts_it_and_pays() {
     assert_eq!(quote.invoice_amount, "10");
     assert_eq!(
         quote.expires_at,
-        w.now().plus(crate::checkout::quote::QUOTE_TTL)
+        w.now().plus(pay_domain::checkout::quote::QUOTE_TTL)
     );
     assert_eq!(
         quote.destination_address,
@@ -474,7 +235,9 @@ fn a_payer_reviews_a_quote_accepts_it_and_pays() {
         .store
         .stored_deliveries()
         .into_iter()
-        .filter(|d| d.event == EventKind::Payment(crate::webhooks::PaymentEvent::StatusChanged))
+        .filter(|d| {
+            d.event == EventKind::Payment(pay_domain::webhooks::PaymentEvent::StatusChanged)
+        })
         .max_by_key(|d| {
             serde_json::from_str::<Value>(&d.body).unwrap()["sequence"]
                 .as_u64()
@@ -691,7 +454,7 @@ fn a_late_deposit_on_an_expired_session_is_recorded() {
     let shop = w.shop("Acme", "owner@acme.example");
     let link = w.link_for(&shop, Some(true));
     w.started(&link);
-    w.advance(crate::checkout::DEPOSIT_WINDOW);
+    w.advance(pay_domain::checkout::DEPOSIT_WINDOW);
     assert_eq!(w.pay.checkout().run_due_work(10).unwrap().moved, 1);
     let s = w.deposit(&shop, &link, "10");
     assert_eq!(s.status, SessionStatus::Expired);
@@ -1021,7 +784,7 @@ fn quotes_and_deposit_requests_expire_by_the_clock() {
     let q = w.started(&quoted);
     let open = w.link_for(&shop, Some(true));
     let p = w.started(&open);
-    w.advance(crate::checkout::quote::QUOTE_TTL - Duration::milliseconds(1));
+    w.advance(pay_domain::checkout::quote::QUOTE_TTL - Duration::milliseconds(1));
     assert_eq!(w.pay.checkout().run_due_work(10).unwrap().moved, 0);
     w.advance(Duration::milliseconds(1));
     assert_eq!(w.pay.checkout().run_due_work(10).unwrap().moved, 1);
@@ -1031,7 +794,7 @@ fn quotes_and_deposit_requests_expire_by_the_clock() {
         w.event_names(&quoted),
         strs(&["quote_expired", "status_changed"])
     );
-    w.advance(crate::checkout::DEPOSIT_WINDOW);
+    w.advance(pay_domain::checkout::DEPOSIT_WINDOW);
     assert_eq!(w.pay.checkout().run_due_work(10).unwrap().moved, 1);
     assert_eq!(
         w.store.payment_session(p.id).unwrap().unwrap().status,
@@ -1044,7 +807,7 @@ fn quotes_and_deposit_requests_expire_by_the_clock() {
     // An expired quote cannot be accepted, even before the worker runs.
     let quoted2 = w.link_for(&shop, Some(false));
     let q2 = w.started(&quoted2);
-    w.advance(crate::checkout::quote::QUOTE_TTL);
+    w.advance(pay_domain::checkout::quote::QUOTE_TTL);
     assert!(matches!(
         w.pay
             .checkout()
@@ -1355,7 +1118,7 @@ fn a_quote_is_refreshed_before_it_expires_and_not_after() {
     assert_eq!(r.version, q.version + 1);
     assert_eq!(
         r.expires_at,
-        w.now().plus(crate::checkout::quote::QUOTE_TTL)
+        w.now().plus(pay_domain::checkout::quote::QUOTE_TTL)
     );
     assert_eq!(r.required_sell_amount, "0.005");
     assert_eq!(
@@ -1364,7 +1127,7 @@ fn a_quote_is_refreshed_before_it_expires_and_not_after() {
     );
     assert!(w.event_names(&link).is_empty(), "refreshes are internal");
     // Ten minutes after the refresh, it has expired: no refresh brings it back.
-    w.advance(crate::checkout::quote::QUOTE_TTL);
+    w.advance(pay_domain::checkout::quote::QUOTE_TTL);
     assert!(matches!(
         w.pay
             .checkout()
@@ -1388,7 +1151,7 @@ fn a_quote_is_refreshed_before_it_expires_and_not_after() {
 
 #[test]
 fn payment_starts_are_limited_per_client_address() {
-    let per_minute = crate::kernel::ratelimit::RateLimits::default()
+    let per_minute = pay_domain::kernel::ratelimit::RateLimits::default()
         .checkout_starts
         .max;
     let w = world();

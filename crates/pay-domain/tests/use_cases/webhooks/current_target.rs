@@ -3,8 +3,8 @@
 //! owner has no callback any more ends `failed` with `no callback`.
 
 use super::*;
-use crate::links::{CreateAnonymousLinkInput, ANONYMOUS_COMPANY};
-use crate::webhooks::{AttemptError, LinkWebhook, OutboundRequest};
+use pay_domain::links::{CreateAnonymousLinkInput, ANONYMOUS_COMPANY};
+use pay_domain::webhooks::{AttemptError, LinkWebhook, OutboundRequest};
 
 impl World {
     /// Records a failed first attempt and lets the retry fall due.
@@ -192,7 +192,7 @@ fn anonymous_links_in_one_round_each_go_to_their_own_url_with_their_own_secret()
                 amount: "5".into(),
                 ..Default::default()
             },
-            priorities: vec![crate::links::SettlementPriority {
+            priorities: vec![pay_domain::links::SettlementPriority {
                 asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
                 address: "0xabc".into(),
             }],

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::*;
-use crate::webhooks::{
+use pay_domain::webhooks::{
     AttemptOutcome, DeliveryOrigin, EventKind, LinkSnapshot, PaymentEvent, PaymentEventDraft,
     SessionSnapshot, StoredSigningSecret,
 };
@@ -128,13 +128,13 @@ fn timed_out() -> AttemptOutcome {
     AttemptOutcome {
         status: None,
         duration_ms: 10_000,
-        error: Some(crate::webhooks::AttemptError::ConnectionFailed),
+        error: Some(pay_domain::webhooks::AttemptError::ConnectionFailed),
         response_excerpt: None,
         retry_after: None,
     }
 }
 
-fn header<'a>(req: &'a crate::webhooks::OutboundRequest, name: &str) -> &'a str {
+fn header<'a>(req: &'a pay_domain::webhooks::OutboundRequest, name: &str) -> &'a str {
     req.headers
         .iter()
         .find(|(n, _)| n == name)

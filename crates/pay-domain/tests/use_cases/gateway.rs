@@ -3,20 +3,7 @@
 //! tenancy of the links it creates.
 
 use super::*;
-use crate::kernel::ids::FormKeyId;
-use crate::links::gateway::FormKeyStore;
-
-impl FormKeyStore for MemStore {
-    fn integration_by_form_key(&self, key: &FormKeyId) -> DomainResult<Option<Integration>> {
-        self.count_call("integration_by_form_key");
-        Ok(self
-            .tables()
-            .integrations
-            .iter()
-            .find(|i| &i.integration.form_key_id == key)
-            .map(|i| i.integration.clone()))
-    }
-}
+use pay_domain::kernel::ids::FormKeyId;
 
 const SHOP: &str = "https://shop.example";
 /// The client address the posts come from.

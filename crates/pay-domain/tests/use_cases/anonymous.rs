@@ -2,9 +2,11 @@
 //! rate limit, and their events reaching the link's own URL signed with its own secret.
 
 use super::*;
-use crate::links::ports::AnonymousLinkStore;
-use crate::links::{Branding, CreateAnonymousLinkInput, SettlementPriority, ANONYMOUS_COMPANY};
-use crate::webhooks::{CallbackKind, EventKind, LinkWebhook, SessionSnapshot};
+use pay_domain::links::ports::AnonymousLinkStore;
+use pay_domain::links::{
+    Branding, CreateAnonymousLinkInput, SettlementPriority, ANONYMOUS_COMPANY,
+};
+use pay_domain::webhooks::{CallbackKind, EventKind, LinkWebhook, SessionSnapshot};
 
 const BASE_USDC: &str = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 const ETH: &str = "eip155:1/slip44:60";

@@ -1,0 +1,146 @@
+//! The in-memory store: links.
+
+use super::{unique_violation, MemStore};
+use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::ids::*;
+use crate::kernel::timestamp::Timestamp;
+use crate::links::gateway::FormKeyStore;
+use crate::links::ports::{LinkFilter, PaymentLinkStore};
+use crate::links::{LinkStatus, PaymentLink};
+use crate::settings::ports::SettingsStore;
+use crate::settings::PaySettings;
+use crate::tenancy::keys::Integration;
+use time::Duration;
+
+impl PaymentLinkStore for MemStore {
+    fn insert_link(&self, link: &PaymentLink) -> DomainResult<()> {
+        self.count_call("insert_link");
+        let mut t = self.tables();
+        if t.links.iter().any(|l| l.uid == link.uid || l.id == link.id) {
+            return Err(unique_violation("payment_links.uid"));
+        }
+        t.links.push(link.clone());
+        Ok(())
+    }
+
+    fn links(
+        &self,
+        company: CompanyId,
+        filter: LinkFilter,
+        limit: usize,
+    ) -> DomainResult<Vec<PaymentLink>> {
+        self.count_call("links");
+        let mut list: Vec<PaymentLink> = self
+            .tables()
+            .links
+            .iter()
+            .filter(|l| l.company_id == company && !l.is_anonymous())
+            .filter(|l| filter.grant_id.is_none() || l.grant_id() == filter.grant_id)
+            .cloned()
+            .collect();
+        list.sort_by_key(|l| std::cmp::Reverse((l.created_at, l.id)));
+        list.truncate(limit);
+        Ok(list)
+    }
+
+    fn link(&self, company: CompanyId, uid: &LinkUid) -> DomainResult<Option<PaymentLink>> {
+        self.count_call("link");
+        Ok(self
+            .tables()
+            .links
+            .iter()
+            .find(|l| l.company_id == company && &l.uid == uid)
+            .cloned())
+    }
+
+    fn set_link_status(
+        &self,
+        company: CompanyId,
+        uid: &LinkUid,
+        from: LinkStatus,
+        to: LinkStatus,
+        at: Timestamp,
+    ) -> DomainResult<bool> {
+        self.count_call("set_link_status");
+        let interference = self.cas_interference.lock().unwrap().pop_front();
+        let mut t = self.tables();
+        let Some(link) = t
+            .links
+            .iter_mut()
+            .find(|l| l.company_id == company && &l.uid == uid)
+        else {
+            return Ok(false);
+        };
+        if let Some(status) = interference {
+            // Another writer got there a millisecond earlier.
+            link.status = status;
+            link.updated_at = at.minus(Duration::milliseconds(1));
+        }
+        if link.status != from {
+            return Ok(false);
+        }
+        link.status = to;
+        link.updated_at = at;
+        Ok(true)
+    }
+}
+
+impl SettingsStore for MemStore {
+    fn save_settings(
+        &self,
+        company: CompanyId,
+        settings: &PaySettings,
+        _at: Timestamp,
+    ) -> DomainResult<()> {
+        self.count_call("save_settings");
+        let mut t = self.tables();
+        let (_, s) = t
+            .companies
+            .iter_mut()
+            .find(|(c, _)| c.id == company)
+            .ok_or_else(|| DomainError::Internal("foreign key: company".into()))?;
+        *s = settings.clone();
+        Ok(())
+    }
+}
+
+impl crate::links::ports::AnonymousLinkStore for MemStore {
+    fn insert_anonymous_link(
+        &self,
+        link: &PaymentLink,
+        webhook: Option<&crate::webhooks::LinkWebhook>,
+    ) -> DomainResult<()> {
+        self.count_call("insert_anonymous_link");
+        let mut t = self.tables();
+        if t.links.iter().any(|l| l.uid == link.uid || l.id == link.id) {
+            return Err(unique_violation("payment_links.uid"));
+        }
+        t.links.push(link.clone());
+        if let Some(w) = webhook {
+            t.link_webhooks.push(w.clone());
+        }
+        Ok(())
+    }
+
+    fn link_webhook(&self, link_uid: &str) -> DomainResult<Option<crate::webhooks::LinkWebhook>> {
+        self.count_call("link_webhook");
+        Ok(self
+            .tables()
+            .link_webhooks
+            .iter()
+            .find(|w| w.link_uid == link_uid)
+            .cloned())
+    }
+}
+
+impl FormKeyStore for MemStore {
+    fn integration_by_form_key(&self, key: &FormKeyId) -> DomainResult<Option<Integration>> {
+        self.count_call("integration_by_form_key");
+        Ok(self
+            .tables()
+            .integrations
+            .iter()
+            .find(|i| &i.integration.form_key_id == key)
+            .map(|i| i.integration.clone()))
+    }
+}

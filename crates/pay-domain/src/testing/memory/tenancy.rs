@@ -1,0 +1,341 @@
+//! The in-memory store: tenancy.
+
+use super::{unique_violation, MemStore, MemberRow};
+use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::ids::*;
+use crate::kernel::ports::HealthCheck;
+use crate::kernel::ratelimit::RateLimitStore;
+use crate::kernel::secret::SecretDigest;
+use crate::kernel::timestamp::Timestamp;
+use crate::settings::PaySettings;
+use crate::tenancy::keys::{Integration, StoredIntegration};
+use crate::tenancy::ports::{
+    IntegrationStore, NewTenant, SessionStore, StoredSession, TenancyStore,
+};
+use crate::tenancy::{Company, Membership, Role, UserRecord};
+use time::Duration;
+
+impl TenancyStore for MemStore {
+    fn create_tenant(&self, tenant: &NewTenant) -> DomainResult<()> {
+        self.count_call("create_tenant");
+        let mut t = self.tables();
+        // Check everything first: all or nothing.
+        if let Some(u) = &tenant.new_user {
+            if t.users.iter().any(|x| x.email == u.email || x.id == u.id) {
+                return Err(unique_violation("users.email"));
+            }
+            if u.id != tenant.owner {
+                return Err(DomainError::Internal("owner is not the new user".into()));
+            }
+        } else if !t.users.iter().any(|x| x.id == tenant.owner) {
+            return Err(DomainError::Internal("unknown owner".into()));
+        }
+        if t.companies.iter().any(|(c, _)| c.id == tenant.company.id) {
+            return Err(unique_violation("companies.id"));
+        }
+        let i = &tenant.integration.integration;
+        if i.company_id != tenant.company.id {
+            return Err(DomainError::Internal(
+                "integration of another company".into(),
+            ));
+        }
+        if t.integrations.iter().any(|x| {
+            x.integration.partner_id == i.partner_id
+                || x.integration.key_id == i.key_id
+                || x.integration.form_key_id == i.form_key_id
+        }) {
+            return Err(unique_violation("integrations"));
+        }
+        if let Some(u) = &tenant.new_user {
+            t.users.push(u.clone());
+        }
+        t.companies
+            .push((tenant.company.clone(), tenant.settings.clone()));
+        t.members.push(MemberRow {
+            user: tenant.owner,
+            company: tenant.company.id,
+            role: Role::Owner,
+            at: tenant.company.created_at,
+        });
+        t.integrations.push(tenant.integration.clone());
+        Ok(())
+    }
+
+    fn add_member(
+        &self,
+        new_user: Option<&UserRecord>,
+        user: UserId,
+        company: CompanyId,
+        role: Role,
+        at: Timestamp,
+    ) -> DomainResult<()> {
+        self.count_call("add_member");
+        let mut t = self.tables();
+        if !t.companies.iter().any(|(c, _)| c.id == company) {
+            return Err(DomainError::Internal("foreign key: company".into()));
+        }
+        match new_user {
+            Some(u) => {
+                if u.id != user {
+                    return Err(DomainError::Internal("user id mismatch".into()));
+                }
+                if t.users.iter().any(|x| x.email == u.email || x.id == u.id) {
+                    return Err(unique_violation("users.email"));
+                }
+            }
+            None => {
+                if !t.users.iter().any(|x| x.id == user) {
+                    return Err(DomainError::Internal("foreign key: user".into()));
+                }
+            }
+        }
+        if t.members
+            .iter()
+            .any(|m| m.user == user && m.company == company)
+        {
+            return Err(unique_violation("memberships"));
+        }
+        if let Some(u) = new_user {
+            t.users.push(u.clone());
+        }
+        t.members.push(MemberRow {
+            user,
+            company,
+            role,
+            at,
+        });
+        Ok(())
+    }
+
+    fn user_by_email(&self, email: &str) -> DomainResult<Option<UserRecord>> {
+        self.count_call("user_by_email");
+        Ok(self
+            .tables()
+            .users
+            .iter()
+            .find(|u| u.email == email)
+            .cloned())
+    }
+
+    fn is_empty(&self) -> DomainResult<bool> {
+        self.count_call("is_empty");
+        Ok(self.tables().users.is_empty())
+    }
+
+    fn memberships(&self, user: UserId) -> DomainResult<Vec<Membership>> {
+        self.count_call("memberships");
+        let t = self.tables();
+        let mut rows: Vec<&MemberRow> = t.members.iter().filter(|m| m.user == user).collect();
+        // Oldest first; a stable sort keeps insertion order for equal instants.
+        rows.sort_by_key(|m| m.at);
+        Ok(rows
+            .into_iter()
+            .map(|m| Membership {
+                company_id: m.company,
+                company_name: t
+                    .companies
+                    .iter()
+                    .find(|(c, _)| c.id == m.company)
+                    .map(|(c, _)| c.name.clone())
+                    .unwrap_or_default(),
+                role: m.role,
+            })
+            .collect())
+    }
+
+    fn role(&self, user: UserId, company: CompanyId) -> DomainResult<Option<Role>> {
+        self.count_call("role");
+        Ok(self
+            .tables()
+            .members
+            .iter()
+            .find(|m| m.user == user && m.company == company)
+            .map(|m| m.role))
+    }
+
+    fn company_with_settings(
+        &self,
+        company: CompanyId,
+    ) -> DomainResult<Option<(Company, PaySettings)>> {
+        self.count_call("company_with_settings");
+        Ok(self
+            .tables()
+            .companies
+            .iter()
+            .find(|(c, _)| c.id == company)
+            .cloned())
+    }
+
+    fn advance_test_clock(
+        &self,
+        company: CompanyId,
+        by_ms: i64,
+        max_offset_ms: i64,
+    ) -> DomainResult<Option<i64>> {
+        self.count_call("advance_test_clock");
+        let mut t = self.tables();
+        let Some((c, _)) = t.companies.iter_mut().find(|(c, _)| c.id == company) else {
+            return Ok(None);
+        };
+        if c.test_clock_offset_ms > max_offset_ms - by_ms {
+            return Ok(None);
+        }
+        c.test_clock_offset_ms += by_ms;
+        Ok(Some(c.test_clock_offset_ms))
+    }
+}
+
+impl SessionStore for MemStore {
+    fn insert_session(&self, session: &StoredSession) -> DomainResult<()> {
+        self.count_call("insert_session");
+        let mut t = self.tables();
+        if t.sessions
+            .iter()
+            .any(|s| s.id == session.id || s.token_digest == session.token_digest)
+        {
+            return Err(unique_violation("sessions"));
+        }
+        t.sessions.push(session.clone());
+        Ok(())
+    }
+
+    fn session_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSession>> {
+        self.count_call("session_by_token");
+        Ok(self
+            .tables()
+            .sessions
+            .iter()
+            .find(|s| &s.token_digest == token_digest)
+            .cloned())
+    }
+
+    fn delete_session(&self, token_digest: &SecretDigest) -> DomainResult<()> {
+        self.count_call("delete_session");
+        self.tables()
+            .sessions
+            .retain(|s| &s.token_digest != token_digest);
+        Ok(())
+    }
+}
+
+impl RateLimitStore for MemStore {
+    fn hit(&self, bucket: &str, at: Timestamp, window: Duration, limit: u64) -> DomainResult<bool> {
+        self.count_call("rate_hit");
+        // One lock for the count and the insert: atomic, as the port asks.
+        let mut t = self.tables();
+        let since = at.minus(window);
+        let n = t
+            .rate_hits
+            .iter()
+            .filter(|(b, a)| b == bucket && *a >= since)
+            .count() as u64;
+        if n >= limit {
+            return Ok(false);
+        }
+        t.rate_hits.push((bucket.to_owned(), at));
+        Ok(true)
+    }
+
+    fn clear_hits(&self, bucket: &str) -> DomainResult<()> {
+        self.count_call("clear_hits");
+        self.tables().rate_hits.retain(|(b, _)| b != bucket);
+        Ok(())
+    }
+}
+
+impl IntegrationStore for MemStore {
+    fn insert_integration(&self, integration: &StoredIntegration) -> DomainResult<()> {
+        self.count_call("insert_integration");
+        let mut t = self.tables();
+        let i = &integration.integration;
+        if t.integrations.iter().any(|x| {
+            x.integration.partner_id == i.partner_id
+                || x.integration.key_id == i.key_id
+                || x.integration.form_key_id == i.form_key_id
+        }) {
+            return Err(unique_violation("integrations"));
+        }
+        t.integrations.push(integration.clone());
+        Ok(())
+    }
+
+    fn integrations(&self, company: CompanyId) -> DomainResult<Vec<Integration>> {
+        self.count_call("integrations");
+        let mut list: Vec<Integration> = self
+            .tables()
+            .integrations
+            .iter()
+            .filter(|i| i.integration.company_id == company)
+            .map(|i| i.integration.clone())
+            .collect();
+        // Newest first; partner ids (time-ordered) break ties.
+        list.sort_by_key(|i| std::cmp::Reverse((i.created_at, i.partner_id)));
+        Ok(list)
+    }
+
+    fn integration_by_key_id(&self, key_id: &KeyId) -> DomainResult<Option<StoredIntegration>> {
+        self.count_call("integration_by_key_id");
+        Ok(self
+            .tables()
+            .integrations
+            .iter()
+            .find(|i| &i.integration.key_id == key_id)
+            .cloned())
+    }
+
+    fn set_integration_enabled(
+        &self,
+        company: CompanyId,
+        partner: PartnerId,
+        enabled: bool,
+    ) -> DomainResult<Option<Integration>> {
+        self.count_call("set_integration_enabled");
+        let mut t = self.tables();
+        Ok(t.integrations
+            .iter_mut()
+            .find(|i| i.integration.company_id == company && i.integration.partner_id == partner)
+            .map(|i| {
+                i.integration.enabled = enabled;
+                i.integration.clone()
+            }))
+    }
+
+    fn delete_integration(&self, company: CompanyId, partner: PartnerId) -> DomainResult<bool> {
+        self.count_call("delete_integration");
+        let mut t = self.tables();
+        let before = t.integrations.len();
+        t.integrations.retain(|i| {
+            !(i.integration.company_id == company && i.integration.partner_id == partner)
+        });
+        Ok(t.integrations.len() != before)
+    }
+
+    fn touch_integration(&self, partner: PartnerId, at: Timestamp) -> DomainResult<()> {
+        self.count_call("touch_integration");
+        let mut t = self.tables();
+        if let Some(i) = t
+            .integrations
+            .iter_mut()
+            .find(|i| i.integration.partner_id == partner)
+        {
+            i.integration.last_used_at = Some(at);
+        }
+        Ok(())
+    }
+}
+
+impl HealthCheck for MemStore {
+    fn ping(&self) -> DomainResult<()> {
+        self.count_call("ping");
+        Ok(())
+    }
+
+    fn prune(&self, sessions_before: Timestamp, hits_before: Timestamp) -> DomainResult<u64> {
+        self.count_call("prune");
+        let mut t = self.tables();
+        let before = t.sessions.len() + t.rate_hits.len();
+        t.sessions.retain(|s| s.expires_at >= sessions_before);
+        t.rate_hits.retain(|(_, at)| *at >= hits_before);
+        Ok((before - t.sessions.len() - t.rate_hits.len()) as u64)
+    }
+}

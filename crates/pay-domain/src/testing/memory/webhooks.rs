@@ -1,0 +1,216 @@
+//! The in-memory store: webhooks.
+
+use super::{check_new_deliveries, matches_search, unique_violation, MemStore};
+use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::ids::*;
+use crate::kernel::timestamp::Timestamp;
+use crate::webhooks::ports::{AttemptRecord, WebhookStore};
+use crate::webhooks::{
+    AfterAttempt, CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryStatus,
+};
+
+impl WebhookStore for MemStore {
+    fn company_callback(
+        &self,
+        company: CompanyId,
+        kind: CallbackKind,
+    ) -> DomainResult<Option<CompanyCallback>> {
+        self.count_call("company_callback");
+        if let Some(stale) = self.stale_callback_reads.lock().unwrap().pop_front() {
+            return Ok(Some(stale));
+        }
+        Ok(self.stored_callback(company, kind))
+    }
+
+    fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<bool> {
+        self.count_call("save_company_callback");
+        let mut t = self.tables();
+        if !t.companies.iter().any(|(c, _)| c.id == callback.company_id) {
+            return Err(DomainError::Internal("foreign key: company".into()));
+        }
+        match t
+            .callbacks
+            .iter_mut()
+            .find(|c| c.company_id == callback.company_id && c.kind == callback.kind)
+        {
+            Some(row) if row.version + 1 == callback.version => *row = callback.clone(),
+            Some(_) => return Ok(false),
+            None if callback.version == 1 => t.callbacks.push(callback.clone()),
+            None => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn insert_deliveries(&self, deliveries: &[Delivery]) -> DomainResult<()> {
+        self.count_call("insert_deliveries");
+        let mut t = self.tables();
+        check_new_deliveries(&t, deliveries)?;
+        t.deliveries.extend_from_slice(deliveries);
+        Ok(())
+    }
+
+    fn claim_due_deliveries(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: usize,
+    ) -> DomainResult<Vec<Delivery>> {
+        self.count_call("claim_due_deliveries");
+        let mut t = self.tables();
+        let mut due: Vec<usize> = t
+            .deliveries
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| matches!(d.status, DeliveryStatus::Pending | DeliveryStatus::Retrying))
+            .filter(|(_, d)| d.next_attempt_at.is_some_and(|at| at <= now))
+            .map(|(i, _)| i)
+            .collect();
+        // Oldest due first; ids break ties.
+        due.sort_by_key(|&i| (t.deliveries[i].next_attempt_at, t.deliveries[i].id));
+        due.truncate(limit);
+        Ok(due
+            .into_iter()
+            .map(|i| {
+                let d = &mut t.deliveries[i];
+                d.next_attempt_at = Some(lease_until);
+                d.clone()
+            })
+            .collect())
+    }
+
+    fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> DomainResult<()> {
+        self.count_call("retarget_deliveries");
+        let mut t = self.tables();
+        for (id, url) in moves {
+            if let Some(d) = t
+                .deliveries
+                .iter_mut()
+                .find(|d| d.id == *id && !d.status.is_terminal())
+            {
+                d.url = url.clone();
+            }
+        }
+        Ok(())
+    }
+
+    fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> DomainResult<()> {
+        self.count_call("record_attempt");
+        let mut guard = self.tables();
+        let t = &mut *guard;
+        let d = t
+            .deliveries
+            .iter_mut()
+            .find(|d| d.id == attempt.delivery_id)
+            .ok_or_else(|| DomainError::Internal("foreign key: delivery".into()))?;
+        // Compare-and-set: only the attempt after the last recorded one.
+        if attempt.number == 0 || d.attempts != attempt.number - 1 {
+            return Err(DomainError::Internal(format!(
+                "attempt {} of a delivery with {} attempts",
+                attempt.number, d.attempts
+            )));
+        }
+        if t.attempts
+            .iter()
+            .any(|a| a.delivery_id == attempt.delivery_id && a.number == attempt.number)
+        {
+            return Err(unique_violation("webhook_attempts"));
+        }
+        d.attempts = attempt.number;
+        d.status = after.status;
+        d.next_attempt_at = after.next_attempt_at;
+        d.last_attempt_at = Some(attempt.at);
+        d.last_response_status = attempt.outcome.status;
+        d.last_error = attempt.outcome.error;
+        t.attempts.push(attempt.clone());
+        Ok(())
+    }
+
+    fn deliveries(
+        &self,
+        company: CompanyId,
+        filter: &DeliveryFilter,
+    ) -> DomainResult<Vec<Delivery>> {
+        self.count_call("deliveries");
+        let mut list: Vec<Delivery> = self
+            .tables()
+            .deliveries
+            .iter()
+            .filter(|d| d.company_id == company)
+            .filter(|d| {
+                filter
+                    .payment_link_uid
+                    .as_ref()
+                    .is_none_or(|u| d.payment_link_uid.as_ref() == Some(u))
+            })
+            .filter(|d| filter.status.is_none_or(|s| d.status == s))
+            .filter(|d| {
+                filter
+                    .search
+                    .as_deref()
+                    .is_none_or(|q| matches_search(d, q))
+            })
+            .cloned()
+            .collect();
+        list.sort_by_key(|d| std::cmp::Reverse((d.created_at, d.id)));
+        list.truncate(filter.limit);
+        Ok(list)
+    }
+
+    fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Option<Delivery>> {
+        self.count_call("delivery");
+        Ok(self
+            .tables()
+            .deliveries
+            .iter()
+            .find(|d| d.company_id == company && d.id == id)
+            .cloned())
+    }
+
+    fn attempts(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Vec<AttemptRecord>> {
+        self.count_call("attempts");
+        let t = self.tables();
+        if !t
+            .deliveries
+            .iter()
+            .any(|d| d.company_id == company && d.id == id)
+        {
+            return Ok(vec![]);
+        }
+        let mut list: Vec<AttemptRecord> = t
+            .attempts
+            .iter()
+            .filter(|a| a.delivery_id == id)
+            .cloned()
+            .collect();
+        list.sort_by_key(|a| a.number);
+        Ok(list)
+    }
+
+    fn enqueue_link_event(
+        &self,
+        link: PaymentLinkId,
+        build: &dyn Fn(u64) -> Vec<Delivery>,
+    ) -> DomainResult<Vec<Delivery>> {
+        self.count_call("enqueue_link_event");
+        // One lock for the whole call: the increment and the inserts are one transaction.
+        let mut guard = self.tables();
+        let t = &mut *guard;
+        if !t.links.iter().any(|l| l.id == link) {
+            return Err(DomainError::Internal("foreign key: payment link".into()));
+        }
+        let next = t
+            .sequences
+            .iter()
+            .find(|(id, _)| *id == link)
+            .map_or(0, |(_, n)| *n)
+            + 1;
+        let built = build(next);
+        check_new_deliveries(t, &built)?;
+        match t.sequences.iter_mut().find(|(id, _)| *id == link) {
+            Some((_, n)) => *n = next,
+            None => t.sequences.push((link, next)),
+        }
+        t.deliveries.extend(built.iter().cloned());
+        Ok(built)
+    }
+}

@@ -1,0 +1,10 @@
+//! In-memory adapters of every port (`memory`), fakes of the others (`fakes`), and the
+//! conformance suites a store implementation must pass (`conformance`). Behind the `testing`
+//! feature: contributors' tests, integrators checking their own ports, and the embedding
+//! example use them.
+
+pub mod fakes;
+pub mod memory;
+
+pub use fakes::*;
+pub use memory::*;
