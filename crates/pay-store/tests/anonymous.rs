@@ -4,7 +4,6 @@
 
 use pay_domain::kernel::amount::Decimal;
 use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentLinkId, UserId};
-use pay_domain::kernel::ratelimit::RateLimitStore;
 use pay_domain::links::ports::{AnonymousLinkStore, LinkFilter, PaymentLinkStore};
 use pay_domain::links::{
     CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload, ANONYMOUS_COMPANY,
@@ -19,7 +18,6 @@ use pay_domain::webhooks::{
 };
 use pay_domain::DomainError;
 use pay_store::DieselStore;
-use time::Duration;
 use uuid::Uuid;
 
 #[macro_use]
@@ -101,10 +99,14 @@ both_backends!(
     failed_link_insert_writes_nothing,
     failed_webhook_insert_writes_nothing,
     only_anonymous_links_are_accepted,
-    rate_hits_count_per_bucket_and_window,
-    concurrent_hits_never_pass_the_limit,
     enqueue_link_event_for_anonymous_link,
     corrupt_link_webhooks_are_internal_errors,
+);
+
+conformance!(
+    ratelimit:
+    rate_hits_count_per_bucket_and_window,
+    concurrent_hits_never_pass_the_limit,
 );
 
 // ----- cases -----
@@ -289,52 +291,6 @@ fn only_anonymous_links_are_accepted(store: &DieselStore, _url: &str) {
         assert_eq!(store.link_webhook(l.uid.as_str()).unwrap(), None);
     }
     assert_eq!(store.link_webhook(stray.link_uid.as_str()).unwrap(), None);
-}
-
-fn rate_hits_count_per_bucket_and_window(store: &DieselStore, _url: &str) {
-    let minute = Duration::minutes(1);
-    // Several hits in the same millisecond are all counted.
-    for at in [T0, T0, T0, T0 + 30_000, T0 + 59_999] {
-        assert!(store.hit("a", ts(at), minute, 5).unwrap());
-    }
-    // Full: refused, and a refusal writes nothing.
-    assert!(!store.hit("a", ts(T0 + 59_999), minute, 5).unwrap());
-    assert!(!store.hit("a", ts(T0 + 59_999), minute, 5).unwrap());
-    // The window is inclusive: at T0 + 60 s the three hits at T0 still count ...
-    assert!(!store.hit("a", ts(T0 + 60_000), minute, 5).unwrap());
-    // ... one millisecond later only the two later ones do.
-    assert!(store.hit("a", ts(T0 + 60_001), minute, 3).unwrap());
-    assert!(!store.hit("a", ts(T0 + 60_001), minute, 3).unwrap());
-    // Buckets are apart and match exactly, not by prefix or case.
-    assert!(store.hit("b", ts(T0 + 10), minute, 1).unwrap());
-    assert!(!store.hit("b", ts(T0 + 10), minute, 1).unwrap());
-    assert!(store.hit("B", ts(T0 + 10), minute, 1).unwrap());
-    assert!(store.hit("", ts(T0 + 10), minute, 1).unwrap());
-    // Clearing forgets one bucket only.
-    store.clear_hits("b").unwrap();
-    assert!(store.hit("b", ts(T0 + 10), minute, 1).unwrap());
-    assert!(!store.hit("B", ts(T0 + 10), minute, 1).unwrap());
-}
-
-/// Hits of one bucket from many threads at once never pass the limit together (the count and
-/// the decision are one atomic step; two statements let a burst through on PostgreSQL).
-fn concurrent_hits_never_pass_the_limit(store: &DieselStore, _url: &str) {
-    let threads: Vec<_> = (0..8)
-        .map(|_| {
-            let store = store.clone();
-            std::thread::spawn(move || {
-                (0..10)
-                    .filter(|_| {
-                        store
-                            .hit("burst", ts(T0), Duration::minutes(1), 25)
-                            .unwrap()
-                    })
-                    .count()
-            })
-        })
-        .collect();
-    let counted: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
-    assert_eq!(counted, 25);
 }
 
 fn enqueue_link_event_for_anonymous_link(store: &DieselStore, _url: &str) {

@@ -144,10 +144,14 @@ both_backends!(
     integrations,
     sessions,
     login_failures,
-    payment_links,
-    link_status_compare_and_set,
     corrupt_rows_are_internal_errors,
     concurrent_writers,
+);
+
+conformance!(
+    links:
+    link_status_compare_and_set,
+    payment_links,
 );
 
 // ----- cases -----
@@ -610,149 +614,6 @@ fn login_failures(store: &DieselStore, _url: &str) {
     assert!(
         !store.hit(&other, ts(T0 + 2000), window, 1).unwrap(),
         "other kept"
-    );
-}
-
-fn payment_links(store: &DieselStore, _url: &str) {
-    let t = tenant("ann@example.com");
-    store.create_tenant(&t).unwrap();
-    let other = tenant("bob@example.com");
-    store.create_tenant(&other).unwrap();
-    let company = t.company.id;
-    let key = CreatedBy::ApiKey(t.integration.integration.partner_id);
-    let grant = Uuid::new_v4();
-
-    let oldest = link(company, T0, CreatedBy::User(t.owner));
-    let mut by_grant = link(company, T0 + 1000, CreatedBy::Grant(grant));
-    by_grant.expires_at = None;
-    by_grant.payload.metadata = None;
-    // Two links in the same millisecond: the larger id comes first.
-    let tie_a = link(company, T0 + 2000, key.clone());
-    let tie_b = link(company, T0 + 2000, key.clone());
-    let anonymous = link(company, T0 + 3000, CreatedBy::Anonymous);
-    let other_grant = link(company, T0 + 4000, CreatedBy::Grant(Uuid::new_v4()));
-    let foreign = link(other.company.id, T0 + 5000, key.clone());
-    for l in [
-        &tie_b,
-        &oldest,
-        &anonymous,
-        &by_grant,
-        &tie_a,
-        &other_grant,
-        &foreign,
-    ] {
-        store.insert_link(l).unwrap();
-    }
-    // `uid` is unique across companies.
-    let mut clash = link(other.company.id, T0, key.clone());
-    clash.uid = oldest.uid.clone();
-    assert!(is_internal(store.insert_link(&clash)));
-
-    let (first_tie, second_tie) = if tie_a.id.to_string() > tie_b.id.to_string() {
-        (&tie_a, &tie_b)
-    } else {
-        (&tie_b, &tie_a)
-    };
-    let all = store
-        .links(company, LinkFilter { grant_id: None }, 200)
-        .unwrap();
-    assert_eq!(
-        all,
-        vec![
-            other_grant.clone(),
-            first_tie.clone(),
-            second_tie.clone(),
-            by_grant.clone(),
-            oldest.clone()
-        ],
-        "newest first, ties by id, anonymous excluded"
-    );
-    let top = store
-        .links(company, LinkFilter { grant_id: None }, 2)
-        .unwrap();
-    assert_eq!(top, vec![other_grant.clone(), first_tie.clone()]);
-    assert_eq!(
-        store
-            .links(company, LinkFilter { grant_id: None }, 0)
-            .unwrap(),
-        vec![]
-    );
-    assert_eq!(
-        store
-            .links(
-                company,
-                LinkFilter {
-                    grant_id: Some(grant)
-                },
-                200
-            )
-            .unwrap(),
-        vec![by_grant.clone()]
-    );
-    assert_eq!(
-        store
-            .links(
-                company,
-                LinkFilter {
-                    grant_id: Some(Uuid::new_v4())
-                },
-                200
-            )
-            .unwrap(),
-        vec![]
-    );
-    assert_eq!(
-        store
-            .links(other.company.id, LinkFilter { grant_id: None }, 200)
-            .unwrap(),
-        vec![foreign.clone()]
-    );
-
-    // By uid: every field round-trips (anonymous links too), only within the company.
-    for l in [&oldest, &by_grant, &tie_a, &anonymous] {
-        assert_eq!(store.link(company, &l.uid).unwrap().as_ref(), Some(l));
-    }
-    assert_eq!(store.link(other.company.id, &oldest.uid).unwrap(), None);
-    assert_eq!(store.link(company, &foreign.uid).unwrap(), None);
-    let unknown = LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap();
-    assert_eq!(store.link(company, &unknown).unwrap(), None);
-}
-
-fn link_status_compare_and_set(store: &DieselStore, _url: &str) {
-    let t = tenant("ann@example.com");
-    store.create_tenant(&t).unwrap();
-    let other = tenant("bob@example.com");
-    store.create_tenant(&other).unwrap();
-    let company = t.company.id;
-    let l = link(company, T0, CreatedBy::User(t.owner));
-    store.insert_link(&l).unwrap();
-
-    use LinkStatus::*;
-    assert!(store
-        .set_link_status(company, &l.uid, Active, Paused, ts(T0 + 10))
-        .unwrap());
-    // Stale `from`: the status already moved.
-    assert!(!store
-        .set_link_status(company, &l.uid, Active, Archived, ts(T0 + 20))
-        .unwrap());
-    let now = store.link(company, &l.uid).unwrap().unwrap();
-    assert_eq!(now.status, Paused);
-    assert_eq!(now.updated_at, ts(T0 + 10));
-    assert_eq!(now.created_at, l.created_at);
-    // Another company cannot move it.
-    assert!(!store
-        .set_link_status(other.company.id, &l.uid, Paused, Archived, ts(T0 + 30))
-        .unwrap());
-    let unknown = LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap();
-    assert!(!store
-        .set_link_status(company, &unknown, Active, Paused, ts(T0))
-        .unwrap());
-    assert!(store
-        .set_link_status(company, &l.uid, Paused, Archived, ts(T0 + 40))
-        .unwrap());
-    assert_eq!(
-        store.link(company, &l.uid).unwrap().unwrap().status,
-        Archived
     );
 }
 

@@ -3,6 +3,7 @@
 //! feature: contributors' tests, integrators checking their own ports, and the embedding
 //! example use them.
 
+pub mod conformance;
 pub mod fakes;
 pub mod memory;
 

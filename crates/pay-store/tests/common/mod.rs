@@ -1,27 +1,9 @@
 //! Fixtures shared by the store's test binaries.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 use diesel::connection::SimpleConnection;
 use diesel::Connection;
-use pay_domain::kernel::amount::Decimal;
-use pay_domain::kernel::assets::AssetCatalogue;
-use pay_domain::kernel::ids::{
-    CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, UserId,
-};
-use pay_domain::kernel::secret::SecretDigest;
-use pay_domain::kernel::timestamp::Timestamp;
-use pay_domain::links::ports::PaymentLinkStore;
-use pay_domain::links::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
-use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
-use pay_domain::tenancy::keys::{Integration, StoredIntegration};
-use pay_domain::tenancy::ports::{NewTenant, TenancyStore};
-use pay_domain::tenancy::{Company, Theme, UserRecord};
-use pay_domain::webhooks::{
-    CallbackKind, Delivery, DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent,
-};
-use pay_domain::DomainError;
 use pay_store::{DieselStore, StoreConfig};
-use uuid::Uuid;
 
 /// Each case runs on a fresh, migrated database of each backend.
 macro_rules! both_backends {
@@ -46,26 +28,31 @@ macro_rules! both_backends {
     )*};
 }
 
-pub const T0: i64 = 1_795_327_640_123;
+/// Each named case of a conformance suite (`pay_domain::testing::conformance::$suite`) on a
+/// fresh, migrated database of each backend: the same cases the in-memory store runs.
+macro_rules! conformance {
+    ($suite:ident: $($case:ident),* $(,)?) => {$(
+        mod $case {
+            #[test]
+            fn sqlite() {
+                let db = pay_store::testing::TestDb::sqlite();
+                let store = super::open(&db.url);
+                assert_eq!(store.backend(), pay_store::Backend::Sqlite);
+                pay_domain::testing::conformance::$suite::$case(&store);
+            }
 
-pub fn ts(ms: i64) -> Timestamp {
-    Timestamp::from_unix_millis(ms).unwrap()
+            #[test]
+            fn postgres() {
+                let Some(db) = pay_store::testing::TestDb::postgres() else { return };
+                let store = super::open(&db.url);
+                assert_eq!(store.backend(), pay_store::Backend::Postgres);
+                pay_domain::testing::conformance::$suite::$case(&store);
+            }
+        }
+    )*};
 }
 
-/// Alphanumeric randomness for the prefixed ids (hex is a subset).
-pub fn random_alnum(len: usize) -> String {
-    let mut s = String::new();
-    while s.len() < len {
-        s.push_str(&Uuid::new_v4().simple().to_string());
-    }
-    s.truncate(len);
-    s
-}
-
-/// A new company's settings.
-pub fn settings() -> PaySettings {
-    PaySettings::new_company_default(&AssetCatalogue::builtin())
-}
+pub use pay_domain::testing::conformance::fixtures::*;
 
 /// A migrated store over `url`.
 pub fn open(url: &str) -> DieselStore {
@@ -90,136 +77,5 @@ pub fn raw_sql(url: &str, sql: &str) {
             .unwrap()
             .batch_execute(sql)
             .unwrap();
-    }
-}
-
-pub fn is_internal<T: std::fmt::Debug>(r: Result<T, DomainError>) -> bool {
-    matches!(r, Err(DomainError::Internal(_)))
-}
-
-/// A new company (with its owner, settings and key) in the store.
-pub fn company(store: &DieselStore) -> CompanyId {
-    let user = UserRecord {
-        id: UserId(Uuid::now_v7()),
-        email: format!("{}@example.com", random_alnum(12)),
-        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
-        created_at: ts(T0),
-    };
-    let company = Company {
-        id: CompanyId(Uuid::now_v7()),
-        name: "Acme Ltd".into(),
-        picture_url: None,
-        logo_url: None,
-        theme: Theme::Dark,
-        created_at: ts(T0),
-        test_clock_offset_ms: 0,
-    };
-    let tenant = NewTenant {
-        owner: user.id,
-        new_user: Some(user),
-        integration: StoredIntegration {
-            integration: Integration {
-                partner_id: PartnerId(Uuid::now_v7()),
-                company_id: company.id,
-                key_id: KeyId::from_random(&random_alnum(KeyId::RANDOM_LEN)).unwrap(),
-                form_key_id: FormKeyId::from_random(&random_alnum(FormKeyId::RANDOM_LEN)).unwrap(),
-                name: "Shop backend".into(),
-                app_slug: "pay".into(),
-                allowed_origins: vec![],
-                enabled: true,
-                created_at: ts(T0),
-                last_used_at: None,
-            },
-            secret_digest: SecretDigest(random_alnum(64)),
-        },
-        settings: PaySettings {
-            status: ProductStatus::Active,
-            default_destination_asset: None,
-            fee_paid_by: FeePayer::Merchant,
-            skip_quote_acceptance: false,
-            merchant_surcharge_percent: Decimal::ZERO,
-            return_redirect_url: None,
-            success_redirect_url: None,
-            failure_redirect_url: None,
-            underpayment_percent_enabled: false,
-            underpayment_percent_threshold: Decimal::ZERO,
-            underpayment_fixed_enabled: false,
-            underpayment_fixed_threshold: Decimal::ZERO,
-        },
-        company,
-    };
-    store.create_tenant(&tenant).unwrap();
-    tenant.company.id
-}
-
-/// A link of the company, not yet stored: active, 12.50 USDC on Base, order `o-1`.
-pub fn link_value(company: CompanyId) -> PaymentLink {
-    PaymentLink {
-        id: PaymentLinkId(Uuid::now_v7()),
-        uid: LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap(),
-        company_id: company,
-        status: LinkStatus::Active,
-        payload: PaymentLinkPayload {
-            title: None,
-            description: None,
-            amount: "12.50".into(),
-            fiat_currency: None,
-            currency: "USDC".into(),
-            asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
-            skip_quote_acceptance: None,
-            fee_paid_by: None,
-            order_id: Some("o-1".into()),
-            invoice_pdf_url: None,
-            customer_email: None,
-            client_id: None,
-            return_url: None,
-            success_url: None,
-            failure_url: None,
-            expiration_time: ExpirationTime::H24,
-            metadata: None,
-            runtime_mode: "merchant_target_net_v2".into(),
-            billing_version: "v2".into(),
-            merchant_name: None,
-            merchant_picture_url: None,
-            merchant_logo_url: None,
-            merchant_payment_link_theme: None,
-            settlement_address: None,
-        },
-        created_at: ts(T0),
-        updated_at: ts(T0),
-        expires_at: None,
-        created_by: CreatedBy::Anonymous,
-    }
-}
-
-/// A new link of the company in the store (`link_value`).
-pub fn link(store: &DieselStore, company: CompanyId) -> PaymentLink {
-    let l = link_value(company);
-    store.insert_link(&l).unwrap();
-    l
-}
-
-/// A pending delivery of the company, due at `due`, created at `created_at`.
-pub fn delivery(company: CompanyId, created_at: i64, due: i64) -> Delivery {
-    let id = Uuid::now_v7();
-    Delivery {
-        id,
-        group_id: Uuid::now_v7(),
-        company_id: company,
-        origin: DeliveryOrigin::Event,
-        event: EventKind::Payment(PaymentEvent::StatusChanged),
-        status: DeliveryStatus::Pending,
-        attempts: 0,
-        next_attempt_at: Some(ts(due)),
-        last_attempt_at: None,
-        last_response_status: None,
-        last_error: None,
-        payment_link_uid: None,
-        subscription_uid: None,
-        order_id: None,
-        target: CallbackKind::CompanyPayment,
-        url: "https://hooks.shop.example/pay".into(),
-        body: format!(r#"{{"deliveryId":"{id}","data":{{"amount":"12.50","note":"é ✓"}}}}"#),
-        created_at: ts(created_at),
     }
 }

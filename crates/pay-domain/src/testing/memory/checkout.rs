@@ -32,7 +32,9 @@ impl CheckoutStore for MemStore {
         let mut guard = self.tables();
         let t = &mut *guard;
         if !t.links.iter().any(|l| l.id == w.link_id) {
-            return Err(DomainError::Internal("foreign key: payment link".into()));
+            return Err(DomainError::NotFound {
+                kind: "Payment link",
+            });
         }
         if let Some(id) = &w.processor_event_id {
             if t.processor_events.contains(id) {
@@ -131,7 +133,11 @@ impl CheckoutStore for MemStore {
             .iter()
             .filter(|s| s.link_id == link && s.status.is_unfinished())
             .cloned()
-            .collect())
+            .collect::<Vec<_>>())
+        .map(|mut v| {
+            v.sort_by_key(|s| (s.created_at, s.id));
+            v
+        })
     }
 
     fn timeline(&self, link: PaymentLinkId) -> DomainResult<Vec<TimelineEvent>> {

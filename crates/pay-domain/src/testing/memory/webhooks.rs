@@ -102,8 +102,9 @@ impl WebhookStore for MemStore {
             .iter_mut()
             .find(|d| d.id == attempt.delivery_id)
             .ok_or_else(|| DomainError::Internal("foreign key: delivery".into()))?;
-        // Compare-and-set: only the attempt after the last recorded one.
-        if attempt.number == 0 || d.attempts != attempt.number - 1 {
+        // Compare-and-set: only the attempt after the last recorded one, of a live delivery.
+        let live = matches!(d.status, DeliveryStatus::Pending | DeliveryStatus::Retrying);
+        if !live || attempt.number == 0 || d.attempts != attempt.number - 1 {
             return Err(DomainError::Internal(format!(
                 "attempt {} of a delivery with {} attempts",
                 attempt.number, d.attempts
@@ -123,6 +124,14 @@ impl WebhookStore for MemStore {
         d.last_error = attempt.outcome.error;
         t.attempts.push(attempt.clone());
         Ok(())
+    }
+
+    fn record_attempts(&self, batch: &[(AttemptRecord, AfterAttempt)]) -> DomainResult<Vec<bool>> {
+        // A stale claim (the delivery moved on) is skipped, as the contract says.
+        Ok(batch
+            .iter()
+            .map(|(attempt, after)| self.record_attempt(attempt, after).is_ok())
+            .collect())
     }
 
     fn deliveries(
@@ -196,7 +205,9 @@ impl WebhookStore for MemStore {
         let mut guard = self.tables();
         let t = &mut *guard;
         if !t.links.iter().any(|l| l.id == link) {
-            return Err(DomainError::Internal("foreign key: payment link".into()));
+            return Err(DomainError::NotFound {
+                kind: "Payment link",
+            });
         }
         let next = t
             .sequences

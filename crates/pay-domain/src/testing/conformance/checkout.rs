@@ -1,0 +1,655 @@
+//! Payment sessions: one write per move (session, timeline, deliveries), compare-and-set on the version, processor events applied once (also concurrently), consecutive event numbers, reads in their order.
+
+use std::cell::Cell;
+use std::sync::Barrier;
+use std::thread;
+
+use serde_json::{json, Map, Value};
+use uuid::Uuid;
+
+use super::fixtures::*;
+use crate::checkout::machine::SessionStatus;
+use crate::checkout::{
+    CheckoutStore, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent, WriteOutcome,
+};
+use crate::kernel::ids::*;
+use crate::links::ports::PaymentLinkStore;
+use crate::links::{CreatedBy, LinkStatus, PaymentLink};
+use crate::tenancy::ports::TenancyStore;
+use crate::webhooks::ports::WebhookStore;
+use crate::webhooks::*;
+use crate::DomainError;
+
+/// The ports these cases need.
+pub trait Ports: TenancyStore + PaymentLinkStore + CheckoutStore + WebhookStore + Sync {}
+
+impl<T: TenancyStore + PaymentLinkStore + CheckoutStore + WebhookStore + Sync> Ports for T {}
+
+/// A `build` that must not be called (no webhook event).
+pub(crate) fn never(_: u64) -> Vec<Delivery> {
+    panic!("build called")
+}
+
+/// A link of the company (not yet stored).
+pub(crate) fn new_link(
+    company: CompanyId,
+    status: LinkStatus,
+    expires_at: Option<i64>,
+) -> PaymentLink {
+    let mut l = link_value(company);
+    l.status = status;
+    l.payload.title = Some("Order 1".into());
+    l.expires_at = expires_at.map(ts);
+    l.created_by = CreatedBy::ApiKey(PartnerId(Uuid::now_v7()));
+    l
+}
+
+/// An active link of the company, without expiry, in the store.
+pub(crate) fn link<S: Ports>(store: &S, company: CompanyId) -> PaymentLink {
+    let l = new_link(company, LinkStatus::Active, None);
+    store.insert_link(&l).unwrap();
+    l
+}
+
+/// A session of the link (not yet stored), every optional field empty.
+pub(crate) fn session(
+    l: &PaymentLink,
+    status: SessionStatus,
+    created_at: i64,
+    expires_at: i64,
+) -> PaymentSession {
+    session_with_id(
+        PaymentSessionId(Uuid::now_v7()),
+        l,
+        status,
+        created_at,
+        expires_at,
+    )
+}
+
+pub(crate) fn session_with_id(
+    id: PaymentSessionId,
+    l: &PaymentLink,
+    status: SessionStatus,
+    created_at: i64,
+    expires_at: i64,
+) -> PaymentSession {
+    PaymentSession {
+        id,
+        link_id: l.id,
+        company_id: l.company_id,
+        status,
+        previous_status: None,
+        version: 1,
+        invoice_asset: "USD".into(),
+        invoice_amount: "12.50".into(),
+        selected_sell_asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
+        required_sell_amount: "12.562500".into(),
+        expected_buy_amount: "12.50".into(),
+        destination_address: "0x00000000000000000000000000000000000000aa".into(),
+        deposit_address: None,
+        channel_id: None,
+        composite_channel_id: None,
+        source_chain: None,
+        expires_at: ts(expires_at),
+        settlement: Map::new(),
+        error_message: None,
+        created_at: ts(created_at),
+        updated_at: ts(created_at),
+    }
+}
+
+/// The session after one more write: status moved, version and `updated_at` advanced.
+pub(crate) fn moved(s: &PaymentSession, to: SessionStatus, at: i64) -> PaymentSession {
+    PaymentSession {
+        previous_status: Some(s.status),
+        status: to,
+        version: s.version + 1,
+        updated_at: ts(at),
+        ..s.clone()
+    }
+}
+
+pub(crate) fn object(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => panic!("not an object"),
+    }
+}
+
+pub(crate) fn entry(
+    l: &PaymentLink,
+    session: Option<PaymentSessionId>,
+    kind: &str,
+    at: i64,
+) -> TimelineEvent {
+    TimelineEvent {
+        id: Uuid::now_v7(),
+        link_id: l.id,
+        session_id: session,
+        kind: kind.into(),
+        created_at: ts(at),
+        data: object(json!({"note": kind, "amount": "12.50"})),
+    }
+}
+
+/// A write with nothing but the session change.
+pub(crate) fn write(l: &PaymentLink, change: SessionChange) -> LinkEventWrite {
+    LinkEventWrite {
+        link_id: l.id,
+        change,
+        processor_event_id: None,
+        claim_link: None,
+        timeline: vec![],
+        webhook_events: 0,
+    }
+}
+
+pub(crate) fn insert(l: &PaymentLink, s: &PaymentSession) -> LinkEventWrite {
+    LinkEventWrite {
+        timeline: vec![entry(
+            l,
+            Some(s.id),
+            "quote_created",
+            s.created_at.unix_millis(),
+        )],
+        ..write(l, SessionChange::Insert(s.clone()))
+    }
+}
+
+pub(crate) fn update(
+    l: &PaymentLink,
+    before: &PaymentSession,
+    after: &PaymentSession,
+) -> LinkEventWrite {
+    LinkEventWrite {
+        timeline: vec![entry(
+            l,
+            Some(after.id),
+            "status_changed",
+            after.updated_at.unix_millis(),
+        )],
+        ..write(
+            l,
+            SessionChange::Update {
+                session: after.clone(),
+                expected_version: before.version,
+            },
+        )
+    }
+}
+
+/// Builds one delivery per sequence number handed out (`count` of them, from `first`), its body
+/// naming the number.
+pub(crate) fn builder(
+    company: CompanyId,
+    l: &PaymentLink,
+    count: u64,
+) -> impl Fn(u64) -> Vec<Delivery> + '_ {
+    move |first| {
+        (first..first + count)
+            .map(|n| {
+                let id = Uuid::now_v7();
+                Delivery {
+                    id,
+                    group_id: Uuid::now_v7(),
+                    company_id: company,
+                    origin: DeliveryOrigin::Event,
+                    event: EventKind::Payment(PaymentEvent::StatusChanged),
+                    status: DeliveryStatus::Pending,
+                    attempts: 0,
+                    next_attempt_at: Some(ts(T0)),
+                    last_attempt_at: None,
+                    last_response_status: None,
+                    last_error: None,
+                    payment_link_uid: Some(l.uid.to_string()),
+                    subscription_uid: None,
+                    order_id: Some("o-1".into()),
+                    target: CallbackKind::CompanyPayment,
+                    url: "https://hooks.shop.example/pay".into(),
+                    body: format!(r#"{{"sequence":{n}}}"#),
+                    created_at: ts(T0),
+                }
+            })
+            .collect()
+    }
+}
+
+pub(crate) fn applied(outcome: WriteOutcome) -> Vec<Delivery> {
+    match outcome {
+        WriteOutcome::Applied(d) => d,
+        other => panic!("expected Applied, got {other:?}"),
+    }
+}
+
+pub(crate) fn sequences(deliveries: &[Delivery]) -> Vec<String> {
+    deliveries.iter().map(|d| d.body.clone()).collect()
+}
+
+pub(crate) fn all_deliveries() -> DeliveryFilter {
+    DeliveryFilter {
+        limit: 500,
+        ..DeliveryFilter::default()
+    }
+}
+
+pub fn session_and_timeline_round_trip<S: Ports>(store: &S) {
+    let c = company(store);
+    let l = link(store, c);
+    assert_eq!(store.latest_session(l.id).unwrap(), None);
+    assert_eq!(store.timeline(l.id).unwrap(), vec![]);
+
+    // Every field set, the settlement a nested object with exact decimals and non-ASCII text.
+    let full = PaymentSession {
+        previous_status: Some(SessionStatus::Pending),
+        deposit_address: Some("0x00000000000000000000000000000000000000bb".into()),
+        channel_id: Some("ch_123".into()),
+        composite_channel_id: Some("eip155:8453:ch_123".into()),
+        source_chain: Some("eip155:8453".into()),
+        settlement: object(json!({
+            "receivedAmount": "12.562499999999999999",
+            "shortfall": "0.000000000000000001",
+            "lateDeposits": [{"amount": "1.5", "txHash": "0xabc"}],
+            "resolution": null,
+            "note": "é ✓",
+            "refundAddress": "0x00000000000000000000000000000000000000cc"
+        })),
+        error_message: Some("deposit below minimum — retry".into()),
+        updated_at: ts(T0 + 7),
+        ..session(&l, SessionStatus::Processing, T0 + 1, T0 + 1_800_000)
+    };
+    // Every optional field empty.
+    let bare = session(&l, SessionStatus::Quote, T0 + 2, T0 + 60_000);
+    let t1 = TimelineEvent {
+        data: object(json!({"from": "pending", "to": "processing", "amounts": ["1", "2"]})),
+        ..entry(&l, Some(full.id), "status_changed", T0 + 1)
+    };
+    let t2 = TimelineEvent {
+        data: Map::new(),
+        ..entry(&l, None, "start_blocked_missing_company_wallet", T0 + 1)
+    };
+    let called = Cell::new(false);
+    let spy = |_: u64| {
+        called.set(true);
+        vec![]
+    };
+    let out = store
+        .write_link_event(
+            &LinkEventWrite {
+                timeline: vec![t1.clone(), t2.clone()],
+                ..write(&l, SessionChange::Insert(full.clone()))
+            },
+            &spy,
+        )
+        .unwrap();
+    assert_eq!(out, WriteOutcome::Applied(vec![]));
+    assert!(!called.get(), "build is not called without webhook events");
+    // A new session carrying a processor event id: the event row names a session that the same
+    // transaction inserts after it.
+    let opened = LinkEventWrite {
+        processor_event_id: Some("evt_opened".into()),
+        ..write(&l, SessionChange::Insert(bare.clone()))
+    };
+    assert_eq!(
+        applied(store.write_link_event(&opened, &never).unwrap()),
+        vec![]
+    );
+    assert_eq!(
+        store.write_link_event(&opened, &never).unwrap(),
+        WriteOutcome::Duplicate
+    );
+
+    assert_eq!(store.payment_session(full.id).unwrap(), Some(full.clone()));
+    assert_eq!(store.payment_session(bare.id).unwrap(), Some(bare.clone()));
+    assert_eq!(
+        store
+            .payment_session(PaymentSessionId(Uuid::now_v7()))
+            .unwrap(),
+        None
+    );
+    // Timeline: oldest first, ties in id order.
+    let mut want = vec![t1, t2];
+    want.sort_by_key(|e| (e.created_at, e.id));
+    assert_eq!(store.timeline(l.id).unwrap(), want);
+
+    // A write about the link alone (no session row).
+    let t3 = entry(&l, None, "link_viewed", T0 + 3);
+    let out = store
+        .write_link_event(
+            &LinkEventWrite {
+                timeline: vec![t3.clone()],
+                ..write(&l, SessionChange::None)
+            },
+            &never,
+        )
+        .unwrap();
+    assert_eq!(out, WriteOutcome::Applied(vec![]));
+    want.push(t3);
+    assert_eq!(store.timeline(l.id).unwrap(), want);
+    // Another link's timeline is its own.
+    let other = link(store, c);
+    assert_eq!(store.timeline(other.id).unwrap(), vec![]);
+}
+
+pub fn update_is_compare_and_set<S: Ports>(store: &S) {
+    let c = company(store);
+    let l = link(store, c);
+    let v1 = session(&l, SessionStatus::Quote, T0, T0 + 60_000);
+    applied(store.write_link_event(&insert(&l, &v1), &never).unwrap());
+
+    // The right version: written, with its timeline entry and delivery.
+    let v2 = PaymentSession {
+        deposit_address: Some("0xdead".into()),
+        expires_at: ts(T0 + 1_800_000),
+        ..moved(&v1, SessionStatus::Pending, T0 + 10)
+    };
+    let b = builder(c, &l, 1);
+    let out = applied(
+        store
+            .write_link_event(
+                &LinkEventWrite {
+                    webhook_events: 1,
+                    ..update(&l, &v1, &v2)
+                },
+                &b,
+            )
+            .unwrap(),
+    );
+    assert_eq!(sequences(&out), vec![r#"{"sequence":1}"#]);
+    assert_eq!(store.payment_session(v1.id).unwrap(), Some(v2.clone()));
+    let timeline = store.timeline(l.id).unwrap();
+    assert_eq!(timeline.len(), 2);
+
+    // A write based on version 1 again: Stale, nothing written (session, timeline, deliveries,
+    // event sequence), `build` never called.
+    let lost = PaymentSession {
+        error_message: Some("lost".into()),
+        ..moved(&v1, SessionStatus::Cancelled, T0 + 11)
+    };
+    let out = store
+        .write_link_event(
+            &LinkEventWrite {
+                webhook_events: 1,
+                ..update(&l, &v1, &lost)
+            },
+            &never,
+        )
+        .unwrap();
+    assert_eq!(out, WriteOutcome::Stale);
+    assert_eq!(store.payment_session(v1.id).unwrap(), Some(v2.clone()));
+    assert_eq!(store.timeline(l.id).unwrap(), timeline);
+    assert_eq!(store.deliveries(c, &all_deliveries()).unwrap().len(), 1);
+
+    // Optional fields cleared by an update are stored as NULL.
+    let v3 = PaymentSession {
+        deposit_address: None,
+        ..moved(&v2, SessionStatus::Cancelled, T0 + 12)
+    };
+    applied(
+        store
+            .write_link_event(&update(&l, &v2, &v3), &never)
+            .unwrap(),
+    );
+    assert_eq!(store.payment_session(v1.id).unwrap(), Some(v3));
+
+    // The stale write did not use up a sequence number.
+    let next = store.enqueue_link_event(l.id, &builder(c, &l, 1)).unwrap();
+    assert_eq!(sequences(&next), vec![r#"{"sequence":2}"#]);
+
+    // An update of a session that does not exist is stale too.
+    let ghost = session(&l, SessionStatus::Quote, T0, T0 + 60_000);
+    let out = store
+        .write_link_event(
+            &update(&l, &ghost, &moved(&ghost, SessionStatus::Pending, T0 + 1)),
+            &never,
+        )
+        .unwrap();
+    assert_eq!(out, WriteOutcome::Stale);
+    assert_eq!(store.payment_session(ghost.id).unwrap(), None);
+}
+
+pub fn duplicate_processor_event_writes_nothing<S: Ports>(store: &S) {
+    let c = company(store);
+    let l = link(store, c);
+    let v1 = session(&l, SessionStatus::Pending, T0, T0 + 60_000);
+    applied(store.write_link_event(&insert(&l, &v1), &never).unwrap());
+
+    let v2 = moved(&v1, SessionStatus::Processing, T0 + 10);
+    let b = builder(c, &l, 1);
+    let first = LinkEventWrite {
+        processor_event_id: Some("evt_deposit_1".into()),
+        webhook_events: 1,
+        ..update(&l, &v1, &v2)
+    };
+    applied(store.write_link_event(&first, &b).unwrap());
+    let timeline = store.timeline(l.id).unwrap();
+
+    // The same event again, even as a write that would otherwise apply (right version): nothing
+    // written, `build` never called.
+    let v3 = moved(&v2, SessionStatus::Complete, T0 + 20);
+    let again = LinkEventWrite {
+        processor_event_id: Some("evt_deposit_1".into()),
+        webhook_events: 1,
+        ..update(&l, &v2, &v3)
+    };
+    assert_eq!(
+        store.write_link_event(&again, &never).unwrap(),
+        WriteOutcome::Duplicate
+    );
+    // Also when it carries no session change.
+    let bare = LinkEventWrite {
+        processor_event_id: Some("evt_deposit_1".into()),
+        timeline: vec![entry(&l, None, "late", T0 + 21)],
+        ..write(&l, SessionChange::None)
+    };
+    assert_eq!(
+        store.write_link_event(&bare, &never).unwrap(),
+        WriteOutcome::Duplicate
+    );
+    assert_eq!(store.payment_session(v1.id).unwrap(), Some(v2.clone()));
+    assert_eq!(store.timeline(l.id).unwrap(), timeline);
+    assert_eq!(store.deliveries(c, &all_deliveries()).unwrap().len(), 1);
+
+    // Another event id applies.
+    let other = LinkEventWrite {
+        processor_event_id: Some("evt_settled_1".into()),
+        webhook_events: 1,
+        ..update(&l, &v2, &v3)
+    };
+    let out = applied(store.write_link_event(&other, &b).unwrap());
+    assert_eq!(sequences(&out), vec![r#"{"sequence":2}"#]);
+    assert_eq!(store.payment_session(v1.id).unwrap(), Some(v3));
+}
+
+/// A processor delivering one event 20 times at once: applied once.
+pub fn concurrent_duplicate_events_apply_once<S: Ports>(store: &S) {
+    const THREADS: usize = 20;
+    let c = company(store);
+    let l = link(store, c);
+    let v1 = session(&l, SessionStatus::Pending, T0, T0 + 60_000);
+    applied(store.write_link_event(&insert(&l, &v1), &never).unwrap());
+    let barrier = Barrier::new(THREADS);
+    let results: Vec<WriteOutcome> = thread::scope(|scope| {
+        let threads: Vec<_> = (0..THREADS)
+            .map(|_| {
+                let (l, v1, barrier) = (&l, &v1, &barrier);
+                scope.spawn(move || {
+                    let w = LinkEventWrite {
+                        processor_event_id: Some("evt_same".into()),
+                        webhook_events: 1,
+                        ..update(l, v1, &moved(v1, SessionStatus::Processing, T0 + 10))
+                    };
+                    barrier.wait();
+                    store.write_link_event(&w, &builder(c, l, 1)).unwrap()
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let applied_count = results
+        .iter()
+        .filter(|o| matches!(o, WriteOutcome::Applied(_)))
+        .count();
+    let duplicates = results
+        .iter()
+        .filter(|o| **o == WriteOutcome::Duplicate)
+        .count();
+    assert_eq!(applied_count, 1, "{results:?}");
+    assert_eq!(duplicates, THREADS - 1, "{results:?}");
+    assert_eq!(store.payment_session(v1.id).unwrap().unwrap().version, 2);
+    assert_eq!(store.timeline(l.id).unwrap().len(), 2);
+    assert_eq!(store.deliveries(c, &all_deliveries()).unwrap().len(), 1);
+}
+
+pub fn webhook_events_take_consecutive_numbers<S: Ports>(store: &S) {
+    let c = company(store);
+    let l = link(store, c);
+    let other = link(store, c);
+    let first = store.enqueue_link_event(l.id, &builder(c, &l, 1)).unwrap();
+    assert_eq!(sequences(&first), vec![r#"{"sequence":1}"#]);
+    // Another link's numbers are its own.
+    store
+        .enqueue_link_event(other.id, &builder(c, &other, 1))
+        .unwrap();
+
+    let v1 = session(&l, SessionStatus::Quote, T0, T0 + 60_000);
+    let firsts = std::cell::RefCell::new(Vec::new());
+    let b = builder(c, &l, 2);
+    let recording = |n: u64| {
+        firsts.borrow_mut().push(n);
+        b(n)
+    };
+    let out = applied(
+        store
+            .write_link_event(
+                &LinkEventWrite {
+                    webhook_events: 2,
+                    ..insert(&l, &v1)
+                },
+                &recording,
+            )
+            .unwrap(),
+    );
+    assert_eq!(
+        *firsts.borrow(),
+        vec![2],
+        "build is called once, with the first"
+    );
+    assert_eq!(
+        sequences(&out),
+        vec![r#"{"sequence":2}"#, r#"{"sequence":3}"#]
+    );
+    // What was returned is what was stored, through the delivery ports.
+    for d in &out {
+        assert_eq!(store.delivery(c, d.id).unwrap().as_ref(), Some(d));
+    }
+    let listed = store
+        .deliveries(
+            c,
+            &DeliveryFilter {
+                payment_link_uid: Some(l.uid.to_string()),
+                ..all_deliveries()
+            },
+        )
+        .unwrap();
+    assert_eq!(listed.len(), 3);
+    for d in &out {
+        assert!(listed.contains(d));
+    }
+    // The next number follows.
+    let next = store.enqueue_link_event(l.id, &builder(c, &l, 1)).unwrap();
+    assert_eq!(sequences(&next), vec![r#"{"sequence":4}"#]);
+
+    // Emitting for an unknown link: NotFound, `build` never called, nothing written.
+    let ghost = new_link(c, LinkStatus::Active, None);
+    let e = store
+        .write_link_event(
+            &LinkEventWrite {
+                webhook_events: 1,
+                ..write(&ghost, SessionChange::None)
+            },
+            &never,
+        )
+        .unwrap_err();
+    assert_eq!(
+        e,
+        DomainError::NotFound {
+            kind: "Payment link"
+        }
+    );
+}
+
+pub fn latest_session_newest_first<S: Ports>(store: &S) {
+    let c = company(store);
+    let l = link(store, c);
+    let other = link(store, c);
+    // Two sessions in the same millisecond: the larger id is the newer one.
+    let mut ids = [Uuid::now_v7(), Uuid::now_v7()];
+    ids.sort();
+    let old = session(&l, SessionStatus::Expired, T0, T0 + 1);
+    let tie_low = session_with_id(
+        PaymentSessionId(ids[0]),
+        &l,
+        SessionStatus::Quote,
+        T0 + 10,
+        T0 + 60_000,
+    );
+    let tie_high = session_with_id(
+        PaymentSessionId(ids[1]),
+        &l,
+        SessionStatus::Cancelled,
+        T0 + 10,
+        T0 + 60_000,
+    );
+    let before = session(&l, SessionStatus::Quote, T0 + 5, T0 + 60_000);
+    // Written out of order, so that insertion order cannot explain the answer.
+    for s in [&tie_high, &old, &tie_low, &before] {
+        applied(store.write_link_event(&insert(&l, s), &never).unwrap());
+    }
+    assert_eq!(store.latest_session(l.id).unwrap(), Some(tie_high));
+    assert_eq!(store.latest_session(other.id).unwrap(), None);
+    let mine = session(&other, SessionStatus::Pending, T0, T0 + 60_000);
+    applied(
+        store
+            .write_link_event(&insert(&other, &mine), &never)
+            .unwrap(),
+    );
+    assert_eq!(store.latest_session(other.id).unwrap(), Some(mine));
+}
+
+pub fn unfinished_sessions_oldest_first<S: Ports>(store: &S) {
+    let c = company(store);
+    let l = link(store, c);
+    let other = link(store, c);
+    let pending = session(&l, SessionStatus::Pending, T0 + 2, T0 + 60_000);
+    let quote = session(&l, SessionStatus::Quote, T0 + 1, T0 + 60_000);
+    let mut sessions = vec![pending.clone(), quote.clone()];
+    for status in [
+        SessionStatus::Processing,
+        SessionStatus::Complete,
+        SessionStatus::Underpaid,
+        SessionStatus::RefundPending,
+        SessionStatus::Refunded,
+        SessionStatus::Expired,
+        SessionStatus::Cancelled,
+        SessionStatus::Failed,
+    ] {
+        sessions.push(session(&l, status, T0, T0 + 60_000));
+    }
+    sessions.push(session(&other, SessionStatus::Quote, T0, T0 + 60_000));
+    for s in &sessions {
+        let owner = if s.link_id == l.id { &l } else { &other };
+        applied(store.write_link_event(&insert(owner, s), &never).unwrap());
+    }
+    assert_eq!(
+        store.unfinished_sessions(l.id).unwrap(),
+        vec![quote, pending]
+    );
+    assert_eq!(store.unfinished_sessions(other.id).unwrap().len(), 1);
+    assert_eq!(
+        store
+            .unfinished_sessions(PaymentLinkId(Uuid::now_v7()))
+            .unwrap(),
+        vec![]
+    );
+}

@@ -1,0 +1,11 @@
+//! The port contracts every store implementation must keep, as cases that take a fresh, empty
+//! store: compare-and-set writes, per-link event numbers, claim leases, one-time claims and
+//! atomic rate limits. The in-memory store runs them (`tests/conformance.rs` of pay-domain), so
+//! does `pay-store` on SQLite and PostgreSQL; an integrator implementing a port runs the same.
+
+pub mod checkout;
+pub mod fixtures;
+pub mod links;
+pub mod mail;
+pub mod ratelimit;
+pub mod webhooks;

@@ -1,0 +1,24 @@
+//! The port conformance suites (`pay_domain::testing::conformance`) on the in-memory store:
+//! the same cases `pay-store` runs on SQLite and PostgreSQL.
+
+use pay_domain::testing::conformance;
+use pay_domain::testing::MemStore;
+
+macro_rules! on_memory {
+    ($suite:ident: $($case:ident),* $(,)?) => {
+        mod $suite {
+            $(
+                #[test]
+                fn $case() {
+                    super::conformance::$suite::$case(&super::MemStore::default());
+                }
+            )*
+        }
+    };
+}
+
+on_memory!(checkout: session_and_timeline_round_trip, update_is_compare_and_set, duplicate_processor_event_writes_nothing, concurrent_duplicate_events_apply_once, webhook_events_take_consecutive_numbers, latest_session_newest_first, unfinished_sessions_oldest_first);
+on_memory!(links: payment_links, link_status_compare_and_set);
+on_memory!(mail: prune_forgets_finished_mails_before_the_cut, insert_and_read_back_exactly, claim_due_oldest_first_with_lease, record_is_compare_and_set, link_mails_are_company_scoped_newest_first, pending_mails_after_a_cursor);
+on_memory!(ratelimit: rate_hits_count_per_bucket_and_window, concurrent_hits_never_pass_the_limit);
+on_memory!(webhooks: callbacks_save_read_replace, enqueue_numbers_events_per_link, enqueue_rolls_back_with_its_deliveries, enqueue_concurrently_gets_distinct_numbers, insert_deliveries_is_all_or_nothing, claim_due_oldest_first_with_lease, record_attempt_moves_state_once, retarget_moves_live_deliveries_only, record_attempts_in_one_batch);
