@@ -24,60 +24,6 @@ const LEASE: i64 = 60_000;
 #[allow(dead_code)]
 const NONE: Vec<Uuid> = Vec::new();
 
-pub(crate) fn sealed(tag: &str) -> StoredSigningSecret {
-    StoredSigningSecret {
-        sealed: SealedSecret {
-            key_id: format!("k-{tag}"),
-            sealed: format!("bm9uY2U{tag}Y2lwaGVy"),
-        },
-        last4: format!("{tag:0>4}"),
-        created_at: ts(T0),
-    }
-}
-
-pub(crate) fn callback(company: CompanyId, kind: CallbackKind, url: &str) -> CompanyCallback {
-    CompanyCallback {
-        company_id: company,
-        kind,
-        url: url.into(),
-        secret: sealed("a1"),
-        previous: None,
-        updated_at: ts(T0),
-        version: 1,
-    }
-}
-
-pub(crate) fn success(ms: u64) -> AttemptOutcome {
-    AttemptOutcome {
-        status: Some(200),
-        duration_ms: ms,
-        error: None,
-        response_excerpt: Some("ok".into()),
-        retry_after: None,
-    }
-}
-
-pub(crate) fn attempt(
-    d: &Delivery,
-    number: u32,
-    at: i64,
-    outcome: AttemptOutcome,
-) -> AttemptRecord {
-    AttemptRecord {
-        delivery_id: d.id,
-        number,
-        at: ts(at),
-        outcome,
-    }
-}
-
-pub(crate) fn filter() -> DeliveryFilter {
-    DeliveryFilter {
-        limit: 50,
-        ..DeliveryFilter::default()
-    }
-}
-
 pub fn callbacks_save_read_replace<S: Ports>(store: &S) {
     let a = company(store);
     let b = company(store);
@@ -183,20 +129,6 @@ pub fn callbacks_save_read_replace<S: Ports>(store: &S) {
         "https://x.example",
     );
     assert!(is_internal(store.save_company_callback(&ghost)));
-}
-
-/// Builds one delivery per call whose body carries the sequence number it was given.
-pub(crate) fn builder(company: CompanyId, l: &PaymentLink) -> impl Fn(u64) -> Vec<Delivery> + '_ {
-    move |n| {
-        let mut d = delivery(company, T0, T0);
-        d.payment_link_uid = Some(l.uid.to_string());
-        d.body = format!(r#"{{"sequence":{n}}}"#);
-        vec![d]
-    }
-}
-
-pub(crate) fn sequences(deliveries: &[Delivery]) -> Vec<String> {
-    deliveries.iter().map(|d| d.body.clone()).collect()
 }
 
 pub fn enqueue_numbers_events_per_link<S: Ports>(store: &S) {
@@ -608,3 +540,6 @@ pub fn record_attempts_in_one_batch<S: Ports>(store: &S) {
     );
     assert_eq!(store.record_attempts(&[]).unwrap(), Vec::<bool>::new());
 }
+
+mod values;
+use values::*;

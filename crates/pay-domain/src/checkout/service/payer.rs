@@ -1,0 +1,279 @@
+//! The payer's moves: start a session on a quote, accept it, refresh the quote, cancel.
+
+use super::*;
+
+impl CheckoutService {
+    /// Starts a session paying with `pay_asset`: a quote to review, or (review skipped) an
+    /// open deposit channel at once. At most `limits.checkout_starts` per client address
+    /// (the route is public and every start writes).
+    pub fn start_session(
+        &self,
+        uid: &str,
+        pay_asset: &str,
+        client_addr: &str,
+    ) -> DomainResult<PaymentSession> {
+        let link = self.checkout_link(uid)?;
+        let now = self.links.link_now(&link)?;
+        // A link that takes no payment is refused before the start is counted.
+        let state = link_state(&link, now);
+        if state != "active" {
+            return Err(DomainError::LinkNotActive { state });
+        }
+        self.k.throttle(
+            &format!("checkout-starts|{client_addr}"),
+            &self.k.limits.checkout_starts,
+        )?;
+        let settings = self.link_settings(&link)?;
+        let pay = self
+            .pay_assets(&link)?
+            .into_iter()
+            .find(|a| a.asset_identifier == pay_asset)
+            .ok_or_else(|| {
+                DomainError::validation(
+                    "payAsset",
+                    format!("{pay_asset} is not an asset this link can be paid with"),
+                )
+            })?;
+        let settle = self.k.assets.get(&link.payload.asset).cloned();
+        let destination = match (&settle, &link.payload.settlement_address) {
+            (Some(_), Some(address)) => Some(address.clone()),
+            (Some(a), None) => self.processor.merchant_wallet(link.company_id, a)?,
+            (None, _) => None,
+        };
+        let (Some(settle), Some(destination)) = (settle, destination) else {
+            self.record_blocked_start(&link, pay_asset, now)?;
+            return Err(DomainError::StartBlocked {
+                asset: link.payload.asset.clone(),
+            });
+        };
+        let (amounts, pay_price) = self.quote_for(&link, &settings, &pay, &settle)?;
+        let id = PaymentSessionId(self.k.crypto.new_uuid());
+        let session = PaymentSession {
+            id,
+            link_id: link.id,
+            company_id: link.company_id,
+            status: SessionStatus::Quote,
+            previous_status: None,
+            version: 1,
+            invoice_asset: Self::invoice_unit(&link),
+            invoice_amount: link.payload.amount.clone(),
+            selected_sell_asset: pay.asset_identifier.clone(),
+            required_sell_amount: amounts.required_sell_amount.normalized().to_string(),
+            expected_buy_amount: amounts.expected_buy_amount.normalized().to_string(),
+            destination_address: destination,
+            deposit_address: None,
+            channel_id: None,
+            composite_channel_id: None,
+            source_chain: None,
+            expires_at: quote::quote_expires_at(now),
+            settlement: Map::new(),
+            error_message: None,
+            created_at: now,
+            updated_at: now,
+        };
+        let write = LinkEventWrite {
+            link_id: link.id,
+            change: SessionChange::Insert(session.clone()),
+            processor_event_id: None,
+            claim_link: None,
+            timeline: vec![self.timeline_entry(
+                &link,
+                Some(id),
+                "quote_created",
+                quote_data(&session, &amounts, pay_price),
+                now,
+            )],
+            webhook_events: 0,
+        };
+        match self.store.write_link_event(&write, &|_| Vec::new())? {
+            WriteOutcome::Applied(_) => {}
+            other => {
+                return Err(DomainError::Internal(format!(
+                    "inserting a new session: {other:?}"
+                )))
+            }
+        }
+        if quote::review_required(&link.payload, &settings) {
+            Ok(session)
+        } else {
+            self.accept(&link, session)
+        }
+    }
+
+    pub(super) fn quote_for(
+        &self,
+        link: &PaymentLink,
+        settings: &PaySettings,
+        pay: &DestinationAsset,
+        settle: &DestinationAsset,
+    ) -> DomainResult<(quote::QuoteAmounts, Decimal)> {
+        let unit = Self::invoice_unit(link);
+        let one = Decimal::parse("1").map_err(|_| arithmetic())?;
+        let price = |asset: &str| -> DomainResult<Decimal> {
+            if asset == unit {
+                return Ok(one);
+            }
+            self.prices.price(asset, &unit)?.ok_or_else(|| {
+                DomainError::validation("payAsset", format!("no price for {asset} in {unit}"))
+            })
+        };
+        let pay_price = price(&pay.asset_identifier)?;
+        let invoice_decimals = match &link.payload.fiat_currency {
+            Some(f) => fiat_decimals(f).unwrap_or(2),
+            None => settle.decimals,
+        };
+        let invoice_amount = Amount::parse_stored(&link.payload.amount, invoice_decimals)
+            .map_err(|_| DomainError::Internal("stored link amount is bad".into()))?
+            .value();
+        let amounts = quote::quote(&QuoteRequest {
+            invoice_amount,
+            pay_price,
+            pay_decimals: pay.decimals,
+            buy_price: price(&settle.asset_identifier)?,
+            buy_decimals: settle.decimals,
+            fee_percent: self.processor.fee_percent(),
+            fee_payer: quote::fee_payer(&link.payload, settings),
+            surcharge_percent: settings.merchant_surcharge_percent,
+        })?;
+        Ok((amounts, pay_price))
+    }
+
+    pub(super) fn record_blocked_start(
+        &self,
+        link: &PaymentLink,
+        pay_asset: &str,
+        now: Timestamp,
+    ) -> DomainResult<()> {
+        let kind = PaymentEvent::StartBlockedMissingCompanyWallet;
+        let mut data = Map::new();
+        data.insert("asset".into(), json!(link.payload.asset));
+        data.insert("payAsset".into(), json!(pay_asset));
+        let write = LinkEventWrite {
+            link_id: link.id,
+            change: SessionChange::None,
+            processor_event_id: None,
+            claim_link: None,
+            timeline: vec![self.timeline_entry(link, None, kind.as_str(), data, now)],
+            webhook_events: 1,
+        };
+        let build = self.delivery_builder(link, None, &[kind], "payer_checkout", now)?;
+        self.store.write_link_event(&write, &build)?;
+        Ok(())
+    }
+
+    /// The payer accepts the quote: the deposit channel opens.
+    pub fn accept_session(&self, uid: &str, session: &str) -> DomainResult<PaymentSession> {
+        let link = self.checkout_link(uid)?;
+        let s = self.session_of(&link, session)?;
+        let s = self.settle_due(&link, s)?;
+        if s.status == SessionStatus::Quote {
+            let state = link_state(&link, self.links.link_now(&link)?);
+            if state != "active" {
+                return Err(DomainError::LinkNotActive { state });
+            }
+        }
+        self.accept(&link, s)
+    }
+
+    pub(super) fn accept(
+        &self,
+        link: &PaymentLink,
+        s: PaymentSession,
+    ) -> DomainResult<PaymentSession> {
+        let pay = self
+            .k
+            .assets
+            .get(&s.selected_sell_asset)
+            .cloned()
+            .ok_or_else(|| DomainError::Internal("session pays in an unknown asset".into()))?;
+        let channel = self
+            .processor
+            .open_channel(s.id.0, &pay, dec(&s.required_sell_amount)?)?;
+        let now = self.links.link_now(link)?;
+        self.move_session(link, s, "payer_checkout", None, &|cur| {
+            let mut after = cur.clone();
+            after.deposit_address = Some(channel.deposit_address.clone());
+            after.channel_id = Some(channel.channel_id.clone());
+            after.composite_channel_id = Some(channel.composite_channel_id.clone());
+            after.source_chain = Some(channel.source_chain.clone());
+            after.expires_at = now.plus(DEPOSIT_WINDOW);
+            let mut data = Map::new();
+            data.insert("channelId".into(), json!(channel.channel_id));
+            data.insert("depositAddress".into(), json!(channel.deposit_address));
+            data.insert("sourceChain".into(), json!(channel.source_chain));
+            Ok(Some(Plan {
+                event: SessionEvent::Accept,
+                after,
+                data,
+                claim: false,
+            }))
+        })
+    }
+
+    /// The payer gets fresh prices on a quote that has not expired (`quote_refreshed`, internal).
+    pub fn refresh_quote(&self, uid: &str, session: &str) -> DomainResult<PaymentSession> {
+        let link = self.checkout_link(uid)?;
+        let s = self.session_of(&link, session)?;
+        let s = self.settle_due(&link, s)?;
+        if s.status != SessionStatus::Quote {
+            return Err(DomainError::SessionTransition {
+                from: s.status.as_str(),
+                event: "RefreshQuote".into(),
+            });
+        }
+        let settings = self.link_settings(&link)?;
+        let pay = self.k.assets.get(&s.selected_sell_asset).cloned();
+        let settle = self.k.assets.get(&link.payload.asset).cloned();
+        let (Some(pay), Some(settle)) = (pay, settle) else {
+            return Err(DomainError::Internal(
+                "session asset left the catalogue".into(),
+            ));
+        };
+        let (amounts, pay_price) = self.quote_for(&link, &settings, &pay, &settle)?;
+        let now = self.links.link_now(&link)?;
+        let mut after = s.clone();
+        after.required_sell_amount = amounts.required_sell_amount.normalized().to_string();
+        after.expected_buy_amount = amounts.expected_buy_amount.normalized().to_string();
+        after.expires_at = quote::quote_expires_at(now);
+        after.version = s.version + 1;
+        after.updated_at = now;
+        let write = LinkEventWrite {
+            link_id: link.id,
+            change: SessionChange::Update {
+                session: after.clone(),
+                expected_version: s.version,
+            },
+            processor_event_id: None,
+            claim_link: None,
+            timeline: vec![self.timeline_entry(
+                &link,
+                Some(s.id),
+                "quote_refreshed",
+                quote_data(&after, &amounts, pay_price),
+                now,
+            )],
+            webhook_events: 0,
+        };
+        match self.store.write_link_event(&write, &|_| Vec::new())? {
+            WriteOutcome::Applied(_) => Ok(after),
+            _ => Err(DomainError::SessionTransition {
+                from: s.status.as_str(),
+                event: "RefreshQuote".into(),
+            }),
+        }
+    }
+
+    /// The payer cancels.
+    pub fn cancel_session(&self, uid: &str, session: &str) -> DomainResult<PaymentSession> {
+        let link = self.checkout_link(uid)?;
+        let s = self.session_of(&link, session)?;
+        let s = self.settle_due(&link, s)?;
+        self.simple_move(
+            &link,
+            s,
+            SessionEvent::CancelByPayer,
+            "payer_checkout",
+            None,
+        )
+    }
+}

@@ -1,0 +1,192 @@
+//! What the processor reports (deposits, settlement, late deposits) and the merchant's resolution of an underpaid session.
+
+use super::*;
+
+impl CheckoutService {
+    /// A deposit seen on the session's channel; settles at once unless `hold`. A deposit on a
+    /// session that already ended is recorded as a late payment.
+    pub fn deposit(
+        &self,
+        link: &PaymentLink,
+        s: PaymentSession,
+        amount: Decimal,
+        hold: bool,
+        event_id: &str,
+        trigger: &str,
+    ) -> DomainResult<PaymentSession> {
+        if amount.is_negative() || amount.is_zero() {
+            return Err(DomainError::validation("amount", "a deposit is positive"));
+        }
+        if matches!(
+            s.status,
+            SessionStatus::Expired | SessionStatus::Cancelled | SessionStatus::Failed
+        ) {
+            return self.late_deposit(link, s, amount, event_id, trigger);
+        }
+        let seen = self.move_session(
+            link,
+            s,
+            trigger,
+            Some(&format!("{event_id}:seen")),
+            &|cur| {
+                let total = received_of(cur)?
+                    .checked_add(amount)
+                    .ok_or_else(arithmetic)?;
+                let mut after = cur.clone();
+                after.settlement.insert(
+                    "receivedAmount".into(),
+                    json!(total.normalized().to_string()),
+                );
+                after
+                    .settlement
+                    .insert("asset".into(), json!(cur.selected_sell_asset));
+                let mut data = Map::new();
+                data.insert("amount".into(), json!(amount.normalized().to_string()));
+                Ok(Some(Plan {
+                    event: SessionEvent::DepositSeen,
+                    after,
+                    data,
+                    claim: false,
+                }))
+            },
+        )?;
+        if hold || seen.status != SessionStatus::Processing {
+            return Ok(seen);
+        }
+        self.settle(link, seen, &format!("{event_id}:settled"), trigger)
+    }
+
+    /// Settles the deposits received: complete, or underpaid beyond the tolerance. On a
+    /// one-time link another payer already completed, the deposit is to be refunded.
+    pub fn settle(
+        &self,
+        link: &PaymentLink,
+        s: PaymentSession,
+        event_id: &str,
+        trigger: &str,
+    ) -> DomainResult<PaymentSession> {
+        let settings = self.link_settings(link)?;
+        let one_time = link.is_anonymous();
+        let result = self.move_session(link, s.clone(), trigger, Some(event_id), &|cur| {
+            let received = received_of(cur)?;
+            let required = dec(&cur.required_sell_amount)?;
+            let invoice = dec(&cur.invoice_amount)?;
+            let ok = settles(invoice, in_invoice_units(cur, received)?, &settings);
+            let mut after = cur.clone();
+            let mut data = Map::new();
+            data.insert(
+                "receivedAmount".into(),
+                json!(received.normalized().to_string()),
+            );
+            if ok {
+                if received > required {
+                    let over = received.checked_sub(required).ok_or_else(arithmetic)?;
+                    after
+                        .settlement
+                        .insert("overpaidBy".into(), json!(over.normalized().to_string()));
+                } else if received < required {
+                    let short = required.checked_sub(received).ok_or_else(arithmetic)?;
+                    after.settlement.insert(
+                        "shortWithinTolerance".into(),
+                        json!(short.normalized().to_string()),
+                    );
+                }
+                after.settlement.remove("shortBy");
+            } else {
+                let short = required.checked_sub(received).ok_or_else(arithmetic)?;
+                after
+                    .settlement
+                    .insert("shortBy".into(), json!(short.normalized().to_string()));
+                data.insert("shortBy".into(), json!(short.normalized().to_string()));
+            }
+            Ok(Some(Plan {
+                event: SessionEvent::Settled { short: !ok },
+                after,
+                data,
+                claim: ok && one_time,
+            }))
+        });
+        match result {
+            Err(DomainError::LinkAlreadyPaid) => {
+                // Another payer completed this one-time link first: this deposit goes back.
+                self.move_session(link, s, trigger, Some(event_id), &|cur| {
+                    let mut after = cur.clone();
+                    after
+                        .settlement
+                        .insert("refundReason".into(), json!("link_already_paid"));
+                    let mut data = Map::new();
+                    data.insert("reason".into(), json!("link_already_paid"));
+                    Ok(Some(Plan {
+                        event: SessionEvent::RequestRefund,
+                        after,
+                        data,
+                        claim: false,
+                    }))
+                })
+            }
+            other => other,
+        }
+    }
+
+    pub(super) fn late_deposit(
+        &self,
+        link: &PaymentLink,
+        s: PaymentSession,
+        amount: Decimal,
+        event_id: &str,
+        trigger: &str,
+    ) -> DomainResult<PaymentSession> {
+        self.move_session(link, s, trigger, Some(event_id), &|cur| {
+            let late = match cur.settlement.get("lateAmount").and_then(Value::as_str) {
+                Some(v) => dec(v)?,
+                None => Decimal::ZERO,
+            }
+            .checked_add(amount)
+            .ok_or_else(arithmetic)?;
+            let mut after = cur.clone();
+            after
+                .settlement
+                .insert("lateAmount".into(), json!(late.normalized().to_string()));
+            after.settlement.insert("late".into(), json!(true));
+            let mut data = Map::new();
+            data.insert("lateAmount".into(), json!(amount.normalized().to_string()));
+            Ok(Some(Plan {
+                event: SessionEvent::LateDeposit,
+                after,
+                data,
+                claim: false,
+            }))
+        })
+    }
+
+    /// The merchant resolves the link's underpaid session by hand.
+    pub fn resolve_underpayment(
+        &self,
+        p: &Principal,
+        uid: &str,
+        resolution: Resolution,
+    ) -> DomainResult<PaymentSession> {
+        p.authorize(Scope::PaymentLinksWrite)?;
+        let link = self.links.get_link(p, uid)?;
+        let s = self
+            .store
+            .latest_session(link.id)?
+            .ok_or_else(session_not_found)?;
+        let (event, name) = match resolution {
+            Resolution::Complete => (SessionEvent::ManualResolution, "completed_by_merchant"),
+            Resolution::Refund => (SessionEvent::RequestRefund, "refunded_by_merchant"),
+        };
+        self.move_session(&link, s, "merchant_api", None, &|cur| {
+            let mut after = cur.clone();
+            after.settlement.insert("resolution".into(), json!(name));
+            let mut data = Map::new();
+            data.insert("resolution".into(), json!(name));
+            Ok(Some(Plan {
+                event,
+                after,
+                data,
+                claim: event == SessionEvent::ManualResolution && link.is_anonymous(),
+            }))
+        })
+    }
+}

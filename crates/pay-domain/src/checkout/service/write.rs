@@ -1,0 +1,214 @@
+//! The one write path: every session move decided on the current row, written with its timeline entries and webhook deliveries in one store write, re-decided on a lost race.
+
+use super::*;
+
+impl CheckoutService {
+    pub(crate) fn simple_move(
+        &self,
+        link: &PaymentLink,
+        s: PaymentSession,
+        event: SessionEvent,
+        trigger: &str,
+        event_id: Option<&str>,
+    ) -> DomainResult<PaymentSession> {
+        let error = s.error_message.clone();
+        self.move_session(link, s, trigger, event_id, &|cur| {
+            let mut after = cur.clone();
+            if event == SessionEvent::Fail {
+                after.error_message = error.clone();
+            }
+            Ok(Some(Plan {
+                event,
+                after,
+                data: Map::new(),
+                claim: false,
+            }))
+        })
+    }
+
+    pub(super) fn reread(&self, id: PaymentSessionId) -> DomainResult<PaymentSession> {
+        self.store
+            .payment_session(id)?
+            .ok_or_else(session_not_found)
+    }
+
+    /// Decides a move on the current session, writes it with its timeline and webhooks, and on
+    /// a lost compare-and-set race re-reads and decides again. A processor event already
+    /// applied returns the session as it is. A one-time link another session already paid is
+    /// `DomainError::LinkAlreadyPaid`.
+    pub(super) fn move_session(
+        &self,
+        link: &PaymentLink,
+        s: PaymentSession,
+        trigger: &str,
+        event_id: Option<&str>,
+        decide: &dyn Fn(&PaymentSession) -> DomainResult<Option<Plan>>,
+    ) -> DomainResult<PaymentSession> {
+        if let Some(id) = event_id {
+            if self.store.processor_event_applied(id)? {
+                return self.reread(s.id);
+            }
+        }
+        let mut current = s;
+        for _ in 0..WRITE_ATTEMPTS {
+            let Some(plan) = decide(&current)? else {
+                return Ok(current);
+            };
+            let to = transition(current.status, plan.event)?;
+            let now = self.links.link_now(link)?;
+            let mut after = plan.after;
+            if to != current.status {
+                after.previous_status = Some(current.status);
+                after.status = to;
+            }
+            after.version = current.version + 1;
+            after.updated_at = now;
+            let mut kinds: Vec<PaymentEvent> = plan.event.webhook().into_iter().collect();
+            let mut timeline = Vec::new();
+            if let Some(kind) = plan.event.webhook() {
+                timeline.push(self.timeline_entry(
+                    link,
+                    Some(after.id),
+                    kind.as_str(),
+                    plan.data.clone(),
+                    now,
+                ));
+            }
+            if to != current.status {
+                kinds.push(PaymentEvent::StatusChanged);
+                let mut data = Map::new();
+                data.insert("previousStatus".into(), json!(current.status.as_str()));
+                data.insert("status".into(), json!(to.as_str()));
+                timeline.push(self.timeline_entry(
+                    link,
+                    Some(after.id),
+                    PaymentEvent::StatusChanged.as_str(),
+                    data,
+                    now,
+                ));
+            }
+            let write = LinkEventWrite {
+                link_id: link.id,
+                change: SessionChange::Update {
+                    session: after.clone(),
+                    expected_version: current.version,
+                },
+                processor_event_id: event_id.map(str::to_owned),
+                claim_link: plan.claim.then_some(after.id),
+                timeline,
+                webhook_events: kinds.len() as u64,
+            };
+            // The events describe the link as this write leaves it: a one-time link that this
+            // payment completes is archived in the same transaction.
+            let closed;
+            let link_after = if plan.claim {
+                closed = PaymentLink {
+                    status: LinkStatus::Archived,
+                    updated_at: now,
+                    ..link.clone()
+                };
+                &closed
+            } else {
+                link
+            };
+            let build = self.delivery_builder(link_after, Some(&after), &kinds, trigger, now)?;
+            match self.store.write_link_event(&write, &build)? {
+                WriteOutcome::Applied(_) => {
+                    if plan.claim {
+                        self.links.changed();
+                    }
+                    return Ok(after);
+                }
+                WriteOutcome::Duplicate => return self.reread(current.id),
+                WriteOutcome::LinkAlreadyPaid => return Err(DomainError::LinkAlreadyPaid),
+                WriteOutcome::Stale => current = self.reread(current.id)?,
+            }
+        }
+        Err(DomainError::Internal(
+            "session kept changing under us".into(),
+        ))
+    }
+
+    pub(super) fn timeline_entry(
+        &self,
+        link: &PaymentLink,
+        session: Option<PaymentSessionId>,
+        kind: &str,
+        data: Map<String, Value>,
+        now: Timestamp,
+    ) -> TimelineEvent {
+        TimelineEvent {
+            id: self.k.crypto.new_uuid(),
+            link_id: link.id,
+            session_id: session,
+            kind: kind.to_owned(),
+            created_at: now,
+            data,
+        }
+    }
+
+    /// Builds the deliveries of `kinds` (consecutive sequence numbers from the first the
+    /// store hands out), one group per event, one delivery per receiving callback.
+    pub(super) fn delivery_builder(
+        &self,
+        link: &PaymentLink,
+        session: Option<&PaymentSession>,
+        kinds: &[PaymentEvent],
+        trigger: &str,
+        now: Timestamp,
+    ) -> DomainResult<impl Fn(u64) -> Vec<Delivery>> {
+        let targets = self.webhooks.targets(link)?;
+        let snapshot = LinkSnapshot::of(link, &self.k.public_pay_url);
+        let session = session.map(PaymentSession::snapshot).unwrap_or_default();
+        let planned: Vec<(PaymentEvent, uuid::Uuid, Vec<uuid::Uuid>)> = kinds
+            .iter()
+            .map(|k| {
+                (
+                    *k,
+                    self.k.crypto.new_uuid(),
+                    targets.iter().map(|_| self.k.crypto.new_uuid()).collect(),
+                )
+            })
+            .collect();
+        let company = link.company_id;
+        let uid = link.uid.to_string();
+        let order_id = link.payload.order_id.clone();
+        let trigger = trigger.to_owned();
+        Ok(move |first: u64| {
+            let mut out = Vec::new();
+            for (i, (kind, group_id, ids)) in planned.iter().enumerate() {
+                let draft = PaymentEventDraft {
+                    event: EventKind::Payment(*kind),
+                    trigger: trigger.clone(),
+                    link: snapshot.clone(),
+                    session: session.clone(),
+                    created_at: now,
+                    sequence: first + i as u64,
+                };
+                for ((target, url), id) in targets.iter().zip(ids) {
+                    out.push(Delivery {
+                        id: *id,
+                        group_id: *group_id,
+                        company_id: company,
+                        origin: DeliveryOrigin::Event,
+                        event: EventKind::Payment(*kind),
+                        status: DeliveryStatus::Pending,
+                        attempts: 0,
+                        next_attempt_at: Some(now),
+                        last_attempt_at: None,
+                        last_response_status: None,
+                        last_error: None,
+                        payment_link_uid: Some(uid.clone()),
+                        subscription_uid: None,
+                        order_id: order_id.clone(),
+                        target: *target,
+                        url: url.clone(),
+                        body: draft.body_for(*id),
+                        created_at: now,
+                    });
+                }
+            }
+            out
+        })
+    }
+}
