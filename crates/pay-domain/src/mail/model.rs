@@ -3,6 +3,7 @@
 //! `MailStore` port. Nothing here sends: a use case inserts a rendered mail, and a worker (the
 //! server's mailer) claims due mails, hands them to a transport adapter and records each outcome.
 
+use crate::outbox::{self, Ended, Next, Schedule};
 use std::fmt;
 
 use time::Duration;
@@ -26,6 +27,8 @@ pub const RETRY_DELAYS: [Duration; (MAX_ATTEMPTS - 1) as usize] = [
     Duration::hours(2),
     Duration::hours(4),
 ];
+/// The retry schedule of mails (the outbox's rule).
+pub const SCHEDULE: Schedule = Schedule::Delays(&RETRY_DELAYS);
 /// How long a claimed mail stays invisible to other mailers. A mailer that dies mid-send
 /// releases it by letting the lease run out, and the mail is tried again (at least once).
 pub const CLAIM_LEASE: Duration = Duration::minutes(2);
@@ -212,41 +215,31 @@ pub fn after_attempt(
             "mail is {current}; no more attempts"
         )));
     }
-    if attempt == 0 || attempt > MAX_ATTEMPTS {
-        return Err(DomainError::Internal(format!(
-            "mail attempt {attempt} out of range"
-        )));
-    }
-    let after = match outcome {
-        SendOutcome::Sent => AfterMailAttempt {
+    let (ended, error) = match outcome {
+        SendOutcome::Sent => (Ended::Succeeded, None),
+        SendOutcome::Permanent(e) => (Ended::Refused, Some(e.clone())),
+        SendOutcome::Transient(e) => (Ended::Failed { retry_after: None }, Some(e.clone())),
+    };
+    Ok(match outbox::next(&SCHEDULE, attempt, ended, now)? {
+        Next::Succeeded => AfterMailAttempt {
             status: MailStatus::Sent,
             next_attempt_at: None,
             last_error: None,
             sent_at: Some(now),
         },
-        SendOutcome::Permanent(e) => AfterMailAttempt {
+        Next::GaveUp => AfterMailAttempt {
             status: MailStatus::Failed,
             next_attempt_at: None,
-            last_error: Some(e.clone()),
+            last_error: error,
             sent_at: None,
         },
-        SendOutcome::Transient(e) => match retry_delay(attempt) {
-            Some(wait) => AfterMailAttempt {
-                status: MailStatus::Pending,
-                next_attempt_at: Some(now.plus(wait)),
-                last_error: Some(e.clone()),
-                sent_at: None,
-            },
-            None => AfterMailAttempt {
-                status: MailStatus::Failed,
-                next_attempt_at: None,
-                last_error: Some(e.clone()),
-                sent_at: None,
-            },
+        Next::RetryAt(at) => AfterMailAttempt {
+            status: MailStatus::Pending,
+            next_attempt_at: Some(at),
+            last_error: error,
+            sent_at: None,
         },
-    };
-    debug_assert!(can_move(current, after.status));
-    Ok(after)
+    })
 }
 
 /// A transport error as the row keeps it: the recipient's address masked (SMTP servers quote

@@ -1,6 +1,7 @@
 //! One delivery: a signed POST of one event to one callback, tried until it succeeds or the
 //! retry policy gives up. Its status moves by one function, tested over the whole table.
 
+use crate::outbox::{self, Ended, Next, Schedule};
 use std::fmt;
 
 use time::Duration;
@@ -22,6 +23,12 @@ pub const MAX_RETRY_AFTER: Duration = Duration::hours(1);
 /// How long a claimed delivery stays invisible to other dispatchers; a dispatcher that dies
 /// mid-attempt releases it by letting the lease run out (at-least-once delivery).
 pub const CLAIM_LEASE: Duration = Duration::seconds(60);
+/// The retry schedule of deliveries (the outbox's rule).
+pub const SCHEDULE: Schedule = Schedule::Every {
+    interval: RETRY_INTERVAL,
+    max_attempts: MAX_ATTEMPTS,
+    max_retry_after: MAX_RETRY_AFTER,
+};
 /// Most characters of a response body kept in the log.
 pub const RESPONSE_EXCERPT_CHARS: usize = 1024;
 /// Most bytes of a response body read.
@@ -185,31 +192,29 @@ pub fn after_attempt(
             "delivery is {current}; no more attempts"
         )));
     }
-    if attempt == 0 || attempt > MAX_ATTEMPTS {
-        return Err(DomainError::Internal(format!(
-            "attempt {attempt} out of range"
-        )));
-    }
-    if outcome.is_success() {
-        return Ok(AfterAttempt {
+    // Nowhere to send it: retrying cannot help (a resend, once a callback is set, can).
+    let ended = if outcome.is_success() {
+        Ended::Succeeded
+    } else if outcome.error == Some(AttemptError::NoCallback) {
+        Ended::Refused
+    } else {
+        Ended::Failed {
+            retry_after: outcome.retry_after,
+        }
+    };
+    Ok(match outbox::next(&SCHEDULE, attempt, ended, now)? {
+        Next::Succeeded => AfterAttempt {
             status: DeliveryStatus::Succeeded,
             next_attempt_at: None,
-        });
-    }
-    // Nowhere to send it: retrying cannot help (a resend, once a callback is set, can).
-    if attempt >= MAX_ATTEMPTS || outcome.error == Some(AttemptError::NoCallback) {
-        return Ok(AfterAttempt {
+        },
+        Next::GaveUp => AfterAttempt {
             status: DeliveryStatus::Failed,
             next_attempt_at: None,
-        });
-    }
-    let wait = match outcome.retry_after {
-        Some(asked) => asked.clamp(RETRY_INTERVAL, MAX_RETRY_AFTER),
-        None => RETRY_INTERVAL,
-    };
-    Ok(AfterAttempt {
-        status: DeliveryStatus::Retrying,
-        next_attempt_at: Some(now.plus(wait)),
+        },
+        Next::RetryAt(at) => AfterAttempt {
+            status: DeliveryStatus::Retrying,
+            next_attempt_at: Some(at),
+        },
     })
 }
 
