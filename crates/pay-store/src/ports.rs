@@ -31,6 +31,9 @@ use crate::schema::{
 };
 use crate::DieselStore;
 
+#[macro_use]
+pub(crate) mod outbox;
+
 mod anonymous;
 mod checkout;
 mod clock;

@@ -71,54 +71,16 @@ impl MailStore for DieselStore {
         }
         let rows: Vec<MailRow> = self.write("claim due mails", |conn| {
             write_transaction(conn, |conn| {
-                // Due on the mail's company clock, not leased on real time (as deliveries).
                 let moved = clock::max_clock_offset(conn)?;
-                let due = || {
-                    due_mails(now.saturating_add(moved), live(), limit)
-                        .filter(clock::due_on_company_clock(
-                            "mail_outbox",
-                            "next_attempt_at",
-                            "company_id",
-                            now,
-                            moved > 0,
-                        ))
-                        .filter(
-                            mail_outbox::lease_until
-                                .is_null()
-                                .or(mail_outbox::lease_until.le(now)),
-                        )
-                };
-                // As in the webhook claim: on PostgreSQL concurrent claimers (pooled
-                // connections, other instances) lock what they take and skip what others
-                // locked; a claimer whose select began before another's commit re-checks the
-                // committed row and drops it (its `next_attempt_at` is now a lease in the
-                // future). SQLite runs every claim on the single writer connection inside
-                // BEGIN IMMEDIATE, so the plain select cannot race another claim. Diesel
-                // offers `for_update`/`skip_locked` on the Pg backend only, hence the match.
-                let mut rows: Vec<MailRow> = match conn {
-                    AnyConnection::Postgresql(pg) => due()
-                        .select(MailRow::as_select())
-                        .for_update()
-                        .skip_locked()
-                        .load(pg)?,
-                    AnyConnection::Sqlite(sqlite) => {
-                        due().select(MailRow::as_select()).load(sqlite)?
-                    }
-                };
-                if rows.is_empty() {
-                    return Ok(rows);
-                }
-                let ids: Vec<&str> = rows.iter().map(MailRow::id).collect();
-                diesel::update(mail_outbox::table.filter(mail_outbox::id.eq_any(&ids)))
-                    .set((
-                        mail_outbox::next_attempt_at.eq(lease),
-                        mail_outbox::lease_until.eq(lease),
-                    ))
-                    .execute(conn)?;
-                for r in &mut rows {
-                    r.next_attempt_at = Some(lease);
-                }
-                Ok(rows)
+                Ok(claim_due!(
+                    conn,
+                    mail_outbox,
+                    MailRow,
+                    due_mails(now.saturating_add(moved), live(), limit),
+                    now = now,
+                    lease = lease,
+                    moved = moved,
+                ))
             })
         })?;
         to_mails(rows)

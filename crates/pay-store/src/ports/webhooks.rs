@@ -127,60 +127,16 @@ impl WebhookStore for DieselStore {
         }
         let rows: Vec<DeliveryRow> = self.write("claim due deliveries", |conn| {
             write_transaction(conn, |conn| {
-                // Due on the delivery's company clock (retries follow a moved test clock), and
-                // not leased on real time (a moved clock never ends a lease early).
                 let moved = clock::max_clock_offset(conn)?;
-                let due = || {
-                    due_deliveries(now.saturating_add(moved), claimable(), limit)
-                        .filter(clock::due_on_company_clock(
-                            "webhook_deliveries",
-                            "next_attempt_at",
-                            "company_id",
-                            now,
-                            moved > 0,
-                        ))
-                        .filter(
-                            webhook_deliveries::lease_until
-                                .is_null()
-                                .or(webhook_deliveries::lease_until.le(now)),
-                        )
-                };
-                // The one query written per backend. On PostgreSQL, claimers run concurrently on
-                // pooled connections (and on other server instances): `FOR UPDATE SKIP LOCKED`
-                // locks the rows this claimer takes until its transaction ends and makes every
-                // other claimer pass over them instead of waiting; a claimer whose select began
-                // before that commit re-checks the committed row and drops it (its
-                // `next_attempt_at` is now the lease). Diesel offers `for_update`/`skip_locked` only on the Pg backend, not
-                // on `MultiBackend`, hence the match. SQLite has no row locks and needs none:
-                // every claim runs on the store's single writer connection inside BEGIN
-                // IMMEDIATE, which also excludes writers of other processes, so the plain
-                // select cannot race another claim.
-                let mut rows: Vec<DeliveryRow> = match conn {
-                    AnyConnection::Postgresql(pg) => due()
-                        .select(DeliveryRow::as_select())
-                        .for_update()
-                        .skip_locked()
-                        .load(pg)?,
-                    AnyConnection::Sqlite(sqlite) => {
-                        due().select(DeliveryRow::as_select()).load(sqlite)?
-                    }
-                };
-                if rows.is_empty() {
-                    return Ok(rows);
-                }
-                let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
-                diesel::update(
-                    webhook_deliveries::table.filter(webhook_deliveries::id.eq_any(&ids)),
-                )
-                .set((
-                    webhook_deliveries::next_attempt_at.eq(lease),
-                    webhook_deliveries::lease_until.eq(lease),
+                Ok(claim_due!(
+                    conn,
+                    webhook_deliveries,
+                    DeliveryRow,
+                    due_deliveries(now.saturating_add(moved), claimable(), limit),
+                    now = now,
+                    lease = lease,
+                    moved = moved,
                 ))
-                .execute(conn)?;
-                for r in &mut rows {
-                    r.next_attempt_at = Some(lease);
-                }
-                Ok(rows)
             })
         })?;
         rows.into_iter().map(Delivery::try_from).collect()

@@ -31,9 +31,13 @@ pub(crate) struct MailRow {
     sent_at: Option<i64>,
 }
 
-impl MailRow {
-    pub(crate) fn id(&self) -> &str {
+impl crate::ports::outbox::OutboxRow for MailRow {
+    fn id(&self) -> &str {
         &self.id
+    }
+
+    fn leased_until(&mut self, lease: i64) {
+        self.next_attempt_at = Some(lease);
     }
 }
 

@@ -177,6 +177,16 @@ pub(crate) struct DeliveryRow {
     created_at: i64,
 }
 
+impl crate::ports::outbox::OutboxRow for DeliveryRow {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn leased_until(&mut self, lease: i64) {
+        self.next_attempt_at = Some(lease);
+    }
+}
+
 impl TryFrom<DeliveryRow> for Delivery {
     type Error = DomainError;
 

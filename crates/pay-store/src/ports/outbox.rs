@@ -1,0 +1,62 @@
+//! The one claim of an outbox table (webhook deliveries, mails, and the scheduler's jobs to
+//! come): rows due on their company's clock and not leased on real time, oldest due first,
+//! locked and skipped by concurrent claimers on PostgreSQL (`FOR UPDATE SKIP LOCKED`; SQLite
+//! claims on its single writer inside BEGIN IMMEDIATE), then leased until `lease`. The tables
+//! share the column names this needs (`id`, `company_id`, `next_attempt_at`, `lease_until`).
+
+/// A row an outbox claim hands out.
+pub(crate) trait OutboxRow {
+    fn id(&self) -> &str;
+    /// Shows the lease as the row's `next_attempt_at` (what the claim wrote).
+    fn leased_until(&mut self, lease: i64);
+}
+
+/// Claims what `$due` (the table's due selection, oldest first, limited) finds, inside the
+/// caller's write transaction on `$conn`; evaluates to the leased rows.
+macro_rules! claim_due {
+    ($conn:expr, $table:ident, $Row:ty, $due:expr, now = $now:expr, lease = $lease:expr, moved = $moved:expr $(,)?) => {{
+        use $crate::ports::outbox::OutboxRow as _;
+        let (now, lease, moved): (i64, i64, i64) = ($now, $lease, $moved);
+        // Due on the row's company clock (a moved test clock makes its retries due sooner),
+        // and not leased on real time (a moved clock never ends a lease early).
+        let due = || {
+            $due.filter($crate::ports::clock::due_on_company_clock(
+                stringify!($table),
+                "next_attempt_at",
+                "company_id",
+                now,
+                moved > 0,
+            ))
+            .filter(
+                $table::lease_until
+                    .is_null()
+                    .or($table::lease_until.le(now)),
+            )
+        };
+        // A claimer whose select began before another's commit re-checks the committed row
+        // and drops it (its `next_attempt_at` is now the lease). Diesel offers
+        // `for_update`/`skip_locked` on the Pg backend only, not on `MultiBackend`, hence the
+        // match.
+        let mut rows: Vec<$Row> = match $conn {
+            AnyConnection::Postgresql(pg) => due()
+                .select(<$Row>::as_select())
+                .for_update()
+                .skip_locked()
+                .load(pg)?,
+            AnyConnection::Sqlite(sqlite) => due().select(<$Row>::as_select()).load(sqlite)?,
+        };
+        if !rows.is_empty() {
+            let ids: Vec<String> = rows.iter().map(|r| r.id().to_owned()).collect();
+            diesel::update($table::table.filter($table::id.eq_any(&ids)))
+                .set((
+                    $table::next_attempt_at.eq(lease),
+                    $table::lease_until.eq(lease),
+                ))
+                .execute($conn)?;
+            for r in &mut rows {
+                r.leased_until(lease);
+            }
+        }
+        rows
+    }};
+}
