@@ -1,4 +1,4 @@
-//! The tables as diesel sees them; mirrors `migrations/*/*/up.sql` (only types that diesel's
+//! The tables as diesel sees them; mirrors `migrations/*/up.sql` (only types that diesel's
 //! `MultiBackend` shares between SQLite and PostgreSQL).
 
 diesel::table! {
