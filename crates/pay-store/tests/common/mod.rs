@@ -1,5 +1,5 @@
 //! Fixtures shared by the store's test binaries.
-#![allow(dead_code, unused_macros)]
+#![allow(dead_code, unused_macros, unused_imports)]
 
 use diesel::connection::SimpleConnection;
 use diesel::Connection;
