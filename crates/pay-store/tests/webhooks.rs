@@ -7,11 +7,10 @@ use std::thread;
 
 use pay_domain::kernel::ids::CompanyId;
 use pay_domain::links::PaymentLink;
-use pay_domain::webhooks::ports::{AttemptRecord, WebhookStore};
+use pay_domain::webhooks::ports::WebhookStore;
 use pay_domain::webhooks::{
-    AfterAttempt, AttemptError, AttemptOutcome, CallbackKind, CompanyCallback, Delivery,
-    DeliveryFilter, DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent, SealedSecret,
-    StoredSigningSecret,
+    AfterAttempt, AttemptError, AttemptOutcome, CallbackKind, Delivery, DeliveryFilter,
+    DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent,
 };
 use pay_store::DieselStore;
 use uuid::Uuid;
@@ -19,59 +18,11 @@ use uuid::Uuid;
 #[macro_use]
 mod common;
 use common::*;
+use pay_domain::testing::conformance::webhooks::values::*;
 
 // ----- fixtures -----
 
 const LEASE: i64 = 60_000;
-
-fn sealed(tag: &str) -> StoredSigningSecret {
-    StoredSigningSecret {
-        sealed: SealedSecret {
-            key_id: format!("k-{tag}"),
-            sealed: format!("bm9uY2U{tag}Y2lwaGVy"),
-        },
-        last4: format!("{tag:0>4}"),
-        created_at: ts(T0),
-    }
-}
-
-fn callback(company: CompanyId, kind: CallbackKind, url: &str) -> CompanyCallback {
-    CompanyCallback {
-        company_id: company,
-        kind,
-        url: url.into(),
-        secret: sealed("a1"),
-        previous: None,
-        updated_at: ts(T0),
-        version: 1,
-    }
-}
-
-fn success(ms: u64) -> AttemptOutcome {
-    AttemptOutcome {
-        status: Some(200),
-        duration_ms: ms,
-        error: None,
-        response_excerpt: Some("ok".into()),
-        retry_after: None,
-    }
-}
-
-fn attempt(d: &Delivery, number: u32, at: i64, outcome: AttemptOutcome) -> AttemptRecord {
-    AttemptRecord {
-        delivery_id: d.id,
-        number,
-        at: ts(at),
-        outcome,
-    }
-}
-
-fn filter() -> DeliveryFilter {
-    DeliveryFilter {
-        limit: 50,
-        ..DeliveryFilter::default()
-    }
-}
 
 const NONE: Vec<Uuid> = Vec::new();
 

@@ -446,7 +446,7 @@ pub fn unfinished_sessions_oldest_first<S: Ports>(store: &S) {
     );
 }
 
-mod values;
+pub mod values;
 use values::*;
 // The checkout cases store links without expiry (`values::link`), not the shared fixture.
 use values::link;

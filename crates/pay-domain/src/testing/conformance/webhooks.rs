@@ -541,5 +541,5 @@ pub fn record_attempts_in_one_batch<S: Ports>(store: &S) {
     assert_eq!(store.record_attempts(&[]).unwrap(), Vec::<bool>::new());
 }
 
-mod values;
+pub mod values;
 use values::*;

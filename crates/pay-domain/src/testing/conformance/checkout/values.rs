@@ -3,16 +3,12 @@
 use super::*;
 
 /// A `build` that must not be called (no webhook event).
-pub(crate) fn never(_: u64) -> Vec<Delivery> {
+pub fn never(_: u64) -> Vec<Delivery> {
     panic!("build called")
 }
 
 /// A link of the company (not yet stored).
-pub(crate) fn new_link(
-    company: CompanyId,
-    status: LinkStatus,
-    expires_at: Option<i64>,
-) -> PaymentLink {
+pub fn new_link(company: CompanyId, status: LinkStatus, expires_at: Option<i64>) -> PaymentLink {
     let mut l = link_value(company);
     l.status = status;
     l.payload.title = Some("Order 1".into());
@@ -22,14 +18,14 @@ pub(crate) fn new_link(
 }
 
 /// An active link of the company, without expiry, in the store.
-pub(crate) fn link<S: Ports>(store: &S, company: CompanyId) -> PaymentLink {
+pub fn link<S: Ports>(store: &S, company: CompanyId) -> PaymentLink {
     let l = new_link(company, LinkStatus::Active, None);
     store.insert_link(&l).unwrap();
     l
 }
 
 /// A session of the link (not yet stored), every optional field empty.
-pub(crate) fn session(
+pub fn session(
     l: &PaymentLink,
     status: SessionStatus,
     created_at: i64,
@@ -44,7 +40,7 @@ pub(crate) fn session(
     )
 }
 
-pub(crate) fn session_with_id(
+pub fn session_with_id(
     id: PaymentSessionId,
     l: &PaymentLink,
     status: SessionStatus,
@@ -77,7 +73,7 @@ pub(crate) fn session_with_id(
 }
 
 /// The session after one more write: status moved, version and `updated_at` advanced.
-pub(crate) fn moved(s: &PaymentSession, to: SessionStatus, at: i64) -> PaymentSession {
+pub fn moved(s: &PaymentSession, to: SessionStatus, at: i64) -> PaymentSession {
     PaymentSession {
         previous_status: Some(s.status),
         status: to,
@@ -87,14 +83,14 @@ pub(crate) fn moved(s: &PaymentSession, to: SessionStatus, at: i64) -> PaymentSe
     }
 }
 
-pub(crate) fn object(v: Value) -> Map<String, Value> {
+pub fn object(v: Value) -> Map<String, Value> {
     match v {
         Value::Object(m) => m,
         _ => panic!("not an object"),
     }
 }
 
-pub(crate) fn entry(
+pub fn entry(
     l: &PaymentLink,
     session: Option<PaymentSessionId>,
     kind: &str,
@@ -111,7 +107,7 @@ pub(crate) fn entry(
 }
 
 /// A write with nothing but the session change.
-pub(crate) fn write(l: &PaymentLink, change: SessionChange) -> LinkEventWrite {
+pub fn write(l: &PaymentLink, change: SessionChange) -> LinkEventWrite {
     LinkEventWrite {
         link_id: l.id,
         change,
@@ -122,7 +118,7 @@ pub(crate) fn write(l: &PaymentLink, change: SessionChange) -> LinkEventWrite {
     }
 }
 
-pub(crate) fn insert(l: &PaymentLink, s: &PaymentSession) -> LinkEventWrite {
+pub fn insert(l: &PaymentLink, s: &PaymentSession) -> LinkEventWrite {
     LinkEventWrite {
         timeline: vec![entry(
             l,
@@ -134,11 +130,7 @@ pub(crate) fn insert(l: &PaymentLink, s: &PaymentSession) -> LinkEventWrite {
     }
 }
 
-pub(crate) fn update(
-    l: &PaymentLink,
-    before: &PaymentSession,
-    after: &PaymentSession,
-) -> LinkEventWrite {
+pub fn update(l: &PaymentLink, before: &PaymentSession, after: &PaymentSession) -> LinkEventWrite {
     LinkEventWrite {
         timeline: vec![entry(
             l,
@@ -158,7 +150,7 @@ pub(crate) fn update(
 
 /// Builds one delivery per sequence number handed out (`count` of them, from `first`), its body
 /// naming the number.
-pub(crate) fn builder(
+pub fn builder(
     company: CompanyId,
     l: &PaymentLink,
     count: u64,
@@ -192,18 +184,18 @@ pub(crate) fn builder(
     }
 }
 
-pub(crate) fn applied(outcome: WriteOutcome) -> Vec<Delivery> {
+pub fn applied(outcome: WriteOutcome) -> Vec<Delivery> {
     match outcome {
         WriteOutcome::Applied(d) => d,
         other => panic!("expected Applied, got {other:?}"),
     }
 }
 
-pub(crate) fn sequences(deliveries: &[Delivery]) -> Vec<String> {
+pub fn sequences(deliveries: &[Delivery]) -> Vec<String> {
     deliveries.iter().map(|d| d.body.clone()).collect()
 }
 
-pub(crate) fn all_deliveries() -> DeliveryFilter {
+pub fn all_deliveries() -> DeliveryFilter {
     DeliveryFilter {
         limit: 500,
         ..DeliveryFilter::default()

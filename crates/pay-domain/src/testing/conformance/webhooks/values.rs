@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(crate) fn sealed(tag: &str) -> StoredSigningSecret {
+pub fn sealed(tag: &str) -> StoredSigningSecret {
     StoredSigningSecret {
         sealed: SealedSecret {
             key_id: format!("k-{tag}"),
@@ -13,7 +13,7 @@ pub(crate) fn sealed(tag: &str) -> StoredSigningSecret {
     }
 }
 
-pub(crate) fn callback(company: CompanyId, kind: CallbackKind, url: &str) -> CompanyCallback {
+pub fn callback(company: CompanyId, kind: CallbackKind, url: &str) -> CompanyCallback {
     CompanyCallback {
         company_id: company,
         kind,
@@ -25,7 +25,7 @@ pub(crate) fn callback(company: CompanyId, kind: CallbackKind, url: &str) -> Com
     }
 }
 
-pub(crate) fn success(ms: u64) -> AttemptOutcome {
+pub fn success(ms: u64) -> AttemptOutcome {
     AttemptOutcome {
         status: Some(200),
         duration_ms: ms,
@@ -35,12 +35,7 @@ pub(crate) fn success(ms: u64) -> AttemptOutcome {
     }
 }
 
-pub(crate) fn attempt(
-    d: &Delivery,
-    number: u32,
-    at: i64,
-    outcome: AttemptOutcome,
-) -> AttemptRecord {
+pub fn attempt(d: &Delivery, number: u32, at: i64, outcome: AttemptOutcome) -> AttemptRecord {
     AttemptRecord {
         delivery_id: d.id,
         number,
@@ -49,7 +44,7 @@ pub(crate) fn attempt(
     }
 }
 
-pub(crate) fn filter() -> DeliveryFilter {
+pub fn filter() -> DeliveryFilter {
     DeliveryFilter {
         limit: 50,
         ..DeliveryFilter::default()
@@ -57,7 +52,7 @@ pub(crate) fn filter() -> DeliveryFilter {
 }
 
 /// Builds one delivery per call whose body carries the sequence number it was given.
-pub(crate) fn builder(company: CompanyId, l: &PaymentLink) -> impl Fn(u64) -> Vec<Delivery> + '_ {
+pub fn builder(company: CompanyId, l: &PaymentLink) -> impl Fn(u64) -> Vec<Delivery> + '_ {
     move |n| {
         let mut d = delivery(company, T0, T0);
         d.payment_link_uid = Some(l.uid.to_string());
@@ -66,6 +61,6 @@ pub(crate) fn builder(company: CompanyId, l: &PaymentLink) -> impl Fn(u64) -> Ve
     }
 }
 
-pub(crate) fn sequences(deliveries: &[Delivery]) -> Vec<String> {
+pub fn sequences(deliveries: &[Delivery]) -> Vec<String> {
     deliveries.iter().map(|d| d.body.clone()).collect()
 }
