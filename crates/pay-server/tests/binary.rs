@@ -2,166 +2,27 @@
 //! with the printed key, `migrate`, `admin bootstrap`, and a log that never carries a secret.
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_pay-server");
+#[path = "support/process.rs"]
+mod process;
 
-struct TempDir(std::path::PathBuf);
+use process::*;
 
-impl TempDir {
-    fn new() -> TempDir {
-        let p = std::env::temp_dir().join(format!("pay-bin-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn db_url(&self) -> String {
-        format!("sqlite://{}", self.0.join("pay.db").display())
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A running `pay-server` whose stdout and stderr are collected.
-struct Server {
-    child: Child,
-    base: String,
-    stdout: Arc<Mutex<String>>,
-    stderr: Arc<Mutex<String>>,
-}
-
-fn collect(r: impl Read + Send + 'static) -> Arc<Mutex<String>> {
-    let buf = Arc::new(Mutex::new(String::new()));
-    let b = buf.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(r).lines().map_while(Result::ok) {
-            let mut s = b.lock().unwrap();
-            s.push_str(&line);
-            s.push('\n');
-        }
-    });
-    buf
-}
-
-impl Server {
-    fn start(dir: &TempDir, log: &str) -> Server {
-        Self::start_with(dir, log, &[])
-    }
-
-    fn start_with(dir: &TempDir, log: &str, env: &[(&str, &str)]) -> Server {
-        let port = free_port();
-        let mut child = Command::new(BIN)
-            .envs(env.iter().copied())
-            .env("PAY_DATABASE_URL", dir.db_url())
-            .env("PAY_LISTEN", format!("127.0.0.1:{port}"))
-            .env("PAY_LOG", log)
-            .env_remove("PAY_BASE_URL")
-            .env_remove("PAY_PUBLIC_PAY_URL")
-            .env_remove("PAY_DEMO")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = collect(child.stdout.take().unwrap());
-        let stderr = collect(child.stderr.take().unwrap());
-        let base = format!("http://127.0.0.1:{port}");
-        let s = Server {
-            child,
-            base,
-            stdout,
-            stderr,
-        };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if ureq_get(&format!("{}/readyz", s.base)).is_some_and(|(st, _)| st == 200) {
-                return s;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!(
-            "server did not become ready; stderr:\n{}",
-            s.stderr.lock().unwrap()
-        );
-    }
-
-    fn stop(mut self) -> (String, String) {
-        let _ = Command::new("kill")
-            .arg("-INT")
-            .arg(self.child.id().to_string())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if self.child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        std::thread::sleep(Duration::from_millis(100));
-        let out = self.stdout.lock().unwrap().clone();
-        let err = self.stderr.lock().unwrap().clone();
-        (out, err)
-    }
-}
-
-/// A tiny blocking HTTP client over reqwest's async one, for a synchronous test.
-fn http(
-    method: &str,
-    url: &str,
-    headers: &[(&str, &str)],
-    body: Option<Value>,
-) -> (u16, Value, reqwest::header::HeaderMap) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let client = reqwest::Client::new();
-        let mut rb = client.request(method.parse().unwrap(), url);
-        for (k, v) in headers {
-            rb = rb.header(*k, *v);
-        }
-        if let Some(b) = body {
-            rb = rb.json(&b);
-        }
-        let res = rb.send().await.unwrap();
-        let status = res.status().as_u16();
-        let h = res.headers().clone();
-        let text = res.text().await.unwrap();
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::Null),
-            h,
-        )
-    })
-}
-
-fn ureq_get(url: &str) -> Option<(u16, Value)> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .ok()?;
-    rt.block_on(async {
-        let res = reqwest::get(url).await.ok()?;
-        let st = res.status().as_u16();
-        Some((st, res.json().await.unwrap_or(Value::Null)))
-    })
+/// A server on the test's SQLite database, logging at `log`, with `env` added.
+fn serve(dir: &TempDir, log: &str, env: &[(&str, &str)]) -> Server {
+    let mut command = Command::new(BIN);
+    command
+        .envs(env.iter().copied())
+        .env("PAY_DATABASE_URL", dir.db_url())
+        .env("PAY_LOG", log)
+        .env_remove("PAY_BASE_URL")
+        .env_remove("PAY_PUBLIC_PAY_URL")
+        .env_remove("PAY_DEMO");
+    Server::spawn(command)
 }
 
 fn banner_json(stdout: &str) -> Value {
@@ -173,9 +34,9 @@ fn banner_json(stdout: &str) -> Value {
 #[test]
 fn first_start_prints_demo_credentials_once_and_the_readme_walkthrough_works() {
     let dir = TempDir::new();
-    let s = Server::start(&dir, "info");
+    let s = serve(&dir, "info", &[]);
     // The banner is printed before the server is ready.
-    let creds = banner_json(&s.stdout.lock().unwrap().clone());
+    let creds = banner_json(&s.stdout());
     let key_id = creds["keyId"].as_str().unwrap().to_owned();
     let secret = creds["keySecret"].as_str().unwrap().to_owned();
     assert!(key_id.starts_with("mk_pay_") && secret.starts_with("mksec_"));
@@ -186,7 +47,7 @@ fn first_start_prints_demo_credentials_once_and_the_readme_walkthrough_works() {
     ];
     let links = format!("{}/api/partner/v1/pay/payment-links", s.base);
     // The README walk-through: create, list, read, pay in the sandbox, pause, archive.
-    let (st, link, _) = http(
+    let (st, link, _) = call(
         "POST",
         &links,
         &auth,
@@ -195,20 +56,20 @@ fn first_start_prints_demo_credentials_once_and_the_readme_walkthrough_works() {
     assert_eq!(st, 201, "{link}");
     let uid = link["uid"].as_str().unwrap().to_owned();
     assert!(link["publicUrl"].as_str().unwrap().starts_with(&s.base));
-    let (st, list, _) = http("GET", &links, &auth, None);
+    let (st, list, _) = call("GET", &links, &auth, None);
     assert_eq!(
         (st, list["data"][0]["uid"].as_str()),
         (200, Some(uid.as_str()))
     );
     let one = format!("{links}/{uid}");
-    let (st, detail, _) = http("GET", &one, &auth, None);
+    let (st, detail, _) = call("GET", &one, &auth, None);
     assert_eq!(
         (st, detail["payload"]["amount"].as_str()),
         (200, Some("25.00"))
     );
     // Paid in the sandbox through the public Checkout API.
     let checkout = format!("{}/api/public/checkout/{uid}/sessions", s.base);
-    let (st, quote, _) = http(
+    let (st, quote, _) = call(
         "POST",
         &checkout,
         &[],
@@ -220,9 +81,9 @@ fn first_start_prints_demo_credentials_once_and_the_readme_walkthrough_works() {
         "{quote}"
     );
     let session = quote["id"].as_str().unwrap();
-    let (st, pending, _) = http("POST", &format!("{checkout}/{session}/accept"), &[], None);
+    let (st, pending, _) = call("POST", &format!("{checkout}/{session}/accept"), &[], None);
     assert_eq!((st, pending["status"].as_str()), (200, Some("pending")));
-    let (st, done, _) = http(
+    let (st, done, _) = call(
         "POST",
         &format!(
             "{}/api/partner/v1/pay/sandbox/payment-links/{uid}/events",
@@ -236,14 +97,14 @@ fn first_start_prints_demo_credentials_once_and_the_readme_walkthrough_works() {
         (200, Some("complete")),
         "{done}"
     );
-    let (_, detail, _) = http("GET", &one, &auth, None);
+    let (_, detail, _) = call("GET", &one, &auth, None);
     assert_eq!(detail["latestSession"]["status"], "complete");
-    let (st, paused, _) = http("PATCH", &one, &auth, Some(json!({"status": "paused"})));
+    let (st, paused, _) = call("PATCH", &one, &auth, Some(json!({"status": "paused"})));
     assert_eq!((st, paused["status"].as_str()), (200, Some("paused")));
-    let (st, archived, _) = http("PATCH", &one, &auth, Some(json!({"status": "archived"})));
+    let (st, archived, _) = call("PATCH", &one, &auth, Some(json!({"status": "archived"})));
     assert_eq!((st, archived["status"].as_str()), (200, Some("archived")));
     // The printed password signs in.
-    let (st, _, h) = http(
+    let (st, _, h) = call(
         "POST",
         &format!("{}/auth/login", s.base),
         &[],
@@ -261,8 +122,8 @@ fn first_start_prints_demo_credentials_once_and_the_readme_walkthrough_works() {
         "the secret is printed once"
     );
     // Second start on the same database: no banner, same data.
-    let s = Server::start(&dir, "info");
-    let (st, list, _) = http(
+    let s = serve(&dir, "info", &[]);
+    let (st, list, _) = call(
         "GET",
         &format!("{}/api/partner/v1/pay/payment-links", s.base),
         &auth,
@@ -385,8 +246,8 @@ fn migrate_and_admin_bootstrap_are_scriptable() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("email"));
     // A bootstrapped database does not print a demo banner.
-    let s = Server::start(&dir, "info");
-    let (st, body, _) = http(
+    let s = serve(&dir, "info", &[]);
+    let (st, body, _) = call(
         "POST",
         &format!("{}/auth/login", s.base),
         &[],
@@ -423,19 +284,19 @@ fn no_secret_password_or_session_cookie_reaches_the_log() {
     let secret = creds["keySecret"].as_str().unwrap().to_owned();
     let company = creds["companyId"].as_str().unwrap().to_owned();
 
-    let s = Server::start(&dir, "trace");
+    let s = serve(&dir, "trace", &[]);
     let auth = [
         ("x-svc-key-id", key_id.as_str()),
         ("x-svc-key-secret", secret.as_str()),
     ];
     // Sign in (a wrong password first), manage keys, use keys right and wrong.
-    http(
+    call(
         "POST",
         &format!("{}/auth/login", s.base),
         &[],
         Some(json!({"email": "log@co.example", "password": "wrong password 1"})),
     );
-    let (st, body, h) = http(
+    let (st, body, h) = call(
         "POST",
         &format!("{}/auth/login", s.base),
         &[],
@@ -452,7 +313,7 @@ fn no_secret_password_or_session_cookie_reaches_the_log() {
         .to_owned();
     let token = cookie.trim_start_matches("pay_session=").to_owned();
     let session = [("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())];
-    let (st, created, _) = http(
+    let (st, created, _) = call(
         "POST",
         &format!("{}/api/partner/v1/companies/{company}/integrations", s.base),
         &session,
@@ -463,7 +324,7 @@ fn no_secret_password_or_session_cookie_reaches_the_log() {
         .as_str()
         .unwrap()
         .to_owned();
-    let (st, cb, _) = http(
+    let (st, cb, _) = call(
         "PUT",
         &format!(
             "{}/api/partner/v1/companies/{company}/payment-callback",
@@ -474,19 +335,19 @@ fn no_secret_password_or_session_cookie_reaches_the_log() {
     );
     assert_eq!(st, 200, "{cb}");
     let signing = cb["signingSecret"].as_str().unwrap().to_owned();
-    http(
+    call(
         "GET",
         &format!("{}/api/partner/v1/pay/payment-links", s.base),
         &auth,
         None,
     );
-    http(
+    call(
         "POST",
         &format!("{}/api/partner/v1/pay/payment-links", s.base),
         &auth,
         Some(json!({"amount": "1"})),
     );
-    http(
+    call(
         "GET",
         &format!("{}/api/partner/v1/pay/settings", s.base),
         &[
@@ -495,13 +356,13 @@ fn no_secret_password_or_session_cookie_reaches_the_log() {
         ],
         None,
     );
-    http(
+    call(
         "GET",
         &format!("{}/api/partner/v1/companies", s.base),
         &session,
         None,
     );
-    http("POST", &format!("{}/auth/logout", s.base), &session, None);
+    call("POST", &format!("{}/auth/logout", s.base), &session, None);
     let (_, log) = s.stop();
     let log = format!("{boot_log}{log}");
     assert!(
@@ -619,7 +480,7 @@ impl Merchant {
     /// Signs the owner in, points the company payment callback at `hook`, creates a link and
     /// queues a test event for it: the callback's signing secret and the delivery's id.
     fn queue_test_event(&self, base: &str, hook: &str) -> (String, String) {
-        let (_, body, h) = http(
+        let (_, body, h) = call(
             "POST",
             &format!("{base}/auth/login"),
             &[],
@@ -633,7 +494,7 @@ impl Merchant {
             .unwrap()
             .to_owned();
         let csrf = body["csrfToken"].as_str().unwrap().to_owned();
-        let (st, cb, _) = http(
+        let (st, cb, _) = call(
             "PUT",
             &format!(
                 "{base}/api/partner/v1/companies/{}/payment-callback",
@@ -643,13 +504,13 @@ impl Merchant {
             Some(json!({ "url": hook })),
         );
         assert_eq!(st, 200, "{cb}");
-        let (_, link, _) = http(
+        let (_, link, _) = call(
             "POST",
             &format!("{base}/api/partner/v1/pay/payment-links"),
             &self.key(),
             Some(json!({"amount": "5"})),
         );
-        let (st, queued, _) = http(
+        let (st, queued, _) = call(
             "POST",
             &format!("{base}/api/partner/v1/pay/webhook-requests/test"),
             &self.key(),
@@ -671,7 +532,7 @@ fn a_queued_delivery_survives_a_restart() {
     let (hook, arrived) = receiver();
 
     // First run: the dispatcher is off, so the event stays queued.
-    let s = Server::start_with(
+    let s = serve(
         &dir,
         "info",
         &[
@@ -695,7 +556,7 @@ fn a_queued_delivery_survives_a_restart() {
     assert_eq!(mode & 0o777, 0o600);
 
     // Second run, dispatcher on: the queued delivery arrives, signed.
-    let s = Server::start_with(
+    let s = serve(
         &dir,
         "info",
         &[("PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true")],
@@ -714,7 +575,7 @@ fn a_queued_delivery_survives_a_restart() {
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     pay_webhooks::verify(&secret, &sig, body.as_bytes(), now, 300)
         .expect("signed with the callback's secret");
-    let (_, log, _) = http(
+    let (_, log, _) = call(
         "GET",
         &format!("{}/api/partner/v1/pay/webhook-requests", s.base),
         &key,
@@ -724,7 +585,7 @@ fn a_queued_delivery_survives_a_restart() {
     let mut status = log["data"][0]["status"].as_str().unwrap_or("").to_owned();
     while status != "succeeded" && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
-        let (_, log, _) = http(
+        let (_, log, _) = call(
             "GET",
             &format!("{}/api/partner/v1/pay/webhook-requests", s.base),
             &key,
@@ -748,7 +609,7 @@ fn a_company_clock_survives_a_restart_and_a_separate_worker_follows_it() {
         ("PAY_DISPATCHER", "false"),
         ("PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true"),
     ];
-    let s = Server::start_with(&dir, "info", &env);
+    let s = serve(&dir, "info", &env);
     let (hook, arrived) = receiver_failing_first(1);
     m.queue_test_event(&s.base, &hook);
 
@@ -772,7 +633,7 @@ fn a_company_clock_survives_a_restart_and_a_separate_worker_follows_it() {
     );
 
     // The company's clock moves five minutes through `serve`; the worker sees it.
-    let (st, moved, _) = http(
+    let (st, moved, _) = call(
         "POST",
         &format!("{}/api/partner/v1/pay/sandbox/clock", s.base),
         &key,
@@ -791,8 +652,8 @@ fn a_company_clock_survives_a_restart_and_a_separate_worker_follows_it() {
 
     // A restart keeps the clock.
     s.stop();
-    let s = Server::start_with(&dir, "info", &env);
-    let (st, now, _) = http(
+    let s = serve(&dir, "info", &env);
+    let (st, now, _) = call(
         "GET",
         &format!("{}/api/partner/v1/pay/sandbox/clock", s.base),
         &key,

@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -19,7 +19,10 @@ use std::time::{Duration, Instant};
 use pay_store::testing::TestDb;
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_pay-server");
+#[path = "support/process.rs"]
+mod process;
+
+use process::*;
 /// A fixed key sealing the callback secret (PostgreSQL requires one; SQLite uses it as well).
 const ENCRYPTION_KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 const DELIVERIES: usize = 100;
@@ -124,19 +127,6 @@ fn read_request(stream: &std::net::TcpStream) -> Option<Arrival> {
     })
 }
 
-fn collect(r: impl Read + Send + 'static) -> Arc<Mutex<String>> {
-    let buf = Arc::new(Mutex::new(String::new()));
-    let b = buf.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(r).lines().map_while(Result::ok) {
-            let mut s = b.lock().unwrap();
-            s.push_str(&line);
-            s.push('\n');
-        }
-    });
-    buf
-}
-
 /// The environment every command of one test shares.
 fn command(db_url: &str) -> Command {
     let mut c = Command::new(BIN);
@@ -153,116 +143,11 @@ fn command(db_url: &str) -> Command {
     c
 }
 
-/// A running `pay-server serve`, its log (stderr) collected.
-struct Server {
-    child: Child,
-    base: String,
-    log: Arc<Mutex<String>>,
-}
-
-impl Server {
-    fn start(db_url: &str, dispatcher: bool) -> Server {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut child = command(db_url)
-            .env("PAY_LISTEN", format!("127.0.0.1:{port}"))
-            .env("PAY_DISPATCHER", dispatcher.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let log = collect(child.stderr.take().unwrap());
-        let s = Server {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-            log,
-        };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if call("GET", &format!("{}/readyz", s.base), &[], None).0 == 200 {
-                return s;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("server did not become ready; log:\n{}", s.log());
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
-    }
-
-    /// SIGINT: a graceful stop.
-    fn stop(mut self) {
-        let _ = Command::new("kill")
-            .arg("-INT")
-            .arg(self.child.id().to_string())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline && self.child.try_wait().unwrap().is_none() {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    /// SIGKILL (`kill -9`): no shutdown of any kind.
-    fn kill9(mut self) {
-        self.child.kill().unwrap();
-        let status = self.child.wait().unwrap();
-        assert_eq!(
-            std::os::unix::process::ExitStatusExt::signal(&status),
-            Some(9),
-            "killed by SIGKILL"
-        );
-    }
-}
-
-/// A blocking HTTP call: status (0 when unreachable), JSON body, headers.
-fn call(
-    method: &str,
-    url: &str,
-    headers: &[(&str, &str)],
-    body: Option<Value>,
-) -> (u16, Value, reqwest::header::HeaderMap) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let mut rb = reqwest::Client::new().request(method.parse().unwrap(), url);
-        for (k, v) in headers {
-            rb = rb.header(*k, *v);
-        }
-        if let Some(b) = body {
-            rb = rb.json(&b);
-        }
-        let Ok(res) = rb.send().await else {
-            return (0, Value::Null, Default::default());
-        };
-        let status = res.status().as_u16();
-        let h = res.headers().clone();
-        let text = res.text().await.unwrap_or_default();
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::Null),
-            h,
-        )
-    })
-}
-
-/// Waits for `done`, polling every 5 ms; false after `within`.
-fn wait_until(within: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + within;
-    while Instant::now() < deadline {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    done()
+/// A server on `db_url`, with or without its dispatcher.
+fn serve(db_url: &str, dispatcher: bool) -> Server {
+    let mut c = command(db_url);
+    c.env("PAY_DISPATCHER", dispatcher.to_string());
+    Server::spawn(c)
 }
 
 /// Bootstraps a company, points its payment callback at `hook` and queues `DELIVERIES` test
@@ -299,7 +184,7 @@ fn queue_deliveries(db_url: &str, hook: &str) -> (HashSet<String>, [(String, Str
     ];
     let k: Vec<(&str, &str)> = key.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
 
-    let s = Server::start(db_url, false);
+    let s = serve(db_url, false);
     let (st, body, h) = call(
         "POST",
         &format!("{}/auth/login", s.base),
@@ -355,7 +240,7 @@ fn crash_mid_dispatch_then_restart(label: &str, db_url: &str) {
     assert!(receiver.arrivals().is_empty(), "nothing sent yet");
 
     // Second run, dispatcher on: killed with SIGKILL once the receiver answered a few.
-    let s = Server::start(db_url, true);
+    let s = serve(db_url, true);
     let mid = wait_until(Duration::from_secs(30), || {
         receiver.answered.load(Ordering::SeqCst) >= KILL_AFTER_ANSWERS
     });
@@ -375,7 +260,7 @@ fn crash_mid_dispatch_then_restart(label: &str, db_url: &str) {
 
     // Third run on the same database: the killed process's claims run out and every delivery
     // is sent.
-    let s = Server::start(db_url, true);
+    let s = serve(db_url, true);
     let all = wait_until(Duration::from_secs(LEASE_SECS + 30), || {
         queued.is_subset(&receiver.distinct())
     });
