@@ -6,6 +6,7 @@ mod model;
 pub mod ports;
 pub mod quote;
 mod service;
+pub mod tolerance;
 
 pub use model::*;
 pub(crate) use service::link_not_found;

@@ -7,14 +7,15 @@ use serde_json::{json, Map, Value};
 
 use std::sync::Arc;
 
-use crate::checkout::machine::{settles, transition, SessionEvent, SessionStatus};
+use crate::checkout::machine::{transition, SessionEvent, SessionStatus};
 use crate::checkout::ports::{PriceSource, Processor};
 use crate::checkout::quote::{self, QuoteRequest};
+use crate::checkout::tolerance;
 use crate::checkout::CheckoutStore;
 use crate::checkout::{
     LinkEventWrite, PaymentSession, SessionChange, TimelineEvent, WriteOutcome, DEPOSIT_WINDOW,
 };
-use crate::kernel::amount::{Amount, Decimal, Rounding};
+use crate::kernel::amount::{Amount, Decimal};
 use crate::kernel::assets::{fiat_decimals, DestinationAsset};
 use crate::kernel::error::{DomainError, DomainResult};
 use crate::kernel::ids::{LinkUid, PaymentSessionId};
@@ -123,17 +124,6 @@ fn dec(s: &str) -> DomainResult<Decimal> {
 
 fn arithmetic() -> DomainError {
     DomainError::Internal("amount arithmetic out of range".into())
-}
-
-/// `received` of the pay asset expressed in the invoice unit, by the session's own quote ratio
-/// (rounded down: the payer never gets credit for more than arrived).
-fn in_invoice_units(s: &PaymentSession, received: Decimal) -> DomainResult<Decimal> {
-    let required = dec(&s.required_sell_amount)?;
-    let invoice = dec(&s.invoice_amount)?;
-    received
-        .checked_mul(invoice)
-        .and_then(|x| x.checked_div(required, 18, Rounding::Down))
-        .ok_or_else(arithmetic)
 }
 
 fn received_of(s: &PaymentSession) -> DomainResult<Decimal> {

@@ -70,8 +70,7 @@ impl CheckoutService {
         let result = self.move_session(link, s.clone(), trigger, Some(event_id), &|cur| {
             let received = received_of(cur)?;
             let required = dec(&cur.required_sell_amount)?;
-            let invoice = dec(&cur.invoice_amount)?;
-            let ok = settles(invoice, in_invoice_units(cur, received)?, &settings);
+            let ok = tolerance::session_settles(cur, received, &settings)?;
             let mut after = cur.clone();
             let mut data = Map::new();
             data.insert(
