@@ -24,6 +24,7 @@ use crate::schema::{
 mod anonymous;
 mod checkout;
 mod mail;
+mod payload;
 mod webhooks;
 
 pub(crate) use anonymous::*;
@@ -486,8 +487,9 @@ impl TryFrom<LinkRow> for PaymentLink {
             uid: id(&r.uid, LinkUid::parse, "payment_links.uid")?,
             company_id: id(&r.company_id, CompanyId::parse, "payment_links.company_id")?,
             status: LinkStatus::parse(&r.status).ok_or_else(|| corrupt("payment_links.status"))?,
-            payload: serde_json::from_str(&r.payload)
-                .map_err(|_| corrupt("payment_links.payload"))?,
+            payload: serde_json::from_str::<payload::StoredPayload>(&r.payload)
+                .map_err(|_| corrupt("payment_links.payload"))?
+                .into(),
             created_at: instant(r.created_at, "payment_links.created_at")?,
             updated_at: instant(r.updated_at, "payment_links.updated_at")?,
             expires_at: opt_instant(r.expires_at, "payment_links.expires_at")?,
@@ -531,7 +533,7 @@ impl<'a> TryFrom<&'a PaymentLink> for NewLinkRow<'a> {
             uid: l.uid.as_str(),
             company_id: l.company_id.to_string(),
             status: l.status.as_str(),
-            payload: serde_json::to_string(&l.payload)
+            payload: serde_json::to_string(&payload::StoredPayload::from(&l.payload))
                 .map_err(|e| DomainError::Internal(format!("encoding link payload: {e}")))?,
             created_at: l.created_at.unix_millis(),
             updated_at: l.updated_at.unix_millis(),

@@ -5,7 +5,9 @@ use crate::edge::json::non_null;
 use pay_domain::kernel::ids::{LinkUid, PaymentLinkId};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::{Branding, CreateAnonymousLinkInput, CreateLinkInput, SettlementPriority};
-use pay_domain::links::{LinkStatus, PaymentLink, PaymentLinkPayload};
+use pay_domain::links::{ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
+use pay_domain::settings::FeePayer;
+use pay_domain::tenancy::Theme;
 use pay_domain::DomainError;
 use serde::Deserialize;
 use serde::Serialize;
@@ -54,8 +56,7 @@ pub struct PaymentLinkDto {
     pub uid: LinkUid,
     #[schema(value_type = String, example = "active")]
     pub status: LinkStatus,
-    #[schema(value_type = PayloadSchema)]
-    pub payload: PaymentLinkPayload,
+    pub payload: PaymentLinkPayloadDto,
     #[schema(value_type = String, example = "2026-11-22T06:07:20.123Z")]
     pub created_at: Timestamp,
     #[schema(value_type = String, example = "2026-11-22T06:07:20.123Z")]
@@ -76,7 +77,7 @@ impl PaymentLinkDto {
             created_at: link.created_at,
             updated_at: link.updated_at,
             expires_at: link.expires_at,
-            payload: link.payload,
+            payload: link.payload.into(),
         }
     }
 }
@@ -94,42 +95,95 @@ pub struct PaymentLinkDetailDto {
 }
 
 /// The stored link definition.
+// The API's own type: the same keys as stored, absent options left out.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct PayloadSchema {
+#[schema(as = PayloadSchema)]
+pub struct PaymentLinkPayloadDto {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     #[schema(example = "12.50")]
     pub amount: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fiat_currency: Option<String>,
     #[schema(example = "USDC")]
     pub currency: String,
     #[schema(example = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")]
     pub asset: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub skip_quote_acceptance: Option<bool>,
-    #[schema(example = "merchant")]
-    pub fee_paid_by: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, example = "merchant")]
+    pub fee_paid_by: Option<FeePayer>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub order_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub invoice_pdf_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub customer_email: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub return_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub success_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_url: Option<String>,
-    #[schema(example = "24h")]
-    pub expiration_time: String,
+    #[schema(value_type = String, example = "24h")]
+    pub expiration_time: ExpirationTime,
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub metadata: Option<Map<String, Value>>,
     #[schema(example = "merchant_target_net_v2")]
     pub runtime_mode: String,
     #[schema(example = "v2")]
     pub billing_version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub merchant_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub merchant_picture_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub merchant_logo_url: Option<String>,
-    #[schema(example = "system")]
-    pub merchant_payment_link_theme: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, example = "system")]
+    pub merchant_payment_link_theme: Option<Theme>,
+    /// Anonymous links: the address the payment settles to (from `settlement.priorities`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(ignore)]
+    pub settlement_address: Option<String>,
+}
+
+impl From<PaymentLinkPayload> for PaymentLinkPayloadDto {
+    fn from(p: PaymentLinkPayload) -> Self {
+        PaymentLinkPayloadDto {
+            title: p.title,
+            description: p.description,
+            amount: p.amount,
+            fiat_currency: p.fiat_currency,
+            currency: p.currency,
+            asset: p.asset,
+            skip_quote_acceptance: p.skip_quote_acceptance,
+            fee_paid_by: p.fee_paid_by,
+            order_id: p.order_id,
+            invoice_pdf_url: p.invoice_pdf_url,
+            customer_email: p.customer_email,
+            client_id: p.client_id,
+            return_url: p.return_url,
+            success_url: p.success_url,
+            failure_url: p.failure_url,
+            expiration_time: p.expiration_time,
+            metadata: p.metadata,
+            runtime_mode: p.runtime_mode,
+            billing_version: p.billing_version,
+            merchant_name: p.merchant_name,
+            merchant_picture_url: p.merchant_picture_url,
+            merchant_logo_url: p.merchant_logo_url,
+            merchant_payment_link_theme: p.merchant_payment_link_theme,
+            settlement_address: p.settlement_address,
+        }
+    }
 }
 
 /// An anonymous link: the link, and its callback's signing secret when a `webhookUrl` was
@@ -311,4 +365,44 @@ pub struct UpdateLinkStatusRequest {
     /// `active`, `paused` or `archived`.
     #[schema(schema_with = schema::link_status)]
     pub status: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_options_are_left_out_and_keys_are_camel_case() {
+        let p = PaymentLinkPayload {
+            title: None,
+            description: None,
+            amount: "12.50".into(),
+            fiat_currency: None,
+            currency: "USDC".into(),
+            asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
+            skip_quote_acceptance: None,
+            fee_paid_by: Some(FeePayer::Merchant),
+            order_id: None,
+            invoice_pdf_url: None,
+            customer_email: None,
+            client_id: None,
+            return_url: None,
+            success_url: None,
+            failure_url: None,
+            expiration_time: ExpirationTime::H24,
+            metadata: None,
+            runtime_mode: "merchant_target_net_v2".into(),
+            billing_version: "v2".into(),
+            merchant_name: Some("Acme".into()),
+            merchant_picture_url: None,
+            merchant_logo_url: None,
+            merchant_payment_link_theme: Some(Theme::Dark),
+            settlement_address: None,
+        };
+        let json = serde_json::to_string(&PaymentLinkPayloadDto::from(p)).unwrap();
+        assert_eq!(
+            json,
+            r#"{"amount":"12.50","currency":"USDC","asset":"eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","feePaidBy":"merchant","expirationTime":"24h","runtimeMode":"merchant_target_net_v2","billingVersion":"v2","merchantName":"Acme","merchantPaymentLinkTheme":"dark"}"#
+        );
+    }
 }
