@@ -13,9 +13,8 @@ use actix_web::dev::Server;
 use actix_web::{middleware, web, App, HttpRequest, HttpServer};
 use pay_domain::app::Pay;
 
-use crate::api::{checkout, companies, links, meta, session, settings, webhooks};
+use crate::api::meta;
 use crate::edge::error::ApiError;
-use crate::pages::gateway;
 
 /// Settings of the HTTP edge.
 #[derive(Debug, Clone)]
@@ -28,57 +27,14 @@ pub struct HttpConfig {
     pub blocking_threads_per_worker: usize,
 }
 
-/// Registers every route.
+/// Registers every route (`openapi::routes!`, the one list), then the 405 answers.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(meta::healthz)
-        .service(meta::readyz)
-        .service(meta::timezones)
-        .service(meta::openapi_json)
-        .service(session::login)
-        .service(session::logout)
-        .service(companies::list_companies)
-        .service(companies::create_integration)
-        .service(companies::list_integrations)
-        .service(companies::update_integration)
-        .service(companies::delete_integration)
-        .service(links::create_link)
-        .service(gateway::gateway_pay)
-        .service(links::create_anonymous_link)
-        .service(links::list_links)
-        .service(links::get_link)
-        .service(links::update_link_status)
-        .service(api::mail::send_request_email)
-        .service(checkout::checkout_view)
-        .service(checkout::start_session)
-        .service(checkout::get_session)
-        .service(checkout::accept_session)
-        .service(checkout::cancel_session)
-        .service(checkout::refresh_quote)
-        .service(checkout::refund_address)
-        .service(checkout::sandbox_event)
-        .service(checkout::public_sandbox_event)
-        .service(checkout::get_clock)
-        .service(checkout::advance_clock)
-        .service(checkout::manual_resolution)
-        .service(settings::get_settings)
-        .service(settings::put_settings)
-        .service(settings::destination_assets)
-        .service(webhooks::get_payment_callback)
-        .service(webhooks::put_payment_callback)
-        .service(webhooks::rotate_payment_callback)
-        .service(webhooks::get_legacy_callback)
-        .service(webhooks::put_legacy_callback)
-        .service(webhooks::rotate_legacy_callback)
-        .service(webhooks::list_deliveries)
-        .service(webhooks::send_test_event)
-        .service(webhooks::get_delivery)
-        .service(webhooks::resend_delivery);
-    crate::pages::checkout::configure(cfg);
+    openapi::register_routes(cfg);
     // Registered after the handlers: a known path with another method lands here (405, with
     // `Allow` naming the path's methods as the OpenAPI document gives them).
-    for path in ROUTE_PATHS.iter().chain(crate::pages::checkout::PATHS) {
-        let allow = allowed_methods(path);
-        cfg.service(web::resource(*path).to(move || {
+    for path in openapi::paths() {
+        let allow = allowed_methods(&path);
+        cfg.service(web::resource(path).to(move || {
             let allow = allow.clone();
             async move { method_not_allowed(&allow) }
         }));
@@ -105,45 +61,6 @@ fn allowed_methods(path: &str) -> String {
     .collect::<Vec<_>>()
     .join(", ")
 }
-
-/// Every path the API serves.
-const ROUTE_PATHS: &[&str] = &[
-    "/healthz",
-    "/readyz",
-    "/auth/login",
-    "/auth/logout",
-    "/api/partner/v1/timezones",
-    "/api/partner/v1/openapi.json",
-    "/api/partner/v1/companies",
-    "/api/partner/v1/companies/{companyId}/integrations",
-    "/api/partner/v1/companies/{companyId}/integrations/{partnerId}",
-    "/api/partner/v1/pay/payment-links",
-    "/api/public/anonymous-payment-links",
-    "/gateway/pay/{payKeyId}",
-    "/api/partner/v1/pay/payment-links/{uid}",
-    "/api/partner/v1/pay/payment-links/{uid}/send-request-email",
-    "/api/partner/v1/pay/payment-links/{uid}/manual-resolution",
-    "/api/public/checkout/{uid}",
-    "/api/public/checkout/{uid}/sessions",
-    "/api/public/checkout/{uid}/sessions/{sessionId}",
-    "/api/public/checkout/{uid}/sessions/{sessionId}/accept",
-    "/api/public/checkout/{uid}/sessions/{sessionId}/cancel",
-    "/api/public/checkout/{uid}/sessions/{sessionId}/refresh",
-    "/api/public/checkout/{uid}/sessions/{sessionId}/refund-address",
-    "/api/partner/v1/pay/sandbox/payment-links/{uid}/events",
-    "/api/public/sandbox/payment-links/{uid}/events",
-    "/api/partner/v1/pay/sandbox/clock",
-    "/api/partner/v1/pay/settings",
-    "/api/partner/v1/pay/destination-assets",
-    "/api/partner/v1/companies/{companyId}/payment-callback",
-    "/api/partner/v1/companies/{companyId}/payment-callback/rotate-secret",
-    "/api/partner/v1/companies/{companyId}/legacy-callback",
-    "/api/partner/v1/companies/{companyId}/legacy-callback/rotate-secret",
-    "/api/partner/v1/pay/webhook-requests",
-    "/api/partner/v1/pay/webhook-requests/test",
-    "/api/partner/v1/pay/webhook-requests/{id}",
-    "/api/partner/v1/pay/webhook-requests/{id}/resend",
-];
 
 async fn not_found(req: HttpRequest) -> ApiError {
     ApiError::RouteNotFound(req.path().to_owned())

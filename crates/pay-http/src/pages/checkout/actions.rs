@@ -68,6 +68,7 @@ pub async fn start(
     }
 }
 
+/// How a refused action shows: a link that stopped taking payments gets its clear page (409);
 /// a session that already moved on is simply shown as it is now (303); a bad payAsset is the
 /// choice again with the message (400).
 pub(super) fn action_error(

@@ -354,27 +354,6 @@ pub async fn checkout_page(
     }
 }
 
-/// How a refused action shows: a link that stopped taking payments gets its clear page (409);
-/// The page routes, for the 405 list.
-pub const PATHS: &[&str] = &[
-    "/pay/{uid}",
-    "/pay/{uid}/start",
-    "/pay/{uid}/s/{sessionId}/accept",
-    "/pay/{uid}/s/{sessionId}/cancel",
-    "/pay/{uid}/s/{sessionId}/refresh",
-    "/pay/{uid}/s/{sessionId}/refund-address",
-];
-
-/// Registers the page routes.
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(checkout_page)
-        .service(start)
-        .service(accept)
-        .service(cancel)
-        .service(refresh)
-        .service(refund_address);
-}
-
 mod actions;
 #[cfg(test)]
 mod tests;
