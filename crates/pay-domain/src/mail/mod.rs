@@ -1,8 +1,16 @@
 //! Payment-request e-mails: who may be written to, what the mail says, and its outbox.
 
 mod model;
+mod outbox;
+mod ports;
+mod recipient;
+mod render;
 mod service;
 
 pub use service::MailService;
 
 pub use model::*;
+pub use outbox::*;
+pub use ports::*;
+pub use recipient::*;
+pub use render::*;
