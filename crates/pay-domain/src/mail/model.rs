@@ -158,9 +158,9 @@ pub struct AfterMailAttempt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::links::{CreatedBy, ExpirationTime, PaymentLinkPayload};
     use crate::kernel::error::DomainError;
     use crate::kernel::ids::{CompanyId, LinkUid, PaymentLinkId};
+    use crate::links::{CreatedBy, ExpirationTime, PaymentLinkPayload};
     use crate::links::{LinkStatus, PaymentLink};
     use crate::mail::*;
 
