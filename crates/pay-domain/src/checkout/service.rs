@@ -27,9 +27,9 @@ use crate::links::{LinkStatus, PaymentLink};
 use crate::settings::PaySettings;
 use crate::tenancy::TenancyService;
 use crate::tenancy::{Principal, Scope, Theme};
+use crate::webhooks::PaymentEvent;
 use crate::webhooks::WebhookService;
-use crate::webhooks::{Delivery, DeliveryOrigin, DeliveryStatus, EventKind, LinkSnapshot};
-use crate::webhooks::{PaymentEvent, PaymentEventDraft};
+use crate::webhooks::{Delivery, EventKind};
 
 /// How often a write that lost a compare-and-set race is re-read and re-decided.
 const WRITE_ATTEMPTS: usize = 5;

@@ -26,6 +26,7 @@ use crate::webhooks::{
     SECRET_RANDOM_LEN, USER_AGENT,
 };
 
+mod plan;
 mod targets;
 
 use targets::{CurrentTarget, Owner};
@@ -296,49 +297,12 @@ impl WebhookService {
         trigger: &str,
         session: SessionSnapshot,
     ) -> DomainResult<Vec<Delivery>> {
-        let targets = self.targets(link)?;
-        if targets.is_empty() {
+        let plan = self.plan_events(link, session, &[event], trigger, self.k.clock.now())?;
+        if plan.has_no_target() {
             return Ok(vec![]);
         }
-        let now = self.k.clock.now();
-        let group_id = self.k.crypto.new_uuid();
-        let ids: Vec<uuid::Uuid> = targets.iter().map(|_| self.k.crypto.new_uuid()).collect();
-        let snapshot = LinkSnapshot::of(link, &self.k.public_pay_url);
-        let build = |sequence: u64| {
-            let draft = PaymentEventDraft {
-                event,
-                trigger: trigger.to_owned(),
-                link: snapshot.clone(),
-                session: session.clone(),
-                created_at: now,
-                sequence,
-            };
-            targets
-                .iter()
-                .zip(&ids)
-                .map(|((kind, url), id)| Delivery {
-                    id: *id,
-                    group_id,
-                    company_id: link.company_id,
-                    origin: DeliveryOrigin::Event,
-                    event,
-                    status: DeliveryStatus::Pending,
-                    attempts: 0,
-                    next_attempt_at: Some(now),
-                    last_attempt_at: None,
-                    last_response_status: None,
-                    last_error: None,
-                    payment_link_uid: Some(link.uid.to_string()),
-                    subscription_uid: None,
-                    order_id: link.payload.order_id.clone(),
-                    target: *kind,
-                    url: url.clone(),
-                    body: draft.body_for(*id),
-                    created_at: now,
-                })
-                .collect()
-        };
-        self.store.enqueue_link_event(link.id, &build)
+        self.store
+            .enqueue_link_event(link.id, &|first| plan.build(first))
     }
 
     /// Sends a `pay.webhook.test` event about one of the caller's links to its callbacks.

@@ -147,8 +147,8 @@ impl CheckoutService {
         }
     }
 
-    /// Builds the deliveries of `kinds` (consecutive sequence numbers from the first the
-    /// store hands out), one group per event, one delivery per receiving callback.
+    /// Plans the webhook deliveries of `kinds` for this write (the webhooks context builds the
+    /// outbox's rows once the store hands out the first sequence number).
     pub(super) fn delivery_builder(
         &self,
         link: &PaymentLink,
@@ -157,58 +157,11 @@ impl CheckoutService {
         trigger: &str,
         now: Timestamp,
     ) -> DomainResult<impl Fn(u64) -> Vec<Delivery>> {
-        let targets = self.webhooks.targets(link)?;
-        let snapshot = LinkSnapshot::of(link, &self.k.public_pay_url);
+        let events: Vec<EventKind> = kinds.iter().map(|k| EventKind::Payment(*k)).collect();
         let session = session.map(PaymentSession::snapshot).unwrap_or_default();
-        let planned: Vec<(PaymentEvent, uuid::Uuid, Vec<uuid::Uuid>)> = kinds
-            .iter()
-            .map(|k| {
-                (
-                    *k,
-                    self.k.crypto.new_uuid(),
-                    targets.iter().map(|_| self.k.crypto.new_uuid()).collect(),
-                )
-            })
-            .collect();
-        let company = link.company_id;
-        let uid = link.uid.to_string();
-        let order_id = link.payload.order_id.clone();
-        let trigger = trigger.to_owned();
-        Ok(move |first: u64| {
-            let mut out = Vec::new();
-            for (i, (kind, group_id, ids)) in planned.iter().enumerate() {
-                let draft = PaymentEventDraft {
-                    event: EventKind::Payment(*kind),
-                    trigger: trigger.clone(),
-                    link: snapshot.clone(),
-                    session: session.clone(),
-                    created_at: now,
-                    sequence: first + i as u64,
-                };
-                for ((target, url), id) in targets.iter().zip(ids) {
-                    out.push(Delivery {
-                        id: *id,
-                        group_id: *group_id,
-                        company_id: company,
-                        origin: DeliveryOrigin::Event,
-                        event: EventKind::Payment(*kind),
-                        status: DeliveryStatus::Pending,
-                        attempts: 0,
-                        next_attempt_at: Some(now),
-                        last_attempt_at: None,
-                        last_response_status: None,
-                        last_error: None,
-                        payment_link_uid: Some(uid.clone()),
-                        subscription_uid: None,
-                        order_id: order_id.clone(),
-                        target: *target,
-                        url: url.clone(),
-                        body: draft.body_for(*id),
-                        created_at: now,
-                    });
-                }
-            }
-            out
-        })
+        let plan = self
+            .webhooks
+            .plan_events(link, session, &events, trigger, now)?;
+        Ok(move |first: u64| plan.build(first))
     }
 }

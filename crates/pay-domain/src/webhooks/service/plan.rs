@@ -1,0 +1,99 @@
+//! The deliveries of a link's events, built in one place for every emitter (the checkout's
+//! session moves, test events): one group per event, with consecutive sequence numbers from
+//! the first the store hands out, one delivery per receiving callback.
+
+use super::*;
+
+/// Events planned for a link: ids drawn, targets resolved; `build(first)` makes the rows once
+/// the store has handed out the first sequence number.
+pub(crate) struct PlannedEvents {
+    planned: Vec<(EventKind, uuid::Uuid, Vec<uuid::Uuid>)>,
+    targets: Vec<(CallbackKind, String)>,
+    snapshot: LinkSnapshot,
+    session: SessionSnapshot,
+    company: CompanyId,
+    uid: String,
+    order_id: Option<String>,
+    trigger: String,
+    now: Timestamp,
+}
+
+impl PlannedEvents {
+    /// Whether no callback receives the link's events.
+    pub(crate) fn has_no_target(&self) -> bool {
+        self.targets.is_empty()
+    }
+
+    pub(crate) fn build(&self, first: u64) -> Vec<Delivery> {
+        let mut out = Vec::new();
+        for (i, (event, group_id, ids)) in self.planned.iter().enumerate() {
+            let draft = PaymentEventDraft {
+                event: *event,
+                trigger: self.trigger.clone(),
+                link: self.snapshot.clone(),
+                session: self.session.clone(),
+                created_at: self.now,
+                sequence: first + i as u64,
+            };
+            for ((target, url), id) in self.targets.iter().zip(ids) {
+                out.push(Delivery {
+                    id: *id,
+                    group_id: *group_id,
+                    company_id: self.company,
+                    origin: DeliveryOrigin::Event,
+                    event: *event,
+                    status: DeliveryStatus::Pending,
+                    attempts: 0,
+                    next_attempt_at: Some(self.now),
+                    last_attempt_at: None,
+                    last_response_status: None,
+                    last_error: None,
+                    payment_link_uid: Some(self.uid.clone()),
+                    subscription_uid: None,
+                    order_id: self.order_id.clone(),
+                    target: *target,
+                    url: url.clone(),
+                    body: draft.body_for(*id),
+                    created_at: self.now,
+                });
+            }
+        }
+        out
+    }
+}
+
+impl WebhookService {
+    /// Plans `events` of `link` (as the write leaves it) at `now` on the owner's clock.
+    pub(crate) fn plan_events(
+        &self,
+        link: &PaymentLink,
+        session: SessionSnapshot,
+        events: &[EventKind],
+        trigger: &str,
+        now: Timestamp,
+    ) -> DomainResult<PlannedEvents> {
+        let targets = self.targets(link)?;
+        let snapshot = LinkSnapshot::of(link, &self.k.public_pay_url);
+        let planned = events
+            .iter()
+            .map(|e| {
+                (
+                    *e,
+                    self.k.crypto.new_uuid(),
+                    targets.iter().map(|_| self.k.crypto.new_uuid()).collect(),
+                )
+            })
+            .collect();
+        Ok(PlannedEvents {
+            planned,
+            targets,
+            snapshot,
+            session,
+            company: link.company_id,
+            uid: link.uid.to_string(),
+            order_id: link.payload.order_id.clone(),
+            trigger: trigger.to_owned(),
+            now,
+        })
+    }
+}
