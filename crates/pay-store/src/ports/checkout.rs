@@ -17,11 +17,10 @@ use pay_domain::webhooks::Delivery;
 use pay_domain::{DomainError, DomainResult};
 
 use super::clock;
-use super::webhooks::insert_delivery_rows;
+use super::webhooks::{insert_built, take_event_numbers};
 use crate::conn::{write_transaction, AnyConnection};
 use crate::rows::{
-    write_instant, LinkRow, NewDeliveryRow, NewPaymentSessionRow, NewTimelineRow,
-    PaymentSessionRow, TimelineRow,
+    write_instant, LinkRow, NewPaymentSessionRow, NewTimelineRow, PaymentSessionRow, TimelineRow,
 };
 use crate::schema::{payment_links, payment_sessions, processor_events, timeline_events};
 use crate::DieselStore;
@@ -165,15 +164,15 @@ fn apply(
 
     // (e, first half) The event sequence: the UPDATE first, so that on PostgreSQL its row lock
     // holds every other emitter of this link until this transaction ends and the value read
-    // later is ours (as in `enqueue_link_event`).
-    if w.webhook_events > 0 {
-        let bumped = diesel::update(payment_links::table.find(&w.link_id))
-            .set(payment_links::event_sequence.eq(payment_links::event_sequence + w.webhook_events))
-            .execute(conn)?;
-        if bumped == 0 {
-            return Ok(Err(Refusal::UnknownLink));
+    // next is ours (`take_event_numbers`, shared with `enqueue_link_event`).
+    let first = if w.webhook_events > 0 {
+        match take_event_numbers(conn, &w.link_id, w.webhook_events)? {
+            Some(first) => Some(first),
+            None => return Ok(Err(Refusal::UnknownLink)),
         }
-    }
+    } else {
+        None
+    };
 
     // (c) The session: a new row, or compare-and-set on its version.
     if let Some(row) = &w.session {
@@ -206,22 +205,11 @@ fn apply(
             .execute(conn)?;
     }
 
-    // (e, second half) The numbers handed out, and the deliveries built with them.
-    if w.webhook_events == 0 {
-        return Ok(Ok(Vec::new()));
+    // (e, second half) The deliveries built with the numbers handed out.
+    match first {
+        Some(first) => insert_built(conn, build, first).map(Ok),
+        None => Ok(Ok(Vec::new())),
     }
-    // RETURNING is not in the backends' common subset, hence the read.
-    let last: i64 = payment_links::table
-        .find(&w.link_id)
-        .select(payment_links::event_sequence)
-        .first(conn)?;
-    let first = u64::try_from(last - w.webhook_events + 1)
-        .map_err(|e| DieselError::DeserializationError(Box::new(e)))?;
-    let deliveries = build(first);
-    let rows: Vec<NewDeliveryRow<'_>> = deliveries.iter().map(NewDeliveryRow::from).collect();
-    insert_delivery_rows(conn, &rows)?;
-    drop(rows);
-    Ok(Ok(deliveries))
 }
 
 impl CheckoutStore for DieselStore {

@@ -42,6 +42,46 @@ fn due_deliveries(now: i64, statuses: [&'static str; 2], limit: i64) -> _ {
         .limit(limit)
 }
 
+/// Hands out `count` consecutive event numbers of a link inside the caller's write
+/// transaction and returns the first; `None` (nothing written) when there is no such link. The
+/// UPDATE comes first: on PostgreSQL its row lock holds every other emitter of this link until
+/// the transaction ends, so the value read next is ours and numbers are handed out in commit
+/// order; on SQLite the transaction holds the database's write lock from BEGIN IMMEDIATE on.
+pub(super) fn take_event_numbers(
+    conn: &mut AnyConnection,
+    link_id: &str,
+    count: i64,
+) -> QueryResult<Option<u64>> {
+    let bumped = diesel::update(payment_links::table.find(link_id))
+        .set(payment_links::event_sequence.eq(payment_links::event_sequence + count))
+        .execute(conn)?;
+    if bumped == 0 {
+        return Ok(None);
+    }
+    // RETURNING is not in the backends' common subset, hence the read.
+    let last: i64 = payment_links::table
+        .find(link_id)
+        .select(payment_links::event_sequence)
+        .first(conn)?;
+    u64::try_from(last - count + 1)
+        .map(Some)
+        .map_err(|e| DieselError::DeserializationError(Box::new(e)))
+}
+
+/// Builds the deliveries of the numbers from `first` on and inserts them (in the caller's
+/// transaction: a failed insert rolls the numbers back with it).
+pub(super) fn insert_built(
+    conn: &mut AnyConnection,
+    build: &dyn Fn(u64) -> Vec<Delivery>,
+    first: u64,
+) -> QueryResult<Vec<Delivery>> {
+    let deliveries = build(first);
+    let rows: Vec<NewDeliveryRow<'_>> = deliveries.iter().map(NewDeliveryRow::from).collect();
+    insert_delivery_rows(conn, &rows)?;
+    drop(rows);
+    Ok(deliveries)
+}
+
 /// One INSERT per row (a multi-row INSERT is not in `MultiBackend`'s SQLite support); callers
 /// run it inside a write transaction, so it is all rows or none.
 pub(super) fn insert_delivery_rows(
@@ -310,31 +350,11 @@ impl WebhookStore for DieselStore {
         let link_id = link.to_string();
         let enqueued = self.write("enqueue link event", |conn| {
             write_transaction(conn, |conn| {
-                // The UPDATE comes first: on PostgreSQL its row lock holds every other emitter
-                // of this link until this transaction ends, so the value read next is ours and
-                // numbers are handed out in commit order; on SQLite the transaction holds the
-                // database's write lock from BEGIN IMMEDIATE on.
-                let bumped = diesel::update(payment_links::table.find(&link_id))
-                    .set(payment_links::event_sequence.eq(payment_links::event_sequence + 1))
-                    .execute(conn)?;
-                if bumped == 0 {
+                match take_event_numbers(conn, &link_id, 1)? {
+                    Some(first) => insert_built(conn, build, first).map(Some),
                     // Nothing was written; committing the empty transaction is harmless.
-                    return Ok(None);
+                    None => Ok(None),
                 }
-                // RETURNING is not in the backends' common subset, hence the read.
-                let sequence: i64 = payment_links::table
-                    .find(&link_id)
-                    .select(payment_links::event_sequence)
-                    .first(conn)?;
-                let sequence = u64::try_from(sequence)
-                    .map_err(|e| DieselError::DeserializationError(Box::new(e)))?;
-                let deliveries = build(sequence);
-                let rows: Vec<NewDeliveryRow<'_>> =
-                    deliveries.iter().map(NewDeliveryRow::from).collect();
-                // A failed insert rolls the sequence back with it.
-                insert_delivery_rows(conn, &rows)?;
-                drop(rows);
-                Ok(Some(deliveries))
             })
         })?;
         enqueued.ok_or(DomainError::NotFound {
