@@ -43,9 +43,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// The methods the OpenAPI document gives a path, as an `Allow` value (`GET, POST`).
 fn allowed_methods(path: &str) -> String {
-    static DOC: std::sync::OnceLock<utoipa::openapi::OpenApi> = std::sync::OnceLock::new();
-    let doc = DOC.get_or_init(<openapi::ApiDoc as utoipa::OpenApi>::openapi);
-    let Some(item) = doc.paths.paths.get(path) else {
+    let Some(item) = openapi::doc().paths.paths.get(path) else {
         return String::new();
     };
     [

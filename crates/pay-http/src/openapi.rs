@@ -251,9 +251,15 @@ impl Modify for Security {
 }
 
 /// The document as committed: pretty JSON with a trailing newline.
+/// The document, generated once per process (every worker's routes read it).
+pub fn doc() -> &'static utoipa::openapi::OpenApi {
+    static DOC: std::sync::OnceLock<utoipa::openapi::OpenApi> = std::sync::OnceLock::new();
+    DOC.get_or_init(ApiDoc::openapi)
+}
+
 /// Every path of the document (each served by the handlers of `routes!`).
 pub fn paths() -> Vec<String> {
-    ApiDoc::openapi().paths.paths.into_keys().collect()
+    doc().paths.paths.keys().cloned().collect()
 }
 
 pub fn document() -> String {

@@ -7,7 +7,7 @@ use std::fmt;
 
 use pay_domain::checkout::ports::PriceSource;
 use pay_domain::kernel::amount::{Decimal, Rounding};
-use pay_domain::kernel::assets::AssetCatalogue;
+use pay_domain::kernel::assets::{AssetCatalogue, AssetId};
 use pay_domain::{DomainError, DomainResult};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -103,7 +103,8 @@ impl SandboxPrices {
             return Err(PriceTableError::NoAssets);
         }
         let assets = collect(raw.assets, |key| {
-            is_asset_identifier(key)
+            AssetId::parse(key)
+                .is_some()
                 .then_some(())
                 .ok_or_else(|| PriceTableError::InvalidAssetIdentifier { key: key.into() })
         })?;
@@ -191,24 +192,6 @@ fn collect(
         }
     }
     Ok(out)
-}
-
-/// The CAIP-19 style shape the catalogue accepts: `<ns>:<ref>/<ns>:<ref>`, namespaces of
-/// `[a-z0-9-]`, references of `[A-Za-z0-9._-]`.
-fn is_asset_identifier(s: &str) -> bool {
-    let part = |p: &str| {
-        p.split_once(':').is_some_and(|(ns, r)| {
-            !ns.is_empty()
-                && !r.is_empty()
-                && ns
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && r.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
-        })
-    };
-    s.split_once('/')
-        .is_some_and(|(chain, asset)| part(chain) && part(asset))
 }
 
 /// The operator's JSON as written.

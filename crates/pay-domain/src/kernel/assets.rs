@@ -42,7 +42,7 @@ impl AssetCatalogue {
             if !seen.insert(a.asset_identifier.as_str()) {
                 return Err(format!("asset {} is listed twice", a.asset_identifier));
             }
-            if !is_asset_identifier(&a.asset_identifier) {
+            if AssetId::parse(&a.asset_identifier).is_none() {
                 return Err(format!(
                     "asset identifier {:?} is not chain/asset",
                     a.asset_identifier
@@ -236,22 +236,40 @@ impl AssetCatalogue {
     }
 }
 
-fn is_asset_identifier(s: &str) -> bool {
-    let Some((chain, asset)) = s.split_once('/') else {
-        return false;
-    };
-    let part = |p: &str| {
-        p.split_once(':').is_some_and(|(ns, r)| {
-            !ns.is_empty()
-                && !r.is_empty()
-                && ns
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && r.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
-        })
-    };
-    part(chain) && part(asset)
+/// An asset identifier in CAIP-19 form (`<namespace>:<reference>/<namespace>:<reference>`,
+/// e.g. `eip155:8453/erc20:0x8335...`): checked once, where it enters (the catalogue, the
+/// operator's price table).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AssetId(String);
+
+impl AssetId {
+    /// `s` when it is an asset identifier: two `/`-separated parts, each a lower-case
+    /// namespace (`[a-z0-9-]+`), `:`, and a reference (`[A-Za-z0-9._-]+`).
+    pub fn parse(s: &str) -> Option<AssetId> {
+        let (chain, asset) = s.split_once('/')?;
+        let part = |p: &str| {
+            p.split_once(':').is_some_and(|(ns, r)| {
+                !ns.is_empty()
+                    && !r.is_empty()
+                    && ns
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                    && r.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+            })
+        };
+        (part(chain) && part(asset)).then(|| AssetId(s.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for AssetId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 /// ISO 4217 display currencies we accept in `fiatCurrency`, with their minor-unit digits.
@@ -302,6 +320,30 @@ pub fn fiat_decimals(code: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn asset_ids_are_two_namespaced_parts() {
+        for ok in [
+            "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+            "bip122:000000000019d6689c085ae165831e93/slip44:0",
+            "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp/token:EPjFWdd5_Aq.x-1",
+        ] {
+            assert_eq!(AssetId::parse(ok).unwrap().as_str(), ok);
+        }
+        for bad in [
+            "",
+            "eip155:1",
+            "eip155:1/",
+            "/slip44:60",
+            "EIP155:1/slip44:60",
+            "eip155:1/slip44:60/x",
+            "eip155:1/slip44:6 0",
+            "eip155:/slip44:60",
+            "eip155:1/:60",
+        ] {
+            assert!(AssetId::parse(bad).is_none(), "{bad}");
+        }
+    }
 
     const BASE_USDC: &str = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
     const ETH_USDT: &str = "eip155:1/erc20:0xdAC17F958D2ee523a2206206994597C13D831ec7";
