@@ -373,32 +373,14 @@ mod tests {
 
     #[test]
     fn absent_options_are_left_out_and_keys_are_camel_case() {
-        let p = PaymentLinkPayload {
-            title: None,
-            description: None,
-            amount: "12.50".into(),
-            fiat_currency: None,
-            currency: "USDC".into(),
-            asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
-            skip_quote_acceptance: None,
-            fee_paid_by: Some(FeePayer::Merchant),
-            order_id: None,
-            invoice_pdf_url: None,
-            customer_email: None,
-            client_id: None,
-            return_url: None,
-            success_url: None,
-            failure_url: None,
-            expiration_time: ExpirationTime::H24,
-            metadata: None,
-            runtime_mode: "merchant_target_net_v2".into(),
-            billing_version: "v2".into(),
-            merchant_name: Some("Acme".into()),
-            merchant_picture_url: None,
-            merchant_logo_url: None,
-            merchant_payment_link_theme: Some(Theme::Dark),
-            settlement_address: None,
-        };
+        let mut p = pay_domain::testing::conformance::fixtures::link_value(
+            pay_domain::kernel::ids::CompanyId(uuid::Uuid::nil()),
+        )
+        .payload;
+        p.order_id = None;
+        p.fee_paid_by = Some(FeePayer::Merchant);
+        p.merchant_name = Some("Acme".into());
+        p.merchant_payment_link_theme = Some(Theme::Dark);
         let json = serde_json::to_string(&PaymentLinkPayloadDto::from(p)).unwrap();
         assert_eq!(
             json,
