@@ -4,8 +4,8 @@
 //! for webhooks `FakeSealer` (readable, aad-bound sealing) and `FakeSigner` (records what
 //! signed), with a separate wall clock. The webhook use-case tests live in `tests/webhooks.rs`.
 
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use pay_domain::app::{Adapters, AppConfig, Pay, Stores};
 use pay_domain::testing::*;
@@ -1501,6 +1501,72 @@ fn set_link_status_follows_the_whole_table() {
             }
         }
     }
+}
+
+/// Records what the links service tells its observers.
+#[derive(Debug, Default)]
+struct Heard {
+    changed: AtomicU64,
+    stopped: Mutex<Vec<(LinkUid, LinkStatus)>>,
+}
+
+impl pay_domain::links::ports::LinkObserver for Heard {
+    fn links_changed(&self) {
+        self.changed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn link_stopped(&self, link: &PaymentLink) -> DomainResult<()> {
+        self.stopped
+            .lock()
+            .unwrap()
+            .push((link.uid.clone(), link.status));
+        Ok(())
+    }
+}
+
+#[test]
+fn observers_hear_of_each_move_and_of_each_stop_while_they_live() {
+    let w = world();
+    let a = w.tenant("Acme", "ops@acme.example");
+    let p = w.key_principal(&a);
+    let link = w.new_link(&p);
+    let heard = Arc::new(Heard::default());
+    let observer: Arc<dyn pay_domain::links::ports::LinkObserver> = heard.clone();
+    w.pay.links().observe(&observer);
+    let uid = link.uid.as_str();
+    w.pay
+        .links()
+        .set_link_status(&p, uid, LinkStatus::Paused)
+        .unwrap();
+    w.pay
+        .links()
+        .set_link_status(&p, uid, LinkStatus::Active)
+        .unwrap();
+    // No move, no word.
+    w.pay
+        .links()
+        .set_link_status(&p, uid, LinkStatus::Active)
+        .unwrap();
+    w.pay
+        .links()
+        .set_link_status(&p, uid, LinkStatus::Archived)
+        .unwrap();
+    assert_eq!(heard.changed.load(Ordering::SeqCst), 3);
+    assert_eq!(
+        *heard.stopped.lock().unwrap(),
+        vec![
+            (link.uid.clone(), LinkStatus::Paused),
+            (link.uid.clone(), LinkStatus::Archived)
+        ]
+    );
+    // The service holds observers weakly: one that was dropped hears nothing and costs nothing.
+    drop(observer);
+    drop(heard);
+    let other = w.new_link(&p);
+    w.pay
+        .links()
+        .set_link_status(&p, other.uid.as_str(), LinkStatus::Paused)
+        .unwrap();
 }
 
 #[test]

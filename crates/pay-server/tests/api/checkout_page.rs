@@ -650,7 +650,33 @@ async fn merchant_branding_reaches_the_page_and_its_policy(app: TestApp) {
         .contains("img-src 'self' data: https://cdn.bob.example;"));
 }
 
+/// The first screen is cached for a second per worker; a pause in this process drops it at once
+/// (the links service tells the page cache through its observer port).
+async fn a_paused_link_is_not_served_from_the_page_cache(app: TestApp) {
+    let uid = shop_link(&app, "10").await;
+    // Rendered, then served from the cache (one client: one connection, one worker).
+    for _ in 0..3 {
+        let p = get(&app, &format!("/pay/{uid}")).await;
+        assert_eq!(p.status, 200);
+        assert!(p.html.contains("data-state=\"active\""), "{}", p.html);
+    }
+    let res = app
+        .req(
+            Method::PATCH,
+            &format!("/api/partner/v1/pay/payment-links/{uid}"),
+        )
+        .json(&json!({ "status": "paused" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let p = get(&app, &format!("/pay/{uid}")).await;
+    assert_eq!(p.heading(), "This payment link is paused");
+    assert!(p.html.contains("data-state=\"paused\""));
+}
+
 on_both_backends!(
+    a_paused_link_is_not_served_from_the_page_cache,
     the_no_js_path_through_every_state,
     stopped_links_show_a_clear_page,
     foreign_origins_and_bad_requests_are_refused,
