@@ -123,7 +123,7 @@ fn queue(pay: &pay_domain::app::Pay, url: &str, n: usize) {
     let login = pay.tenancy().login(&email, &password, "127.0.0.1").unwrap();
     let signed_in = pay
         .tenancy()
-        .authenticate_session(login.session_token.expose())
+        .authenticate_sign_in(login.session_token.expose())
         .unwrap();
     pay.webhooks()
         .put_company_callback(

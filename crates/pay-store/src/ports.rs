@@ -14,7 +14,7 @@ use pay_domain::settings::ports::SettingsStore;
 use pay_domain::settings::PaySettings;
 use pay_domain::tenancy::keys::{Integration, StoredIntegration};
 use pay_domain::tenancy::ports::{
-    IntegrationStore, NewTenant, SessionStore, StoredSession, TenancyStore,
+    IntegrationStore, NewTenant, SignInStore, StoredSignIn, TenancyStore,
 };
 use pay_domain::tenancy::{Company, Membership, Role, UserRecord};
 use pay_domain::{DomainError, DomainResult};

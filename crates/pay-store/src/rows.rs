@@ -5,14 +5,14 @@
 use diesel::prelude::*;
 use pay_domain::kernel::amount::Decimal;
 use pay_domain::kernel::ids::{
-    CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, SessionId, UserId,
+    CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, SignInId, UserId,
 };
 use pay_domain::kernel::secret::SecretDigest;
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::{CreatedBy, LinkStatus, PaymentLink};
 use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
 use pay_domain::tenancy::keys::{Integration, StoredIntegration};
-use pay_domain::tenancy::ports::StoredSession;
+use pay_domain::tenancy::ports::StoredSignIn;
 use pay_domain::tenancy::{Company, Membership, Role, Theme, UserRecord};
 use pay_domain::{DomainError, DomainResult};
 
@@ -386,12 +386,12 @@ pub(crate) struct SessionRow {
     expires_at: i64,
 }
 
-impl TryFrom<SessionRow> for StoredSession {
+impl TryFrom<SessionRow> for StoredSignIn {
     type Error = DomainError;
 
-    fn try_from(r: SessionRow) -> DomainResult<StoredSession> {
-        Ok(StoredSession {
-            id: id(&r.id, SessionId::parse, "browser_sessions.id")?,
+    fn try_from(r: SessionRow) -> DomainResult<StoredSignIn> {
+        Ok(StoredSignIn {
+            id: id(&r.id, SignInId::parse, "browser_sessions.id")?,
             token_digest: SecretDigest(r.token_digest),
             csrf_digest: SecretDigest(r.csrf_digest),
             user_id: id(&r.user_id, UserId::parse, "browser_sessions.user_id")?,
@@ -418,8 +418,8 @@ pub(crate) struct NewSessionRow<'a> {
     expires_at: i64,
 }
 
-impl<'a> From<&'a StoredSession> for NewSessionRow<'a> {
-    fn from(s: &'a StoredSession) -> Self {
+impl<'a> From<&'a StoredSignIn> for NewSessionRow<'a> {
+    fn from(s: &'a StoredSignIn) -> Self {
         NewSessionRow {
             id: s.id.to_string(),
             token_digest: &s.token_digest.0,

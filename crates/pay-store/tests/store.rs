@@ -5,7 +5,7 @@ use std::thread;
 
 use pay_domain::app::PayStore;
 use pay_domain::kernel::amount::Decimal;
-use pay_domain::kernel::ids::{CompanyId, KeyId, PartnerId, SessionId, UserId};
+use pay_domain::kernel::ids::{CompanyId, KeyId, PartnerId, SignInId, UserId};
 use pay_domain::kernel::ports::HealthCheck;
 use pay_domain::kernel::ratelimit::RateLimitStore;
 use pay_domain::links::ports::{LinkFilter, PaymentLinkStore};
@@ -13,7 +13,7 @@ use pay_domain::links::{CreatedBy, LinkStatus};
 use pay_domain::settings::ports::SettingsStore;
 use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
 use pay_domain::tenancy::keys::Integration;
-use pay_domain::tenancy::ports::{IntegrationStore, SessionStore, StoredSession, TenancyStore};
+use pay_domain::tenancy::ports::{IntegrationStore, SignInStore, StoredSignIn, TenancyStore};
 use pay_domain::tenancy::{Role, Theme, UserRecord};
 use pay_store::testing::TestDb;
 use pay_store::{Backend, DieselStore, StoreConfig, StoreError};
@@ -455,8 +455,8 @@ fn integrations(store: &DieselStore, _url: &str) {
 fn sessions(store: &DieselStore, _url: &str) {
     let t = tenant("ann@example.com");
     store.create_tenant(&t).unwrap();
-    let session = StoredSession {
-        id: SessionId(Uuid::now_v7()),
+    let session = StoredSignIn {
+        id: SignInId(Uuid::now_v7()),
         token_digest: digest(),
         csrf_digest: digest(),
         user_id: t.owner,
@@ -464,27 +464,27 @@ fn sessions(store: &DieselStore, _url: &str) {
         created_at: ts(T0),
         expires_at: ts(T0 + 3_600_000),
     };
-    store.insert_session(&session).unwrap();
+    store.insert_sign_in(&session).unwrap();
     assert_eq!(
-        store.session_by_token(&session.token_digest).unwrap(),
+        store.sign_in_by_token(&session.token_digest).unwrap(),
         Some(session.clone())
     );
-    assert_eq!(store.session_by_token(&digest()).unwrap(), None);
-    assert_eq!(store.session_by_token(&session.csrf_digest).unwrap(), None);
+    assert_eq!(store.sign_in_by_token(&digest()).unwrap(), None);
+    assert_eq!(store.sign_in_by_token(&session.csrf_digest).unwrap(), None);
     // Same token digest twice is refused.
-    let clash = StoredSession {
-        id: SessionId(Uuid::now_v7()),
+    let clash = StoredSignIn {
+        id: SignInId(Uuid::now_v7()),
         ..session.clone()
     };
-    assert!(is_internal(store.insert_session(&clash)));
+    assert!(is_internal(store.insert_sign_in(&clash)));
 
-    store.delete_session(&digest()).unwrap();
+    store.delete_sign_in(&digest()).unwrap();
     assert!(store
-        .session_by_token(&session.token_digest)
+        .sign_in_by_token(&session.token_digest)
         .unwrap()
         .is_some());
-    store.delete_session(&session.token_digest).unwrap();
-    assert_eq!(store.session_by_token(&session.token_digest).unwrap(), None);
+    store.delete_sign_in(&session.token_digest).unwrap();
+    assert_eq!(store.sign_in_by_token(&session.token_digest).unwrap(), None);
 }
 
 fn login_failures(store: &DieselStore, _url: &str) {
@@ -794,8 +794,8 @@ fn cache_invalidation_postgres() {
 fn prune_forgets_what_no_rule_reads(store: &DieselStore, _url: &str) {
     let t = tenant("prune@example.com");
     store.create_tenant(&t).unwrap();
-    let session = |expires: i64| StoredSession {
-        id: SessionId(Uuid::now_v7()),
+    let session = |expires: i64| StoredSignIn {
+        id: SignInId(Uuid::now_v7()),
         token_digest: digest(),
         csrf_digest: digest(),
         user_id: t.owner,
@@ -804,8 +804,8 @@ fn prune_forgets_what_no_rule_reads(store: &DieselStore, _url: &str) {
         expires_at: ts(expires),
     };
     let (old, live) = (session(T0 + 10), session(T0 + 10_000));
-    store.insert_session(&old).unwrap();
-    store.insert_session(&live).unwrap();
+    store.insert_sign_in(&old).unwrap();
+    store.insert_sign_in(&live).unwrap();
     let key = digest().0;
     let day = Duration::days(1);
     for bucket in [key.as_str(), "bucket"] {
@@ -814,9 +814,9 @@ fn prune_forgets_what_no_rule_reads(store: &DieselStore, _url: &str) {
     }
     // Cut-offs just past the old rows: the old session and the two old hits go.
     assert_eq!(store.prune(ts(T0 + 11), ts(T0 + 1)).unwrap(), 3);
-    assert_eq!(store.session_by_token(&old.token_digest).unwrap(), None);
+    assert_eq!(store.sign_in_by_token(&old.token_digest).unwrap(), None);
     assert_eq!(
-        store.session_by_token(&live.token_digest).unwrap(),
+        store.sign_in_by_token(&live.token_digest).unwrap(),
         Some(live.clone())
     );
     // One hit left in each bucket: a limit of one refuses, two takes one more.

@@ -53,7 +53,7 @@ uuid_id!(
 );
 uuid_id!(
     /// A signed-in browser session.
-    SessionId
+    SignInId
 );
 uuid_id!(
     /// One payer's payment session on a link (the spec's `session.id`).

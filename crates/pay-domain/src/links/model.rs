@@ -179,7 +179,7 @@ impl CreatedBy {
     pub fn from_principal(p: &Principal) -> CreatedBy {
         match &p.credential {
             Credential::ApiKey { partner_id } => CreatedBy::ApiKey(*partner_id),
-            Credential::Session { user_id, .. } => CreatedBy::User(*user_id),
+            Credential::SignIn { user_id, .. } => CreatedBy::User(*user_id),
             Credential::OAuthGrant { grant_id, .. } => CreatedBy::Grant(*grant_id),
         }
     }

@@ -7,5 +7,5 @@ mod service;
 
 pub use model::*;
 pub use service::{
-    BootstrapOutcome, LoginOutcome, SignedIn, TenancyService, MIN_PASSWORD_LEN, SESSION_TTL,
+    BootstrapOutcome, LoginOutcome, SignedIn, TenancyService, MIN_PASSWORD_LEN, SIGN_IN_TTL,
 };

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use crate::kernel::error::{DomainError, DomainResult};
-use crate::kernel::ids::{CompanyId, PartnerId, SessionId, UserId};
+use crate::kernel::ids::{CompanyId, PartnerId, SignInId, UserId};
 use crate::kernel::timestamp::Timestamp;
 
 /// A team permission. Only `settings.manage` exists today.
@@ -137,8 +137,8 @@ pub enum Credential {
     /// A server API-key pair: trusted for its whole team.
     ApiKey { partner_id: PartnerId },
     /// A signed-in browser session of a member.
-    Session {
-        session_id: SessionId,
+    SignIn {
+        sign_in_id: SignInId,
         user_id: UserId,
         role: Role,
     },
@@ -163,7 +163,7 @@ impl Principal {
     pub fn authorize(&self, scope: Scope) -> DomainResult<()> {
         match &self.credential {
             Credential::ApiKey { .. } => Ok(()),
-            Credential::Session { role, .. } => {
+            Credential::SignIn { role, .. } => {
                 if scope.is_write() && !role.has(Permission::SettingsManage) {
                     Err(DomainError::Forbidden)
                 } else {
@@ -290,8 +290,8 @@ mod tests {
             (Role::Admin, true),
             (Role::Member, false),
         ] {
-            let p = principal(Credential::Session {
-                session_id: SessionId(uuid::Uuid::nil()),
+            let p = principal(Credential::SignIn {
+                sign_in_id: SignInId(uuid::Uuid::nil()),
                 user_id: UserId(uuid::Uuid::nil()),
                 role,
             });

@@ -63,8 +63,8 @@ pub trait TenancyStore {
 
 /// A signed-in browser session as stored (token and CSRF token as digests only).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredSession {
-    pub id: crate::kernel::ids::SessionId,
+pub struct StoredSignIn {
+    pub id: crate::kernel::ids::SignInId,
     pub token_digest: SecretDigest,
     pub csrf_digest: SecretDigest,
     pub user_id: UserId,
@@ -75,11 +75,11 @@ pub struct StoredSession {
 }
 
 /// Browser sessions.
-pub trait SessionStore {
-    fn insert_session(&self, session: &StoredSession) -> DomainResult<()>;
+pub trait SignInStore {
+    fn insert_sign_in(&self, session: &StoredSignIn) -> DomainResult<()>;
     /// Finds a session by token digest (expired ones included; the caller checks).
-    fn session_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSession>>;
-    fn delete_session(&self, token_digest: &SecretDigest) -> DomainResult<()>;
+    fn sign_in_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSignIn>>;
+    fn delete_sign_in(&self, token_digest: &SecretDigest) -> DomainResult<()>;
 }
 
 /// API-key integrations.
@@ -104,6 +104,6 @@ pub trait IntegrationStore {
 }
 
 /// Every store port of tenancy, as one object (a blanket impl covers any type with all three).
-pub trait TenancyPorts: TenancyStore + SessionStore + IntegrationStore + Send + Sync {}
+pub trait TenancyPorts: TenancyStore + SignInStore + IntegrationStore + Send + Sync {}
 
-impl<T> TenancyPorts for T where T: TenancyStore + SessionStore + IntegrationStore + Send + Sync {}
+impl<T> TenancyPorts for T where T: TenancyStore + SignInStore + IntegrationStore + Send + Sync {}

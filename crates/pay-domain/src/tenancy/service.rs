@@ -6,7 +6,7 @@ use std::sync::Arc;
 use time::Duration;
 
 use crate::kernel::error::{DomainError, DomainResult};
-use crate::kernel::ids::{CompanyId, FormKeyId, KeyId, PartnerId, SessionId, UserId};
+use crate::kernel::ids::{CompanyId, FormKeyId, KeyId, PartnerId, SignInId, UserId};
 use crate::kernel::secret::Secret;
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
@@ -15,14 +15,14 @@ use crate::settings::PaySettings;
 use crate::tenancy::keys::{
     needs_touch, Integration, NewIntegrationInput, StoredIntegration, APP_SLUG,
 };
-use crate::tenancy::ports::{NewTenant, StoredSession, TenancyPorts};
+use crate::tenancy::ports::{NewTenant, StoredSignIn, TenancyPorts};
 use crate::tenancy::{
     normalize_email, Company, Credential, Membership, Permission, Principal, Role, Theme,
     UserRecord,
 };
 
 /// How long a signed-in session lasts.
-pub const SESSION_TTL: Duration = Duration::hours(12);
+pub const SIGN_IN_TTL: Duration = Duration::hours(12);
 /// Shortest password accepted.
 pub const MIN_PASSWORD_LEN: usize = 10;
 
@@ -59,7 +59,7 @@ pub struct LoginOutcome {
 /// A signed-in user, resolved from the session cookie.
 #[derive(Debug, Clone)]
 pub struct SignedIn {
-    pub session: StoredSession,
+    pub sign_in: StoredSignIn,
 }
 
 /// Users, companies, credentials and keys, over the tenancy ports only.
@@ -338,16 +338,16 @@ impl TenancyService {
         self.k.clear_throttle(&key)?;
         let token = self.k.new_secret("pss_");
         let csrf = self.k.new_secret("");
-        let session = StoredSession {
-            id: SessionId(self.k.crypto.new_uuid()),
+        let session = StoredSignIn {
+            id: SignInId(self.k.crypto.new_uuid()),
             token_digest: self.k.crypto.digest(token.expose()),
             csrf_digest: self.k.crypto.digest(csrf.expose()),
             user_id: user.id,
             company_id: company.company_id,
             created_at: now,
-            expires_at: now.plus(SESSION_TTL),
+            expires_at: now.plus(SIGN_IN_TTL),
         };
-        self.store.insert_session(&session)?;
+        self.store.insert_sign_in(&session)?;
         Ok(LoginOutcome {
             session_token: token,
             csrf_token: csrf,
@@ -356,15 +356,15 @@ impl TenancyService {
     }
 
     /// Resolves a session cookie; an unknown or expired session is `Unauthorized`.
-    pub fn authenticate_session(&self, token: &str) -> DomainResult<SignedIn> {
+    pub fn authenticate_sign_in(&self, token: &str) -> DomainResult<SignedIn> {
         let session = self
             .store
-            .session_by_token(&self.k.crypto.digest(token))?
+            .sign_in_by_token(&self.k.crypto.digest(token))?
             .ok_or(DomainError::Unauthorized)?;
         if session.expires_at <= self.k.now() {
             return Err(DomainError::Unauthorized);
         }
-        Ok(SignedIn { session })
+        Ok(SignedIn { sign_in: session })
     }
 
     /// Checks the CSRF token of a session-authenticated mutation (403 when wrong or missing).
@@ -374,7 +374,7 @@ impl TenancyService {
                 if self
                     .k
                     .crypto
-                    .digest_matches(t, &signed_in.session.csrf_digest) =>
+                    .digest_matches(t, &signed_in.sign_in.csrf_digest) =>
             {
                 Ok(())
             }
@@ -383,16 +383,16 @@ impl TenancyService {
     }
 
     /// The principal a session acts as on payment routes: its current company and role.
-    pub fn session_principal(&self, signed_in: &SignedIn) -> DomainResult<Principal> {
-        let s = &signed_in.session;
+    pub fn sign_in_principal(&self, signed_in: &SignedIn) -> DomainResult<Principal> {
+        let s = &signed_in.sign_in;
         let role = self
             .store
             .role(s.user_id, s.company_id)?
             .ok_or(DomainError::Forbidden)?;
         Ok(Principal {
             company_id: s.company_id,
-            credential: Credential::Session {
-                session_id: s.id,
+            credential: Credential::SignIn {
+                sign_in_id: s.id,
                 user_id: s.user_id,
                 role,
             },
@@ -400,12 +400,12 @@ impl TenancyService {
     }
 
     pub fn logout(&self, token: &str) -> DomainResult<()> {
-        self.store.delete_session(&self.k.crypto.digest(token))
+        self.store.delete_sign_in(&self.k.crypto.digest(token))
     }
 
     /// The teams the signed-in user belongs to.
     pub fn companies(&self, signed_in: &SignedIn) -> DomainResult<Vec<Membership>> {
-        self.store.memberships(signed_in.session.user_id)
+        self.store.memberships(signed_in.sign_in.user_id)
     }
 
     /// The user's role in a company named in a dashboard path; not a member is `Forbidden`.
@@ -417,7 +417,7 @@ impl TenancyService {
     ) -> DomainResult<Role> {
         let role = self
             .store
-            .role(signed_in.session.user_id, company)?
+            .role(signed_in.sign_in.user_id, company)?
             .ok_or(DomainError::Forbidden)?;
         match need {
             Some(p) if !role.has(p) => Err(DomainError::Forbidden),

@@ -201,14 +201,14 @@ fn authorised_like_every_link_mutation() {
 
     // A member's session may read links but not write them.
     let member = w.member(b.company_id, "member@acme.example", Role::Member);
-    let mp = w.session_principal(&member);
+    let mp = w.sign_in_principal(&member);
     assert_eq!(
         w.pay.mail().send_request_email(&mp, uid, None),
         Err(DomainError::Forbidden)
     );
     // An owner's session may.
     let (_, owner) = w.sign_in("owner@acme.example");
-    let op = w.session_principal(&owner);
+    let op = w.sign_in_principal(&owner);
     assert!(w.pay.mail().send_request_email(&op, uid, None).is_ok());
 
     // OAuth: the write scope is needed, and only the grant's own links are visible.

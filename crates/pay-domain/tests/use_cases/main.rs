@@ -184,7 +184,7 @@ impl World {
         let signed_in = self
             .pay
             .tenancy()
-            .authenticate_session(out.session_token.expose())
+            .authenticate_sign_in(out.session_token.expose())
             .unwrap();
         (out, signed_in)
     }
@@ -198,8 +198,8 @@ impl World {
         self.sign_in(email).1
     }
 
-    fn session_principal(&self, s: &SignedIn) -> Principal {
-        self.pay.tenancy().session_principal(s).unwrap()
+    fn sign_in_principal(&self, s: &SignedIn) -> Principal {
+        self.pay.tenancy().sign_in_principal(s).unwrap()
     }
 
     fn new_link(&self, p: &Principal) -> PaymentLink {
@@ -604,7 +604,7 @@ fn login_unknown_email_and_wrong_password_look_the_same() {
     // Both attempts were counted in the e-mail and address's bucket before the check.
     assert_eq!(w.store.calls("rate_hit"), 2);
     assert_eq!(w.store.snapshot().rate_hits.len(), 2);
-    assert_eq!(w.store.calls("insert_session"), 0);
+    assert_eq!(w.store.calls("insert_sign_in"), 0);
     assert!(w.store.snapshot().sessions.is_empty());
 }
 
@@ -645,7 +645,7 @@ fn ten_failures_lock_the_email_and_address_for_the_window() {
     // The 11th attempt is refused even with the right password.
     assert_eq!(login_result(&w, "ops@acme.example", ADDR), locked);
     assert_eq!(login_result(&w, "Ops@Acme.Example", ADDR), locked);
-    assert_eq!(w.store.calls("insert_session"), 0);
+    assert_eq!(w.store.calls("insert_sign_in"), 0);
     // The pair is locked, not the e-mail nor the address.
     assert_eq!(login_result(&w, "ops@acme.example", "198.51.100.1"), Ok(()));
     assert_eq!(login_result(&w, "ops@beta.example", ADDR), Ok(()));
@@ -724,28 +724,28 @@ fn login_issues_a_twelve_hour_session() {
     assert_eq!(
         w.pay
             .tenancy()
-            .authenticate_session(&token)
+            .authenticate_sign_in(&token)
             .unwrap()
-            .session,
+            .sign_in,
         s.clone()
     );
     w.advance(Duration::hours(12) - Duration::milliseconds(1));
-    assert!(w.pay.tenancy().authenticate_session(&token).is_ok());
+    assert!(w.pay.tenancy().authenticate_sign_in(&token).is_ok());
     w.advance(Duration::milliseconds(1));
     assert_eq!(
-        w.pay.tenancy().authenticate_session(&token).map(|_| ()),
+        w.pay.tenancy().authenticate_sign_in(&token).map(|_| ()),
         Err(DomainError::Unauthorized),
         "expired at expires_at"
     );
     w.advance(Duration::hours(1));
     assert_eq!(
-        w.pay.tenancy().authenticate_session(&token).map(|_| ()),
+        w.pay.tenancy().authenticate_sign_in(&token).map(|_| ()),
         Err(DomainError::Unauthorized)
     );
     assert_eq!(
         w.pay
             .tenancy()
-            .authenticate_session("pss_unknown")
+            .authenticate_sign_in("pss_unknown")
             .map(|_| ()),
         Err(DomainError::Unauthorized)
     );
@@ -800,14 +800,14 @@ fn logout_removes_only_that_session() {
     assert_eq!(
         w.pay
             .tenancy()
-            .authenticate_session(one.session_token.expose())
+            .authenticate_sign_in(one.session_token.expose())
             .map(|_| ()),
         Err(DomainError::Unauthorized)
     );
     assert!(w
         .pay
         .tenancy()
-        .authenticate_session(two.session_token.expose())
+        .authenticate_sign_in(two.session_token.expose())
         .is_ok());
     let sessions = w.store.snapshot().sessions;
     assert_eq!(sessions.len(), 1);
@@ -827,11 +827,11 @@ fn session_principal_carries_the_role_and_members_cannot_write() {
     let a = w.tenant("Acme", "ops@acme.example");
     let (_, owner) = w.sign_in("ops@acme.example");
     assert_eq!(
-        w.session_principal(&owner),
+        w.sign_in_principal(&owner),
         Principal {
             company_id: a.company_id,
-            credential: Credential::Session {
-                session_id: owner.session.id,
+            credential: Credential::SignIn {
+                sign_in_id: owner.sign_in.id,
                 user_id: a.user_id,
                 role: Role::Owner,
             },
@@ -839,11 +839,11 @@ fn session_principal_carries_the_role_and_members_cannot_write() {
     );
 
     let member = w.member(a.company_id, "m@acme.example", Role::Member);
-    let p = w.session_principal(&member);
+    let p = w.sign_in_principal(&member);
     assert_eq!(p.company_id, a.company_id);
     assert!(matches!(
         p.credential,
-        Credential::Session {
+        Credential::SignIn {
             role: Role::Member,
             ..
         }
@@ -868,7 +868,7 @@ fn session_principal_of_a_removed_membership_is_forbidden() {
     let member = w.member(a.company_id, "m@acme.example", Role::Member);
     w.store.tables().members.retain(|m| m.role != Role::Member);
     assert_eq!(
-        w.pay.tenancy().session_principal(&member),
+        w.pay.tenancy().sign_in_principal(&member),
         Err(DomainError::Forbidden)
     );
 }
@@ -1102,7 +1102,7 @@ impl World {
         let s = self
             .pay
             .tenancy()
-            .authenticate_session(out.session_token.expose())
+            .authenticate_sign_in(out.session_token.expose())
             .unwrap();
         (out, s)
     }
@@ -1149,7 +1149,7 @@ fn add_member_adds_an_existing_user_and_keeps_their_password() {
         vec![(a.company_id, Role::Owner), (b.company_id, Role::Member)]
     );
     // The session acts for the first membership.
-    assert_eq!(s.session.company_id, a.company_id);
+    assert_eq!(s.sign_in.company_id, a.company_id);
 }
 
 #[test]
@@ -1268,7 +1268,7 @@ fn create_link_stores_an_active_link_expiring_in_a_day() {
 
     // A signed-in owner is recorded as the user; an OAuth grant as the grant.
     let (_, owner) = w.sign_in("ops@acme.example");
-    let by_user = w.new_link(&w.session_principal(&owner));
+    let by_user = w.new_link(&w.sign_in_principal(&owner));
     assert_eq!(by_user.created_by, CreatedBy::User(a.user_id));
     let g = grant(a.company_id, 42, &[Scope::PaymentLinksWrite]);
     assert_eq!(
@@ -1575,7 +1575,7 @@ fn set_link_status_needs_write_rights() {
     let a = w.tenant("Acme", "ops@acme.example");
     let link = w.new_link(&w.key_principal(&a));
     let member = w.member(a.company_id, "m@acme.example", Role::Member);
-    let p = w.session_principal(&member);
+    let p = w.sign_in_principal(&member);
     assert_eq!(
         w.pay
             .links()
@@ -1587,7 +1587,7 @@ fn set_link_status_needs_write_rights() {
         w.pay
             .links()
             .set_link_status(
-                &w.session_principal(&owner),
+                &w.sign_in_principal(&owner),
                 link.uid.as_str(),
                 LinkStatus::Paused
             )
@@ -1847,8 +1847,8 @@ fn members_read_settings_but_cannot_update_them() {
     let a = w.tenant("Acme", "ops@acme.example");
     let member = w.member(a.company_id, "m@acme.example", Role::Member);
     let admin = w.member(a.company_id, "admin@acme.example", Role::Admin);
-    let pm = w.session_principal(&member);
-    let pa = w.session_principal(&admin);
+    let pm = w.sign_in_principal(&member);
+    let pa = w.sign_in_principal(&admin);
     let pause = SettingsPatch {
         status: Some("paused".into()),
         ..Default::default()
@@ -1941,7 +1941,7 @@ fn prune_cuts_at_each_rules_window() {
     assert_eq!(
         w.pay
             .tenancy()
-            .authenticate_session(login.session_token.expose())
+            .authenticate_sign_in(login.session_token.expose())
             .unwrap_err(),
         DomainError::Unauthorized
     );

@@ -820,7 +820,7 @@ fn the_company_payment_callback_takes_precedence_over_the_legacy_one() {
     assert_eq!((d.target, d.url.as_str()), (PAY, HOOK));
 
     // Links made in the dashboard too.
-    let by_session = w.new_link(&w.session_principal(&a.owner));
+    let by_session = w.new_link(&w.sign_in_principal(&a.owner));
     let d = w.emit_one(&by_session);
     assert_eq!((d.target, d.url.as_str()), (PAY, HOOK));
     assert_eq!(w.store.stored_deliveries().len(), 3);
@@ -903,7 +903,7 @@ fn send_test_event_needs_webhooks_write_and_a_visible_link() {
     assert_eq!(
         w.pay
             .webhooks()
-            .send_test_event(&w.session_principal(&member), link.uid.as_str()),
+            .send_test_event(&w.sign_in_principal(&member), link.uid.as_str()),
         Err(DomainError::Forbidden)
     );
     for uid in [b_link.uid.as_str(), "Unknown000000000000000", "nope", ""] {
@@ -967,7 +967,7 @@ fn send_test_event_enqueues_a_test_delivery_to_the_callback() {
     let sent = w
         .pay
         .webhooks()
-        .send_test_event(&w.session_principal(&admin), link.uid.as_str())
+        .send_test_event(&w.sign_in_principal(&admin), link.uid.as_str())
         .unwrap();
     let req = w.pay.webhooks().prepare_attempt(&sent[0]).unwrap();
     assert_eq!(header(&req, "x-pay-event"), "test");
@@ -1411,7 +1411,7 @@ fn delivery_log_and_resend_need_their_scopes() {
     );
     // Members read the log but cannot resend.
     let member = w.member(a.company, "m@acme.example", Role::Member);
-    let pm = w.session_principal(&member);
+    let pm = w.sign_in_principal(&member);
     assert_eq!(
         w.pay.webhooks().deliveries(&pm, filter()).map(|l| ids(&l)),
         Ok(vec![d.id])

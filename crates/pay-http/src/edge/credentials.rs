@@ -92,7 +92,7 @@ impl Credentials {
             Credentials::Authorization => Err(DomainError::InvalidCredentials),
             Credentials::Session { .. } => {
                 let signed_in = self.signed_in(pay)?;
-                pay.tenancy().session_principal(&signed_in)
+                pay.tenancy().sign_in_principal(&signed_in)
             }
             Credentials::None => Err(DomainError::Unauthorized),
         }
@@ -106,7 +106,7 @@ impl Credentials {
                 csrf,
                 mutating,
             } => {
-                let signed_in = pay.tenancy().authenticate_session(token)?;
+                let signed_in = pay.tenancy().authenticate_sign_in(token)?;
                 if *mutating {
                     pay.tenancy().check_csrf(&signed_in, csrf.as_deref())?;
                 }

@@ -170,8 +170,8 @@ impl TenancyStore for DieselStore {
     }
 }
 
-impl SessionStore for DieselStore {
-    fn insert_session(&self, session: &StoredSession) -> DomainResult<()> {
+impl SignInStore for DieselStore {
+    fn insert_sign_in(&self, session: &StoredSignIn) -> DomainResult<()> {
         let row = NewSessionRow::from(session);
         self.write("insert session", |conn| {
             diesel::insert_into(browser_sessions::table)
@@ -181,7 +181,7 @@ impl SessionStore for DieselStore {
         Ok(())
     }
 
-    fn session_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSession>> {
+    fn sign_in_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSignIn>> {
         self.run("session by token", |conn| {
             browser_sessions::table
                 .filter(browser_sessions::token_digest.eq(&token_digest.0))
@@ -189,11 +189,11 @@ impl SessionStore for DieselStore {
                 .first(conn)
                 .optional()
         })?
-        .map(StoredSession::try_from)
+        .map(StoredSignIn::try_from)
         .transpose()
     }
 
-    fn delete_session(&self, token_digest: &SecretDigest) -> DomainResult<()> {
+    fn delete_sign_in(&self, token_digest: &SecretDigest) -> DomainResult<()> {
         self.write("delete session", |conn| {
             diesel::delete(
                 browser_sessions::table.filter(browser_sessions::token_digest.eq(&token_digest.0)),

@@ -18,7 +18,7 @@ use crate::kernel::timestamp::Timestamp;
 use crate::links::{LinkStatus, PaymentLink};
 use crate::settings::PaySettings;
 use crate::tenancy::keys::StoredIntegration;
-use crate::tenancy::ports::StoredSession;
+use crate::tenancy::ports::StoredSignIn;
 use crate::tenancy::{Company, Role, UserRecord};
 use crate::webhooks::ports::AttemptRecord;
 use crate::webhooks::{CallbackKind, CompanyCallback, Delivery};
@@ -38,7 +38,7 @@ pub struct Tables {
     pub users: Vec<UserRecord>,
     pub companies: Vec<(Company, PaySettings)>,
     pub members: Vec<MemberRow>,
-    pub sessions: Vec<StoredSession>,
+    pub sessions: Vec<StoredSignIn>,
     pub integrations: Vec<StoredIntegration>,
     pub links: Vec<PaymentLink>,
     pub callbacks: Vec<CompanyCallback>,
@@ -72,8 +72,8 @@ pub struct MemStore {
 pub const WRITE_METHODS: &[&str] = &[
     "create_tenant",
     "add_member",
-    "insert_session",
-    "delete_session",
+    "insert_sign_in",
+    "delete_sign_in",
     "rate_hit",
     "clear_hits",
     "advance_test_clock",

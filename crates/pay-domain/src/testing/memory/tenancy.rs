@@ -9,9 +9,7 @@ use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
 use crate::settings::PaySettings;
 use crate::tenancy::keys::{Integration, StoredIntegration};
-use crate::tenancy::ports::{
-    IntegrationStore, NewTenant, SessionStore, StoredSession, TenancyStore,
-};
+use crate::tenancy::ports::{IntegrationStore, NewTenant, SignInStore, StoredSignIn, TenancyStore};
 use crate::tenancy::{Company, Membership, Role, UserRecord};
 use time::Duration;
 
@@ -185,9 +183,9 @@ impl TenancyStore for MemStore {
     }
 }
 
-impl SessionStore for MemStore {
-    fn insert_session(&self, session: &StoredSession) -> DomainResult<()> {
-        self.count_call("insert_session");
+impl SignInStore for MemStore {
+    fn insert_sign_in(&self, session: &StoredSignIn) -> DomainResult<()> {
+        self.count_call("insert_sign_in");
         let mut t = self.tables();
         if t.sessions
             .iter()
@@ -199,8 +197,8 @@ impl SessionStore for MemStore {
         Ok(())
     }
 
-    fn session_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSession>> {
-        self.count_call("session_by_token");
+    fn sign_in_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSignIn>> {
+        self.count_call("sign_in_by_token");
         Ok(self
             .tables()
             .sessions
@@ -209,8 +207,8 @@ impl SessionStore for MemStore {
             .cloned())
     }
 
-    fn delete_session(&self, token_digest: &SecretDigest) -> DomainResult<()> {
-        self.count_call("delete_session");
+    fn delete_sign_in(&self, token_digest: &SecretDigest) -> DomainResult<()> {
+        self.count_call("delete_sign_in");
         self.tables()
             .sessions
             .retain(|s| &s.token_digest != token_digest);

@@ -7,7 +7,7 @@ use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
 use actix_web::{post, web, HttpRequest, HttpResponse};
 use pay_domain::app::Pay;
 use pay_domain::kernel::secret::Secret;
-use pay_domain::tenancy::SESSION_TTL;
+use pay_domain::tenancy::SIGN_IN_TTL;
 
 use crate::api::session::dto::{LoginRequest, LoginResponse};
 use crate::edge::credentials::{blocking, Credentials, SESSION_COOKIE};
@@ -47,7 +47,7 @@ pub async fn login(
         .http_only(true)
         .same_site(SameSite::Lax)
         .secure(config.secure_cookies)
-        .max_age(CookieDuration::seconds(SESSION_TTL.whole_seconds()))
+        .max_age(CookieDuration::seconds(SIGN_IN_TTL.whole_seconds()))
         .finish();
     Ok(HttpResponse::Ok()
         .insert_header(("cache-control", "no-store"))
