@@ -17,11 +17,11 @@ use crate::tenancy::{Principal, Scope};
 /// The merchant's links, anonymous links and gateway forms, over the links ports only.
 #[derive(Clone)]
 pub struct LinkService {
-    pub(crate) k: Kernel,
-    pub(crate) tenancy: TenancyService,
-    pub(crate) store: Arc<dyn LinkPorts>,
+    pub(super) k: Kernel,
+    pub(super) tenancy: TenancyService,
+    pub(super) store: Arc<dyn LinkPorts>,
     /// Development and tests: allow http and private addresses as callback targets.
-    pub(crate) allow_private_targets: bool,
+    pub(super) allow_private_targets: bool,
     observers: Arc<RwLock<Vec<Weak<dyn LinkObserver>>>>,
 }
 

@@ -65,7 +65,7 @@ pub struct SignedIn {
 /// Users, companies, credentials and keys, over the tenancy ports only.
 #[derive(Clone)]
 pub struct TenancyService {
-    pub(crate) k: Kernel,
+    k: Kernel,
     store: Arc<dyn TenancyPorts>,
 }
 

@@ -63,7 +63,7 @@ fn company_kind(kind: CallbackKind) -> DomainResult<CallbackKind> {
 /// over the webhook ports only.
 #[derive(Clone)]
 pub struct WebhookService {
-    pub(crate) k: Kernel,
+    k: Kernel,
     tenancy: TenancyService,
     links: LinkService,
     store: Arc<dyn WebhookStore + Send + Sync>,
