@@ -574,6 +574,16 @@ async fn foreign_origins_and_bad_requests_are_refused(app: TestApp) {
         .await
         .unwrap();
     assert_eq!(p.status(), 415);
+    // A form past the one body reader's cap (64 KiB): 413, with the page's own answer.
+    let p = app
+        .anon(Method::POST, &path)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("payAsset={}", "a".repeat(64 * 1024)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(p.status(), 413);
+    assert!(p.text().await.unwrap().contains("The form is too large"));
     for (fields, says) in [
         (vec![("payAsset", ETH), ("amount", "1")], "amount"),
         (vec![], "Choose what to pay with"),
