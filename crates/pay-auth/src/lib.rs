@@ -7,7 +7,7 @@ use argon2::password_hash::{
 use argon2::Argon2;
 use pay_domain::kernel::ports::Crypto;
 use pay_domain::kernel::secret::SecretDigest;
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::{Fault, PortResult};
 use rand::Rng;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -80,12 +80,12 @@ impl Crypto for AuthCrypto {
         actual.as_bytes().ct_eq(digest.0.as_bytes()).into()
     }
 
-    fn hash_password(&self, password: &str) -> DomainResult<String> {
+    fn hash_password(&self, password: &str) -> PortResult<String> {
         let salt = SaltString::generate(&mut OsRng);
         self.argon
             .hash_password(password.as_bytes(), &salt)
             .map(|h| h.to_string())
-            .map_err(|e| DomainError::Internal(format!("password hashing failed: {e}")))
+            .map_err(|e| Fault::caused("password hashing failed", e))
     }
 
     fn verify_password(&self, password: &str, phc: Option<&str>) -> bool {

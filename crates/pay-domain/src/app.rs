@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::checkout::ports::{PriceSource, Processor};
 use crate::checkout::{CheckoutAdapters, CheckoutService, CheckoutStore};
 use crate::kernel::assets::AssetCatalogue;
-use crate::kernel::error::DomainResult;
+use crate::kernel::error::PortResult;
 use crate::kernel::ports::{Clock, Crypto, HealthCheck, SecretSealer};
 use crate::kernel::ratelimit::{RateLimitStore, RateLimits};
 use crate::kernel::service::Kernel;
@@ -225,13 +225,13 @@ impl Pay {
     }
 
     /// Readiness: the database answers.
-    pub fn ready(&self) -> DomainResult<()> {
+    pub fn ready(&self) -> PortResult<()> {
         self.health.ping()
     }
 
     /// Housekeeping: forgets expired sign-in sessions, rate-limit hits older than the longest
     /// window that counts them, and old sent or failed mails. Returns how many rows went.
-    pub fn prune(&self) -> DomainResult<u64> {
+    pub fn prune(&self) -> PortResult<u64> {
         let now = self.k.now();
         let rows = self
             .health

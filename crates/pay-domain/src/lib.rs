@@ -29,4 +29,4 @@ pub mod app;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
-pub use kernel::error::{DomainError, DomainResult};
+pub use kernel::error::{Fault, FieldError, NotFound, PortResult, RateLimited, UnknownField};

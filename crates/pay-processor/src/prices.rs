@@ -8,7 +8,7 @@ use std::fmt;
 use pay_domain::checkout::ports::PriceSource;
 use pay_domain::kernel::amount::{Decimal, Rounding};
 use pay_domain::kernel::assets::{AssetCatalogue, AssetId};
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::{Fault, PortResult};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
@@ -158,15 +158,13 @@ impl PriceSource for SandboxPrices {
     /// `usd(asset) / usd(unit)` at 18 decimals rounded down, trailing zeros dropped; `unit` is
     /// looked up as a fiat code first, then as an asset identifier. `None` when either is not in
     /// the table (fiat codes are case-sensitive, and a fiat code is not an `asset`).
-    fn price(&self, asset: &str, unit: &str) -> DomainResult<Option<Decimal>> {
+    fn price(&self, asset: &str, unit: &str) -> PortResult<Option<Decimal>> {
         let (Some(a), Some(u)) = (self.assets.get(asset), self.unit_usd(unit)) else {
             return Ok(None);
         };
         a.checked_div(*u, PRICE_SCALE, Rounding::Down)
             .map(|p| Some(p.normalized()))
-            .ok_or_else(|| {
-                DomainError::Internal(format!("sandbox price of {asset} in {unit} out of range"))
-            })
+            .ok_or_else(|| Fault::new(format!("sandbox price of {asset} in {unit} out of range")))
     }
 }
 

@@ -6,7 +6,7 @@ use pay_domain::checkout::ports::{DepositChannel, Processor};
 use pay_domain::kernel::amount::Decimal;
 use pay_domain::kernel::assets::DestinationAsset;
 use pay_domain::kernel::ids::CompanyId;
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::{Fault, FieldError, PortResult};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
@@ -35,10 +35,10 @@ impl SandboxProcessor {
     }
 
     /// The sandbox with another fee, `0 <= fee_percent < 100`.
-    pub fn with_fee_percent(fee_percent: Decimal) -> DomainResult<Self> {
+    pub fn with_fee_percent(fee_percent: Decimal) -> Result<Self, FieldError> {
         let hundred = Decimal::parse("100").expect("a literal decimal");
         if fee_percent.is_negative() || fee_percent >= hundred {
-            return Err(DomainError::validation(
+            return Err(FieldError::new(
                 "fee_percent",
                 format!(
                     "the sandbox fee must be at least 0 and below 100 percent, not {fee_percent}"
@@ -97,7 +97,7 @@ impl Processor for SandboxProcessor {
         &self,
         company: CompanyId,
         asset: &DestinationAsset,
-    ) -> DomainResult<Option<String>> {
+    ) -> PortResult<Option<String>> {
         if self.no_wallet.contains(&asset.asset_identifier) {
             return Ok(None);
         }
@@ -113,12 +113,11 @@ impl Processor for SandboxProcessor {
         session: Uuid,
         asset: &DestinationAsset,
         amount: Decimal,
-    ) -> DomainResult<DepositChannel> {
+    ) -> PortResult<DepositChannel> {
         if amount.is_negative() || amount.is_zero() {
-            return Err(DomainError::validation(
-                "amount",
-                format!("a deposit channel needs a positive amount, not {amount}"),
-            ));
+            return Err(Fault::new(format!(
+                "a deposit channel needs a positive amount, not {amount}"
+            )));
         }
         let channel_id = channel_id(session, &asset.asset_identifier);
         Ok(DepositChannel {
@@ -199,7 +198,7 @@ mod tests {
             assert!(
                 matches!(
                     SandboxProcessor::with_fee_percent(d(bad)),
-                    Err(DomainError::Validation { field, .. }) if field == "fee_percent"
+                    Err(FieldError { field, .. }) if field == "fee_percent"
                 ),
                 "{bad}"
             );
@@ -345,7 +344,7 @@ mod tests {
             assert!(
                 matches!(
                     p.open_channel(session(S1), &asset(ETH), d(bad)),
-                    Err(DomainError::Validation { field, .. }) if field == "amount"
+                    Err(f) if f.what().contains("positive amount")
                 ),
                 "{bad}"
             );

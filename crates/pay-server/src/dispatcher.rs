@@ -76,7 +76,7 @@ impl Dispatcher {
         let round = tokio::task::spawn_blocking(move || {
             let claimed = pay.webhooks().claim_due_deliveries_for(BATCH, lease)?;
             let prepared = pay.webhooks().prepare_attempts(&claimed);
-            Ok::<_, pay_domain::DomainError>(claimed.into_iter().zip(prepared).collect::<Vec<_>>())
+            Ok::<_, pay_domain::Fault>(claimed.into_iter().zip(prepared).collect::<Vec<_>>())
         })
         .await?
         .map_err(|e| anyhow::anyhow!("claiming deliveries: {e}"))?;
@@ -115,7 +115,9 @@ impl Dispatcher {
             }
             Ok(_) => {}
             // The claims expire and those deliveries are tried again.
-            Err(e) => tracing::warn!(error = %e, "could not record a round of attempts"),
+            Err(e) => {
+                tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "could not record a round of attempts")
+            }
         }
         Ok(n)
     }
@@ -148,7 +150,7 @@ impl Dispatcher {
                     Ok(0) => tokio::time::sleep(IDLE_POLL).await,
                     Ok(_) => {}
                     Err(e) => {
-                        tracing::error!(error = %e, "webhook dispatcher round failed");
+                        tracing::error!(error = %format!("{e:#}"), "webhook dispatcher round failed");
                         tokio::time::sleep(IDLE_POLL).await;
                     }
                 }

@@ -17,8 +17,12 @@ pub async fn run(pay: Pay) {
         match tokio::task::spawn_blocking(move || p.prune()).await {
             Ok(Ok(0)) => {}
             Ok(Ok(rows)) => tracing::info!(rows, "pruned expired rows"),
-            Ok(Err(e)) => tracing::warn!(error = %e, "pruning failed"),
-            Err(e) => tracing::warn!(error = %e, "pruning failed"),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "pruning failed")
+            }
+            Err(e) => {
+                tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "pruning failed")
+            }
         }
     }
 }

@@ -165,7 +165,7 @@ impl Mailer {
                 Ok(0) => tokio::time::sleep(IDLE_POLL).await,
                 Ok(_) => {}
                 Err(e) => {
-                    tracing::error!(error = %e, "mailer round failed");
+                    tracing::error!(error = %format!("{e:#}"), "mailer round failed");
                     tokio::time::sleep(IDLE_POLL).await;
                 }
             }
@@ -203,6 +203,8 @@ fn record(pay: &Pay, mail: &OutgoingMail, outcome: SendOutcome) {
         // Another mailer recorded this attempt first (this claim's lease ran out).
         Ok(None) => tracing::warn!(mail_id = %mail.id, attempt, "mail attempt on a stale claim"),
         // The claim expires and the mail is tried again.
-        Err(e) => tracing::warn!(mail_id = %mail.id, error = %e, "could not record a mail attempt"),
+        Err(e) => {
+            tracing::warn!(mail_id = %mail.id, error = %pay_domain::kernel::error::chain(&e), "could not record a mail attempt")
+        }
     }
 }

@@ -18,7 +18,7 @@ pub async fn run_once(pay: &Pay) -> usize {
         match tokio::task::spawn_blocking(move || p.checkout().run_due_work(DUE_BATCH)).await {
             Ok(Ok(report)) => {
                 for (session, e) in &report.failed {
-                    tracing::warn!(%session, error = %e, "expiry move failed; retried next round");
+                    tracing::warn!(%session, error = %pay_domain::kernel::error::chain(e), "expiry move failed; retried next round");
                 }
                 moved += report.moved;
                 if report.moved < DUE_BATCH {
@@ -26,11 +26,11 @@ pub async fn run_once(pay: &Pay) -> usize {
                 }
             }
             Ok(Err(e)) => {
-                tracing::warn!(error = %e, "expiry work failed");
+                tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "expiry work failed");
                 return moved;
             }
             Err(e) => {
-                tracing::warn!(error = %e, "expiry work failed");
+                tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "expiry work failed");
                 return moved;
             }
         }

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use diesel::r2d2::{Pool, PooledConnection};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
-use pay_domain::DomainError;
+use pay_domain::Fault;
 
 use crate::cache::ReadCache;
 use crate::conn::{AnyConnection, AnyManager, PoolConn, SqlitePragmas};
@@ -102,9 +102,9 @@ pub enum StoreError {
     Migration(String),
 }
 
-impl From<StoreError> for DomainError {
+impl From<StoreError> for Fault {
     fn from(e: StoreError) -> Self {
-        DomainError::Internal(e.to_string())
+        Fault::caused("database unavailable", e)
     }
 }
 
@@ -204,10 +204,10 @@ impl DieselStore {
         self.backend
     }
 
-    pub(crate) fn conn(&self) -> Result<PooledConnection<AnyManager>, DomainError> {
+    pub(crate) fn conn(&self) -> Result<PooledConnection<AnyManager>, Fault> {
         self.pool
             .get()
-            .map_err(|e| DomainError::Internal(format!("database pool: {e}")))
+            .map_err(|e| Fault::caused("database pool", e))
     }
 }
 

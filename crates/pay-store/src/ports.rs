@@ -17,7 +17,7 @@ use pay_domain::tenancy::ports::{
     IntegrationStore, NewTenant, SignInStore, StoredSignIn, TenancyStore,
 };
 use pay_domain::tenancy::{Company, Membership, Role, UserRecord};
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::{Fault, PortResult};
 
 use crate::conn::{write_transaction, AnyConnection};
 use crate::rows::{
@@ -47,8 +47,8 @@ mod tenancy;
 mod webhooks;
 
 /// Says what failed; diesel's messages carry no bound values, so no secret reaches the log.
-fn db_error(what: &'static str) -> impl FnOnce(diesel::result::Error) -> DomainError {
-    move |e| DomainError::Internal(format!("database ({what}): {e}"))
+fn db_error(what: &'static str) -> impl FnOnce(diesel::result::Error) -> Fault {
+    move |e| Fault::caused(format!("database ({what})"), e)
 }
 
 impl DieselStore {
@@ -57,7 +57,7 @@ impl DieselStore {
         &self,
         what: &'static str,
         f: impl FnOnce(&mut AnyConnection) -> QueryResult<T>,
-    ) -> DomainResult<T> {
+    ) -> PortResult<T> {
         let mut pooled = self.conn()?;
         f(&mut pooled.conn).map_err(|e| {
             pooled.note_error(&e);
@@ -70,7 +70,7 @@ impl DieselStore {
         &self,
         what: &'static str,
         f: impl FnOnce(&mut AnyConnection) -> QueryResult<T>,
-    ) -> DomainResult<T> {
+    ) -> PortResult<T> {
         match &self.writer {
             Some(writer) => {
                 // A panic while holding the lock poisons it; the database stayed consistent

@@ -1,6 +1,6 @@
 //! Row structs, one pair per table (what is read, what is written), and their conversions to
 //! and from domain types. A value the domain would refuse (bad id, status or instant) means the
-//! row is corrupt: it becomes `DomainError::Internal`, never a panic or a silent default.
+//! row is corrupt: it becomes `Fault::Internal`, never a panic or a silent default.
 
 use diesel::prelude::*;
 use pay_domain::kernel::amount::Decimal;
@@ -14,7 +14,7 @@ use pay_domain::settings::{FeePayer, PaySettings, ProductStatus};
 use pay_domain::tenancy::keys::{Integration, StoredIntegration};
 use pay_domain::tenancy::ports::StoredSignIn;
 use pay_domain::tenancy::{Company, Membership, Role, Theme, UserRecord};
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::{Fault, PortResult};
 
 use crate::conn::MultiBackend;
 use crate::schema::{
@@ -33,23 +33,23 @@ pub(crate) use mail::*;
 pub(crate) use webhooks::*;
 
 /// Names the column only: values may be secrets or personal data.
-pub(crate) fn corrupt(column: &str) -> DomainError {
-    DomainError::Internal(format!("corrupt stored value in {column}"))
+pub(crate) fn corrupt(column: &str) -> Fault {
+    Fault::new(format!("corrupt stored value in {column}"))
 }
 
-fn instant(ms: i64, column: &str) -> DomainResult<Timestamp> {
+fn instant(ms: i64, column: &str) -> PortResult<Timestamp> {
     Timestamp::from_unix_millis(ms).ok_or_else(|| corrupt(column))
 }
 
-fn opt_instant(ms: Option<i64>, column: &str) -> DomainResult<Option<Timestamp>> {
+fn opt_instant(ms: Option<i64>, column: &str) -> PortResult<Option<Timestamp>> {
     ms.map(|ms| instant(ms, column)).transpose()
 }
 
-fn id<T>(text: &str, parse: fn(&str) -> Option<T>, column: &str) -> DomainResult<T> {
+fn id<T>(text: &str, parse: fn(&str) -> Option<T>, column: &str) -> PortResult<T> {
     parse(text).ok_or_else(|| corrupt(column))
 }
 
-fn decimal(text: &str, column: &str) -> DomainResult<Decimal> {
+fn decimal(text: &str, column: &str) -> PortResult<Decimal> {
     Decimal::parse(text).map_err(|_| corrupt(column))
 }
 
@@ -65,9 +65,9 @@ pub(crate) struct UserRow {
 }
 
 impl TryFrom<UserRow> for UserRecord {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(r: UserRow) -> DomainResult<UserRecord> {
+    fn try_from(r: UserRow) -> PortResult<UserRecord> {
         Ok(UserRecord {
             id: id(&r.id, UserId::parse, "users.id")?,
             email: r.email,
@@ -112,9 +112,9 @@ pub(crate) struct CompanyRow {
 }
 
 impl TryFrom<CompanyRow> for Company {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(r: CompanyRow) -> DomainResult<Company> {
+    fn try_from(r: CompanyRow) -> PortResult<Company> {
         Ok(Company {
             id: id(&r.id, CompanyId::parse, "companies.id")?,
             name: r.name,
@@ -171,9 +171,9 @@ pub(crate) struct MembershipRow {
 }
 
 impl TryFrom<MembershipRow> for Membership {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(r: MembershipRow) -> DomainResult<Membership> {
+    fn try_from(r: MembershipRow) -> PortResult<Membership> {
         Ok(Membership {
             company_id: id(&r.company_id, CompanyId::parse, "memberships.company_id")?,
             company_name: r.company_name,
@@ -182,7 +182,7 @@ impl TryFrom<MembershipRow> for Membership {
     }
 }
 
-pub(crate) fn parse_role(text: &str) -> DomainResult<Role> {
+pub(crate) fn parse_role(text: &str) -> PortResult<Role> {
     Role::parse(text).ok_or_else(|| corrupt("memberships.role"))
 }
 
@@ -206,9 +206,9 @@ pub(crate) struct SettingsRow {
 }
 
 impl TryFrom<SettingsRow> for PaySettings {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(r: SettingsRow) -> DomainResult<PaySettings> {
+    fn try_from(r: SettingsRow) -> PortResult<PaySettings> {
         Ok(PaySettings {
             status: ProductStatus::parse(&r.status)
                 .ok_or_else(|| corrupt("pay_settings.status"))?,
@@ -303,9 +303,9 @@ pub(crate) struct IntegrationRow {
 }
 
 impl TryFrom<IntegrationRow> for Integration {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(r: IntegrationRow) -> DomainResult<Integration> {
+    fn try_from(r: IntegrationRow) -> PortResult<Integration> {
         Ok(Integration {
             partner_id: id(&r.partner_id, PartnerId::parse, "integrations.partner_id")?,
             company_id: id(&r.company_id, CompanyId::parse, "integrations.company_id")?,
@@ -327,7 +327,7 @@ pub(crate) type StoredIntegrationRow = (IntegrationRow, String);
 
 pub(crate) fn stored_integration(
     (row, secret_digest): StoredIntegrationRow,
-) -> DomainResult<StoredIntegration> {
+) -> PortResult<StoredIntegration> {
     Ok(StoredIntegration {
         integration: row.try_into()?,
         secret_digest: SecretDigest(secret_digest),
@@ -351,9 +351,9 @@ pub(crate) struct NewIntegrationRow<'a> {
 }
 
 impl<'a> TryFrom<&'a StoredIntegration> for NewIntegrationRow<'a> {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(s: &'a StoredIntegration) -> DomainResult<Self> {
+    fn try_from(s: &'a StoredIntegration) -> PortResult<Self> {
         let i = &s.integration;
         Ok(NewIntegrationRow {
             partner_id: i.partner_id.to_string(),
@@ -364,7 +364,7 @@ impl<'a> TryFrom<&'a StoredIntegration> for NewIntegrationRow<'a> {
             name: &i.name,
             app_slug: &i.app_slug,
             allowed_origins: serde_json::to_string(&i.allowed_origins)
-                .map_err(|e| DomainError::Internal(format!("encoding allowed origins: {e}")))?,
+                .map_err(|e| Fault::caused("encoding allowed origins", e))?,
             enabled: i.enabled,
             created_at: i.created_at.unix_millis(),
             last_used_at: i.last_used_at.map(Timestamp::unix_millis),
@@ -387,9 +387,9 @@ pub(crate) struct SessionRow {
 }
 
 impl TryFrom<SessionRow> for StoredSignIn {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(r: SessionRow) -> DomainResult<StoredSignIn> {
+    fn try_from(r: SessionRow) -> PortResult<StoredSignIn> {
         Ok(StoredSignIn {
             id: id(&r.id, SignInId::parse, "browser_sessions.id")?,
             token_digest: SecretDigest(r.token_digest),
@@ -456,7 +456,7 @@ pub(crate) struct LinkRow {
 }
 
 impl LinkRow {
-    fn created_by(&self) -> DomainResult<CreatedBy> {
+    fn created_by(&self) -> PortResult<CreatedBy> {
         let by_id = || self.created_by_id.as_deref().unwrap_or_default();
         Ok(match self.created_by_kind.as_str() {
             BY_API_KEY => CreatedBy::ApiKey(id(
@@ -478,9 +478,9 @@ impl LinkRow {
 }
 
 impl TryFrom<LinkRow> for PaymentLink {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(r: LinkRow) -> DomainResult<PaymentLink> {
+    fn try_from(r: LinkRow) -> PortResult<PaymentLink> {
         Ok(PaymentLink {
             created_by: r.created_by()?,
             id: id(&r.id, PaymentLinkId::parse, "payment_links.id")?,
@@ -515,9 +515,9 @@ pub(crate) struct NewLinkRow<'a> {
 }
 
 impl<'a> TryFrom<&'a PaymentLink> for NewLinkRow<'a> {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(l: &'a PaymentLink) -> DomainResult<Self> {
+    fn try_from(l: &'a PaymentLink) -> PortResult<Self> {
         // The grant also goes in its own column so that grant-filtered lists use an index.
         let (kind, by_id, grant_id) = match &l.created_by {
             CreatedBy::ApiKey(p) => (BY_API_KEY, Some(p.to_string()), None),
@@ -534,7 +534,7 @@ impl<'a> TryFrom<&'a PaymentLink> for NewLinkRow<'a> {
             company_id: l.company_id.to_string(),
             status: l.status.as_str(),
             payload: serde_json::to_string(&payload::StoredPayload::from(&l.payload))
-                .map_err(|e| DomainError::Internal(format!("encoding link payload: {e}")))?,
+                .map_err(|e| Fault::caused("encoding link payload", e))?,
             created_at: l.created_at.unix_millis(),
             updated_at: l.updated_at.unix_millis(),
             expires_at: l.expires_at.map(Timestamp::unix_millis),

@@ -108,7 +108,7 @@ fn failed_write_rolls_back_everything(store: &DieselStore, url: &str) {
         d[0].id = existing[0].id;
         d
     };
-    assert!(is_internal(store.write_link_event(&w, &clashing)));
+    assert!(is_fault(store.write_link_event(&w, &clashing)));
     assert_eq!(store.payment_session(v1.id).unwrap(), Some(v1.clone()));
     assert_eq!(store.timeline(l.id).unwrap().len(), 1);
     assert_eq!(store.public_link(l.uid.as_str()).unwrap(), Some(l.clone()));
@@ -410,17 +410,17 @@ fn caller_bugs_are_refused(store: &DieselStore, _url: &str) {
         version: 1,
         ..moved(&v1, SessionStatus::Pending, T0 + 1)
     };
-    assert!(is_internal(
+    assert!(is_fault(
         store.write_link_event(&update(&l, &v1, &same_version), &never)
     ));
     // A session filed under another link.
     let foreign = session(&other, SessionStatus::Quote, T0, T0 + 60_000);
-    assert!(is_internal(store.write_link_event(
+    assert!(is_fault(store.write_link_event(
         &write(&l, SessionChange::Insert(foreign.clone())),
         &never
     )));
     // A timeline entry of another link.
-    assert!(is_internal(store.write_link_event(
+    assert!(is_fault(store.write_link_event(
         &LinkEventWrite {
             timeline: vec![entry(&other, None, "x", T0)],
             ..write(&l, SessionChange::None)
@@ -428,9 +428,7 @@ fn caller_bugs_are_refused(store: &DieselStore, _url: &str) {
         &never
     )));
     // A session inserted twice.
-    assert!(is_internal(
-        store.write_link_event(&insert(&l, &v1), &never)
-    ));
+    assert!(is_fault(store.write_link_event(&insert(&l, &v1), &never)));
     assert_eq!(store.payment_session(v1.id).unwrap(), Some(v1));
     assert_eq!(store.payment_session(foreign.id).unwrap(), None);
     assert_eq!(store.timeline(l.id).unwrap().len(), 1);
@@ -449,10 +447,10 @@ fn corrupt_rows_are_internal_errors(store: &DieselStore, url: &str) {
             s.id
         ),
     );
-    assert!(is_internal(store.payment_session(s.id)));
-    assert!(is_internal(store.latest_session(l.id)));
-    assert!(is_internal(store.unfinished_sessions(l.id)));
-    assert!(is_internal(store.due_sessions(ts(T0 + 120_000), 10)));
+    assert!(is_fault(store.payment_session(s.id)));
+    assert!(is_fault(store.latest_session(l.id)));
+    assert!(is_fault(store.unfinished_sessions(l.id)));
+    assert!(is_fault(store.due_sessions(ts(T0 + 120_000), 10)));
     raw_sql(
         url,
         &format!(
@@ -460,7 +458,7 @@ fn corrupt_rows_are_internal_errors(store: &DieselStore, url: &str) {
             s.id
         ),
     );
-    assert!(is_internal(store.payment_session(s.id)));
+    assert!(is_fault(store.payment_session(s.id)));
     raw_sql(
         url,
         &format!(
@@ -468,5 +466,5 @@ fn corrupt_rows_are_internal_errors(store: &DieselStore, url: &str) {
             l.id
         ),
     );
-    assert!(is_internal(store.timeline(l.id)));
+    assert!(is_fault(store.timeline(l.id)));
 }

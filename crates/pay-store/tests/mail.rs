@@ -38,13 +38,13 @@ fn insert_refuses_unknown_link_and_duplicate_id(store: &DieselStore, url: &str) 
     let l = link(store, c);
     let m = mail(&l, T0, T0);
     store.insert_mail(&m).unwrap();
-    assert!(is_internal(store.insert_mail(&m)), "duplicate id");
+    assert!(is_fault(store.insert_mail(&m)), "duplicate id");
     let mut orphan = mail(&l, T0, T0);
     orphan.link_id = PaymentLinkId(Uuid::now_v7());
-    assert!(is_internal(store.insert_mail(&orphan)), "unknown link");
+    assert!(is_fault(store.insert_mail(&orphan)), "unknown link");
     let mut stranger = mail(&l, T0, T0);
     stranger.company_id = CompanyId(Uuid::now_v7());
-    assert!(is_internal(store.insert_mail(&stranger)), "unknown company");
+    assert!(is_fault(store.insert_mail(&stranger)), "unknown company");
     // A corrupt row is an internal error, not a panic or a default.
     raw_sql(
         url,
@@ -53,7 +53,7 @@ fn insert_refuses_unknown_link_and_duplicate_id(store: &DieselStore, url: &str) 
             m.id
         ),
     );
-    assert!(is_internal(store.mail(m.id)));
+    assert!(is_fault(store.mail(m.id)));
 }
 
 /// Two "servers" (two stores on one database), each with four mailer threads claiming batches

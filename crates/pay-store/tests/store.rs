@@ -111,7 +111,7 @@ fn duplicate_email_writes_nothing(store: &DieselStore, _url: &str) {
     let first = tenant("ann@example.com");
     store.create_tenant(&first).unwrap();
     let second = tenant("ann@example.com");
-    assert!(is_internal(store.create_tenant(&second)));
+    assert!(is_fault(store.create_tenant(&second)));
 
     assert_eq!(
         store.company_with_settings(second.company.id).unwrap(),
@@ -172,7 +172,7 @@ fn memberships_and_roles(store: &DieselStore, _url: &str) {
 
     // An owner that does not exist violates the foreign key: nothing is written.
     let orphan = tenant_of(UserId(Uuid::now_v7()), None);
-    assert!(is_internal(store.create_tenant(&orphan)));
+    assert!(is_fault(store.create_tenant(&orphan)));
     assert_eq!(
         store.company_with_settings(orphan.company.id).unwrap(),
         None
@@ -224,7 +224,7 @@ fn add_member(store: &DieselStore, _url: &str) {
     );
     assert_eq!((m[1].company_id, m[1].role), (beta.company.id, Role::Admin));
     // Joining twice fails and writes nothing; a new user with a taken e-mail neither.
-    assert!(is_internal(store.add_member(
+    assert!(is_fault(store.add_member(
         None,
         carol.id,
         acme.company.id,
@@ -239,7 +239,7 @@ fn add_member(store: &DieselStore, _url: &str) {
         id: UserId(Uuid::now_v7()),
         ..carol.clone()
     };
-    assert!(is_internal(store.add_member(
+    assert!(is_fault(store.add_member(
         Some(&dup),
         dup.id,
         beta.company.id,
@@ -366,13 +366,13 @@ fn integrations(store: &DieselStore, _url: &str) {
     // Uniqueness of key id, form key id and partner id.
     let mut dup = integration(company, T0);
     dup.integration.key_id = third.integration.key_id.clone();
-    assert!(is_internal(store.insert_integration(&dup)));
+    assert!(is_fault(store.insert_integration(&dup)));
     let mut dup = integration(company, T0);
     dup.integration.form_key_id = third.integration.form_key_id.clone();
-    assert!(is_internal(store.insert_integration(&dup)));
+    assert!(is_fault(store.insert_integration(&dup)));
     let mut dup = integration(company, T0);
     dup.integration.partner_id = third.integration.partner_id;
-    assert!(is_internal(store.insert_integration(&dup)));
+    assert!(is_fault(store.insert_integration(&dup)));
 
     // Enable / disable, only within the company.
     let p = second.integration.partner_id;
@@ -476,7 +476,7 @@ fn sessions(store: &DieselStore, _url: &str) {
         id: SignInId(Uuid::now_v7()),
         ..session.clone()
     };
-    assert!(is_internal(store.insert_sign_in(&clash)));
+    assert!(is_fault(store.insert_sign_in(&clash)));
 
     store.delete_sign_in(&digest()).unwrap();
     assert!(store
@@ -524,19 +524,19 @@ fn corrupt_rows_are_internal_errors(store: &DieselStore, url: &str) {
          UPDATE integrations SET allowed_origins = 'not json'; \
          UPDATE memberships SET role = 'king';",
     );
-    assert!(is_internal(store.company_with_settings(t.company.id)));
-    assert!(is_internal(store.link(t.company.id, &l.uid)));
-    assert!(is_internal(store.links(
+    assert!(is_fault(store.company_with_settings(t.company.id)));
+    assert!(is_fault(store.link(t.company.id, &l.uid)));
+    assert!(is_fault(store.links(
         t.company.id,
         LinkFilter { grant_id: None },
         10
     )));
-    assert!(is_internal(store.integrations(t.company.id)));
-    assert!(is_internal(
+    assert!(is_fault(store.integrations(t.company.id)));
+    assert!(is_fault(
         store.integration_by_key_id(&t.integration.integration.key_id)
     ));
-    assert!(is_internal(store.role(t.owner, t.company.id)));
-    assert!(is_internal(store.memberships(t.owner)));
+    assert!(is_fault(store.role(t.owner, t.company.id)));
+    assert!(is_fault(store.memberships(t.owner)));
 }
 
 /// Many writers at once: SQLite must queue them (BEGIN IMMEDIATE + busy timeout), never fail.
@@ -681,7 +681,7 @@ fn postgres_lost_connections_are_replaced() {
         ),
     );
     let first = store.is_empty();
-    assert!(first.is_ok() || is_internal(first));
+    assert!(first.is_ok() || is_fault(first));
     assert!(store.is_empty().unwrap());
 }
 

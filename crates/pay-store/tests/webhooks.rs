@@ -266,10 +266,10 @@ fn corrupt_rows_are_internal_errors(store: &DieselStore, url: &str) {
          UPDATE webhook_attempts SET status_code = 70000; \
          UPDATE webhook_callbacks SET prev_last4 = NULL;",
     );
-    assert!(is_internal(store.deliveries(c, &filter())));
-    assert!(is_internal(store.delivery(c, d.id)));
-    assert!(is_internal(store.attempts(c, d.id)));
-    assert!(is_internal(
+    assert!(is_fault(store.deliveries(c, &filter())));
+    assert!(is_fault(store.delivery(c, d.id)));
+    assert!(is_fault(store.attempts(c, d.id)));
+    assert!(is_fault(
         store.company_callback(c, CallbackKind::CompanyPayment)
     ));
 }

@@ -12,7 +12,7 @@ use chacha20poly1305::{Key, XChaCha20Poly1305, XNonce};
 use pay_domain::kernel::ports::SecretSealer;
 use pay_domain::kernel::secret::Secret;
 use pay_domain::webhooks::SealedSecret;
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::{Fault, PortResult};
 use sha2::{Digest, Sha256};
 
 const KEY_LEN: usize = 32;
@@ -163,7 +163,7 @@ fn bound_aad(key_id: &str, aad: &str) -> String {
 }
 
 impl SecretSealer for AeadSealer {
-    fn seal(&self, secret: &Secret, aad: &str) -> DomainResult<SealedSecret> {
+    fn seal(&self, secret: &Secret, aad: &str) -> PortResult<SealedSecret> {
         let key = &self.keys.current;
         let nonce = XChaCha20Poly1305::generate_nonce(&mut OsRng);
         let ciphertext = key
@@ -175,7 +175,7 @@ impl SecretSealer for AeadSealer {
                     aad: bound_aad(&key.id, aad).as_bytes(),
                 },
             )
-            .map_err(|_| DomainError::Internal("sealing a secret failed".into()))?;
+            .map_err(|_| Fault::new("sealing a secret failed"))?;
         let mut out = Vec::with_capacity(NONCE_LEN + ciphertext.len());
         out.extend_from_slice(&nonce);
         out.extend_from_slice(&ciphertext);
@@ -185,9 +185,9 @@ impl SecretSealer for AeadSealer {
         })
     }
 
-    fn open(&self, sealed: &SealedSecret, aad: &str) -> DomainResult<Secret> {
+    fn open(&self, sealed: &SealedSecret, aad: &str) -> PortResult<Secret> {
         let key = self.keys.entry(&sealed.key_id).ok_or_else(|| {
-            DomainError::Internal(format!(
+            Fault::new(format!(
                 "secret sealed with unknown key id {:?}",
                 sealed.key_id
             ))
@@ -199,7 +199,7 @@ impl SecretSealer for AeadSealer {
             None => (sealed.sealed.as_str(), aad.to_owned()),
         };
         // One message for every failure below: which check failed is no business of a log.
-        let refused = || DomainError::Internal("sealed secret does not open".into());
+        let refused = || Fault::new("sealed secret does not open");
         let bytes = STANDARD.decode(b64).map_err(|_| refused())?;
         if bytes.len() < NONCE_LEN + TAG_LEN {
             return Err(refused());

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use pay_domain::webhooks::{
     AttemptError, AttemptOutcome, OutboundRequest, RESPONSE_EXCERPT_CHARS, RESPONSE_READ_LIMIT,
 };
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::{Fault, PortResult};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use reqwest::redirect::Policy;
 
@@ -73,7 +73,7 @@ struct Answer {
 }
 
 impl HttpTransport {
-    pub fn new(config: TransportConfig) -> DomainResult<Self> {
+    pub fn new(config: TransportConfig) -> PortResult<Self> {
         let client = reqwest::Client::builder()
             // A redirect would send the signed body somewhere the merchant never configured
             // (and past the URL check); the 3xx is reported as a failure instead.
@@ -87,7 +87,7 @@ impl HttpTransport {
             .connect_timeout(config.connect_timeout)
             .timeout(config.total_timeout)
             .build()
-            .map_err(|e| DomainError::Internal(format!("webhook http client: {e}")))?;
+            .map_err(|e| Fault::caused("webhook http client", e))?;
         Ok(HttpTransport { client, config })
     }
 

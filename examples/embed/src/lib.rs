@@ -16,7 +16,11 @@ use pay_domain::sandbox::SandboxEvent;
 use pay_domain::testing::{
     FakeCrypto, FakePrices, FakeProcessor, FakeSealer, FakeSigner, FixedClock, MemStore,
 };
-use pay_domain::DomainResult;
+use pay_domain::Fault;
+
+/// Each context returns its own error enum; a host that runs several use cases in a row can
+/// collect them as one boxed error (or match each where it calls it).
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// USDC on Base, one of the built-in settlement assets.
 pub const BASE_USDC: &str = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
@@ -55,7 +59,7 @@ pub fn build(start_ms: i64) -> Pay {
 }
 
 /// A merchant signs up, creates a 25 USDC link with its API key, and a payer pays it.
-pub fn create_and_pay(pay: &Pay) -> DomainResult<Outcome> {
+pub fn create_and_pay(pay: &Pay) -> Result<Outcome, Error> {
     let tenant = pay.tenancy().bootstrap(
         "Acme Goods",
         "owner@acme.example",
@@ -79,9 +83,8 @@ pub fn create_and_pay(pay: &Pay) -> DomainResult<Outcome> {
         .checkout()
         .start_session(uid, BASE_USDC, "198.51.100.7")?;
     let pending = pay.checkout().accept_session(uid, &quote.id.to_string())?;
-    let amount = Decimal::parse(&pending.required_sell_amount).map_err(|_| {
-        pay_domain::DomainError::Internal("the quote's amount is not a decimal".into())
-    })?;
+    let amount = Decimal::parse(&pending.required_sell_amount)
+        .map_err(|_| Fault::new("the quote's amount is not a decimal"))?;
     let paid = pay.sandbox().sandbox_event(
         Some(&merchant),
         uid,

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::checkout::SessionTransition;
 use crate::webhooks::PaymentEvent;
 
 /// Where a session is.
@@ -162,15 +162,18 @@ impl SessionEvent {
 }
 
 /// A refused session move.
-fn refused(from: SessionStatus, event: SessionEvent) -> DomainError {
-    DomainError::SessionTransition {
+fn refused(from: SessionStatus, event: SessionEvent) -> SessionTransition {
+    SessionTransition {
         from: from.as_str(),
         event: format!("{event:?}"),
     }
 }
 
 /// The one transition function.
-pub fn transition(from: SessionStatus, event: SessionEvent) -> DomainResult<SessionStatus> {
+pub fn transition(
+    from: SessionStatus,
+    event: SessionEvent,
+) -> Result<SessionStatus, SessionTransition> {
     use SessionEvent as E;
     use SessionStatus as S;
     let to = match (from, event) {
@@ -241,7 +244,7 @@ mod tests {
                         moves += 1;
                     }
                     None => assert!(
-                        matches!(got, Err(DomainError::SessionTransition { .. })),
+                        matches!(got, Err(SessionTransition { .. })),
                         "{from} {event:?} must be refused, got {got:?}"
                     ),
                 }

@@ -1,6 +1,7 @@
 //! Checkout: a payer's payment sessions on a link, their status machine, quotes, the
 //! underpayment tolerance, expiry, and what the processor reports.
 
+mod error;
 pub mod machine;
 mod model;
 pub mod ports;
@@ -8,6 +9,9 @@ pub mod quote;
 mod service;
 pub mod tolerance;
 
+pub use error::{
+    CheckoutError, LinkAlreadyPaid, RefundAddressAlreadySet, SessionTransition, StartBlocked,
+};
 pub use model::*;
 pub(crate) use service::link_not_found;
 pub use service::{

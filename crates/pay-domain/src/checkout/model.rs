@@ -143,7 +143,10 @@ pub struct DueSession {
 /// Storage of sessions and timelines.
 pub trait CheckoutStore {
     /// A link by its public uid, whatever its company (the public checkout).
-    fn public_link(&self, uid: &str) -> crate::DomainResult<Option<crate::links::PaymentLink>>;
+    fn public_link(
+        &self,
+        uid: &str,
+    ) -> crate::kernel::error::PortResult<Option<crate::links::PaymentLink>>;
     /// Applies one write in ONE transaction (see `LinkEventWrite`): processor event id first
     /// (unique), then the one-time claim, the session row (insert, or compare-and-set on the
     /// version), the timeline entries, and `webhook_events` sequence numbers with the
@@ -153,18 +156,32 @@ pub trait CheckoutStore {
         &self,
         write: &LinkEventWrite,
         build: &dyn Fn(u64) -> Vec<Delivery>,
-    ) -> crate::DomainResult<WriteOutcome>;
+    ) -> crate::kernel::error::PortResult<WriteOutcome>;
     /// Whether a processor event id was applied (a replay is answered without deciding again).
-    fn processor_event_applied(&self, event_id: &str) -> crate::DomainResult<bool>;
-    fn payment_session(&self, id: PaymentSessionId) -> crate::DomainResult<Option<PaymentSession>>;
+    fn processor_event_applied(&self, event_id: &str) -> crate::kernel::error::PortResult<bool>;
+    fn payment_session(
+        &self,
+        id: PaymentSessionId,
+    ) -> crate::kernel::error::PortResult<Option<PaymentSession>>;
     /// The link's newest session.
-    fn latest_session(&self, link: PaymentLinkId) -> crate::DomainResult<Option<PaymentSession>>;
+    fn latest_session(
+        &self,
+        link: PaymentLinkId,
+    ) -> crate::kernel::error::PortResult<Option<PaymentSession>>;
     /// The link's sessions in `quote` or `pending`, oldest first.
-    fn unfinished_sessions(&self, link: PaymentLinkId) -> crate::DomainResult<Vec<PaymentSession>>;
+    fn unfinished_sessions(
+        &self,
+        link: PaymentLinkId,
+    ) -> crate::kernel::error::PortResult<Vec<PaymentSession>>;
     /// The link's timeline, oldest first.
-    fn timeline(&self, link: PaymentLinkId) -> crate::DomainResult<Vec<TimelineEvent>>;
+    fn timeline(&self, link: PaymentLinkId)
+        -> crate::kernel::error::PortResult<Vec<TimelineEvent>>;
     /// Up to `limit` unfinished sessions with work due, each deadline compared with the clock
     /// of the link's company (`now`, real time, plus that company's test-clock offset), oldest
     /// deadline first, each with its link (one query, not one per session).
-    fn due_sessions(&self, now: Timestamp, limit: usize) -> crate::DomainResult<Vec<DueSession>>;
+    fn due_sessions(
+        &self,
+        now: Timestamp,
+        limit: usize,
+    ) -> crate::kernel::error::PortResult<Vec<DueSession>>;
 }

@@ -1,16 +1,12 @@
 //! What checkout needs from outside storage: prices for quotes and the payment processor.
 
-use crate::kernel::error::DomainResult;
+use crate::kernel::error::PortResult;
 
 /// Prices for quotes.
 pub trait PriceSource: Send + Sync {
     /// The price of one unit of `asset` (an asset identifier) in `unit` (an ISO 4217 code such
     /// as `USD`, or an asset identifier); `None` when the source does not know the pair.
-    fn price(
-        &self,
-        asset: &str,
-        unit: &str,
-    ) -> DomainResult<Option<crate::kernel::amount::Decimal>>;
+    fn price(&self, asset: &str, unit: &str) -> PortResult<Option<crate::kernel::amount::Decimal>>;
 }
 
 /// A deposit channel a processor opened for a session.
@@ -37,7 +33,7 @@ pub trait Processor: Send + Sync {
         &self,
         company: crate::kernel::ids::CompanyId,
         asset: &crate::kernel::assets::DestinationAsset,
-    ) -> DomainResult<Option<String>>;
+    ) -> PortResult<Option<String>>;
     /// Opens a deposit channel for `amount` of `asset`. MUST be idempotent per `session`:
     /// asking again returns the same channel.
     fn open_channel(
@@ -45,5 +41,5 @@ pub trait Processor: Send + Sync {
         session: uuid::Uuid,
         asset: &crate::kernel::assets::DestinationAsset,
         amount: crate::kernel::amount::Decimal,
-    ) -> DomainResult<DepositChannel>;
+    ) -> PortResult<DepositChannel>;
 }

@@ -5,7 +5,7 @@
 use time::Duration;
 
 use crate::kernel::amount::{Decimal, Rounding};
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::Fault;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::PaymentLinkPayload;
 use crate::settings::{FeePayer, PaySettings};
@@ -60,18 +60,18 @@ pub struct QuoteAmounts {
     pub expected_buy_amount: Decimal,
 }
 
-fn arithmetic() -> DomainError {
-    DomainError::Internal("quote arithmetic out of range".into())
+fn arithmetic() -> Fault {
+    Fault::new("quote arithmetic out of range")
 }
 
 /// The quote rule. With the client paying the fee, the payer sends target + fee and the
 /// merchant receives the target; with the merchant paying, the payer sends the target and the
 /// merchant receives target - fee.
-pub fn quote(r: &QuoteRequest) -> DomainResult<QuoteAmounts> {
+pub fn quote(r: &QuoteRequest) -> Result<QuoteAmounts, Fault> {
     let one = Decimal::parse("1").map_err(|_| arithmetic())?;
     let minus_one = Decimal::parse("-1").map_err(|_| arithmetic())?;
     if r.surcharge_percent < minus_one || r.surcharge_percent > one {
-        return Err(DomainError::Internal("surcharge out of -1..1".into()));
+        return Err(Fault::new("surcharge out of -1..1"));
     }
     let target = r
         .invoice_amount

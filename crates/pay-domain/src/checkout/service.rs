@@ -7,21 +7,24 @@ use serde_json::{json, Map, Value};
 
 use std::sync::Arc;
 
+use crate::checkout::error::CheckoutResult;
 use crate::checkout::machine::{transition, SessionEvent, SessionStatus};
 use crate::checkout::ports::{PriceSource, Processor};
 use crate::checkout::quote::{self, QuoteRequest};
 use crate::checkout::tolerance;
 use crate::checkout::CheckoutStore;
+use crate::checkout::{CheckoutError, LinkAlreadyPaid, SessionTransition, StartBlocked};
 use crate::checkout::{
     LinkEventWrite, PaymentSession, SessionChange, TimelineEvent, WriteOutcome, DEPOSIT_WINDOW,
 };
 use crate::kernel::amount::{Amount, Decimal};
 use crate::kernel::assets::{fiat_decimals, DestinationAsset};
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{Fault, FieldError, NotFound};
 use crate::kernel::ids::{LinkUid, PaymentSessionId};
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::ports::LinkObserver;
+use crate::links::LinkNotActive;
 use crate::links::LinkService;
 use crate::links::{LinkStatus, PaymentLink};
 use crate::settings::PaySettings;
@@ -75,14 +78,11 @@ pub enum Resolution {
 
 impl Resolution {
     /// `complete` or `refund` (the `action` of the manual-resolution route).
-    pub fn parse(action: &str) -> DomainResult<Self> {
+    pub fn parse(action: &str) -> CheckoutResult<Self> {
         match action {
             "complete" => Ok(Resolution::Complete),
             "refund" => Ok(Resolution::Refund),
-            _ => Err(DomainError::validation(
-                "action",
-                "action must be complete or refund",
-            )),
+            _ => Err(FieldError::new("action", "action must be complete or refund").into()),
         }
     }
 }
@@ -93,7 +93,7 @@ pub struct DueWorkReport {
     /// Sessions that moved.
     pub moved: usize,
     /// Sessions whose move failed (retried next round).
-    pub failed: Vec<(PaymentSessionId, DomainError)>,
+    pub failed: Vec<(PaymentSessionId, CheckoutError)>,
 }
 
 /// One planned move: the event, and the session as it is after it (status set by the plan).
@@ -106,27 +106,27 @@ struct Plan {
     claim: bool,
 }
 
-pub(crate) fn session_not_found() -> DomainError {
-    DomainError::NotFound {
+pub(crate) fn session_not_found() -> NotFound {
+    NotFound {
         kind: "Payment session",
     }
 }
 
-pub(crate) fn link_not_found() -> DomainError {
-    DomainError::NotFound {
+pub(crate) fn link_not_found() -> NotFound {
+    NotFound {
         kind: "Payment link",
     }
 }
 
-fn dec(s: &str) -> DomainResult<Decimal> {
-    Decimal::parse(s).map_err(|_| DomainError::Internal(format!("stored amount {s:?} is bad")))
+fn dec(s: &str) -> Result<Decimal, Fault> {
+    Decimal::parse(s).map_err(|_| Fault::new(format!("stored amount {s:?} is bad")))
 }
 
-fn arithmetic() -> DomainError {
-    DomainError::Internal("amount arithmetic out of range".into())
+fn arithmetic() -> Fault {
+    Fault::new("amount arithmetic out of range")
 }
 
-fn received_of(s: &PaymentSession) -> DomainResult<Decimal> {
+fn received_of(s: &PaymentSession) -> Result<Decimal, Fault> {
     match s.settlement.get("receivedAmount").and_then(Value::as_str) {
         Some(v) => dec(v),
         None => Ok(Decimal::ZERO),
@@ -177,8 +177,9 @@ impl std::fmt::Debug for CheckoutAdapters {
 
 /// A merchant's pause or archive ends the payers' unfinished sessions of the link.
 impl LinkObserver for CheckoutService {
-    fn link_stopped(&self, link: &PaymentLink) -> DomainResult<()> {
+    fn link_stopped(&self, link: &PaymentLink) -> crate::kernel::error::PortResult<()> {
         self.end_sessions_of_inactive_link(link)
+            .map_err(|e| Fault::caused("ending the sessions of a stopped link", e))
     }
 }
 
@@ -204,16 +205,17 @@ impl CheckoutService {
 
     // ----- reads -----
 
-    pub(crate) fn checkout_link(&self, uid: &str) -> DomainResult<PaymentLink> {
+    pub(crate) fn checkout_link(&self, uid: &str) -> CheckoutResult<PaymentLink> {
         let uid = LinkUid::parse(uid).ok_or_else(link_not_found)?;
-        self.store
+        Ok(self
+            .store
             .public_link(uid.as_str())?
-            .ok_or_else(link_not_found)
+            .ok_or_else(link_not_found)?)
     }
 
     /// The settings a link is paid under: its company's; anonymous links have no company
     /// and take the defaults (link fields still override them).
-    fn link_settings(&self, link: &PaymentLink) -> DomainResult<PaySettings> {
+    fn link_settings(&self, link: &PaymentLink) -> CheckoutResult<PaySettings> {
         if link.is_anonymous() {
             return Ok(PaySettings::new_company_default(&self.k.assets));
         }
@@ -230,7 +232,7 @@ impl CheckoutService {
 
     /// Assets a payer can pay this link with: the catalogue's assets the processor takes and
     /// the price source prices in the invoice unit.
-    fn pay_assets(&self, link: &PaymentLink) -> DomainResult<Vec<DestinationAsset>> {
+    fn pay_assets(&self, link: &PaymentLink) -> CheckoutResult<Vec<DestinationAsset>> {
         let unit = Self::invoice_unit(link);
         let mut out = Vec::new();
         for a in self.k.assets.all() {
@@ -247,7 +249,7 @@ impl CheckoutService {
     }
 
     /// The public view of a link (`GET /api/public/checkout/{uid}`).
-    pub fn checkout_view(&self, uid: &str) -> DomainResult<CheckoutView> {
+    pub fn checkout_view(&self, uid: &str) -> CheckoutResult<CheckoutView> {
         let link = self.checkout_link(uid)?;
         let settings = self.link_settings(&link)?;
         let p = &link.payload;
@@ -282,8 +284,8 @@ impl CheckoutService {
     }
 
     /// The link detail of the partner API: the link, its latest session and its timeline.
-    pub fn link_detail(&self, p: &Principal, uid: &str) -> DomainResult<LinkDetail> {
-        let link = self.links.get_link(p, uid)?;
+    pub fn link_detail(&self, p: &Principal, uid: &str) -> CheckoutResult<LinkDetail> {
+        let link = self.links.readable_link::<CheckoutError>(p, uid)?;
         Ok(LinkDetail {
             latest_session: self.store.latest_session(link.id)?,
             timeline: self.store.timeline(link.id)?,
@@ -293,7 +295,7 @@ impl CheckoutService {
 
     /// A session of the link, with any work that fell due applied first (so a payer never
     /// sees a session that should have expired).
-    pub fn checkout_session(&self, uid: &str, session: &str) -> DomainResult<PaymentSession> {
+    pub fn checkout_session(&self, uid: &str, session: &str) -> CheckoutResult<PaymentSession> {
         let link = self.checkout_link(uid)?;
         let s = self.session_of(&link, session)?;
         self.settle_due(&link, s)
@@ -303,26 +305,27 @@ impl CheckoutService {
         &self,
         link: &PaymentLink,
         session: &str,
-    ) -> DomainResult<PaymentSession> {
+    ) -> CheckoutResult<PaymentSession> {
         let id = PaymentSessionId::parse(session).ok_or_else(session_not_found)?;
         match self.store.payment_session(id)? {
             Some(s) if s.link_id == link.id => Ok(s),
-            _ => Err(session_not_found()),
+            _ => Err(session_not_found().into()),
         }
     }
 
     /// The link's newest session (the sandbox's default target).
-    pub(crate) fn latest_session(&self, link: &PaymentLink) -> DomainResult<PaymentSession> {
-        self.store
+    pub(crate) fn latest_session(&self, link: &PaymentLink) -> CheckoutResult<PaymentSession> {
+        Ok(self
+            .store
             .latest_session(link.id)?
-            .ok_or_else(session_not_found)
+            .ok_or_else(session_not_found)?)
     }
 
     /// Ends the unfinished sessions of a link the merchant paused or archived.
-    pub(crate) fn end_sessions_of_inactive_link(&self, link: &PaymentLink) -> DomainResult<()> {
+    pub(crate) fn end_sessions_of_inactive_link(&self, link: &PaymentLink) -> CheckoutResult<()> {
         for s in self.store.unfinished_sessions(link.id)? {
             match self.simple_move(link, s, SessionEvent::LinkInactive, "merchant_api", None) {
-                Ok(_) | Err(DomainError::SessionTransition { .. }) => {}
+                Ok(_) | Err(CheckoutError::Transition(_)) => {}
                 Err(e) => return Err(e),
             }
         }
@@ -333,7 +336,7 @@ impl CheckoutService {
 
     /// Applies the work that fell due (expired quotes and deposit requests, sessions of links
     /// that expired or stopped), at most `limit` sessions.
-    pub fn run_due_work(&self, limit: usize) -> DomainResult<DueWorkReport> {
+    pub fn run_due_work(&self, limit: usize) -> crate::kernel::error::PortResult<DueWorkReport> {
         let due = self.store.due_sessions(self.k.now(), limit)?;
         let mut report = DueWorkReport::default();
         for d in due {
@@ -349,7 +352,7 @@ impl CheckoutService {
     }
 
     /// Applies the due move of one session, if any; returns the session as it is after.
-    fn settle_due(&self, link: &PaymentLink, s: PaymentSession) -> DomainResult<PaymentSession> {
+    fn settle_due(&self, link: &PaymentLink, s: PaymentSession) -> CheckoutResult<PaymentSession> {
         let now = self.links.link_now(link)?;
         let Some(event) = due_event(link, &s, now) else {
             return Ok(s);
@@ -357,7 +360,7 @@ impl CheckoutService {
         let trigger = "expiry_worker";
         match self.simple_move(link, s.clone(), event, trigger, None) {
             Ok(after) => Ok(after),
-            Err(DomainError::SessionTransition { .. }) => self.reread(s.id),
+            Err(CheckoutError::Transition(_)) => self.reread(s.id),
             Err(e) => Err(e),
         }
     }

@@ -4,7 +4,7 @@
 
 use crate::checkout::PaymentSession;
 use crate::kernel::amount::{Decimal, Rounding};
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::Fault;
 use crate::settings::PaySettings;
 
 /// Whether `received` settles `required` under the merchant's underpayment tolerance: enough,
@@ -31,13 +31,13 @@ pub fn settles(required: Decimal, received: Decimal, settings: &PaySettings) -> 
 
 /// `received` of the pay asset expressed in the invoice unit, by the session's own quote ratio
 /// (rounded down: the payer never gets credit for more than arrived).
-pub fn in_invoice_units(s: &PaymentSession, received: Decimal) -> DomainResult<Decimal> {
+pub fn in_invoice_units(s: &PaymentSession, received: Decimal) -> Result<Decimal, Fault> {
     let required = stored(&s.required_sell_amount)?;
     let invoice = stored(&s.invoice_amount)?;
     received
         .checked_mul(invoice)
         .and_then(|x| x.checked_div(required, 18, Rounding::Down))
-        .ok_or_else(|| DomainError::Internal("amount arithmetic out of range".into()))
+        .ok_or_else(|| Fault::new("amount arithmetic out of range"))
 }
 
 /// Whether `received` of the pay asset completes session `s` under `settings`.
@@ -45,13 +45,13 @@ pub fn session_settles(
     s: &PaymentSession,
     received: Decimal,
     settings: &PaySettings,
-) -> DomainResult<bool> {
+) -> Result<bool, Fault> {
     let invoice = stored(&s.invoice_amount)?;
     Ok(settles(invoice, in_invoice_units(s, received)?, settings))
 }
 
-fn stored(s: &str) -> DomainResult<Decimal> {
-    Decimal::parse(s).map_err(|_| DomainError::Internal(format!("stored amount {s:?} is bad")))
+fn stored(s: &str) -> Result<Decimal, Fault> {
+    Decimal::parse(s).map_err(|_| Fault::new(format!("stored amount {s:?} is bad")))
 }
 
 #[cfg(test)]

@@ -3,7 +3,24 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::FieldError;
+
+/// Why no destination asset could be picked for a link or a setting.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AssetRefusal {
+    /// `asset` (or `currency`) names no enabled settlement asset.
+    #[error("{message}")]
+    InvalidDestinationAsset { field: String, message: String },
+    /// `currency` matches several assets and no default settles it.
+    #[error("currency {symbol} matches several destination assets; pass `asset`")]
+    AmbiguousCurrency { symbol: String },
+    /// Neither `asset`, `currency` nor a default asset.
+    #[error("no destination asset: pass `asset` or `currency`, or set a default asset")]
+    MissingDestinationAsset,
+    /// `asset` and `currency` disagree.
+    #[error(transparent)]
+    Invalid(#[from] FieldError),
+}
 
 /// One settlement asset of the catalogue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -190,24 +207,25 @@ impl AssetCatalogue {
         asset: Option<&str>,
         currency: Option<&str>,
         default: Option<&str>,
-    ) -> DomainResult<&DestinationAsset> {
+    ) -> Result<&DestinationAsset, AssetRefusal> {
         let default = default.and_then(|d| self.get(d));
         if let Some(id) = asset {
             let found = self
                 .get(id)
-                .ok_or_else(|| DomainError::InvalidDestinationAsset {
+                .ok_or_else(|| AssetRefusal::InvalidDestinationAsset {
                     field: "asset".into(),
                     message: format!("asset {id} is not an enabled destination asset"),
                 })?;
             if let Some(sym) = currency {
                 if !found.symbol.eq_ignore_ascii_case(sym) {
-                    return Err(DomainError::validation(
+                    return Err(FieldError::new(
                         "currency",
                         format!(
                             "currency {sym} does not match asset symbol {}",
                             found.symbol
                         ),
-                    ));
+                    )
+                    .into());
                 }
             }
             return Ok(found);
@@ -219,20 +237,20 @@ impl AssetCatalogue {
                 .filter(|a| a.symbol.eq_ignore_ascii_case(sym))
                 .collect();
             return match matches.as_slice() {
-                [] => Err(DomainError::InvalidDestinationAsset {
+                [] => Err(AssetRefusal::InvalidDestinationAsset {
                     field: "currency".into(),
                     message: format!("no enabled destination asset has the symbol {sym}"),
                 }),
                 [one] => Ok(one),
                 _ => match default {
                     Some(d) if d.symbol.eq_ignore_ascii_case(sym) => Ok(d),
-                    _ => Err(DomainError::AmbiguousCurrency {
+                    _ => Err(AssetRefusal::AmbiguousCurrency {
                         symbol: sym.to_owned(),
                     }),
                 },
             };
         }
-        default.ok_or(DomainError::MissingDestinationAsset)
+        default.ok_or(AssetRefusal::MissingDestinationAsset)
     }
 }
 
@@ -372,17 +390,17 @@ mod tests {
     #[test]
     fn resolution_follows_the_contract() {
         let c = AssetCatalogue::builtin();
-        let id = |r: DomainResult<&DestinationAsset>| r.map(|a| a.asset_identifier.clone());
+        let id = |r: Result<&DestinationAsset, AssetRefusal>| r.map(|a| a.asset_identifier.clone());
         // Exact asset.
         assert_eq!(id(c.resolve(Some(ETH_USDT), None, None)).unwrap(), ETH_USDT);
         assert!(matches!(
             c.resolve(Some("eip155:1/erc20:0xnope"), None, Some(BASE_USDC)),
-            Err(DomainError::InvalidDestinationAsset { .. })
+            Err(AssetRefusal::InvalidDestinationAsset { .. })
         ));
         // Asset and a contradicting currency.
         assert!(matches!(
             c.resolve(Some(ETH_USDT), Some("USDC"), None),
-            Err(DomainError::Validation { .. })
+            Err(AssetRefusal::Invalid(_))
         ));
         // One symbol match.
         assert_eq!(
@@ -396,13 +414,13 @@ mod tests {
         );
         assert_eq!(
             c.resolve(None, Some("USDT"), Some(BASE_USDC)),
-            Err(DomainError::AmbiguousCurrency {
+            Err(AssetRefusal::AmbiguousCurrency {
                 symbol: "USDT".into()
             })
         );
         assert!(matches!(
             c.resolve(None, Some("DOGE"), None),
-            Err(DomainError::InvalidDestinationAsset { field, .. }) if field == "currency"
+            Err(AssetRefusal::InvalidDestinationAsset { field, .. }) if field == "currency"
         ));
         // Neither: the default, or nothing.
         assert_eq!(
@@ -411,7 +429,7 @@ mod tests {
         );
         assert_eq!(
             c.resolve(None, None, None),
-            Err(DomainError::MissingDestinationAsset)
+            Err(AssetRefusal::MissingDestinationAsset)
         );
     }
 

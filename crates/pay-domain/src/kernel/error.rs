@@ -1,82 +1,146 @@
-//! One semantic error enum for the domain. The HTTP edge maps each variant to exactly one status
-//! and `errorCode`; nothing here knows about HTTP.
+//! The refusals and the failure every context shares. Each context has its own error enum
+//! (`LinkError`, `CheckoutError`, ...) made of these and of its own refusals, so that a caller
+//! matches exhaustively on what that context can really return. The HTTP edge maps each of
+//! these types to exactly one status and `errorCode`; nothing here knows about HTTP.
 
-use crate::links::LinkStatus;
+use std::error::Error as StdError;
+use std::fmt;
+use std::sync::Arc;
 
-/// Why a use case refused, or failed.
+/// One input field is wrong (type, range, length or format).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DomainError {
-    /// One input field is wrong (type, range, length or format).
-    #[error("{message}")]
-    Validation { field: String, message: String },
-    /// A field (form field) that the route does not take.
-    #[error("unknown field {field}")]
-    UnknownField { field: String },
-    /// `asset` (or `currency`) names no enabled settlement asset.
-    #[error("{message}")]
-    InvalidDestinationAsset { field: String, message: String },
-    /// `currency` matches several assets and no default settles it.
-    #[error("currency {symbol} matches several destination assets; pass `asset`")]
-    AmbiguousCurrency { symbol: String },
-    /// Neither `asset`, `currency` nor a default asset.
-    #[error("no destination asset: pass `asset` or `currency`, or set a default asset")]
-    MissingDestinationAsset,
-    /// No credential, or half a key pair.
-    #[error("Unauthorized")]
-    Unauthorized,
-    /// A wrong, disabled or insufficient credential.
-    #[error("Invalid pay API credentials")]
-    InvalidCredentials,
-    /// Wrong e-mail or password (the same message for both).
-    #[error("Invalid e-mail or password")]
-    InvalidLogin,
-    /// Too many attempts; retry after this many seconds.
-    #[error("Too many attempts; retry later")]
-    RateLimited { retry_after_secs: u64 },
-    /// A signed-in user cannot access the team or lacks the permission.
-    #[error("Forbidden")]
-    Forbidden,
-    /// Unknown resource, or one of another company (no existence leaks).
-    #[error("{kind} not found")]
-    NotFound { kind: &'static str },
-    /// Key-management route with an unknown `partnerId`.
-    #[error("API key not found")]
-    ApiKeyNotFound,
-    /// A refused state change.
-    #[error("cannot change status from {from} to {to}")]
-    InvalidTransition { from: LinkStatus, to: LinkStatus },
-    /// A refused payment-session move.
-    #[error("a {from} session cannot take {event}")]
-    SessionTransition { from: &'static str, event: String },
-    /// The link is paused, archived or expired: it takes no new payment or request.
-    #[error("the payment link is {state}; it takes no new payments")]
-    LinkNotActive { state: &'static str },
-    /// The merchant has no settlement wallet for the link's asset: payments cannot start.
-    #[error(
-        "the merchant cannot receive {asset} at the moment; payments to this link cannot start"
-    )]
-    StartBlocked { asset: String },
-    /// A one-time link another payer already paid.
-    #[error("this one-time payment link is already paid")]
-    LinkAlreadyPaid,
-    /// The session already has its refund address: the first one given stays.
-    #[error("a refund address was already given for this payment; it cannot be changed")]
-    RefundAddressAlreadySet,
-    /// `send-request-email` without an e-mail in the body or on the link.
-    #[error("no e-mail: pass `email` or set the link's customerEmail")]
-    MissingEmail,
-    /// A store or crypto adapter failed; the message is for the log only.
-    #[error("internal error: {0}")]
-    Internal(String),
+#[error("{message}")]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
 }
 
-pub type DomainResult<T> = Result<T, DomainError>;
-
-impl DomainError {
-    pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
-        DomainError::Validation {
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        FieldError {
             field: field.into(),
             message: message.into(),
         }
+    }
+}
+
+/// A field (form field) that the use case does not take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown field {field}")]
+pub struct UnknownField {
+    pub field: String,
+}
+
+/// An unknown resource, or one of another company (no existence leaks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{kind} not found")]
+pub struct NotFound {
+    pub kind: &'static str,
+}
+
+/// Too many attempts; retry after this many seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("Too many attempts; retry later")]
+pub struct RateLimited {
+    pub retry_after_secs: u64,
+}
+
+/// Something failed that the caller cannot fix: a port (store, sealer, processor, random
+/// source) or an invariant of stored data. `what` is for the log only; the cause, when there
+/// is one, is kept as the error's `source()`.
+#[derive(Clone, thiserror::Error)]
+#[error("{what}")]
+pub struct Fault {
+    what: String,
+    #[source]
+    cause: Option<Arc<dyn StdError + Send + Sync>>,
+}
+
+impl Fault {
+    /// A failure with no underlying error (a broken invariant).
+    pub fn new(what: impl Into<String>) -> Self {
+        Fault {
+            what: what.into(),
+            cause: None,
+        }
+    }
+
+    /// A failure of `what`, caused by `cause`.
+    pub fn caused(what: impl Into<String>, cause: impl StdError + Send + Sync + 'static) -> Self {
+        Fault {
+            what: what.into(),
+            cause: Some(Arc::new(cause)),
+        }
+    }
+
+    /// What failed, without the cause.
+    pub fn what(&self) -> &str {
+        &self.what
+    }
+
+    /// `what`, then each cause in turn: `what: cause: cause of cause`.
+    pub fn chain(&self) -> String {
+        chain(self)
+    }
+}
+
+/// An error and each of its causes, joined by `: ` (what a log line should say).
+pub fn chain(e: &(dyn StdError + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+        next = cause.source();
+    }
+    out
+}
+
+impl fmt::Debug for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Fault").field(&self.chain()).finish()
+    }
+}
+
+/// Two faults are the same when they say the same thing (causes are not comparable).
+impl PartialEq for Fault {
+    fn eq(&self, other: &Self) -> bool {
+        self.chain() == other.chain()
+    }
+}
+
+impl Eq for Fault {}
+
+/// What every port returns: the value, or a fault.
+pub type PortResult<T> = Result<T, Fault>;
+
+/// Declares a context's error enum: each variant wraps one refusal type (or `Fault`), converts
+/// from it with `?`, and displays as it does. The HTTP edge maps each wrapped type once.
+#[macro_export]
+macro_rules! context_error {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($(#[$vmeta:meta])* $variant:ident($ty:ty)),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+        $vis enum $name {
+            $($(#[$vmeta])* #[error(transparent)] $variant(#[from] $ty),)+
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("disk on fire")]
+    struct Disk;
+
+    #[test]
+    fn a_fault_keeps_its_cause() {
+        let f = Fault::caused("database (insert link)", Disk);
+        assert_eq!(f.to_string(), "database (insert link)");
+        assert_eq!(StdError::source(&f).unwrap().to_string(), "disk on fire");
+        assert_eq!(f.chain(), "database (insert link): disk on fire");
+        assert_eq!(Fault::new("x").chain(), "x");
     }
 }

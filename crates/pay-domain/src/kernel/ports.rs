@@ -2,7 +2,7 @@
 //! database's readiness. All are blocking: callers on an async runtime run them on a blocking
 //! pool.
 
-use crate::kernel::error::DomainResult;
+use crate::kernel::error::PortResult;
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
 use crate::webhooks::SealedSecret;
@@ -25,7 +25,7 @@ pub trait Crypto: Send + Sync {
     /// Whether `secret` digests to `digest`, compared in constant time.
     fn digest_matches(&self, secret: &str, digest: &SecretDigest) -> bool;
     /// A salted, slow password hash (PHC string).
-    fn hash_password(&self, password: &str) -> DomainResult<String>;
+    fn hash_password(&self, password: &str) -> PortResult<String>;
     /// Verifies a password. With `None` (unknown user) it MUST spend the same effort as a real
     /// verification and return false, so response time does not reveal which e-mails exist.
     fn verify_password(&self, password: &str, phc: Option<&str>) -> bool;
@@ -36,11 +36,9 @@ pub trait Crypto: Send + Sync {
 /// key id and the version of its format): opening with other associated data, or after the
 /// stored key id was changed, MUST fail.
 pub trait SecretSealer: Send + Sync {
-    fn seal(&self, secret: &crate::kernel::secret::Secret, aad: &str)
-        -> DomainResult<SealedSecret>;
+    fn seal(&self, secret: &crate::kernel::secret::Secret, aad: &str) -> PortResult<SealedSecret>;
     /// Fails for an unknown key id, tampered bytes or other associated data.
-    fn open(&self, sealed: &SealedSecret, aad: &str)
-        -> DomainResult<crate::kernel::secret::Secret>;
+    fn open(&self, sealed: &SealedSecret, aad: &str) -> PortResult<crate::kernel::secret::Secret>;
     /// Whether `sealed` is in the form `seal` writes now (the current key, the current format).
     /// A value that is not still opens while its key is configured; its row is sealed again on
     /// its next write.
@@ -50,8 +48,8 @@ pub trait SecretSealer: Send + Sync {
 /// Readiness and housekeeping.
 pub trait HealthCheck {
     /// A round trip to the database.
-    fn ping(&self) -> DomainResult<()>;
+    fn ping(&self) -> PortResult<()>;
     /// Deletes rows that no rule reads any more: sessions that expired before
     /// `sessions_before` and rate-limit hits before `hits_before`. Returns how many rows went.
-    fn prune(&self, sessions_before: Timestamp, hits_before: Timestamp) -> DomainResult<u64>;
+    fn prune(&self, sessions_before: Timestamp, hits_before: Timestamp) -> PortResult<u64>;
 }

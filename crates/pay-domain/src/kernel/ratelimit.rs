@@ -4,7 +4,7 @@
 
 use time::Duration;
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{PortResult, RateLimited};
 use crate::kernel::timestamp::Timestamp;
 
 /// At most `max` hits per `window` in one bucket.
@@ -32,8 +32,8 @@ impl Limit {
     }
 
     /// The refusal: 429 with `Retry-After` the window (an upper bound).
-    pub fn refused(&self) -> DomainError {
-        DomainError::RateLimited {
+    pub fn refused(&self) -> RateLimited {
+        RateLimited {
             retry_after_secs: self.window.whole_seconds().unsigned_abs(),
         }
     }
@@ -93,7 +93,7 @@ impl RateLimits {
 }
 
 /// A bucket's refusal as a result.
-pub fn check(counted: bool, limit: &Limit) -> DomainResult<()> {
+pub fn check(counted: bool, limit: &Limit) -> Result<(), RateLimited> {
     if counted {
         Ok(())
     } else {
@@ -113,9 +113,9 @@ pub trait RateLimitStore {
         at: Timestamp,
         window: time::Duration,
         limit: u64,
-    ) -> DomainResult<bool>;
+    ) -> PortResult<bool>;
     /// Forgets the bucket's hits (a successful login clears its failures).
-    fn clear_hits(&self, bucket: &str) -> DomainResult<()>;
+    fn clear_hits(&self, bucket: &str) -> PortResult<()>;
 }
 
 #[cfg(test)]
@@ -144,7 +144,7 @@ mod tests {
         let l = Limit::per(10, Duration::minutes(15));
         assert!(matches!(
             l.refused(),
-            DomainError::RateLimited {
+            RateLimited {
                 retry_after_secs: 900
             }
         ));

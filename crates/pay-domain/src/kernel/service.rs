@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::kernel::assets::AssetCatalogue;
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{Fault, PortResult, RateLimited};
 use crate::kernel::ports::{Clock, Crypto, SecretSealer};
 use crate::kernel::ratelimit::{self, Limit, RateLimitStore, RateLimits};
 use crate::kernel::secret::Secret;
@@ -45,15 +45,19 @@ impl Kernel {
     /// Counts one hit of `key` (digested: never stored raw) against `limit`, on real time;
     /// `RateLimited` when the bucket is full. The count and the decision are one atomic store
     /// call, so a burst cannot pass together.
-    pub(crate) fn throttle(&self, key: &str, limit: &Limit) -> DomainResult<()> {
+    pub(crate) fn throttle<E: From<Fault> + From<RateLimited>>(
+        &self,
+        key: &str,
+        limit: &Limit,
+    ) -> Result<(), E> {
         let counted = self
             .hits
             .hit(&self.bucket(key), self.now(), limit.window, limit.max)?;
-        ratelimit::check(counted, limit)
+        Ok(ratelimit::check(counted, limit)?)
     }
 
     /// Forgets the hits of `key` (a successful login clears its failures).
-    pub(crate) fn clear_throttle(&self, key: &str) -> DomainResult<()> {
+    pub(crate) fn clear_throttle(&self, key: &str) -> PortResult<()> {
         self.hits.clear_hits(&self.bucket(key))
     }
 
@@ -74,8 +78,8 @@ impl Kernel {
         &self,
         len: usize,
         parse: impl FnOnce(&str) -> Option<T>,
-    ) -> DomainResult<T> {
+    ) -> PortResult<T> {
         parse(&self.crypto.random_alphanumeric(len))
-            .ok_or_else(|| DomainError::Internal("bad id from the random generator".into()))
+            .ok_or_else(|| Fault::new("bad id from the random generator"))
     }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::FieldError;
 
 /// Most characters in any URL we store.
 pub const MAX_URL_LEN: usize = 2048;
@@ -13,15 +13,12 @@ pub const MAX_METADATA_BYTES: usize = 8 * 1024;
 pub const MAX_METADATA_KEYS: usize = 50;
 
 /// A string of at most `max` characters; `allow_empty` for optional free text.
-pub fn text(field: &str, value: &str, max: usize, allow_empty: bool) -> DomainResult<()> {
+pub fn text(field: &str, value: &str, max: usize, allow_empty: bool) -> Result<(), FieldError> {
     if !allow_empty && value.trim().is_empty() {
-        return Err(DomainError::validation(
-            field,
-            format!("{field} must not be empty"),
-        ));
+        return Err(FieldError::new(field, format!("{field} must not be empty")));
     }
     if value.chars().count() > max {
-        return Err(DomainError::validation(
+        return Err(FieldError::new(
             field,
             format!("{field} must be at most {max} characters"),
         ));
@@ -30,7 +27,7 @@ pub fn text(field: &str, value: &str, max: usize, allow_empty: bool) -> DomainRe
         .chars()
         .any(|c| c.is_control() && c != '\n' && c != '\t' && c != '\r')
     {
-        return Err(DomainError::validation(
+        return Err(FieldError::new(
             field,
             format!("{field} must not contain control characters"),
         ));
@@ -39,8 +36,8 @@ pub fn text(field: &str, value: &str, max: usize, allow_empty: bool) -> DomainRe
 }
 
 /// An absolute `http` or `https` URL without user info, at most 2,048 characters.
-pub fn http_url(field: &str, value: &str) -> DomainResult<()> {
-    let bad = |why: &str| Err(DomainError::validation(field, format!("{field} {why}")));
+pub fn http_url(field: &str, value: &str) -> Result<(), FieldError> {
+    let bad = |why: &str| Err(FieldError::new(field, format!("{field} {why}")));
     if value.len() > MAX_URL_LEN {
         return bad("must be at most 2048 characters");
     }
@@ -93,11 +90,11 @@ fn is_host_port(authority: &str) -> bool {
 }
 
 /// An origin: `scheme://host[:port]` with nothing after it.
-pub fn origin(field: &str, value: &str) -> DomainResult<()> {
+pub fn origin(field: &str, value: &str) -> Result<(), FieldError> {
     http_url(field, value)?;
     let rest = value.split_once("://").map(|(_, r)| r).unwrap_or("");
     if rest.contains(['/', '?', '#']) {
-        return Err(DomainError::validation(
+        return Err(FieldError::new(
             field,
             format!("{field} must be an origin (scheme://host[:port]) without path"),
         ));
@@ -106,7 +103,7 @@ pub fn origin(field: &str, value: &str) -> DomainResult<()> {
 }
 
 /// A plausible e-mail address (one `@`, a dotted domain, no spaces), at most 254 characters.
-pub fn email(field: &str, value: &str) -> DomainResult<()> {
+pub fn email(field: &str, value: &str) -> Result<(), FieldError> {
     let ok = value.len() <= 254
         && !value.chars().any(|c| c.is_whitespace() || c.is_control())
         && match value.split_once('@') {
@@ -122,7 +119,7 @@ pub fn email(field: &str, value: &str) -> DomainResult<()> {
     if ok {
         Ok(())
     } else {
-        Err(DomainError::validation(
+        Err(FieldError::new(
             field,
             format!("{field} must be an e-mail address"),
         ))
@@ -130,9 +127,9 @@ pub fn email(field: &str, value: &str) -> DomainResult<()> {
 }
 
 /// Merchant metadata: a JSON object of at most 50 keys and 8 KB.
-pub fn metadata(field: &str, value: &Map<String, Value>) -> DomainResult<()> {
+pub fn metadata(field: &str, value: &Map<String, Value>) -> Result<(), FieldError> {
     if value.len() > MAX_METADATA_KEYS {
-        return Err(DomainError::validation(
+        return Err(FieldError::new(
             field,
             format!("{field} must have at most {MAX_METADATA_KEYS} keys"),
         ));
@@ -141,7 +138,7 @@ pub fn metadata(field: &str, value: &Map<String, Value>) -> DomainResult<()> {
         .map(|v| v.len())
         .unwrap_or(usize::MAX);
     if size > MAX_METADATA_BYTES {
-        return Err(DomainError::validation(
+        return Err(FieldError::new(
             field,
             format!("{field} must be at most 8 KB of JSON"),
         ));

@@ -2,9 +2,9 @@
 //! reporting to the caller's own `webhookUrl` with a secret returned once. Rate limited per
 //! client address.
 
-use crate::kernel::error::DomainResult;
 use crate::kernel::ids::{LinkUid, PaymentLinkId};
 use crate::kernel::secret::Secret;
+use crate::links::LinkError;
 use crate::links::LinkService;
 use crate::links::{
     CreateAnonymousLinkInput, CreatedBy, LinkStatus, PaymentLink, ANONYMOUS_COMPANY,
@@ -21,8 +21,8 @@ impl LinkService {
         &self,
         input: CreateAnonymousLinkInput,
         client_addr: &str,
-    ) -> DomainResult<(PaymentLink, Option<Secret>)> {
-        self.k.throttle(
+    ) -> Result<(PaymentLink, Option<Secret>), LinkError> {
+        self.k.throttle::<LinkError>(
             &format!("anonymous-links|{client_addr}"),
             &self.k.limits.anonymous_links,
         )?;

@@ -8,9 +8,10 @@ use std::net::Ipv6Addr;
 
 use serde_json::{Map, Value};
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{FieldError, PortResult, UnknownField};
 use crate::kernel::ids::FormKeyId;
 use crate::links::CreateLinkInput;
+use crate::links::LinkError;
 use crate::tenancy::keys::Integration;
 
 /// Looks integrations up by their public form key.
@@ -19,7 +20,7 @@ pub trait FormKeyStore {
     /// caller decides); `None` when there is none. `form_key_id` is unique, so there is at most
     /// one. MUST read the current row (no cache), so a key disabled on any instance stops
     /// taking forms at once.
-    fn integration_by_form_key(&self, key: &FormKeyId) -> DomainResult<Option<Integration>>;
+    fn integration_by_form_key(&self, key: &FormKeyId) -> PortResult<Option<Integration>>;
 }
 
 /// The plain fields the form takes, besides `metadata[<key>]`. A subset of the JSON create
@@ -40,20 +41,20 @@ pub const GATEWAY_FORM_FIELDS: &[&str] = &[
 
 /// `metadata[<key>]` -> `Some(key)`; any other name -> `None`. A malformed metadata name
 /// (empty key, brackets inside) is a validation error naming it.
-fn metadata_key(name: &str) -> DomainResult<Option<&str>> {
+fn metadata_key(name: &str) -> Result<Option<&str>, FieldError> {
     let Some(rest) = name.strip_prefix("metadata[") else {
         return Ok(None);
     };
     match rest.strip_suffix(']') {
         Some(key) if !key.is_empty() && !key.contains(['[', ']']) => Ok(Some(key)),
-        _ => Err(DomainError::validation(
+        _ => Err(FieldError::new(
             name,
             "metadata fields are named metadata[<key>] with a non-empty key without brackets",
         )),
     }
 }
 
-fn is_known(name: &str) -> DomainResult<bool> {
+fn is_known(name: &str) -> Result<bool, FieldError> {
     Ok(GATEWAY_FORM_FIELDS.contains(&name) || metadata_key(name)?.is_some())
 }
 
@@ -66,12 +67,13 @@ fn is_known(name: &str) -> DomainResult<bool> {
 /// - An empty value of a plain field means "not given" (browsers submit blank inputs as
 ///   empty strings); `amount` is required, so an empty one is "amount is required".
 /// - `metadata[<key>]=<value>` pairs build the metadata object, values as strings (empty kept).
-pub fn read_form(fields: Vec<(String, String)>) -> DomainResult<CreateLinkInput> {
+pub fn read_form(fields: Vec<(String, String)>) -> Result<CreateLinkInput, LinkError> {
     for (name, _) in &fields {
         if !is_known(name)? {
-            return Err(DomainError::UnknownField {
+            return Err(UnknownField {
                 field: name.clone(),
-            });
+            }
+            .into());
         }
     }
     let mut seen = BTreeSet::new();
@@ -80,10 +82,7 @@ pub fn read_form(fields: Vec<(String, String)>) -> DomainResult<CreateLinkInput>
     let mut metadata = Map::new();
     for (name, value) in fields {
         if !seen.insert(name.clone()) {
-            return Err(DomainError::validation(
-                &name,
-                format!("{name} is given more than once"),
-            ));
+            return Err(FieldError::new(&name, format!("{name} is given more than once")).into());
         }
         if let Some(key) = metadata_key(&name)? {
             metadata.insert(key.to_owned(), Value::String(value));
@@ -101,11 +100,11 @@ pub fn read_form(fields: Vec<(String, String)>) -> DomainResult<CreateLinkInput>
             "successUrl" => &mut input.success_url,
             "failureUrl" => &mut input.failure_url,
             "returnUrl" => &mut input.return_url,
-            _ => return Err(DomainError::UnknownField { field: name }),
+            _ => return Err(UnknownField { field: name }.into()),
         };
         *slot = (!value.is_empty()).then_some(value);
     }
-    input.amount = amount.ok_or_else(|| DomainError::validation("amount", "amount is required"))?;
+    input.amount = amount.ok_or_else(|| FieldError::new("amount", "amount is required"))?;
     if !metadata.is_empty() {
         input.metadata = Some(metadata);
     }
@@ -198,7 +197,7 @@ mod tests {
             .collect()
     }
 
-    fn err(r: DomainResult<CreateLinkInput>) -> DomainError {
+    fn err(r: Result<CreateLinkInput, LinkError>) -> LinkError {
         r.expect_err("expected an error")
     }
 
@@ -264,7 +263,7 @@ mod tests {
         for form in [pairs(&[("title", "x")]), pairs(&[("amount", "")])] {
             assert_eq!(
                 err(read_form(form)),
-                DomainError::validation("amount", "amount is required")
+                FieldError::new("amount", "amount is required").into()
             );
         }
     }
@@ -283,7 +282,7 @@ mod tests {
         ] {
             assert_eq!(
                 err(read_form(pairs(&[("amount", "1"), (name, "x")]))),
-                DomainError::UnknownField { field: name.into() },
+                UnknownField { field: name.into() }.into(),
                 "{name:?}"
             );
         }
@@ -295,9 +294,9 @@ mod tests {
                 ("zzz", "1"),
                 ("yyy", "1")
             ]))),
-            DomainError::UnknownField {
+            LinkError::from(UnknownField {
                 field: "zzz".into()
-            }
+            })
         );
     }
 
@@ -306,7 +305,7 @@ mod tests {
         for name in ["amount", "title", "metadata[k]"] {
             let r = read_form(pairs(&[("amount", "1"), (name, "2"), (name, "3")]));
             match err(r) {
-                DomainError::Validation { field, .. } => assert_eq!(field, name),
+                LinkError::Invalid(FieldError { field, .. }) => assert_eq!(field, name),
                 other => panic!("{other:?}"),
             }
         }
@@ -318,7 +317,7 @@ mod tests {
     fn malformed_metadata_names_name_themselves() {
         for name in ["metadata[]", "metadata[a][b]", "metadata[a", "metadata[a]b"] {
             match err(read_form(pairs(&[("amount", "1"), (name, "x")]))) {
-                DomainError::Validation { field, .. } => assert_eq!(field, name),
+                LinkError::Invalid(FieldError { field, .. }) => assert_eq!(field, name),
                 other => panic!("{name}: {other:?}"),
             }
         }

@@ -2,15 +2,16 @@
 //! integration's public form key; the link is created as that integration's API key would
 //! create it, and the customer goes on to the hosted checkout.
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::NotFound;
 use crate::kernel::ids::FormKeyId;
 use crate::links::gateway::{origin_allowed, read_form};
+use crate::links::LinkError;
 use crate::links::LinkService;
 use crate::links::PaymentLink;
-use crate::tenancy::{Credential, Principal};
+use crate::tenancy::{Credential, Denied, Principal};
 
 /// The same answer for a malformed, unknown or disabled key: nothing tells them apart.
-const FORM_NOT_FOUND: DomainError = DomainError::NotFound {
+const FORM_NOT_FOUND: NotFound = NotFound {
     kind: "Payment form",
 };
 
@@ -45,7 +46,7 @@ impl LinkService {
         form_key: &str,
         origin: Option<&str>,
         client_addr: &str,
-    ) -> DomainResult<GatewayForm> {
+    ) -> Result<GatewayForm, LinkError> {
         let key = FormKeyId::parse(form_key).ok_or(FORM_NOT_FOUND)?;
         let integration = self
             .store
@@ -53,15 +54,15 @@ impl LinkService {
             .filter(|i| i.enabled)
             .ok_or(FORM_NOT_FOUND)?;
         if !origin_allowed(origin, &integration.allowed_origins) {
-            return Err(DomainError::Forbidden);
+            return Err(Denied::Forbidden.into());
         }
         // Anyone can post a form with any `Origin`: posts are limited per client address, and
         // per form key so that the merchant's link list cannot be flooded.
-        self.k.throttle(
+        self.k.throttle::<LinkError>(
             &format!("gateway|addr|{client_addr}"),
             &self.k.limits.gateway_per_address,
         )?;
-        self.k.throttle(
+        self.k.throttle::<LinkError>(
             &format!("gateway|form|{}", key.as_str()),
             &self.k.limits.gateway_per_form,
         )?;
@@ -83,7 +84,7 @@ impl LinkService {
         &self,
         form: &GatewayForm,
         fields: Vec<(String, String)>,
-    ) -> DomainResult<PaymentLink> {
+    ) -> Result<PaymentLink, LinkError> {
         let input = read_form(fields)?;
         self.create_link(&form.principal, input)
     }
@@ -95,7 +96,7 @@ impl LinkService {
         origin: Option<&str>,
         client_addr: &str,
         fields: Vec<(String, String)>,
-    ) -> DomainResult<PaymentLink> {
+    ) -> Result<PaymentLink, LinkError> {
         let form = self.open_gateway_form(form_key, origin, client_addr)?;
         self.create_link_for_form(&form, fields)
     }

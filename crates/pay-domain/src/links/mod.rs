@@ -2,12 +2,14 @@
 //! gateway form that creates a link from a merchant's own web page.
 
 mod anonymous_service;
+mod error;
 pub mod gateway;
 mod gateway_service;
 mod model;
 pub mod ports;
 mod service;
 
+pub use error::{InvalidTransition, LinkError, LinkNotActive};
 pub use gateway_service::GatewayForm;
 pub use model::*;
 pub use service::LinkService;

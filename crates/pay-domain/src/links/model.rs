@@ -7,11 +7,13 @@ use serde_json::{Map, Value};
 use time::Duration;
 
 use crate::kernel::amount::{Amount, DecimalError};
+use crate::kernel::assets::AssetRefusal;
 use crate::kernel::assets::{fiat_decimals, AssetCatalogue};
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::FieldError;
 use crate::kernel::ids::{CompanyId, LinkUid, PartnerId, PaymentLinkId, UserId};
 use crate::kernel::timestamp::Timestamp;
 use crate::kernel::validate;
+use crate::links::{InvalidTransition, LinkError};
 use crate::settings::{FeePayer, PaySettings};
 use crate::tenancy::{Company, Credential, Principal, Theme};
 
@@ -62,14 +64,14 @@ pub enum LinkTransition {
 
 /// The one transition function: active<->paused, active|paused->archived, the same status is a
 /// no-op, and nothing leaves archived.
-pub fn transition(from: LinkStatus, to: LinkStatus) -> DomainResult<LinkTransition> {
+pub fn transition(from: LinkStatus, to: LinkStatus) -> Result<LinkTransition, InvalidTransition> {
     use LinkStatus::*;
     match (from, to) {
         (a, b) if a == b => Ok(LinkTransition::Same),
         (Active, Paused) | (Paused, Active) | (Active, Archived) | (Paused, Archived) => {
             Ok(LinkTransition::Move { from, to })
         }
-        (Archived, _) => Err(DomainError::InvalidTransition { from, to }),
+        (Archived, _) => Err(InvalidTransition { from, to }),
         // Every other pair is covered above; kept explicit so a new status must be decided.
         (Active, Active) | (Paused, Paused) => Ok(LinkTransition::Same),
     }
@@ -269,8 +271,8 @@ impl CreateLinkInput {
         catalogue: &AssetCatalogue,
         settings: &PaySettings,
         company: &Company,
-    ) -> DomainResult<PaymentLinkPayload> {
-        let opt_text = |field: &str, v: &Option<String>, max: usize| -> DomainResult<()> {
+    ) -> Result<PaymentLinkPayload, LinkError> {
+        let opt_text = |field: &str, v: &Option<String>, max: usize| -> Result<(), FieldError> {
             match v {
                 Some(s) => validate::text(field, s, max, false),
                 None => Ok(()),
@@ -299,7 +301,7 @@ impl CreateLinkInput {
         let expiration_time = match &self.expiration_time {
             None => ExpirationTime::H24,
             Some(s) => ExpirationTime::parse(s).ok_or_else(|| {
-                DomainError::validation(
+                FieldError::new(
                     "expirationTime",
                     "expirationTime must be one of 15m, 1h, 12h, 24h, 72h, never",
                 )
@@ -308,13 +310,13 @@ impl CreateLinkInput {
         let fee_paid_by = match &self.fee_paid_by {
             None => None,
             Some(s) => Some(FeePayer::parse(s).ok_or_else(|| {
-                DomainError::validation("feePaidBy", "feePaidBy must be client or merchant")
+                FieldError::new("feePaidBy", "feePaidBy must be client or merchant")
             })?),
         };
         let fiat_scale = match &self.fiat_currency {
             None => None,
             Some(code) => Some(fiat_decimals(code).ok_or_else(|| {
-                DomainError::validation(
+                FieldError::new(
                     "fiatCurrency",
                     "fiatCurrency must be a supported ISO 4217 code such as USD",
                 )
@@ -344,7 +346,7 @@ impl CreateLinkInput {
                     "amount must be a positive decimal string such as \"12.50\"".to_owned()
                 }
             };
-            DomainError::validation("amount", why)
+            FieldError::new("amount", why)
         })?;
         Ok(PaymentLinkPayload {
             title: self.title,
@@ -413,37 +415,40 @@ impl CreateAnonymousLinkInput {
     /// The payload: the first settlement priority the catalogue can settle picks the asset and
     /// the address; branding replaces the merchant profile. `asset` and `currency` are not
     /// taken here (the priorities decide), so a caller cannot contradict them.
-    pub fn into_payload(self, catalogue: &AssetCatalogue) -> DomainResult<PaymentLinkPayload> {
+    pub fn into_payload(self, catalogue: &AssetCatalogue) -> Result<PaymentLinkPayload, LinkError> {
         if self.link.asset.is_some() {
-            return Err(DomainError::validation(
+            return Err(FieldError::new(
                 "asset",
                 "anonymous links settle by settlement.priorities; omit asset",
-            ));
+            )
+            .into());
         }
         if self.link.currency.is_some() {
-            return Err(DomainError::validation(
+            return Err(FieldError::new(
                 "currency",
                 "anonymous links settle by settlement.priorities; omit currency",
-            ));
+            )
+            .into());
         }
         if self.priorities.is_empty() || self.priorities.len() > MAX_SETTLEMENT_PRIORITIES {
-            return Err(DomainError::validation(
+            return Err(FieldError::new(
                 "settlement.priorities",
                 format!("settlement.priorities must list 1 to {MAX_SETTLEMENT_PRIORITIES} entries"),
-            ));
+            )
+            .into());
         }
         for (i, p) in self.priorities.iter().enumerate() {
             let field = format!("settlement.priorities[{i}].address");
             validate::text(&field, &p.address, 128, false)?;
             if p.address.chars().any(char::is_whitespace) {
-                return Err(DomainError::validation(field, "an address has no spaces"));
+                return Err(FieldError::new(field, "an address has no spaces").into());
             }
         }
         let chosen = self
             .priorities
             .iter()
             .find(|p| catalogue.get(&p.asset).is_some())
-            .ok_or_else(|| DomainError::InvalidDestinationAsset {
+            .ok_or_else(|| AssetRefusal::InvalidDestinationAsset {
                 field: "settlement.priorities".into(),
                 message: "no settlement priority names an asset this service can settle".into(),
             })?
@@ -458,7 +463,7 @@ impl CreateAnonymousLinkInput {
         let theme = match &b.theme {
             None => Theme::System,
             Some(t) => Theme::parse(t).ok_or_else(|| {
-                DomainError::validation(
+                FieldError::new(
                     "branding.theme",
                     "branding.theme must be light, dark or system",
                 )
@@ -508,11 +513,7 @@ mod tests {
                 } else if allowed.contains(&(from, to)) {
                     assert_eq!(got, Ok(LinkTransition::Move { from, to }), "{from}->{to}");
                 } else {
-                    assert_eq!(
-                        got,
-                        Err(DomainError::InvalidTransition { from, to }),
-                        "{from}->{to}"
-                    );
+                    assert_eq!(got, Err(InvalidTransition { from, to }), "{from}->{to}");
                 }
             }
         }
@@ -559,13 +560,13 @@ mod tests {
         }
     }
 
-    fn build(i: CreateLinkInput) -> DomainResult<PaymentLinkPayload> {
+    fn build(i: CreateLinkInput) -> Result<PaymentLinkPayload, LinkError> {
         i.into_payload(&AssetCatalogue::builtin(), &settings(), &company())
     }
 
-    fn field_of(r: DomainResult<PaymentLinkPayload>) -> String {
+    fn field_of(r: Result<PaymentLinkPayload, LinkError>) -> String {
         match r {
-            Err(DomainError::Validation { field, .. }) => field,
+            Err(LinkError::Invalid(FieldError { field, .. })) => field,
             other => panic!("expected a validation error, got {other:?}"),
         }
     }
@@ -610,7 +611,7 @@ mod tests {
         assert_eq!(build(input("0.5")).unwrap().amount, "0.5");
         for bad in ["007", "00.5", "01"] {
             match build(input(bad)) {
-                Err(DomainError::Validation { field, message }) => {
+                Err(LinkError::Invalid(FieldError { field, message })) => {
                     assert_eq!(field, "amount");
                     assert!(message.contains("must not start with a zero"), "{message}");
                 }

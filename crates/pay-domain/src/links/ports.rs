@@ -1,6 +1,6 @@
 //! What payment links need from storage.
 
-use crate::kernel::error::DomainResult;
+use crate::kernel::error::PortResult;
 use crate::kernel::ids::{CompanyId, LinkUid};
 use crate::kernel::timestamp::Timestamp;
 use crate::links::{LinkStatus, PaymentLink};
@@ -16,16 +16,16 @@ pub struct LinkFilter {
 /// Payment links.
 pub trait PaymentLinkStore {
     /// Inserts; `uid` MUST be unique across companies.
-    fn insert_link(&self, link: &PaymentLink) -> DomainResult<()>;
+    fn insert_link(&self, link: &PaymentLink) -> PortResult<()>;
     /// Up to `limit` newest non-anonymous links of the company (newest first, ties by id).
     fn links(
         &self,
         company: CompanyId,
         filter: LinkFilter,
         limit: usize,
-    ) -> DomainResult<Vec<PaymentLink>>;
+    ) -> PortResult<Vec<PaymentLink>>;
     /// The company's link with this uid; `None` for another company's.
-    fn link(&self, company: CompanyId, uid: &LinkUid) -> DomainResult<Option<PaymentLink>>;
+    fn link(&self, company: CompanyId, uid: &LinkUid) -> PortResult<Option<PaymentLink>>;
     /// Compare-and-set: moves the link only if its status is still `from`; false otherwise.
     fn set_link_status(
         &self,
@@ -34,7 +34,7 @@ pub trait PaymentLinkStore {
         from: LinkStatus,
         to: LinkStatus,
         at: Timestamp,
-    ) -> DomainResult<bool>;
+    ) -> PortResult<bool>;
 }
 
 /// Anonymous links.
@@ -44,9 +44,9 @@ pub trait AnonymousLinkStore {
         &self,
         link: &PaymentLink,
         webhook: Option<&LinkWebhook>,
-    ) -> DomainResult<()>;
+    ) -> PortResult<()>;
     /// The callback of an anonymous link.
-    fn link_webhook(&self, link_uid: &str) -> DomainResult<Option<LinkWebhook>>;
+    fn link_webhook(&self, link_uid: &str) -> PortResult<Option<LinkWebhook>>;
 }
 
 /// Who hears of link changes made in this process: the checkout ends the unfinished sessions
@@ -56,7 +56,7 @@ pub trait LinkObserver: Send + Sync {
     /// company's moved test clock).
     fn links_changed(&self) {}
     /// The merchant paused or archived `link`: it takes no new payments.
-    fn link_stopped(&self, _link: &PaymentLink) -> DomainResult<()> {
+    fn link_stopped(&self, _link: &PaymentLink) -> PortResult<()> {
         Ok(())
     }
 }

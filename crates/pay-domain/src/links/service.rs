@@ -3,16 +3,17 @@
 
 use std::sync::{Arc, RwLock, Weak};
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{Fault, NotFound, PortResult};
 use crate::kernel::ids::{LinkUid, PaymentLinkId};
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::ports::{LinkFilter, LinkObserver, LinkPorts};
+use crate::links::LinkError;
 use crate::links::{
     transition, CreateLinkInput, CreatedBy, LinkStatus, LinkTransition, PaymentLink,
 };
 use crate::tenancy::TenancyService;
-use crate::tenancy::{Principal, Scope};
+use crate::tenancy::{Denied, Principal, Scope};
 
 /// The merchant's links, anonymous links and gateway forms, over the links ports only.
 #[derive(Clone)]
@@ -68,7 +69,7 @@ impl LinkService {
     }
 
     /// The merchant stopped `link`; its observers react (the checkout ends its sessions).
-    fn stopped(&self, link: &PaymentLink) -> DomainResult<()> {
+    fn stopped(&self, link: &PaymentLink) -> PortResult<()> {
         for o in self.each_observer() {
             o.link_stopped(link)?;
         }
@@ -76,11 +77,15 @@ impl LinkService {
     }
 
     /// Now on the clock of the company that owns `link`.
-    pub(crate) fn link_now(&self, link: &PaymentLink) -> DomainResult<Timestamp> {
+    pub(crate) fn link_now(&self, link: &PaymentLink) -> PortResult<Timestamp> {
         self.tenancy.company_now(link.company_id)
     }
 
-    pub fn create_link(&self, p: &Principal, input: CreateLinkInput) -> DomainResult<PaymentLink> {
+    pub fn create_link(
+        &self,
+        p: &Principal,
+        input: CreateLinkInput,
+    ) -> Result<PaymentLink, LinkError> {
         p.authorize(Scope::PaymentLinksWrite)?;
         let (company, settings) = self.tenancy.company_with_settings(p.company_id)?;
         let payload = input.into_payload(&self.k.assets, &settings, &company)?;
@@ -102,36 +107,47 @@ impl LinkService {
     }
 
     /// Up to 200 newest links: company-wide for keys and sessions, the grant's own for OAuth.
-    pub fn list_links(&self, p: &Principal) -> DomainResult<Vec<PaymentLink>> {
+    pub fn list_links(&self, p: &Principal) -> Result<Vec<PaymentLink>, LinkError> {
         p.authorize(Scope::PaymentLinksRead)?;
         let filter = LinkFilter {
             grant_id: p.grant_id(),
         };
-        self.store
-            .links(p.company_id, filter, crate::links::LIST_LIMIT)
+        Ok(self
+            .store
+            .links(p.company_id, filter, crate::links::LIST_LIMIT)?)
     }
 
     /// One link; another company's (or another grant's) is `NotFound`.
-    pub fn get_link(&self, p: &Principal, uid: &str) -> DomainResult<PaymentLink> {
+    pub fn get_link(&self, p: &Principal, uid: &str) -> Result<PaymentLink, LinkError> {
+        self.readable_link(p, uid)
+    }
+
+    /// `get_link` in the error type of the calling context.
+    pub(crate) fn readable_link<E: From<Denied> + From<NotFound> + From<Fault>>(
+        &self,
+        p: &Principal,
+        uid: &str,
+    ) -> Result<PaymentLink, E> {
         p.authorize(Scope::PaymentLinksRead)?;
         self.visible_link(p, uid)
     }
 
-    pub(crate) fn visible_link(&self, p: &Principal, uid: &str) -> DomainResult<PaymentLink> {
-        let not_found = DomainError::NotFound {
+    pub(crate) fn visible_link<E: From<NotFound> + From<Fault>>(
+        &self,
+        p: &Principal,
+        uid: &str,
+    ) -> Result<PaymentLink, E> {
+        let not_found = NotFound {
             kind: "Payment link",
         };
-        let uid = LinkUid::parse(uid).ok_or(not_found.clone())?;
-        let link = self
-            .store
-            .link(p.company_id, &uid)?
-            .ok_or(not_found.clone())?;
+        let uid = LinkUid::parse(uid).ok_or(not_found)?;
+        let link = self.store.link(p.company_id, &uid)?.ok_or(not_found)?;
         if link.is_anonymous() {
-            return Err(not_found);
+            return Err(not_found.into());
         }
         if let Some(g) = p.grant_id() {
             if link.grant_id() != Some(g) {
-                return Err(not_found);
+                return Err(not_found.into());
             }
         }
         Ok(link)
@@ -144,10 +160,10 @@ impl LinkService {
         p: &Principal,
         uid: &str,
         to: LinkStatus,
-    ) -> DomainResult<PaymentLink> {
+    ) -> Result<PaymentLink, LinkError> {
         p.authorize(Scope::PaymentLinksWrite)?;
         for _ in 0..3 {
-            let link = self.visible_link(p, uid)?;
+            let link = self.visible_link::<LinkError>(p, uid)?;
             match transition(link.status, to)? {
                 LinkTransition::Same => return Ok(link),
                 LinkTransition::Move { from, to } => {
@@ -172,16 +188,14 @@ impl LinkService {
                 }
             }
         }
-        Err(DomainError::Internal(
-            "link status kept changing under us".into(),
-        ))
+        Err(Fault::new("link status kept changing under us").into())
     }
 
     /// The callback of an anonymous link (its webhook receiver).
     pub(crate) fn link_webhook(
         &self,
         link_uid: &str,
-    ) -> DomainResult<Option<crate::webhooks::LinkWebhook>> {
+    ) -> PortResult<Option<crate::webhooks::LinkWebhook>> {
         self.store.link_webhook(link_uid)
     }
 }

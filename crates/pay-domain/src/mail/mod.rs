@@ -1,5 +1,6 @@
 //! Payment-request e-mails: who may be written to, what the mail says, and its outbox.
 
+mod error;
 mod model;
 mod outbox;
 mod ports;
@@ -7,6 +8,7 @@ mod recipient;
 mod render;
 mod service;
 
+pub use error::{MailError, MissingEmail};
 pub use service::MailService;
 
 pub use model::*;

@@ -158,8 +158,9 @@ pub struct AfterMailAttempt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::error::DomainError;
+    use crate::kernel::error::FieldError;
     use crate::kernel::ids::{CompanyId, LinkUid, PaymentLinkId};
+    use crate::links::LinkNotActive;
     use crate::links::{CreatedBy, ExpirationTime, PaymentLinkPayload};
     use crate::links::{LinkStatus, PaymentLink};
     use crate::mail::*;
@@ -346,7 +347,7 @@ mod tests {
             long_total.as_str(),
         ] {
             match parse_recipient("email", bad) {
-                Err(DomainError::Validation { field, .. }) => assert_eq!(field, "email"),
+                Err(FieldError { field, .. }) => assert_eq!(field, "email"),
                 other => panic!("{bad:?} gave {other:?}"),
             }
         }
@@ -435,7 +436,7 @@ mod tests {
         ] {
             assert_eq!(
                 check_link_accepts_requests(&l, now),
-                Err(DomainError::LinkNotActive { state })
+                Err(LinkNotActive { state })
             );
         }
     }

@@ -3,7 +3,7 @@
 
 use time::Duration;
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::timestamp::Timestamp;
 use crate::mail::*;
 use crate::outbox::{self, Ended, Next, Schedule};
@@ -55,11 +55,9 @@ pub fn after_attempt(
     attempt: u32,
     outcome: &SendOutcome,
     now: Timestamp,
-) -> DomainResult<AfterMailAttempt> {
+) -> PortResult<AfterMailAttempt> {
     if current.is_terminal() {
-        return Err(DomainError::Internal(format!(
-            "mail is {current}; no more attempts"
-        )));
+        return Err(Fault::new(format!("mail is {current}; no more attempts")));
     }
     let (ended, error) = match outcome {
         SendOutcome::Sent => (Ended::Succeeded, None),

@@ -1,6 +1,6 @@
 //! What mail needs from storage: the outbox.
 
-use crate::kernel::error::DomainResult;
+use crate::kernel::error::PortResult;
 use crate::kernel::ids::{CompanyId, LinkUid};
 use crate::kernel::timestamp::Timestamp;
 use crate::mail::*;
@@ -8,7 +8,7 @@ use crate::mail::*;
 /// The mail outbox.
 pub trait MailStore {
     /// Inserts a new mail; its id MUST be unique, and its company and link MUST exist.
-    fn insert_mail(&self, mail: &OutgoingMail) -> DomainResult<()>;
+    fn insert_mail(&self, mail: &OutgoingMail) -> PortResult<()>;
     /// Atomically claims up to `limit` pending mails due on their company's clock
     /// (`next_attempt_at <= now + that company's test-clock offset`) and not leased (a lease
     /// runs on real time: a moved clock MUST NOT end it), oldest due first, and leases them
@@ -21,7 +21,7 @@ pub trait MailStore {
         now: Timestamp,
         lease_until: Timestamp,
         limit: usize,
-    ) -> DomainResult<Vec<OutgoingMail>>;
+    ) -> PortResult<Vec<OutgoingMail>>;
     /// Compare-and-set: records attempt `number` made at `at` only if the mail is still
     /// pending with `number - 1` attempts, setting `attempts = number`, `last_attempt_at = at`
     /// and status, `next_attempt_at`, `last_error` and `sent_at` from `after`, in one
@@ -33,19 +33,19 @@ pub trait MailStore {
         number: u32,
         at: Timestamp,
         after: &AfterMailAttempt,
-    ) -> DomainResult<bool>;
+    ) -> PortResult<bool>;
     /// One mail, of any company (workers and tests; never for a caller-supplied id).
-    fn mail(&self, id: MailId) -> DomainResult<Option<OutgoingMail>>;
+    fn mail(&self, id: MailId) -> PortResult<Option<OutgoingMail>>;
     /// Deletes sent and failed mails created before `before` (they hold personal data: the
     /// recipient and the body); pending ones stay. Returns how many went.
-    fn prune_mails(&self, before: Timestamp) -> DomainResult<u64>;
+    fn prune_mails(&self, before: Timestamp) -> PortResult<u64>;
     /// The company's mails for one link, newest first.
-    fn link_mails(&self, company: CompanyId, link: &LinkUid) -> DomainResult<Vec<OutgoingMail>>;
+    fn link_mails(&self, company: CompanyId, link: &LinkUid) -> PortResult<Vec<OutgoingMail>>;
     /// Up to `limit` pending mails with an id greater than `after` (all when `None`), in id
     /// order (ids are time-ordered): what a mailer without a transport reports, once each.
     fn pending_mails_after(
         &self,
         after: Option<MailId>,
         limit: usize,
-    ) -> DomainResult<Vec<OutgoingMail>>;
+    ) -> PortResult<Vec<OutgoingMail>>;
 }

@@ -1,7 +1,8 @@
 //! Who may be written to: the address rules, and whether a link takes requests.
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::FieldError;
 use crate::kernel::timestamp::Timestamp;
+use crate::links::LinkNotActive;
 use crate::links::{LinkStatus, PaymentLink};
 
 /// Most characters of an address (RFC 5321's path limit less the brackets).
@@ -15,9 +16,9 @@ pub const MAX_LOCAL_LEN: usize = 64;
 /// two dot-separated labels of letters, digits and inner hyphens (international letters
 /// allowed). Nothing that could break out of a header (spaces, controls, `<>,;:"()[]\`)
 /// passes. Returns the address with its domain in lower case.
-pub fn parse_recipient(field: &str, raw: &str) -> DomainResult<String> {
+pub fn parse_recipient(field: &str, raw: &str) -> Result<String, FieldError> {
     let bad = || {
-        Err(DomainError::validation(
+        Err(FieldError::new(
             field,
             format!("{field} must be an e-mail address"),
         ))
@@ -51,17 +52,20 @@ pub fn parse_recipient(field: &str, raw: &str) -> DomainResult<String> {
 }
 
 /// Whether a link may be sent to a customer now: active, and not past its expiry.
-pub fn check_link_accepts_requests(link: &PaymentLink, now: Timestamp) -> DomainResult<()> {
+pub fn check_link_accepts_requests(
+    link: &PaymentLink,
+    now: Timestamp,
+) -> Result<(), LinkNotActive> {
     match link.status {
         LinkStatus::Active => {}
         other => {
-            return Err(DomainError::LinkNotActive {
+            return Err(LinkNotActive {
                 state: other.as_str(),
             })
         }
     }
     if link.expires_at.is_some_and(|at| at <= now) {
-        return Err(DomainError::LinkNotActive { state: "expired" });
+        return Err(LinkNotActive { state: "expired" });
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::PortResult;
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::LinkService;
@@ -13,6 +13,7 @@ use crate::mail::{
     render_payment_request, AfterMailAttempt, MailId, MailKind, MailStatus, MailStore,
     OutgoingMail, SendOutcome, CLAIM_LEASE, MAIL_RETENTION,
 };
+use crate::mail::{MailError, MissingEmail};
 use crate::tenancy::TenancyService;
 use crate::tenancy::{Principal, Scope};
 
@@ -47,7 +48,7 @@ impl MailService {
     }
 
     /// Housekeeping: forgets sent and failed mails older than `MAIL_RETENTION` before `now`.
-    pub(crate) fn prune(&self, now: Timestamp) -> DomainResult<u64> {
+    pub(crate) fn prune(&self, now: Timestamp) -> PortResult<u64> {
         self.store.prune_mails(now.minus(MAIL_RETENTION))
     }
 
@@ -62,22 +63,22 @@ impl MailService {
         p: &Principal,
         uid: &str,
         email: Option<String>,
-    ) -> DomainResult<String> {
+    ) -> Result<String, MailError> {
         p.authorize(Scope::PaymentLinksWrite)?;
-        let link = self.links.visible_link(p, uid)?;
+        let link = self.links.visible_link::<MailError>(p, uid)?;
         let to = match (email, &link.payload.customer_email) {
             (Some(given), _) => parse_recipient("email", &given)?,
             (None, Some(stored)) => parse_recipient("email", stored)?,
-            (None, None) => return Err(DomainError::MissingEmail),
+            (None, None) => return Err(MissingEmail.into()),
         };
         let now = self.links.link_now(&link)?;
         check_link_accepts_requests(&link, now)?;
         // Mails leave to outside addresses: a link, and a recipient, get only so many.
-        self.k.throttle(
+        self.k.throttle::<MailError>(
             &format!("request-email|link|{}", link.id),
             &self.k.limits.request_email_per_link,
         )?;
-        self.k.throttle(
+        self.k.throttle::<MailError>(
             &format!("request-email|to|{}", to.to_ascii_lowercase()),
             &self.k.limits.request_email_per_recipient,
         )?;
@@ -105,7 +106,7 @@ impl MailService {
     }
 
     /// Mailer step 1: claims up to `limit` due mails for `CLAIM_LEASE`.
-    pub fn claim_due_mails(&self, limit: usize) -> DomainResult<Vec<OutgoingMail>> {
+    pub fn claim_due_mails(&self, limit: usize) -> PortResult<Vec<OutgoingMail>> {
         let now = self.k.now();
         self.store
             .claim_due_mails(now, now.plus(CLAIM_LEASE), limit)
@@ -118,7 +119,7 @@ impl MailService {
         &self,
         mail: &OutgoingMail,
         outcome: SendOutcome,
-    ) -> DomainResult<Option<AfterMailAttempt>> {
+    ) -> PortResult<Option<AfterMailAttempt>> {
         // The retry falls due on the company's clock.
         let now = self.tenancy.company_now(mail.company_id)?;
         let number = mail.attempts + 1;
@@ -140,7 +141,7 @@ impl MailService {
         &self,
         after: Option<MailId>,
         limit: usize,
-    ) -> DomainResult<Vec<OutgoingMail>> {
+    ) -> PortResult<Vec<OutgoingMail>> {
         self.store.pending_mails_after(after, limit)
     }
 }

@@ -7,7 +7,7 @@
 
 use time::Duration;
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::timestamp::Timestamp;
 
 /// When attempts after a failure go.
@@ -58,11 +58,9 @@ pub enum Next {
 
 /// The one rule: `attempt` (1-based) of an effect that was still live ended as `ended` at
 /// `now` (the owner's clock). An attempt number outside the schedule is a caller's bug.
-pub fn next(schedule: &Schedule, attempt: u32, ended: Ended, now: Timestamp) -> DomainResult<Next> {
+pub fn next(schedule: &Schedule, attempt: u32, ended: Ended, now: Timestamp) -> PortResult<Next> {
     if attempt == 0 || attempt > schedule.max_attempts() {
-        return Err(DomainError::Internal(format!(
-            "attempt {attempt} out of range"
-        )));
+        return Err(Fault::new(format!("attempt {attempt} out of range")));
     }
     let wait = match ended {
         Ended::Succeeded => return Ok(Next::Succeeded),

@@ -9,7 +9,7 @@
 
 use time::Duration;
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::FieldError;
 use crate::kernel::timestamp::Timestamp;
 
 /// The longest single move: a year.
@@ -23,9 +23,9 @@ pub fn company_now(real: Timestamp, offset_ms: i64) -> Timestamp {
 }
 
 /// Reads an advance: whole seconds from 1 to a year, as milliseconds.
-pub fn advance_ms(seconds: i64) -> DomainResult<i64> {
+pub fn advance_ms(seconds: i64) -> Result<i64, FieldError> {
     if !(1..=MAX_ADVANCE_SECS).contains(&seconds) {
-        return Err(DomainError::validation(
+        return Err(FieldError::new(
             "advanceSeconds",
             format!("advanceSeconds is a whole number from 1 to {MAX_ADVANCE_SECS}"),
         ));
@@ -56,7 +56,7 @@ mod tests {
         for bad in [0, -1, MAX_ADVANCE_SECS + 1] {
             let e = advance_ms(bad).unwrap_err();
             assert!(
-                matches!(&e, DomainError::Validation { field, .. } if field == "advanceSeconds"),
+                matches!(&e, FieldError { field, .. } if field == "advanceSeconds"),
                 "{bad}: {e:?}"
             );
         }

@@ -1,6 +1,8 @@
 //! The sandbox: each company's test clock, and the processor events a developer sends by hand.
 
 pub mod clock;
+mod error;
 mod service;
 
+pub use error::SandboxError;
 pub use service::{SandboxEvent, SandboxService, MAX_EVENT_ID_LEN};

@@ -2,13 +2,15 @@
 //! clock. Only in sandbox mode; otherwise their routes answer not found.
 
 use crate::checkout::machine::{SessionEvent, SessionStatus};
+use crate::checkout::CheckoutError;
 use crate::checkout::{CheckoutService, PaymentSession, DUE_BATCH};
 use crate::kernel::amount::{Decimal, DecimalError};
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{FieldError, NotFound};
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::LinkService;
 use crate::sandbox::clock;
+use crate::sandbox::SandboxError;
 use crate::tenancy::{Principal, Scope, TenancyService};
 
 /// Longest caller-given sandbox event id.
@@ -32,10 +34,10 @@ pub enum SandboxEvent {
 impl SandboxEvent {
     /// The event a caller names (`type`), with `amount` (a positive decimal string) and `hold`
     /// for deposits only.
-    pub fn parse(kind: &str, amount: Option<&str>, hold: Option<bool>) -> DomainResult<Self> {
+    pub fn parse(kind: &str, amount: Option<&str>, hold: Option<bool>) -> Result<Self, FieldError> {
         for (field, given) in [("amount", amount.is_some()), ("hold", hold.is_some())] {
             if given && kind != "deposit" {
-                return Err(DomainError::validation(
+                return Err(FieldError::new(
                     field,
                     format!("{field} is for deposit events only"),
                 ));
@@ -43,19 +45,18 @@ impl SandboxEvent {
         }
         Ok(match kind {
             "deposit" => {
-                let text = amount.ok_or_else(|| {
-                    DomainError::validation("amount", "a deposit needs an amount")
-                })?;
+                let text =
+                    amount.ok_or_else(|| FieldError::new("amount", "a deposit needs an amount"))?;
                 let amount = match Decimal::parse(text) {
                     Ok(d) if !d.is_negative() && !d.is_zero() => d,
                     Err(DecimalError::LeadingZero) => {
-                        return Err(DomainError::validation(
+                        return Err(FieldError::new(
                             "amount",
                             "amount must not start with a zero (\"7\", not \"007\")",
                         ))
                     }
                     _ => {
-                        return Err(DomainError::validation(
+                        return Err(FieldError::new(
                             "amount",
                             "amount must be a positive decimal string",
                         ))
@@ -71,7 +72,7 @@ impl SandboxEvent {
             "fail" => SandboxEvent::Fail,
             "refund" => SandboxEvent::Refund,
             _ => {
-                return Err(DomainError::validation(
+                return Err(FieldError::new(
                     "type",
                     "type must be deposit, settle, expire, fail or refund",
                 ))
@@ -125,29 +126,30 @@ impl SandboxService {
         event: SandboxEvent,
         event_id: Option<&str>,
         session: Option<&str>,
-    ) -> DomainResult<PaymentSession> {
+    ) -> Result<PaymentSession, CheckoutError> {
         if !self.enabled {
-            return Err(crate::checkout::link_not_found());
+            return Err(crate::checkout::link_not_found().into());
         }
         let link = match p {
             Some(p) => {
                 p.authorize(Scope::PaymentLinksWrite)?;
-                self.links.get_link(p, uid)?
+                self.links.readable_link::<CheckoutError>(p, uid)?
             }
             None => {
                 let link = self.checkout.checkout_link(uid)?;
                 if !link.is_anonymous() {
-                    return Err(crate::checkout::link_not_found());
+                    return Err(crate::checkout::link_not_found().into());
                 }
                 link
             }
         };
         if let Some(id) = event_id {
             if id.is_empty() || id.len() > MAX_EVENT_ID_LEN || id.chars().any(char::is_control) {
-                return Err(DomainError::validation(
+                return Err(FieldError::new(
                     "eventId",
                     format!("eventId is 1 to {MAX_EVENT_ID_LEN} printable characters"),
-                ));
+                )
+                .into());
             }
         }
         let s = match session {
@@ -187,10 +189,11 @@ impl SandboxService {
                     _ => SessionEvent::RequestRefund,
                 };
                 if ev == SessionEvent::Refunded && !s.settlement.contains_key("refundAddress") {
-                    return Err(DomainError::validation(
+                    return Err(FieldError::new(
                         "type",
                         "the payer has not given a refund address yet",
-                    ));
+                    )
+                    .into());
                 }
                 self.checkout.simple_move(&link, s, ev, trigger, Some(&id))
             }
@@ -198,21 +201,25 @@ impl SandboxService {
     }
 
     /// The calling company's test clock (sandbox mode).
-    pub fn test_clock_now(&self, p: &Principal) -> DomainResult<Timestamp> {
+    pub fn test_clock_now(&self, p: &Principal) -> Result<Timestamp, SandboxError> {
         if !self.enabled {
-            return Err(DomainError::NotFound { kind: "Test clock" });
+            return Err(NotFound { kind: "Test clock" }.into());
         }
         p.authorize(Scope::SettingsRead)?;
-        self.tenancy.company_now(p.company_id)
+        Ok(self.tenancy.company_now(p.company_id)?)
     }
 
     /// Moves the calling company's test clock forward by `seconds` (1 to one year; at most ten
     /// years ahead in all) and runs the work that became due. Only that company's links,
     /// sessions and retries follow it; a credential that may change the company's settings
     /// moves it.
-    pub fn advance_test_clock(&self, p: &Principal, seconds: i64) -> DomainResult<Timestamp> {
+    pub fn advance_test_clock(
+        &self,
+        p: &Principal,
+        seconds: i64,
+    ) -> Result<Timestamp, SandboxError> {
         if !self.enabled {
-            return Err(DomainError::NotFound { kind: "Test clock" });
+            return Err(NotFound { kind: "Test clock" }.into());
         }
         p.authorize(Scope::SettingsWrite)?;
         let by = clock::advance_ms(seconds)?;
@@ -220,7 +227,7 @@ impl SandboxService {
             .tenancy
             .advance_test_clock(p.company_id, by, clock::MAX_OFFSET_MS)?
             .ok_or_else(|| {
-                DomainError::validation(
+                FieldError::new(
                     "advanceSeconds",
                     "the test clock may run at most ten years ahead of real time",
                 )

@@ -4,8 +4,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::kernel::amount::{Decimal, DecimalError};
 use crate::kernel::assets::AssetCatalogue;
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::assets::AssetRefusal;
+use crate::kernel::error::FieldError;
 use crate::kernel::validate;
+use crate::settings::SettingsError;
 
 /// Who pays the processing fee.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -139,7 +141,7 @@ pub const SETTINGS_FIELDS: &[(&str, bool)] = &[
 /// A settings number from its exact decimal text (what the client sent, never a float): within
 /// the range, at most 18 decimal places, and never `-0`. The value keeps its written scale, so
 /// it is stored and echoed as sent (`0.50` stays `0.50`).
-fn number_in(field: &str, text: &str, min: &str, max: Option<&str>) -> DomainResult<Decimal> {
+fn number_in(field: &str, text: &str, min: &str, max: Option<&str>) -> Result<Decimal, FieldError> {
     let range = match max {
         Some(max) => format!("{field} must be a number from {min} to {max}"),
         None => format!("{field} must be a number of at least {min}"),
@@ -152,14 +154,14 @@ fn number_in(field: &str, text: &str, min: &str, max: Option<&str>) -> DomainRes
             }
             _ => range.clone(),
         };
-        DomainError::validation(field, why)
+        FieldError::new(field, why)
     })?;
     let lo = Decimal::parse(min).unwrap_or(Decimal::ZERO);
     let too_high = max
         .and_then(|m| Decimal::parse(m).ok())
         .is_some_and(|hi| v > hi);
     if v < lo || too_high {
-        return Err(DomainError::validation(field, range));
+        return Err(FieldError::new(field, range));
     }
     Ok(v)
 }
@@ -170,27 +172,27 @@ impl SettingsPatch {
         self,
         current: &PaySettings,
         catalogue: &AssetCatalogue,
-    ) -> DomainResult<PaySettings> {
+    ) -> Result<PaySettings, SettingsError> {
         let mut s = current.clone();
         if let Some(v) = self.status {
-            s.status = ProductStatus::parse(&v).ok_or_else(|| {
-                DomainError::validation("status", "status must be active or paused")
-            })?;
+            s.status = ProductStatus::parse(&v)
+                .ok_or_else(|| FieldError::new("status", "status must be active or paused"))?;
         }
         if let Some(v) = self.default_destination_asset {
             if let Some(id) = &v {
                 if catalogue.get(id).is_none() {
-                    return Err(DomainError::InvalidDestinationAsset {
+                    return Err(AssetRefusal::InvalidDestinationAsset {
                         field: "defaultDestinationAsset".into(),
                         message: format!("asset {id} is not an enabled destination asset"),
-                    });
+                    }
+                    .into());
                 }
             }
             s.default_destination_asset = v;
         }
         if let Some(v) = self.fee_paid_by {
             s.fee_paid_by = FeePayer::parse(&v).ok_or_else(|| {
-                DomainError::validation("feePaidBy", "feePaidBy must be client or merchant")
+                FieldError::new("feePaidBy", "feePaidBy must be client or merchant")
             })?;
         }
         if let Some(v) = self.skip_quote_acceptance {
@@ -250,14 +252,16 @@ mod tests {
         PaySettings::new_company_default(&AssetCatalogue::builtin())
     }
 
-    fn apply(p: SettingsPatch) -> DomainResult<PaySettings> {
+    fn apply(p: SettingsPatch) -> Result<PaySettings, SettingsError> {
         p.apply(&base(), &AssetCatalogue::builtin())
     }
 
-    fn field(r: DomainResult<PaySettings>) -> String {
+    fn field(r: Result<PaySettings, SettingsError>) -> String {
         match r {
-            Err(DomainError::Validation { field, .. })
-            | Err(DomainError::InvalidDestinationAsset { field, .. }) => field,
+            Err(SettingsError::Invalid(FieldError { field, .. }))
+            | Err(SettingsError::Asset(AssetRefusal::InvalidDestinationAsset { field, .. })) => {
+                field
+            }
             other => panic!("expected an error, got {other:?}"),
         }
     }
@@ -345,7 +349,7 @@ mod tests {
             ),
         ] {
             match apply(patch) {
-                Err(DomainError::Validation { field: f, message }) => {
+                Err(SettingsError::Invalid(FieldError { field: f, message })) => {
                     assert_eq!(f, field);
                     assert_eq!(
                         message,

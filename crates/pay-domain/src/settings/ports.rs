@@ -1,6 +1,6 @@
 //! What settings need from storage.
 
-use crate::kernel::error::DomainResult;
+use crate::kernel::error::PortResult;
 use crate::kernel::ids::CompanyId;
 use crate::kernel::timestamp::Timestamp;
 use crate::settings::PaySettings;
@@ -12,5 +12,5 @@ pub trait SettingsStore {
         company: CompanyId,
         settings: &PaySettings,
         at: Timestamp,
-    ) -> DomainResult<()>;
+    ) -> PortResult<()>;
 }

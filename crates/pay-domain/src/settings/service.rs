@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use crate::kernel::assets::DestinationAsset;
-use crate::kernel::error::DomainResult;
 use crate::kernel::service::Kernel;
 use crate::settings::ports::SettingsStore;
+use crate::settings::SettingsError;
 use crate::settings::{PaySettings, SettingsPatch};
 use crate::tenancy::TenancyService;
 use crate::tenancy::{Principal, Scope};
@@ -38,7 +38,7 @@ impl SettingsService {
         self.k.assets.get(id)
     }
 
-    pub fn settings(&self, p: &Principal) -> DomainResult<PaySettings> {
+    pub fn settings(&self, p: &Principal) -> Result<PaySettings, SettingsError> {
         p.authorize(Scope::SettingsRead)?;
         Ok(self.tenancy.company_with_settings(p.company_id)?.1)
     }
@@ -47,7 +47,7 @@ impl SettingsService {
         &self,
         p: &Principal,
         patch: SettingsPatch,
-    ) -> DomainResult<PaySettings> {
+    ) -> Result<PaySettings, SettingsError> {
         p.authorize(Scope::SettingsWrite)?;
         let current = self.tenancy.company_with_settings(p.company_id)?.1;
         let next = patch.apply(&current, &self.k.assets)?;
@@ -59,7 +59,10 @@ impl SettingsService {
     }
 
     /// The enabled settlement assets, each with whether it is the company's default.
-    pub fn destination_assets(&self, p: &Principal) -> DomainResult<Vec<(DestinationAsset, bool)>> {
+    pub fn destination_assets(
+        &self,
+        p: &Principal,
+    ) -> Result<Vec<(DestinationAsset, bool)>, SettingsError> {
         p.authorize(Scope::PaymentLinksRead)?;
         let default = self
             .tenancy

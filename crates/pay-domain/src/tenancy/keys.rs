@@ -1,6 +1,6 @@
 //! Integrations: the API-key pairs of a team (the spec's "integration" records).
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::FieldError;
 use crate::kernel::ids::{CompanyId, FormKeyId, KeyId, PartnerId};
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
@@ -46,16 +46,13 @@ pub struct NewIntegrationInput {
 pub const CREATE_INTEGRATION_FIELDS: &[&str] = &["name", "appSlug", "allowedOrigins"];
 
 impl NewIntegrationInput {
-    pub fn validate(&self) -> DomainResult<()> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         validate::text("name", &self.name, 100, false)?;
         if self.app_slug != APP_SLUG {
-            return Err(DomainError::validation(
-                "appSlug",
-                "appSlug must be \"pay\"",
-            ));
+            return Err(FieldError::new("appSlug", "appSlug must be \"pay\""));
         }
         if self.allowed_origins.len() > MAX_ALLOWED_ORIGINS {
-            return Err(DomainError::validation(
+            return Err(FieldError::new(
                 "allowedOrigins",
                 format!("allowedOrigins must have at most {MAX_ALLOWED_ORIGINS} entries"),
             ));
@@ -87,9 +84,9 @@ mod tests {
         }
     }
 
-    fn field(r: DomainResult<()>) -> String {
+    fn field(r: Result<(), FieldError>) -> String {
         match r {
-            Err(DomainError::Validation { field, .. }) => field,
+            Err(FieldError { field, .. }) => field,
             other => panic!("expected a validation error, got {other:?}"),
         }
     }

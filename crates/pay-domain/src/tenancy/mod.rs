@@ -1,10 +1,12 @@
 //! Tenancy: users, companies and memberships, signed-in (browser) sessions, and API keys.
 
+mod error;
 pub mod keys;
 mod model;
 pub mod ports;
 mod service;
 
+pub use error::{ApiKeyNotFound, Denied, InvalidLogin, TenancyError};
 pub use model::*;
 pub use service::{
     BootstrapOutcome, LoginOutcome, SignedIn, TenancyService, MIN_PASSWORD_LEN, SIGN_IN_TTL,

@@ -3,9 +3,9 @@
 
 use std::fmt;
 
-use crate::kernel::error::{DomainError, DomainResult};
 use crate::kernel::ids::{CompanyId, PartnerId, SignInId, UserId};
 use crate::kernel::timestamp::Timestamp;
+use crate::tenancy::Denied;
 
 /// A team permission. Only `settings.manage` exists today.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -160,12 +160,12 @@ impl Principal {
     /// Checks that the credential may use a route that needs `scope`. A missing OAuth scope is
     /// the spec's 401 `Invalid pay API credentials`; a session mutation without the team
     /// permission is 403 `Forbidden`.
-    pub fn authorize(&self, scope: Scope) -> DomainResult<()> {
+    pub fn authorize(&self, scope: Scope) -> Result<(), Denied> {
         match &self.credential {
             Credential::ApiKey { .. } => Ok(()),
             Credential::SignIn { role, .. } => {
                 if scope.is_write() && !role.has(Permission::SettingsManage) {
-                    Err(DomainError::Forbidden)
+                    Err(Denied::Forbidden)
                 } else {
                     Ok(())
                 }
@@ -174,7 +174,7 @@ impl Principal {
                 if scopes.contains(&scope) {
                     Ok(())
                 } else {
-                    Err(DomainError::InvalidCredentials)
+                    Err(Denied::InvalidCredentials)
                 }
             }
         }
@@ -297,7 +297,7 @@ mod tests {
             });
             for s in Scope::ALL {
                 let expect = if s.is_write() && !can_write {
-                    Err(DomainError::Forbidden)
+                    Err(Denied::Forbidden)
                 } else {
                     Ok(())
                 };
@@ -315,7 +315,7 @@ mod tests {
         assert_eq!(p.authorize(Scope::PaymentLinksRead), Ok(()));
         assert_eq!(
             p.authorize(Scope::PaymentLinksWrite),
-            Err(DomainError::InvalidCredentials)
+            Err(Denied::InvalidCredentials)
         );
     }
 

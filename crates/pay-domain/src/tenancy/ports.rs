@@ -1,7 +1,7 @@
 //! What tenancy needs from storage: users, companies and memberships, signed-in sessions and
 //! API keys. Each method says what an implementation MUST guarantee.
 
-use crate::kernel::error::DomainResult;
+use crate::kernel::error::PortResult;
 use crate::kernel::ids::{CompanyId, KeyId, PartnerId, UserId};
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
@@ -24,7 +24,7 @@ pub struct NewTenant {
 pub trait TenancyStore {
     /// Creates everything in `NewTenant` in ONE transaction: all of it or none. A user with the
     /// same e-mail MUST make it fail without writing anything.
-    fn create_tenant(&self, tenant: &NewTenant) -> DomainResult<()>;
+    fn create_tenant(&self, tenant: &NewTenant) -> PortResult<()>;
     /// Adds `user` to `company` with `role` in ONE transaction, creating the user first when
     /// `new_user` is given. Adding an existing member MUST fail without writing anything.
     fn add_member(
@@ -34,15 +34,15 @@ pub trait TenancyStore {
         company: CompanyId,
         role: Role,
         at: Timestamp,
-    ) -> DomainResult<()>;
+    ) -> PortResult<()>;
     /// Looks a user up by normalised e-mail.
-    fn user_by_email(&self, email: &str) -> DomainResult<Option<UserRecord>>;
+    fn user_by_email(&self, email: &str) -> PortResult<Option<UserRecord>>;
     /// Whether no user exists yet (first start of an empty database).
-    fn is_empty(&self) -> DomainResult<bool>;
+    fn is_empty(&self) -> PortResult<bool>;
     /// The user's companies, oldest membership first.
-    fn memberships(&self, user: UserId) -> DomainResult<Vec<Membership>>;
+    fn memberships(&self, user: UserId) -> PortResult<Vec<Membership>>;
     /// The user's role in one company, or `None` when not a member.
-    fn role(&self, user: UserId, company: CompanyId) -> DomainResult<Option<Role>>;
+    fn role(&self, user: UserId, company: CompanyId) -> PortResult<Option<Role>>;
     /// Moves the company's sandbox test clock forward: adds `by_ms` (> 0) to its
     /// `test_clock_offset_ms` in ONE atomic statement (concurrent moves add up), unless the
     /// offset would then pass `max_offset_ms`. Returns the new offset, or `None` when nothing
@@ -53,12 +53,12 @@ pub trait TenancyStore {
         company: CompanyId,
         by_ms: i64,
         max_offset_ms: i64,
-    ) -> DomainResult<Option<i64>>;
+    ) -> PortResult<Option<i64>>;
     /// A company and its settings, read together (one round trip where possible).
     fn company_with_settings(
         &self,
         company: CompanyId,
-    ) -> DomainResult<Option<(Company, PaySettings)>>;
+    ) -> PortResult<Option<(Company, PaySettings)>>;
 }
 
 /// A signed-in browser session as stored (token and CSRF token as digests only).
@@ -76,31 +76,31 @@ pub struct StoredSignIn {
 
 /// Browser sessions.
 pub trait SignInStore {
-    fn insert_sign_in(&self, session: &StoredSignIn) -> DomainResult<()>;
+    fn insert_sign_in(&self, session: &StoredSignIn) -> PortResult<()>;
     /// Finds a session by token digest (expired ones included; the caller checks).
-    fn sign_in_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSignIn>>;
-    fn delete_sign_in(&self, token_digest: &SecretDigest) -> DomainResult<()>;
+    fn sign_in_by_token(&self, token_digest: &SecretDigest) -> PortResult<Option<StoredSignIn>>;
+    fn delete_sign_in(&self, token_digest: &SecretDigest) -> PortResult<()>;
 }
 
 /// API-key integrations.
 pub trait IntegrationStore {
     /// Inserts; `key_id`, `form_key_id` and `partner_id` MUST be unique.
-    fn insert_integration(&self, integration: &StoredIntegration) -> DomainResult<()>;
+    fn insert_integration(&self, integration: &StoredIntegration) -> PortResult<()>;
     /// The company's integrations, newest first.
-    fn integrations(&self, company: CompanyId) -> DomainResult<Vec<Integration>>;
+    fn integrations(&self, company: CompanyId) -> PortResult<Vec<Integration>>;
     /// Looks up by public key id, across companies (authentication).
-    fn integration_by_key_id(&self, key_id: &KeyId) -> DomainResult<Option<StoredIntegration>>;
+    fn integration_by_key_id(&self, key_id: &KeyId) -> PortResult<Option<StoredIntegration>>;
     /// Sets `enabled` on the company's integration; `None` when it has no such integration.
     fn set_integration_enabled(
         &self,
         company: CompanyId,
         partner: PartnerId,
         enabled: bool,
-    ) -> DomainResult<Option<Integration>>;
+    ) -> PortResult<Option<Integration>>;
     /// Deletes the company's integration; false when it has no such integration.
-    fn delete_integration(&self, company: CompanyId, partner: PartnerId) -> DomainResult<bool>;
+    fn delete_integration(&self, company: CompanyId, partner: PartnerId) -> PortResult<bool>;
     /// Records a use of the key.
-    fn touch_integration(&self, partner: PartnerId, at: Timestamp) -> DomainResult<()>;
+    fn touch_integration(&self, partner: PartnerId, at: Timestamp) -> PortResult<()>;
 }
 
 /// Every store port of tenancy, as one object (a blanket impl covers any type with all three).

@@ -5,7 +5,10 @@ use std::sync::Arc;
 
 use time::Duration;
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{Fault, FieldError, NotFound, PortResult};
+use crate::tenancy::error::{ApiKeyNotFound, Denied, InvalidLogin, TenancyError};
+
+type Result<T, E = TenancyError> = std::result::Result<T, E>;
 use crate::kernel::ids::{CompanyId, FormKeyId, KeyId, PartnerId, SignInId, UserId};
 use crate::kernel::secret::Secret;
 use crate::kernel::service::Kernel;
@@ -26,9 +29,9 @@ pub const SIGN_IN_TTL: Duration = Duration::hours(12);
 /// Shortest password accepted.
 pub const MIN_PASSWORD_LEN: usize = 10;
 
-fn check_password(password: &Secret) -> DomainResult<()> {
+fn check_password(password: &Secret) -> Result<(), FieldError> {
     if password.expose().chars().count() < MIN_PASSWORD_LEN {
-        return Err(DomainError::validation(
+        return Err(FieldError::new(
             "password",
             format!("password must be at least {MIN_PASSWORD_LEN} characters"),
         ));
@@ -81,14 +84,14 @@ impl TenancyService {
     }
 
     /// Whether no user exists yet (the first start of an empty database).
-    pub fn is_empty(&self) -> DomainResult<bool> {
+    pub fn is_empty(&self) -> PortResult<bool> {
         self.store.is_empty()
     }
 
     /// Now on `company`'s clock: real time plus its sandbox test clock's offset. For what the
     /// company owns and schedules (`crate::sandbox::clock`). The anonymous links' owner has
     /// no clock of its own: real time.
-    pub(crate) fn company_now(&self, company: CompanyId) -> DomainResult<Timestamp> {
+    pub(crate) fn company_now(&self, company: CompanyId) -> PortResult<Timestamp> {
         if company == crate::links::ANONYMOUS_COMPANY {
             return Ok(self.k.now());
         }
@@ -106,12 +109,12 @@ impl TenancyService {
         company: CompanyId,
         by_ms: i64,
         max_offset_ms: i64,
-    ) -> DomainResult<Option<i64>> {
+    ) -> PortResult<Option<i64>> {
         self.store.advance_test_clock(company, by_ms, max_offset_ms)
     }
 
     /// Records a use of the key (at most once a minute).
-    pub(crate) fn touch_key(&self, integration: &Integration) -> DomainResult<()> {
+    pub(crate) fn touch_key(&self, integration: &Integration) -> PortResult<()> {
         let now = self.k.now();
         if needs_touch(integration.last_used_at, now) {
             self.store.touch_integration(integration.partner_id, now)?;
@@ -123,7 +126,7 @@ impl TenancyService {
         &self,
         company_id: CompanyId,
         input: NewIntegrationInput,
-    ) -> DomainResult<(StoredIntegration, Secret)> {
+    ) -> Result<(StoredIntegration, Secret)> {
         let key_id = self
             .k
             .new_public_id(KeyId::RANDOM_LEN, KeyId::from_random)?;
@@ -157,7 +160,7 @@ impl TenancyService {
         company_name: &str,
         email: &str,
         password: &Secret,
-    ) -> DomainResult<BootstrapOutcome> {
+    ) -> Result<BootstrapOutcome> {
         validate::text("company", company_name, 200, false)?;
         let email = normalize_email(email);
         validate::email("email", &email)?;
@@ -167,15 +170,13 @@ impl TenancyService {
                 .memberships(user.id)?
                 .into_iter()
                 .next()
-                .ok_or_else(|| {
-                    DomainError::Internal("bootstrap: existing user has no company".into())
-                })?;
+                .ok_or_else(|| Fault::new("bootstrap: existing user has no company"))?;
             let key = self
                 .store
                 .integrations(first.company_id)?
                 .into_iter()
                 .last()
-                .ok_or_else(|| DomainError::Internal("bootstrap: company has no key".into()))?;
+                .ok_or_else(|| Fault::new("bootstrap: company has no key"))?;
             return Ok(BootstrapOutcome {
                 company_id: first.company_id,
                 user_id: user.id,
@@ -236,11 +237,11 @@ impl TenancyService {
         email: &str,
         password: &Secret,
         role: Role,
-    ) -> DomainResult<UserId> {
+    ) -> Result<UserId> {
         let email = normalize_email(email);
         validate::email("email", &email)?;
         if self.store.company_with_settings(company)?.is_none() {
-            return Err(DomainError::NotFound { kind: "Company" });
+            return Err(NotFound { kind: "Company" }.into());
         }
         let now = self.k.now();
         let existing = self.store.user_by_email(&email)?;
@@ -261,10 +262,7 @@ impl TenancyService {
             (None, None) => unreachable!("one of the two is set above"),
         };
         if existing.is_some() && self.store.role(user_id, company)?.is_some() {
-            return Err(DomainError::validation(
-                "email",
-                "already a member of this company",
-            ));
+            return Err(FieldError::new("email", "already a member of this company").into());
         }
         self.store
             .add_member(new_user.as_ref(), user_id, company, role, now)?;
@@ -277,22 +275,22 @@ impl TenancyService {
         &self,
         key_id: Option<&str>,
         secret: Option<&str>,
-    ) -> DomainResult<Principal> {
+    ) -> Result<Principal> {
         let (Some(key_id), Some(secret)) = (key_id, secret) else {
-            return Err(DomainError::Unauthorized);
+            return Err(Denied::Unauthenticated.into());
         };
-        let key_id = KeyId::parse(key_id).ok_or(DomainError::InvalidCredentials)?;
+        let key_id = KeyId::parse(key_id).ok_or(Denied::InvalidCredentials)?;
         if !secret.starts_with("mksec_") {
-            return Err(DomainError::InvalidCredentials);
+            return Err(Denied::InvalidCredentials.into());
         }
         let stored = self
             .store
             .integration_by_key_id(&key_id)?
-            .ok_or(DomainError::InvalidCredentials)?;
+            .ok_or(Denied::InvalidCredentials)?;
         if !self.k.crypto.digest_matches(secret, &stored.secret_digest)
             || !stored.integration.enabled
         {
-            return Err(DomainError::InvalidCredentials);
+            return Err(Denied::InvalidCredentials.into());
         }
         let now = self.k.now();
         if needs_touch(stored.integration.last_used_at, now) {
@@ -309,32 +307,28 @@ impl TenancyService {
 
     /// Signs a user in: the same error for an unknown e-mail and a wrong password, and at most
     /// `limits.login` attempts per e-mail and address in its window; a success clears them.
-    pub fn login(
-        &self,
-        email: &str,
-        password: &Secret,
-        client_addr: &str,
-    ) -> DomainResult<LoginOutcome> {
+    pub fn login(&self, email: &str, password: &Secret, client_addr: &str) -> Result<LoginOutcome> {
         let email = normalize_email(email);
         let now = self.k.now();
         // Every attempt counts before the password is checked, so parallel guesses cannot
         // pass the limit together; a success forgets the bucket.
         let key = format!("login:{email}|{client_addr}");
-        self.k.throttle(&key, &self.k.limits.login)?;
+        self.k
+            .throttle::<TenancyError>(&key, &self.k.limits.login)?;
         let user = self.store.user_by_email(&email)?;
         let ok = self.k.crypto.verify_password(
             password.expose(),
             user.as_ref().map(|u| u.password_hash.as_str()),
         );
         let (true, Some(user)) = (ok, user) else {
-            return Err(DomainError::InvalidLogin);
+            return Err(InvalidLogin.into());
         };
         let company = self
             .store
             .memberships(user.id)?
             .into_iter()
             .next()
-            .ok_or(DomainError::InvalidLogin)?;
+            .ok_or(InvalidLogin)?;
         self.k.clear_throttle(&key)?;
         let token = self.k.new_secret("pss_");
         let csrf = self.k.new_secret("");
@@ -356,19 +350,19 @@ impl TenancyService {
     }
 
     /// Resolves a session cookie; an unknown or expired session is `Unauthorized`.
-    pub fn authenticate_sign_in(&self, token: &str) -> DomainResult<SignedIn> {
+    pub fn authenticate_sign_in(&self, token: &str) -> Result<SignedIn> {
         let session = self
             .store
             .sign_in_by_token(&self.k.crypto.digest(token))?
-            .ok_or(DomainError::Unauthorized)?;
+            .ok_or(Denied::Unauthenticated)?;
         if session.expires_at <= self.k.now() {
-            return Err(DomainError::Unauthorized);
+            return Err(Denied::Unauthenticated.into());
         }
         Ok(SignedIn { sign_in: session })
     }
 
     /// Checks the CSRF token of a session-authenticated mutation (403 when wrong or missing).
-    pub fn check_csrf(&self, signed_in: &SignedIn, token: Option<&str>) -> DomainResult<()> {
+    pub fn check_csrf(&self, signed_in: &SignedIn, token: Option<&str>) -> Result<()> {
         match token {
             Some(t)
                 if self
@@ -378,17 +372,17 @@ impl TenancyService {
             {
                 Ok(())
             }
-            _ => Err(DomainError::Forbidden),
+            _ => Err(Denied::Forbidden.into()),
         }
     }
 
     /// The principal a session acts as on payment routes: its current company and role.
-    pub fn sign_in_principal(&self, signed_in: &SignedIn) -> DomainResult<Principal> {
+    pub fn sign_in_principal(&self, signed_in: &SignedIn) -> Result<Principal> {
         let s = &signed_in.sign_in;
         let role = self
             .store
             .role(s.user_id, s.company_id)?
-            .ok_or(DomainError::Forbidden)?;
+            .ok_or(Denied::Forbidden)?;
         Ok(Principal {
             company_id: s.company_id,
             credential: Credential::SignIn {
@@ -399,28 +393,28 @@ impl TenancyService {
         })
     }
 
-    pub fn logout(&self, token: &str) -> DomainResult<()> {
+    pub fn logout(&self, token: &str) -> PortResult<()> {
         self.store.delete_sign_in(&self.k.crypto.digest(token))
     }
 
     /// The teams the signed-in user belongs to.
-    pub fn companies(&self, signed_in: &SignedIn) -> DomainResult<Vec<Membership>> {
+    pub fn companies(&self, signed_in: &SignedIn) -> PortResult<Vec<Membership>> {
         self.store.memberships(signed_in.sign_in.user_id)
     }
 
     /// The user's role in a company named in a dashboard path; not a member is `Forbidden`.
-    pub(crate) fn team_role(
+    pub(crate) fn team_role<E: From<Denied> + From<Fault>>(
         &self,
         signed_in: &SignedIn,
         company: CompanyId,
         need: Option<Permission>,
-    ) -> DomainResult<Role> {
+    ) -> Result<Role, E> {
         let role = self
             .store
             .role(signed_in.sign_in.user_id, company)?
-            .ok_or(DomainError::Forbidden)?;
+            .ok_or(Denied::Forbidden)?;
         match need {
-            Some(p) if !role.has(p) => Err(DomainError::Forbidden),
+            Some(p) if !role.has(p) => Err(Denied::Forbidden.into()),
             _ => Ok(role),
         }
     }
@@ -430,8 +424,8 @@ impl TenancyService {
         signed_in: &SignedIn,
         company: CompanyId,
         input: NewIntegrationInput,
-    ) -> DomainResult<(Integration, Secret)> {
-        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+    ) -> Result<(Integration, Secret)> {
+        self.team_role::<TenancyError>(signed_in, company, Some(Permission::SettingsManage))?;
         input.validate()?;
         let (stored, secret) = self.new_integration(company, input)?;
         self.store.insert_integration(&stored)?;
@@ -442,9 +436,9 @@ impl TenancyService {
         &self,
         signed_in: &SignedIn,
         company: CompanyId,
-    ) -> DomainResult<Vec<Integration>> {
-        self.team_role(signed_in, company, None)?;
-        self.store.integrations(company)
+    ) -> Result<Vec<Integration>> {
+        self.team_role::<TenancyError>(signed_in, company, None)?;
+        Ok(self.store.integrations(company)?)
     }
 
     pub fn set_integration_enabled(
@@ -453,11 +447,12 @@ impl TenancyService {
         company: CompanyId,
         partner: PartnerId,
         enabled: bool,
-    ) -> DomainResult<Integration> {
-        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
-        self.store
+    ) -> Result<Integration> {
+        self.team_role::<TenancyError>(signed_in, company, Some(Permission::SettingsManage))?;
+        Ok(self
+            .store
             .set_integration_enabled(company, partner, enabled)?
-            .ok_or(DomainError::ApiKeyNotFound)
+            .ok_or(ApiKeyNotFound)?)
     }
 
     pub fn delete_integration(
@@ -465,21 +460,21 @@ impl TenancyService {
         signed_in: &SignedIn,
         company: CompanyId,
         partner: PartnerId,
-    ) -> DomainResult<()> {
-        self.team_role(signed_in, company, Some(Permission::SettingsManage))?;
+    ) -> Result<()> {
+        self.team_role::<TenancyError>(signed_in, company, Some(Permission::SettingsManage))?;
         if self.store.delete_integration(company, partner)? {
             Ok(())
         } else {
-            Err(DomainError::ApiKeyNotFound)
+            Err(ApiKeyNotFound.into())
         }
     }
 
     pub(crate) fn company_with_settings(
         &self,
         company: CompanyId,
-    ) -> DomainResult<(Company, PaySettings)> {
+    ) -> PortResult<(Company, PaySettings)> {
         self.store
             .company_with_settings(company)?
-            .ok_or_else(|| DomainError::Internal(format!("company {company} has no settings")))
+            .ok_or_else(|| Fault::new(format!("company {company} has no settings")))
     }
 }

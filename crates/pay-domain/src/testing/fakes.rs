@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use crate::checkout::ports::{DepositChannel, PriceSource, Processor};
 use crate::kernel::amount::{Decimal, Rounding};
 use crate::kernel::assets::DestinationAsset;
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
 use crate::kernel::ports::{Clock, Crypto, SecretSealer};
 use crate::kernel::secret::{Secret, SecretDigest};
@@ -82,7 +82,7 @@ impl Crypto for FakeCrypto {
         self.digest(secret) == *digest
     }
 
-    fn hash_password(&self, password: &str) -> DomainResult<String> {
+    fn hash_password(&self, password: &str) -> PortResult<String> {
         self.hash_calls.fetch_add(1, Ordering::SeqCst);
         Ok(format!("h:{password}"))
     }
@@ -133,22 +133,22 @@ impl FakeSealer {
 }
 
 impl SecretSealer for FakeSealer {
-    fn seal(&self, secret: &Secret, aad: &str) -> DomainResult<SealedSecret> {
+    fn seal(&self, secret: &Secret, aad: &str) -> PortResult<SealedSecret> {
         self.sealed_with.lock().unwrap().push(aad.to_owned());
         Ok(FakeSealer::sealed(secret.expose(), aad))
     }
 
-    fn open(&self, sealed: &SealedSecret, aad: &str) -> DomainResult<Secret> {
+    fn open(&self, sealed: &SealedSecret, aad: &str) -> PortResult<Secret> {
         self.opened_with.lock().unwrap().push(aad.to_owned());
         if sealed.key_id != SEAL_KEY_ID && sealed.key_id != OLD_SEAL_KEY_ID {
-            return Err(DomainError::Internal("unknown sealing key".into()));
+            return Err(Fault::new("unknown sealing key"));
         }
         sealed
             .sealed
             .strip_prefix(aad)
             .and_then(|rest| rest.strip_prefix('|'))
             .map(Secret::new)
-            .ok_or_else(|| DomainError::Internal("cannot open: other associated data".into()))
+            .ok_or_else(|| Fault::new("cannot open: other associated data"))
     }
 
     fn is_current(&self, sealed: &SealedSecret) -> bool {
@@ -209,7 +209,7 @@ pub fn usd_price(asset: &str) -> Decimal {
 }
 
 impl PriceSource for FakePrices {
-    fn price(&self, asset: &str, unit: &str) -> DomainResult<Option<Decimal>> {
+    fn price(&self, asset: &str, unit: &str) -> PortResult<Option<Decimal>> {
         let of_unit = match unit {
             "USD" => Decimal::parse("1").unwrap(),
             "EUR" => return Ok(None),
@@ -240,7 +240,7 @@ impl Processor for FakeProcessor {
         &self,
         company: CompanyId,
         asset: &DestinationAsset,
-    ) -> DomainResult<Option<String>> {
+    ) -> PortResult<Option<String>> {
         if self
             .no_wallet
             .lock()
@@ -256,7 +256,7 @@ impl Processor for FakeProcessor {
         session: uuid::Uuid,
         asset: &DestinationAsset,
         _amount: Decimal,
-    ) -> DomainResult<DepositChannel> {
+    ) -> PortResult<DepositChannel> {
         self.channels.fetch_add(1, Ordering::SeqCst);
         Ok(DepositChannel {
             channel_id: format!("ch-{session}"),

@@ -6,7 +6,7 @@ use std::fmt;
 
 use time::Duration;
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::CompanyId;
 use crate::kernel::timestamp::Timestamp;
 
@@ -186,9 +186,9 @@ pub fn after_attempt(
     attempt: u32,
     outcome: &AttemptOutcome,
     now: Timestamp,
-) -> DomainResult<AfterAttempt> {
+) -> PortResult<AfterAttempt> {
     if current.is_terminal() {
-        return Err(DomainError::Internal(format!(
+        return Err(Fault::new(format!(
             "delivery is {current}; no more attempts"
         )));
     }

@@ -4,6 +4,7 @@
 
 pub mod delivery;
 pub mod envelope;
+mod error;
 pub mod event;
 pub mod failure;
 pub mod ports;
@@ -12,6 +13,7 @@ pub mod target;
 
 pub use delivery::*;
 pub use envelope::*;
+pub use error::WebhookError;
 pub use event::*;
 pub use failure::*;
 pub use service::{CallbackView, WebhookAdapters, WebhookService};

@@ -1,6 +1,6 @@
 //! What webhooks need from the outside: the outbox and callbacks in storage, and signatures.
 
-use crate::kernel::error::DomainResult;
+use crate::kernel::error::PortResult;
 use crate::kernel::ids::CompanyId;
 use crate::kernel::timestamp::Timestamp;
 use crate::webhooks::{
@@ -35,13 +35,13 @@ pub trait WebhookStore {
         &self,
         company: CompanyId,
         kind: CallbackKind,
-    ) -> DomainResult<Option<CompanyCallback>>;
+    ) -> PortResult<Option<CompanyCallback>>;
     /// Compare-and-set: writes `callback` only if the stored row of its (company, kind) has
     /// version `callback.version - 1` (for version 1: only if there is no row). Returns false,
     /// writing nothing, when another save came first.
-    fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<bool>;
+    fn save_company_callback(&self, callback: &CompanyCallback) -> PortResult<bool>;
     /// Inserts deliveries in ONE transaction.
-    fn insert_deliveries(&self, deliveries: &[Delivery]) -> DomainResult<()>;
+    fn insert_deliveries(&self, deliveries: &[Delivery]) -> PortResult<()>;
     /// Atomically claims up to `limit` deliveries that are pending or retrying, due on their
     /// company's clock (`next_attempt_at <= now + that company's test-clock offset`) and not
     /// leased (a lease runs on real time: a moved clock MUST NOT end it), oldest due first, and
@@ -54,16 +54,16 @@ pub trait WebhookStore {
         now: Timestamp,
         lease_until: Timestamp,
         limit: usize,
-    ) -> DomainResult<Vec<Delivery>>;
+    ) -> PortResult<Vec<Delivery>>;
     /// Records an attempt and the delivery's new state in ONE transaction: `attempts` becomes
     /// `attempt.number`, and status, `next_attempt_at`, `last_attempt_at`,
     /// `last_response_status` and `last_error` follow.
-    fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> DomainResult<()>;
+    fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> PortResult<()>;
     /// Records a batch of attempts, each as `record_attempt` would, in as few transactions as
     /// the adapter can (the dispatcher records a whole round at once). Returns, per item,
     /// whether it was recorded; an attempt whose delivery moved on (a stale claim) is skipped
     /// with `false`. The default records them one by one.
-    fn record_attempts(&self, batch: &[(AttemptRecord, AfterAttempt)]) -> DomainResult<Vec<bool>> {
+    fn record_attempts(&self, batch: &[(AttemptRecord, AfterAttempt)]) -> PortResult<Vec<bool>> {
         batch
             .iter()
             .map(|(attempt, after)| self.record_attempt(attempt, after).map(|()| true))
@@ -72,17 +72,13 @@ pub trait WebhookStore {
     /// Points deliveries at the URL their next attempt goes to (their owner's callback changed
     /// since they were queued): sets `url` of each listed delivery that is still pending or
     /// retrying, in ONE transaction.
-    fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> DomainResult<()>;
+    fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> PortResult<()>;
     /// The company's deliveries matching the filter, newest first, at most `filter.limit`.
-    fn deliveries(
-        &self,
-        company: CompanyId,
-        filter: &DeliveryFilter,
-    ) -> DomainResult<Vec<Delivery>>;
+    fn deliveries(&self, company: CompanyId, filter: &DeliveryFilter) -> PortResult<Vec<Delivery>>;
     /// One delivery of the company.
-    fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Option<Delivery>>;
+    fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> PortResult<Option<Delivery>>;
     /// The attempts of one delivery of the company, oldest first.
-    fn attempts(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Vec<AttemptRecord>>;
+    fn attempts(&self, company: CompanyId, id: uuid::Uuid) -> PortResult<Vec<AttemptRecord>>;
     /// Emits one event of a link in ONE transaction: increments the link's event sequence
     /// (1, 2, ... per link), builds the deliveries for that sequence number with `build`, and
     /// inserts them. Returns what was inserted. Concurrent calls for one link MUST get
@@ -91,5 +87,5 @@ pub trait WebhookStore {
         &self,
         link: crate::kernel::ids::PaymentLinkId,
         build: &dyn Fn(u64) -> Vec<Delivery>,
-    ) -> DomainResult<Vec<Delivery>>;
+    ) -> PortResult<Vec<Delivery>>;
 }

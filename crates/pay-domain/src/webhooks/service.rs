@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use std::sync::Arc;
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{Fault, FieldError, NotFound, PortResult};
 use crate::kernel::ids::CompanyId;
 use crate::kernel::ports::Clock;
 use crate::kernel::secret::Secret;
@@ -16,6 +16,7 @@ use crate::links::LinkService;
 use crate::links::{CreatedBy, PaymentLink};
 use crate::tenancy::{Permission, Principal, Scope};
 use crate::tenancy::{SignedIn, TenancyService};
+use crate::webhooks::error::{WebhookError, WebhookResult};
 use crate::webhooks::ports::AttemptRecord;
 use crate::webhooks::ports::{WebhookSigner, WebhookStore};
 use crate::webhooks::{
@@ -49,10 +50,10 @@ impl From<&CompanyCallback> for CallbackView {
     }
 }
 
-fn company_kind(kind: CallbackKind) -> DomainResult<CallbackKind> {
+fn company_kind(kind: CallbackKind) -> PortResult<CallbackKind> {
     match kind {
         CallbackKind::CompanyPayment | CallbackKind::LegacyShared => Ok(kind),
-        other => Err(DomainError::Internal(format!(
+        other => Err(Fault::new(format!(
             "{} is not a company callback",
             other.as_str()
         ))),
@@ -121,7 +122,7 @@ impl WebhookService {
         company: CompanyId,
         kind: CallbackKind,
         now: Timestamp,
-    ) -> DomainResult<(Secret, StoredSigningSecret)> {
+    ) -> PortResult<(Secret, StoredSigningSecret)> {
         let secret = signing_secret(&self.k.crypto.random_alphanumeric(SECRET_RANDOM_LEN));
         let sealed = self
             .k
@@ -143,7 +144,7 @@ impl WebhookService {
         &self,
         stored: StoredSigningSecret,
         aad: &str,
-    ) -> DomainResult<StoredSigningSecret> {
+    ) -> PortResult<StoredSigningSecret> {
         let sealer = &self.k.sealer;
         if sealer.is_current(&stored.sealed) {
             return Ok(stored);
@@ -161,9 +162,12 @@ impl WebhookService {
         signed_in: &SignedIn,
         company: CompanyId,
         kind: CallbackKind,
-    ) -> DomainResult<Option<CallbackView>> {
-        self.tenancy
-            .team_role(signed_in, company, Some(Permission::SettingsManage))?;
+    ) -> WebhookResult<Option<CallbackView>> {
+        self.tenancy.team_role::<WebhookError>(
+            signed_in,
+            company,
+            Some(Permission::SettingsManage),
+        )?;
         let kind = company_kind(kind)?;
         Ok(self
             .store
@@ -180,9 +184,12 @@ impl WebhookService {
         company: CompanyId,
         kind: CallbackKind,
         url: &str,
-    ) -> DomainResult<(CallbackView, Option<Secret>)> {
-        self.tenancy
-            .team_role(signed_in, company, Some(Permission::SettingsManage))?;
+    ) -> WebhookResult<(CallbackView, Option<Secret>)> {
+        self.tenancy.team_role::<WebhookError>(
+            signed_in,
+            company,
+            Some(Permission::SettingsManage),
+        )?;
         let kind = company_kind(kind)?;
         validate_callback_url("url", url, self.allow_private_targets)?;
         // Compare-and-set, re-read on a lost race: a rotation or another save that landed in
@@ -228,9 +235,7 @@ impl WebhookService {
                 return Ok((CallbackView::from(&callback), issued));
             }
         }
-        Err(DomainError::Internal(
-            "callback kept changing under us".into(),
-        ))
+        Err(Fault::new("callback kept changing under us").into())
     }
 
     /// Issues a new signing secret (returned this once). The previous one keeps signing, as a
@@ -240,15 +245,18 @@ impl WebhookService {
         signed_in: &SignedIn,
         company: CompanyId,
         kind: CallbackKind,
-    ) -> DomainResult<(CallbackView, Secret)> {
-        self.tenancy
-            .team_role(signed_in, company, Some(Permission::SettingsManage))?;
+    ) -> WebhookResult<(CallbackView, Secret)> {
+        self.tenancy.team_role::<WebhookError>(
+            signed_in,
+            company,
+            Some(Permission::SettingsManage),
+        )?;
         let kind = company_kind(kind)?;
         for _ in 0..3 {
             let existing = self
                 .store
                 .company_callback(company, kind)?
-                .ok_or(DomainError::NotFound { kind: "Callback" })?;
+                .ok_or(NotFound { kind: "Callback" })?;
             let now = self.k.clock.now();
             let (secret, stored) = self.new_signing_secret(company, kind, now)?;
             let aad = CompanyCallback::aad(company, kind);
@@ -264,15 +272,13 @@ impl WebhookService {
                 return Ok((CallbackView::from(&callback), secret));
             }
         }
-        Err(DomainError::Internal(
-            "callback kept changing under us".into(),
-        ))
+        Err(Fault::new("callback kept changing under us").into())
     }
 
     /// Where a link's events go: the company payment callback, else the legacy shared one,
     /// for links made by API keys and sessions. Grant-made links go to their grant's
     /// subscription and anonymous links to their own URL (added with that work).
-    pub(crate) fn targets(&self, link: &PaymentLink) -> DomainResult<Vec<(CallbackKind, String)>> {
+    pub(crate) fn targets(&self, link: &PaymentLink) -> PortResult<Vec<(CallbackKind, String)>> {
         match link.created_by {
             CreatedBy::ApiKey(_) | CreatedBy::User(_) => Ok(self
                 .company_target(link.company_id)?
@@ -296,7 +302,7 @@ impl WebhookService {
         event: EventKind,
         trigger: &str,
         session: SessionSnapshot,
-    ) -> DomainResult<Vec<Delivery>> {
+    ) -> PortResult<Vec<Delivery>> {
         let plan = self.plan_events(link, session, &[event], trigger, self.k.clock.now())?;
         if plan.has_no_target() {
             return Ok(vec![]);
@@ -306,9 +312,9 @@ impl WebhookService {
     }
 
     /// Sends a `pay.webhook.test` event about one of the caller's links to its callbacks.
-    pub fn send_test_event(&self, p: &Principal, link_uid: &str) -> DomainResult<Vec<Delivery>> {
+    pub fn send_test_event(&self, p: &Principal, link_uid: &str) -> WebhookResult<Vec<Delivery>> {
         p.authorize(Scope::WebhooksWrite)?;
-        let link = self.links.visible_link(p, link_uid)?;
+        let link = self.links.visible_link::<WebhookError>(p, link_uid)?;
         let sent = self.emit_link_event(
             &link,
             EventKind::Test,
@@ -316,10 +322,11 @@ impl WebhookService {
             SessionSnapshot::default(),
         )?;
         if sent.is_empty() {
-            return Err(DomainError::validation(
+            return Err(FieldError::new(
                 "paymentLinkUid",
                 "no callback receives this link's events: set the company payment callback first",
-            ));
+            )
+            .into());
         }
         Ok(sent)
     }
@@ -329,18 +336,17 @@ impl WebhookService {
         &self,
         p: &Principal,
         mut filter: DeliveryFilter,
-    ) -> DomainResult<Vec<Delivery>> {
+    ) -> WebhookResult<Vec<Delivery>> {
         p.authorize(Scope::WebhooksRead)?;
         if filter.limit == 0 {
             filter.limit = LOG_LIMIT_DEFAULT;
         }
         if filter.limit > LOG_LIMIT_MAX {
-            return Err(DomainError::validation(
-                "limit",
-                format!("limit must be 1 to {LOG_LIMIT_MAX}"),
-            ));
+            return Err(
+                FieldError::new("limit", format!("limit must be 1 to {LOG_LIMIT_MAX}")).into(),
+            );
         }
-        self.store.deliveries(p.company_id, &filter)
+        Ok(self.store.deliveries(p.company_id, &filter)?)
     }
 
     /// One delivery with its attempts.
@@ -348,10 +354,10 @@ impl WebhookService {
         &self,
         p: &Principal,
         id: &str,
-    ) -> DomainResult<(Delivery, Vec<AttemptRecord>)> {
+    ) -> WebhookResult<(Delivery, Vec<AttemptRecord>)> {
         p.authorize(Scope::WebhooksRead)?;
-        let not_found = DomainError::NotFound { kind: "Delivery" };
-        let id = uuid::Uuid::try_parse(id).map_err(|_| not_found.clone())?;
+        let not_found = NotFound { kind: "Delivery" };
+        let id = uuid::Uuid::try_parse(id).map_err(|_| not_found)?;
         let d = self.store.delivery(p.company_id, id)?.ok_or(not_found)?;
         let attempts = self.store.attempts(p.company_id, id)?;
         Ok((d, attempts))
@@ -359,10 +365,10 @@ impl WebhookService {
 
     /// Resends a delivery: a new delivery in the same group, origin `manual`, the same event
     /// and body (with its own `deliveryId`), due now.
-    pub fn resend_delivery(&self, p: &Principal, id: &str) -> DomainResult<Delivery> {
+    pub fn resend_delivery(&self, p: &Principal, id: &str) -> WebhookResult<Delivery> {
         p.authorize(Scope::WebhooksWrite)?;
-        let not_found = DomainError::NotFound { kind: "Delivery" };
-        let old_id = uuid::Uuid::try_parse(id).map_err(|_| not_found.clone())?;
+        let not_found = NotFound { kind: "Delivery" };
+        let old_id = uuid::Uuid::try_parse(id).map_err(|_| not_found)?;
         let old = self
             .store
             .delivery(p.company_id, old_id)?
@@ -394,7 +400,7 @@ impl WebhookService {
     }
 
     /// Dispatcher step 1: claims due deliveries for `CLAIM_LEASE`.
-    pub fn claim_due_deliveries(&self, limit: usize) -> DomainResult<Vec<Delivery>> {
+    pub fn claim_due_deliveries(&self, limit: usize) -> PortResult<Vec<Delivery>> {
         self.claim_due_deliveries_for(limit, CLAIM_LEASE)
     }
 
@@ -405,7 +411,7 @@ impl WebhookService {
         &self,
         limit: usize,
         lease: time::Duration,
-    ) -> DomainResult<Vec<Delivery>> {
+    ) -> PortResult<Vec<Delivery>> {
         let now = self.k.clock.now();
         self.store.claim_due_deliveries(now, now.plus(lease), limit)
     }
@@ -494,7 +500,7 @@ impl WebhookService {
         &self,
         d: &Delivery,
         outcome: AttemptOutcome,
-    ) -> DomainResult<AfterAttempt> {
+    ) -> PortResult<AfterAttempt> {
         let (record, after) = self.decide(d, outcome)?;
         self.store.record_attempt(&record, &after)?;
         Ok(after)
@@ -502,11 +508,11 @@ impl WebhookService {
 
     /// Step 3 for a whole round, in as few transactions as the store can. Returns how many
     /// were recorded (an attempt on a claim that moved on is skipped).
-    pub fn record_attempts(&self, round: Vec<(Delivery, AttemptOutcome)>) -> DomainResult<usize> {
+    pub fn record_attempts(&self, round: Vec<(Delivery, AttemptOutcome)>) -> PortResult<usize> {
         let batch: Vec<(AttemptRecord, AfterAttempt)> = round
             .into_iter()
             .map(|(d, outcome)| self.decide(&d, outcome))
-            .collect::<DomainResult<_>>()?;
+            .collect::<PortResult<_>>()?;
         Ok(self
             .store
             .record_attempts(&batch)?
@@ -519,7 +525,7 @@ impl WebhookService {
         &self,
         d: &Delivery,
         outcome: AttemptOutcome,
-    ) -> DomainResult<(AttemptRecord, AfterAttempt)> {
+    ) -> PortResult<(AttemptRecord, AfterAttempt)> {
         // The next retry falls due on the delivery's company clock.
         let now = self.tenancy.company_now(d.company_id)?;
         let attempt = d.attempts + 1;

@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use time::Duration;
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::FieldError;
 use crate::kernel::ids::CompanyId;
 use crate::kernel::secret::Secret;
 use crate::kernel::timestamp::Timestamp;
@@ -259,16 +259,17 @@ pub fn is_malformed_name(host: &str) -> bool {
 /// Checks a callback URL when it is saved: `https` (or `http` when private targets are allowed,
 /// for development), no user info, at most 2,048 characters, and a host `host_refusal`
 /// accepts. Names are checked again at connect time, against every address they resolve to.
-pub fn validate_callback_url(field: &str, url: &str, allow_private: bool) -> DomainResult<()> {
+pub fn validate_callback_url(
+    field: &str,
+    url: &str,
+    allow_private: bool,
+) -> Result<(), FieldError> {
     validate::http_url(field, url)?;
     let rest = match url.strip_prefix("https://") {
         Some(r) => r,
         None if allow_private => url.strip_prefix("http://").unwrap_or(url),
         None => {
-            return Err(DomainError::validation(
-                field,
-                format!("{field} must use https"),
-            ));
+            return Err(FieldError::new(field, format!("{field} must use https")));
         }
     };
     if allow_private {
@@ -280,7 +281,7 @@ pub fn validate_callback_url(field: &str, url: &str, allow_private: bool) -> Dom
         None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
     };
     match host_refusal(host) {
-        Some(why) => Err(DomainError::validation(field, format!("{field} {why}"))),
+        Some(why) => Err(FieldError::new(field, format!("{field} {why}"))),
         None => Ok(()),
     }
 }
@@ -478,7 +479,7 @@ mod tests {
         .filter(|bad| {
             !matches!(
                 validate_callback_url("url", bad, false),
-                Err(DomainError::Validation { ref field, .. }) if field == "url"
+                Err(FieldError { ref field, .. }) if field == "url"
             )
         })
         .collect();
@@ -535,7 +536,7 @@ mod tests {
         ] {
             let e = validate_callback_url("url", bad, false).unwrap_err();
             assert!(
-                matches!(e, DomainError::Validation { ref field, .. } if field == "url"),
+                matches!(e, FieldError { ref field, .. } if field == "url"),
                 "{bad}"
             );
         }

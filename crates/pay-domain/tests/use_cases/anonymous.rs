@@ -30,10 +30,10 @@ fn input(priorities: &[(&str, &str)]) -> CreateAnonymousLinkInput {
     }
 }
 
-fn field(r: DomainResult<(PaymentLink, Option<Secret>)>) -> String {
+fn field(r: Result<(PaymentLink, Option<Secret>), LinkError>) -> String {
     match r {
-        Err(DomainError::Validation { field, .. })
-        | Err(DomainError::InvalidDestinationAsset { field, .. }) => field,
+        Err(LinkError::Invalid(FieldError { field, .. }))
+        | Err(LinkError::Asset(AssetRefusal::InvalidDestinationAsset { field, .. })) => field,
         other => panic!("expected a field error, got {other:?}"),
     }
 }
@@ -200,9 +200,9 @@ fn thirty_links_a_minute_per_address() {
             .links()
             .create_anonymous_link(input(&[(BASE_USDC, "0xabc")]), "198.51.100.7")
             .unwrap_err(),
-        DomainError::RateLimited {
+        LinkError::RateLimited(RateLimited {
             retry_after_secs: 60
-        }
+        })
     );
     // Another address is not limited; a minute later this one is free again.
     w.pay

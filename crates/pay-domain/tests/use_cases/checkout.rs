@@ -300,11 +300,11 @@ fn an_unknown_pay_asset_and_an_unknown_session_are_refused() {
         w.pay
             .checkout()
             .checkout_session(link.uid.as_str(), &unknown),
-        Err(DomainError::NotFound { .. })
+        Err(CheckoutError::NotFound(_))
     ));
     assert!(matches!(
         w.pay.checkout().checkout_view("nolinkhere123"),
-        Err(DomainError::NotFound { .. })
+        Err(CheckoutError::NotFound(_))
     ));
     // A session of another link is not found through this one.
     let other = w.link_for(&shop, None);
@@ -313,7 +313,7 @@ fn an_unknown_pay_asset_and_an_unknown_session_are_refused() {
         w.pay
             .checkout()
             .checkout_session(link.uid.as_str(), &s.id.to_string()),
-        Err(DomainError::NotFound { .. })
+        Err(CheckoutError::NotFound(_))
     ));
 }
 
@@ -327,7 +327,7 @@ fn a_missing_merchant_wallet_blocks_the_start_with_an_event() {
         w.pay
             .checkout()
             .start_session(link.uid.as_str(), ETH, "198.51.100.9"),
-        Err(DomainError::StartBlocked { .. })
+        Err(CheckoutError::StartBlocked(_))
     ));
     assert_eq!(
         w.event_names(&link),
@@ -503,7 +503,7 @@ fn fail_and_cancel_end_sessions() {
         w.pay
             .checkout()
             .accept_session(link.uid.as_str(), &s.id.to_string()),
-        Err(DomainError::SessionTransition { .. })
+        Err(CheckoutError::Transition(_))
     ));
 }
 
@@ -619,7 +619,7 @@ fn the_first_refund_address_wins() {
             w.pay
                 .checkout()
                 .submit_refund_address(link.uid.as_str(), &id, again),
-            Err(DomainError::RefundAddressAlreadySet),
+            Err(RefundAddressAlreadySet.into()),
             "{again}"
         );
     }
@@ -647,7 +647,7 @@ fn racing_refund_addresses_leave_exactly_one() {
         let link = w.link_for(&shop, Some(true));
         let id = refund_pending(&w, &shop, &link, BASE_USDC).id.to_string();
         let start = std::sync::Barrier::new(candidates.len());
-        let outcomes: Vec<DomainResult<PaymentSession>> = std::thread::scope(|scope| {
+        let outcomes: Vec<Result<PaymentSession, CheckoutError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = candidates
                 .iter()
                 .map(|a| {
@@ -665,7 +665,7 @@ fn racing_refund_addresses_leave_exactly_one() {
         assert!(outcomes
             .iter()
             .filter(|o| o.is_err())
-            .all(|o| o == &Err(DomainError::RefundAddressAlreadySet)));
+            .all(|o| o == &Err(RefundAddressAlreadySet.into())));
         let kept = w
             .pay
             .checkout()
@@ -683,8 +683,8 @@ fn a_refund_address_is_one_of_the_chain_paid_on() {
     let w = world();
     let shop = w.shop("Acme", "owner@acme.example");
     let link = w.link_for(&shop, Some(true));
-    let message = |r: DomainResult<PaymentSession>| match r {
-        Err(DomainError::Validation { field, message }) => {
+    let message = |r: Result<PaymentSession, CheckoutError>| match r {
+        Err(CheckoutError::Invalid(FieldError { field, message })) => {
             assert_eq!(field, "address");
             message
         }
@@ -770,7 +770,7 @@ fn the_merchant_completes_an_underpayment_by_hand() {
         w.pay
             .checkout()
             .resolve_underpayment(&shop.key, link.uid.as_str(), Resolution::Complete),
-        Err(DomainError::SessionTransition { .. })
+        Err(CheckoutError::Transition(_))
     ));
 }
 
@@ -812,7 +812,7 @@ fn quotes_and_deposit_requests_expire_by_the_clock() {
         w.pay
             .checkout()
             .accept_session(quoted2.uid.as_str(), &q2.id.to_string()),
-        Err(DomainError::SessionTransition { .. })
+        Err(CheckoutError::Transition(_))
     ));
 }
 
@@ -847,7 +847,7 @@ fn an_expiring_link_ends_its_waiting_session_and_refuses_starts() {
         w.pay
             .checkout()
             .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9"),
-        Err(DomainError::LinkNotActive { state: "expired" })
+        Err(CheckoutError::NotActive(LinkNotActive { state: "expired" }))
     ));
     assert_eq!(w.pay.checkout().run_due_work(10).unwrap().moved, 1);
     assert_eq!(
@@ -880,7 +880,7 @@ fn pausing_a_link_mid_session_ends_the_session() {
         w.pay
             .checkout()
             .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9"),
-        Err(DomainError::LinkNotActive { state: "paused" })
+        Err(CheckoutError::NotActive(LinkNotActive { state: "paused" }))
     ));
     assert_eq!(
         w.pay
@@ -987,7 +987,9 @@ fn a_one_time_link_takes_one_payment_and_refunds_the_next() {
         w.pay
             .checkout()
             .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9"),
-        Err(DomainError::LinkNotActive { state: "archived" })
+        Err(CheckoutError::NotActive(LinkNotActive {
+            state: "archived"
+        }))
     ));
     // The public sandbox route drives anonymous links only.
     let shop = w.shop("Acme", "owner@acme.example");
@@ -1001,7 +1003,7 @@ fn a_one_time_link_takes_one_payment_and_refunds_the_next() {
             None,
             None
         ),
-        Err(DomainError::NotFound { .. })
+        Err(CheckoutError::NotFound(_))
     ));
 }
 
@@ -1022,17 +1024,17 @@ fn another_companys_key_cannot_drive_or_read_a_link() {
             None,
             None
         ),
-        Err(DomainError::NotFound { .. })
+        Err(CheckoutError::NotFound(_))
     ));
     assert!(matches!(
         w.pay.checkout().link_detail(&b.key, link.uid.as_str()),
-        Err(DomainError::NotFound { .. })
+        Err(CheckoutError::NotFound(_))
     ));
     assert!(matches!(
         w.pay
             .checkout()
             .resolve_underpayment(&b.key, link.uid.as_str(), Resolution::Complete),
-        Err(DomainError::NotFound { .. })
+        Err(CheckoutError::NotFound(_))
     ));
     let reader = grant(a.company, 1, &[Scope::PaymentLinksRead]);
     assert!(w
@@ -1063,7 +1065,7 @@ fn outside_the_sandbox_there_are_no_sandbox_events() {
             None,
             None
         ),
-        Err(DomainError::NotFound { .. })
+        Err(CheckoutError::NotFound(_))
     ));
 }
 
@@ -1132,7 +1134,7 @@ fn a_quote_is_refreshed_before_it_expires_and_not_after() {
         w.pay
             .checkout()
             .refresh_quote(link.uid.as_str(), &q.id.to_string()),
-        Err(DomainError::SessionTransition { .. })
+        Err(CheckoutError::Transition(_))
     ));
     assert_eq!(
         w.store.payment_session(q.id).unwrap().unwrap().status,
@@ -1145,7 +1147,7 @@ fn a_quote_is_refreshed_before_it_expires_and_not_after() {
         w.pay
             .checkout()
             .refresh_quote(open.uid.as_str(), &p.id.to_string()),
-        Err(DomainError::SessionTransition { .. })
+        Err(CheckoutError::Transition(_))
     ));
 }
 
@@ -1169,9 +1171,9 @@ fn payment_starts_are_limited_per_client_address() {
             .checkout()
             .start_session(link.uid.as_str(), ETH, "203.0.113.5")
             .unwrap_err(),
-        DomainError::RateLimited {
+        CheckoutError::RateLimited(RateLimited {
             retry_after_secs: 60
-        }
+        })
     );
     assert_eq!(
         w.store.snapshot().payment_sessions,

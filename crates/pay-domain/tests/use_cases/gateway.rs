@@ -60,7 +60,7 @@ fn post(
     key: &str,
     origin: Option<&str>,
     list: &[(&str, &str)],
-) -> DomainResult<PaymentLink> {
+) -> Result<PaymentLink, LinkError> {
     // Each post from its own address: these tests are about the form, not the rate limits.
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -180,7 +180,7 @@ fn unknown_malformed_and_disabled_keys_get_one_answer() {
         .tenancy()
         .set_integration_enabled(&owner, f.tenant.company_id, f.partner(), false)
         .unwrap();
-    let not_found = DomainError::NotFound {
+    let not_found = NotFound {
         kind: "Payment form",
     };
     let unknown = FormKeyId::from_random(&"z".repeat(FormKeyId::RANDOM_LEN)).unwrap();
@@ -194,13 +194,13 @@ fn unknown_malformed_and_disabled_keys_get_one_answer() {
         // With an allowed origin and a valid body: the key decides alone.
         assert_eq!(
             post(&w, key, Some(SHOP), &[("amount", "5")]),
-            Err(not_found.clone()),
+            Err(not_found.into()),
             "{key}"
         );
         // Origin and body are not looked at: the same answer without them.
         assert_eq!(
             post(&w, key, None, &[("bogus", "")]),
-            Err(not_found.clone()),
+            Err(not_found.into()),
             "{key}"
         );
     }
@@ -231,7 +231,7 @@ fn origin_must_be_one_of_the_allowed_origins() {
         // Even a perfect body is refused, and nothing is written.
         assert_eq!(
             post(&w, f.key(), origin, &[("amount", "5")]),
-            Err(DomainError::Forbidden),
+            Err(Denied::Forbidden.into()),
             "{origin:?}"
         );
     }
@@ -258,7 +258,7 @@ fn a_key_without_allowed_origins_takes_no_forms() {
             Some(SHOP),
             &[("amount", "5")]
         ),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
 }
 
@@ -304,9 +304,10 @@ fn fields_are_checked_like_the_json_route() {
             Some(SHOP),
             &[("amount", "5"), ("feePaidBy", "client")]
         ),
-        Err(DomainError::UnknownField {
+        Err(UnknownField {
             field: "feePaidBy".into()
-        })
+        }
+        .into())
     );
     assert!(matches!(
         post(
@@ -315,7 +316,9 @@ fn fields_are_checked_like_the_json_route() {
             Some(SHOP),
             &[("amount", "5"), ("asset", "eip155:1/erc20:0xnope")]
         ),
-        Err(DomainError::InvalidDestinationAsset { .. })
+        Err(LinkError::Asset(
+            AssetRefusal::InvalidDestinationAsset { .. }
+        ))
     ));
     assert!(w.store.tables().links.is_empty());
 }
@@ -349,7 +352,7 @@ fn form_links_belong_to_the_integrations_company() {
     let theirs = key_principal_of(&w, &other);
     assert_eq!(
         w.pay.links().get_link(&theirs, link.uid.as_str()),
-        Err(LINK_NOT_FOUND)
+        Err(LINK_NOT_FOUND.into())
     );
     assert!(w.pay.links().list_links(&theirs).unwrap().is_empty());
 }

@@ -106,7 +106,7 @@ fn without_any_address_it_is_missing_email() {
     let link = link_for(&w, &p, None);
     assert_eq!(
         w.pay.mail().send_request_email(&p, link.uid.as_str(), None),
-        Err(DomainError::MissingEmail)
+        Err(MissingEmail.into())
     );
     assert!(mails(&w).is_empty());
     assert_eq!(w.store.calls("insert_mail"), 0);
@@ -152,7 +152,7 @@ fn a_link_that_is_not_active_takes_no_request() {
         w.store.force_status(&link.uid, status);
         assert_eq!(
             w.pay.mail().send_request_email(&p, link.uid.as_str(), None),
-            Err(DomainError::LinkNotActive { state })
+            Err(LinkNotActive { state }.into())
         );
         // The address is checked first: a bad one is still a 400.
         assert_eq!(
@@ -169,7 +169,7 @@ fn a_link_that_is_not_active_takes_no_request() {
     w.advance(Duration::hours(24));
     assert_eq!(
         w.pay.mail().send_request_email(&p, link.uid.as_str(), None),
-        Err(DomainError::LinkNotActive { state: "expired" })
+        Err(LinkNotActive { state: "expired" }.into())
     );
     assert!(mails(&w).is_empty());
 }
@@ -186,17 +186,17 @@ fn authorised_like_every_link_mutation() {
     let other_p = w.key_principal(&other);
     assert_eq!(
         w.pay.mail().send_request_email(&other_p, uid, None),
-        Err(LINK_NOT_FOUND)
+        Err(LINK_NOT_FOUND.into())
     );
     assert_eq!(
         w.pay
             .mail()
             .send_request_email(&p, "ZZZZZZZZZZZZZZZZZZZZZZ", None),
-        Err(LINK_NOT_FOUND)
+        Err(LINK_NOT_FOUND.into())
     );
     assert_eq!(
         w.pay.mail().send_request_email(&p, "../etc", None),
-        Err(LINK_NOT_FOUND)
+        Err(LINK_NOT_FOUND.into())
     );
 
     // A member's session may read links but not write them.
@@ -204,7 +204,7 @@ fn authorised_like_every_link_mutation() {
     let mp = w.sign_in_principal(&member);
     assert_eq!(
         w.pay.mail().send_request_email(&mp, uid, None),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     // An owner's session may.
     let (_, owner) = w.sign_in("owner@acme.example");
@@ -215,7 +215,7 @@ fn authorised_like_every_link_mutation() {
     let reader = grant(b.company_id, 1, &[Scope::PaymentLinksRead]);
     assert_eq!(
         w.pay.mail().send_request_email(&reader, uid, None),
-        Err(DomainError::InvalidCredentials)
+        Err(Denied::InvalidCredentials.into())
     );
     let writer = grant(
         b.company_id,
@@ -224,7 +224,7 @@ fn authorised_like_every_link_mutation() {
     );
     assert_eq!(
         w.pay.mail().send_request_email(&writer, uid, None),
-        Err(LINK_NOT_FOUND),
+        Err(LINK_NOT_FOUND.into()),
         "a key's link is not the grant's"
     );
     let own = link_for(&w, &writer, Some(PAYER));

@@ -12,8 +12,10 @@ use pay_domain::testing::*;
 use time::Duration;
 
 use pay_domain::checkout::Resolution;
+use pay_domain::checkout::{CheckoutError, RefundAddressAlreadySet};
 use pay_domain::kernel::assets::AssetCatalogue;
-use pay_domain::kernel::error::{DomainError, DomainResult};
+use pay_domain::kernel::assets::AssetRefusal;
+use pay_domain::kernel::error::{FieldError, NotFound, RateLimited, UnknownField};
 use pay_domain::kernel::ids::{CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId};
 use pay_domain::kernel::ports::Clock;
 use pay_domain::kernel::secret::Secret;
@@ -22,17 +24,23 @@ use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::ports::PaymentLinkStore;
 use pay_domain::links::LinkStatus;
 use pay_domain::links::{CreateLinkInput, CreatedBy, PaymentLink};
+use pay_domain::links::{InvalidTransition, LinkError, LinkNotActive};
+use pay_domain::mail::{MailError, MissingEmail};
+use pay_domain::sandbox::SandboxError;
 use pay_domain::sandbox::SandboxEvent;
+use pay_domain::settings::SettingsError;
 use pay_domain::settings::{FeePayer, ProductStatus};
 use pay_domain::settings::{PaySettings, SettingsPatch};
 use pay_domain::tenancy::keys::{Integration, NewIntegrationInput, StoredIntegration};
 use pay_domain::tenancy::ports::{IntegrationStore, TenancyStore};
+use pay_domain::tenancy::{ApiKeyNotFound, Denied, InvalidLogin, TenancyError};
 use pay_domain::tenancy::{
     BootstrapOutcome, Company, Credential, LoginOutcome, Membership, Principal, Role, Scope,
     SignedIn, Theme,
 };
 use pay_domain::webhooks::ports::{AttemptRecord, WebhookStore};
 use pay_domain::webhooks::CallbackView;
+use pay_domain::webhooks::WebhookError;
 use pay_domain::webhooks::{
     AfterAttempt, CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryStatus,
 };
@@ -224,9 +232,43 @@ fn grant(company: CompanyId, id: u128, scopes: &[Scope]) -> Principal {
     }
 }
 
-fn field_of<T: std::fmt::Debug>(r: DomainResult<T>) -> String {
-    match r {
-        Err(DomainError::Validation { field, .. }) => field,
+/// The `Invalid(FieldError)` refusal of a context error, if it is one.
+trait AsInvalid: std::fmt::Debug {
+    fn invalid(&self) -> Option<&FieldError>;
+}
+
+macro_rules! as_invalid {
+    ($($t:ident),*) => {
+        $(impl AsInvalid for $t {
+            fn invalid(&self) -> Option<&FieldError> {
+                match self {
+                    $t::Invalid(f) => Some(f),
+                    _ => None,
+                }
+            }
+        })*
+    };
+}
+
+as_invalid!(
+    TenancyError,
+    LinkError,
+    CheckoutError,
+    WebhookError,
+    MailError,
+    SettingsError,
+    SandboxError
+);
+
+impl AsInvalid for FieldError {
+    fn invalid(&self) -> Option<&FieldError> {
+        Some(self)
+    }
+}
+
+fn field_of<T: std::fmt::Debug, E: AsInvalid>(r: Result<T, E>) -> String {
+    match r.as_ref().map_err(|e| (e.invalid(), e)) {
+        Err((Some(f), _)) => f.field.clone(),
         other => panic!("expected a validation error, got {other:?}"),
     }
 }
@@ -243,7 +285,7 @@ fn integration_input(slug: &str) -> NewIntegrationInput {
     }
 }
 
-const LINK_NOT_FOUND: DomainError = DomainError::NotFound {
+const LINK_NOT_FOUND: NotFound = NotFound {
     kind: "Payment link",
 };
 
@@ -414,17 +456,17 @@ fn api_key_with_a_missing_header_is_unauthorized() {
     let secret = b.key_secret.as_ref().unwrap().expose();
     assert_eq!(
         w.pay.tenancy().authenticate_api_key(None, None),
-        Err(DomainError::Unauthorized)
+        Err(Denied::Unauthenticated.into())
     );
     assert_eq!(
         w.pay
             .tenancy()
             .authenticate_api_key(Some(b.key_id.as_str()), None),
-        Err(DomainError::Unauthorized)
+        Err(Denied::Unauthenticated.into())
     );
     assert_eq!(
         w.pay.tenancy().authenticate_api_key(None, Some(secret)),
-        Err(DomainError::Unauthorized)
+        Err(Denied::Unauthenticated.into())
     );
     assert_eq!(w.store.calls("touch_integration"), 0);
 }
@@ -441,7 +483,7 @@ fn api_key_wrong_unknown_or_disabled_is_invalid_credentials() {
             w.pay
                 .tenancy()
                 .authenticate_api_key(Some(key), Some(secret)),
-            Err(DomainError::InvalidCredentials),
+            Err(Denied::InvalidCredentials.into()),
             "{key} / {secret}"
         );
     };
@@ -506,7 +548,7 @@ fn api_key_secret_must_start_with_mksec() {
         w.pay
             .tenancy()
             .authenticate_api_key(Some(plain_key.as_str()), Some(&plain)),
-        Err(DomainError::InvalidCredentials)
+        Err(Denied::InvalidCredentials.into())
     );
     // The fixture itself is sound: the prefixed twin authenticates.
     assert_eq!(
@@ -585,7 +627,7 @@ fn login_unknown_email_and_wrong_password_look_the_same() {
             .tenancy()
             .login("nobody@acme.example", &Secret::new(PW), ADDR)
             .map(|_| ()),
-        Err(DomainError::InvalidLogin)
+        Err(InvalidLogin.into())
     );
     assert_eq!(
         w.crypto.verify_calls(),
@@ -598,7 +640,7 @@ fn login_unknown_email_and_wrong_password_look_the_same() {
             .tenancy()
             .login("ops@acme.example", &Secret::new("wrong password"), ADDR)
             .map(|_| ()),
-        Err(DomainError::InvalidLogin)
+        Err(InvalidLogin.into())
     );
     assert_eq!(w.crypto.verify_calls(), vec![None, Some(format!("h:{PW}"))]);
     // Both attempts were counted in the e-mail and address's bucket before the check.
@@ -614,11 +656,11 @@ fn fail_login(w: &World, email: &str, addr: &str) {
             .tenancy()
             .login(email, &Secret::new("wrong password"), addr)
             .map(|_| ()),
-        Err(DomainError::InvalidLogin)
+        Err(InvalidLogin.into())
     );
 }
 
-fn login_result(w: &World, email: &str, addr: &str) -> DomainResult<()> {
+fn login_result(w: &World, email: &str, addr: &str) -> Result<(), TenancyError> {
     w.pay
         .tenancy()
         .login(email, &Secret::new(PW), addr)
@@ -639,9 +681,10 @@ fn ten_failures_lock_the_email_and_address_for_the_window() {
         };
         fail_login(&w, email, ADDR);
     }
-    let locked = Err(DomainError::RateLimited {
+    let locked = Err(RateLimited {
         retry_after_secs: 900,
-    });
+    }
+    .into());
     // The 11th attempt is refused even with the right password.
     assert_eq!(login_result(&w, "ops@acme.example", ADDR), locked);
     assert_eq!(login_result(&w, "Ops@Acme.Example", ADDR), locked);
@@ -668,7 +711,7 @@ fn the_window_slides_over_old_failures() {
     // Now T0+10m: all ten in the window.
     assert!(matches!(
         login_result(&w, "ops@acme.example", ADDR),
-        Err(DomainError::RateLimited { .. })
+        Err(TenancyError::RateLimited(_))
     ));
     // T0+15m+1s: the failure at T0 has left the window, nine remain.
     w.advance(Duration::minutes(5) + Duration::seconds(1));
@@ -734,20 +777,20 @@ fn login_issues_a_twelve_hour_session() {
     w.advance(Duration::milliseconds(1));
     assert_eq!(
         w.pay.tenancy().authenticate_sign_in(&token).map(|_| ()),
-        Err(DomainError::Unauthorized),
+        Err(Denied::Unauthenticated.into()),
         "expired at expires_at"
     );
     w.advance(Duration::hours(1));
     assert_eq!(
         w.pay.tenancy().authenticate_sign_in(&token).map(|_| ()),
-        Err(DomainError::Unauthorized)
+        Err(Denied::Unauthenticated.into())
     );
     assert_eq!(
         w.pay
             .tenancy()
             .authenticate_sign_in("pss_unknown")
             .map(|_| ()),
-        Err(DomainError::Unauthorized)
+        Err(Denied::Unauthenticated.into())
     );
 }
 
@@ -765,27 +808,27 @@ fn csrf_token_must_be_the_sessions_own() {
     );
     assert_eq!(
         w.pay.tenancy().check_csrf(&s, None),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     assert_eq!(
         w.pay.tenancy().check_csrf(&s, Some("")),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     assert_eq!(
         w.pay.tenancy().check_csrf(&s, Some("wrong")),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     assert_eq!(
         w.pay
             .tenancy()
             .check_csrf(&s, Some(out.session_token.expose())),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     assert_eq!(
         w.pay
             .tenancy()
             .check_csrf(&s, Some(other_out.csrf_token.expose())),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
 }
 
@@ -802,7 +845,7 @@ fn logout_removes_only_that_session() {
             .tenancy()
             .authenticate_sign_in(one.session_token.expose())
             .map(|_| ()),
-        Err(DomainError::Unauthorized)
+        Err(Denied::Unauthenticated.into())
     );
     assert!(w
         .pay
@@ -850,12 +893,12 @@ fn session_principal_carries_the_role_and_members_cannot_write() {
     ));
     assert_eq!(
         p.authorize(Scope::PaymentLinksWrite),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden)
     );
     assert_eq!(p.authorize(Scope::PaymentLinksRead), Ok(()));
     assert_eq!(
         w.pay.links().create_link(&p, amount("1")).map(|_| ()),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     assert_eq!(w.store.calls("insert_link"), 0);
     assert_eq!(w.pay.links().list_links(&p), Ok(vec![]));
@@ -869,7 +912,7 @@ fn session_principal_of_a_removed_membership_is_forbidden() {
     w.store.tables().members.retain(|m| m.role != Role::Member);
     assert_eq!(
         w.pay.tenancy().sign_in_principal(&member),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
 }
 
@@ -887,7 +930,7 @@ fn creating_keys_needs_membership_and_settings_manage() {
             .tenancy()
             .create_integration(&admin, b.company_id, integration_input("pay"))
             .map(|_| ()),
-        Err(DomainError::Forbidden),
+        Err(Denied::Forbidden.into()),
         "not a member of B"
     );
     assert_eq!(
@@ -895,7 +938,7 @@ fn creating_keys_needs_membership_and_settings_manage() {
             .tenancy()
             .create_integration(&member, a.company_id, integration_input("pay"))
             .map(|_| ()),
-        Err(DomainError::Forbidden),
+        Err(Denied::Forbidden.into()),
         "member without settings.manage"
     );
     // The role is checked before the body.
@@ -904,7 +947,7 @@ fn creating_keys_needs_membership_and_settings_manage() {
             .tenancy()
             .create_integration(&member, a.company_id, integration_input("shop"))
             .map(|_| ()),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     assert_eq!(
         field_of(w.pay.tenancy().create_integration(
@@ -956,7 +999,7 @@ fn creating_keys_needs_membership_and_settings_manage() {
     );
     assert_eq!(
         w.pay.tenancy().list_integrations(&member, b.company_id),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
 }
 
@@ -973,25 +1016,25 @@ fn key_management_cannot_reach_another_companys_keys() {
         w.pay
             .tenancy()
             .set_integration_enabled(&owner_a, a.company_id, b_partner, false),
-        Err(DomainError::ApiKeyNotFound)
+        Err(ApiKeyNotFound.into())
     );
     assert_eq!(
         w.pay
             .tenancy()
             .delete_integration(&owner_a, a.company_id, b_partner),
-        Err(DomainError::ApiKeyNotFound)
+        Err(ApiKeyNotFound.into())
     );
     assert_eq!(
         w.pay
             .tenancy()
             .set_integration_enabled(&owner_a, b.company_id, b_partner, false),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     assert_eq!(
         w.pay
             .tenancy()
             .delete_integration(&owner_a, b.company_id, b_partner),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     assert_eq!(w.store.stored_integration(b_partner), Some(b_before));
     assert!(w
@@ -1010,7 +1053,7 @@ fn key_management_cannot_reach_another_companys_keys() {
         w.pay
             .tenancy()
             .set_integration_enabled(&member, a.company_id, a_partner, false),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
 
     // Its own key: disable, refused, re-enable, delete, gone.
@@ -1027,7 +1070,7 @@ fn key_management_cannot_reach_another_companys_keys() {
     );
     assert_eq!(
         w.pay.tenancy().authenticate_api_key(a_pair.0, a_pair.1),
-        Err(DomainError::InvalidCredentials)
+        Err(Denied::InvalidCredentials.into())
     );
     assert!(
         w.pay
@@ -1051,11 +1094,11 @@ fn key_management_cannot_reach_another_companys_keys() {
         w.pay
             .tenancy()
             .delete_integration(&owner_a, a.company_id, a_partner),
-        Err(DomainError::ApiKeyNotFound)
+        Err(ApiKeyNotFound.into())
     );
     assert_eq!(
         w.pay.tenancy().authenticate_api_key(a_pair.0, a_pair.1),
-        Err(DomainError::InvalidCredentials)
+        Err(Denied::InvalidCredentials.into())
     );
 }
 
@@ -1173,10 +1216,7 @@ fn add_member_refuses_members_unknown_companies_and_bad_input() {
             w.pay
                 .tenancy()
                 .add_member(a.company_id, email, &Secret::new(PW), Role::Admin),
-            Err(DomainError::validation(
-                "email",
-                "already a member of this company"
-            )),
+            Err(FieldError::new("email", "already a member of this company").into()),
             "{email}"
         );
     }
@@ -1187,7 +1227,7 @@ fn add_member_refuses_members_unknown_companies_and_bad_input() {
             &Secret::new(PW),
             Role::Member
         ),
-        Err(DomainError::NotFound { kind: "Company" })
+        Err(NotFound { kind: "Company" }.into())
     );
     assert_eq!(
         field_of(w.pay.tenancy().add_member(
@@ -1345,11 +1385,11 @@ fn oauth_grants_see_only_their_own_links() {
     );
     assert_eq!(
         w.pay.links().get_link(&g1, by_g2.uid.as_str()),
-        Err(LINK_NOT_FOUND)
+        Err(LINK_NOT_FOUND.into())
     );
     assert_eq!(
         w.pay.links().get_link(&g1, by_key.uid.as_str()),
-        Err(LINK_NOT_FOUND)
+        Err(LINK_NOT_FOUND.into())
     );
     assert_eq!(
         w.pay.links().get_link(&key, by_g2.uid.as_str()),
@@ -1360,7 +1400,7 @@ fn oauth_grants_see_only_their_own_links() {
         w.pay
             .links()
             .set_link_status(&g1, by_g2.uid.as_str(), LinkStatus::Paused),
-        Err(LINK_NOT_FOUND)
+        Err(LINK_NOT_FOUND.into())
     );
     assert_eq!(w.store.calls("set_link_status"), 0);
 
@@ -1368,11 +1408,11 @@ fn oauth_grants_see_only_their_own_links() {
     let write_only = grant(a.company_id, 1, &[Scope::PaymentLinksWrite]);
     assert_eq!(
         w.pay.links().list_links(&write_only),
-        Err(DomainError::InvalidCredentials)
+        Err(Denied::InvalidCredentials.into())
     );
     assert_eq!(
         w.pay.links().get_link(&write_only, by_g1.uid.as_str()),
-        Err(DomainError::InvalidCredentials)
+        Err(Denied::InvalidCredentials.into())
     );
     let read_only = grant(a.company_id, 1, &[Scope::PaymentLinksRead]);
     assert_eq!(
@@ -1380,14 +1420,14 @@ fn oauth_grants_see_only_their_own_links() {
             .links()
             .create_link(&read_only, amount("1"))
             .map(|_| ()),
-        Err(DomainError::InvalidCredentials)
+        Err(Denied::InvalidCredentials.into())
     );
     assert_eq!(
         w.pay
             .links()
             .set_link_status(&read_only, by_g1.uid.as_str(), LinkStatus::Paused)
             .map(|_| ()),
-        Err(DomainError::InvalidCredentials)
+        Err(Denied::InvalidCredentials.into())
     );
 }
 
@@ -1413,11 +1453,11 @@ fn get_link_hides_anonymous_foreign_and_malformed_uids() {
     );
     assert_eq!(
         w.pay.links().get_link(&p, anon.uid.as_str()),
-        Err(LINK_NOT_FOUND)
+        Err(LINK_NOT_FOUND.into())
     );
     assert_eq!(
         w.pay.links().get_link(&p, foreign.uid.as_str()),
-        Err(LINK_NOT_FOUND)
+        Err(LINK_NOT_FOUND.into())
     );
     for bad in [
         "",
@@ -1427,7 +1467,7 @@ fn get_link_hides_anonymous_foreign_and_malformed_uids() {
     ] {
         assert_eq!(
             w.pay.links().get_link(&p, bad),
-            Err(LINK_NOT_FOUND),
+            Err(LINK_NOT_FOUND.into()),
             "{bad:?}"
         );
     }
@@ -1437,13 +1477,13 @@ fn get_link_hides_anonymous_foreign_and_malformed_uids() {
         w.pay
             .links()
             .set_link_status(&p, anon.uid.as_str(), LinkStatus::Paused),
-        Err(LINK_NOT_FOUND)
+        Err(LINK_NOT_FOUND.into())
     );
     assert_eq!(
         w.pay
             .links()
             .set_link_status(&p, foreign.uid.as_str(), LinkStatus::Paused),
-        Err(LINK_NOT_FOUND)
+        Err(LINK_NOT_FOUND.into())
     );
     assert_eq!(
         w.store.stored_link(&foreign.uid).unwrap().status,
@@ -1493,7 +1533,7 @@ fn set_link_status_follows_the_whole_table() {
                 assert_eq!(from, Archived);
                 assert_eq!(
                     got,
-                    Err(DomainError::InvalidTransition { from, to }),
+                    Err(InvalidTransition { from, to }.into()),
                     "{from}->{to}"
                 );
                 assert_eq!(w.store.calls("set_link_status"), 0, "{from}->{to}");
@@ -1515,7 +1555,7 @@ impl pay_domain::links::ports::LinkObserver for Heard {
         self.changed.fetch_add(1, Ordering::SeqCst);
     }
 
-    fn link_stopped(&self, link: &PaymentLink) -> DomainResult<()> {
+    fn link_stopped(&self, link: &PaymentLink) -> pay_domain::PortResult<()> {
         self.stopped
             .lock()
             .unwrap()
@@ -1580,7 +1620,7 @@ fn set_link_status_needs_write_rights() {
         w.pay
             .links()
             .set_link_status(&p, link.uid.as_str(), LinkStatus::Paused),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     let (_, owner) = w.sign_in("ops@acme.example");
     assert_eq!(
@@ -1630,10 +1670,11 @@ fn lost_race_to_archived_is_re_decided_and_refused() {
         w.pay
             .links()
             .set_link_status(&p, link.uid.as_str(), LinkStatus::Active),
-        Err(DomainError::InvalidTransition {
+        Err(InvalidTransition {
             from: LinkStatus::Archived,
             to: LinkStatus::Active,
-        })
+        }
+        .into())
     );
     assert_eq!(w.store.calls("set_link_status"), 1);
     assert_eq!(
@@ -1676,7 +1717,7 @@ fn set_link_status_gives_up_after_three_lost_races() {
         w.pay
             .links()
             .set_link_status(&p, link.uid.as_str(), LinkStatus::Archived),
-        Err(DomainError::Internal(_))
+        Err(LinkError::Fault(_))
     ));
     assert_eq!(w.store.calls("set_link_status"), 3);
     assert_eq!(
@@ -1782,7 +1823,7 @@ fn update_settings_validation_leaves_the_store_unchanged() {
                 ..Default::default()
             }
         ),
-        Err(DomainError::InvalidDestinationAsset { ref field, .. })
+        Err(SettingsError::Asset(AssetRefusal::InvalidDestinationAsset { ref field, .. }))
             if field == "defaultDestinationAsset"
     ));
     assert_eq!(w.store.calls("save_settings"), 0);
@@ -1857,12 +1898,12 @@ fn members_read_settings_but_cannot_update_them() {
 
     assert_eq!(
         w.pay.settings().update_settings(&pm, pause.clone()),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     let read_only = grant(a.company_id, 9, &[Scope::SettingsRead]);
     assert_eq!(
         w.pay.settings().update_settings(&read_only, pause.clone()),
-        Err(DomainError::InvalidCredentials)
+        Err(Denied::InvalidCredentials.into())
     );
     assert_eq!(w.store.calls("save_settings"), 0);
     assert_eq!(
@@ -1943,7 +1984,7 @@ fn prune_cuts_at_each_rules_window() {
             .tenancy()
             .authenticate_sign_in(login.session_token.expose())
             .unwrap_err(),
-        DomainError::Unauthorized
+        TenancyError::Denied(Denied::Unauthenticated)
     );
     let _ = HealthCheck::ping(&*w.store);
 }

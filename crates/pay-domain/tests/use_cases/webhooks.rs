@@ -16,7 +16,7 @@ const LEGACY: &str = "https://legacy.acme.example/hook";
 const ORDER: &str = "order-42";
 const PAY: CallbackKind = CallbackKind::CompanyPayment;
 const SHARED: CallbackKind = CallbackKind::LegacyShared;
-const DELIVERY_NOT_FOUND: DomainError = DomainError::NotFound { kind: "Delivery" };
+const DELIVERY_NOT_FOUND: NotFound = NotFound { kind: "Delivery" };
 
 /// A tenant with its owner signed in and its API-key principal.
 #[derive(Debug)]
@@ -178,7 +178,7 @@ fn company_callbacks_need_a_session_member_with_settings_manage() {
         for kind in [PAY, SHARED] {
             assert_eq!(
                 w.pay.webhooks().company_callback(who, a.company, kind),
-                Err(DomainError::Forbidden),
+                Err(Denied::Forbidden.into()),
                 "{what}"
             );
             assert_eq!(
@@ -186,7 +186,7 @@ fn company_callbacks_need_a_session_member_with_settings_manage() {
                     .webhooks()
                     .put_company_callback(who, a.company, kind, HOOK)
                     .map(|_| ()),
-                Err(DomainError::Forbidden),
+                Err(Denied::Forbidden.into()),
                 "{what}"
             );
             // The role is checked before the URL.
@@ -195,7 +195,7 @@ fn company_callbacks_need_a_session_member_with_settings_manage() {
                     .webhooks()
                     .put_company_callback(who, a.company, kind, "http://127.0.0.1/")
                     .map(|_| ()),
-                Err(DomainError::Forbidden),
+                Err(Denied::Forbidden.into()),
                 "{what}"
             );
             assert_eq!(
@@ -203,7 +203,7 @@ fn company_callbacks_need_a_session_member_with_settings_manage() {
                     .webhooks()
                     .rotate_company_callback_secret(who, a.company, kind)
                     .map(|_| ()),
-                Err(DomainError::Forbidden),
+                Err(Denied::Forbidden.into()),
                 "{what}"
             );
         }
@@ -235,18 +235,18 @@ fn company_callbacks_need_a_session_member_with_settings_manage() {
     // Once it exists, still not for the member nor for B.
     assert_eq!(
         w.pay.webhooks().company_callback(&member, a.company, PAY),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     assert_eq!(
         w.pay.webhooks().company_callback(&b.owner, a.company, PAY),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     assert_eq!(
         w.pay
             .webhooks()
             .rotate_company_callback_secret(&b.owner, a.company, PAY)
             .map(|_| ()),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     assert_eq!(w.store.calls("save_company_callback"), 2);
     // B's own callbacks are its own.
@@ -634,14 +634,14 @@ fn rotation_issues_a_new_secret_and_keeps_the_old_one_for_24_hours() {
 fn rotating_without_a_callback_is_not_found() {
     let w = world();
     let a = w.team("Acme", "ops@acme.example");
-    let not_found = DomainError::NotFound { kind: "Callback" };
+    let not_found = NotFound { kind: "Callback" };
     for kind in [PAY, SHARED] {
         assert_eq!(
             w.pay
                 .webhooks()
                 .rotate_company_callback_secret(&a.owner, a.company, kind)
                 .map(|_| ()),
-            Err(not_found.clone())
+            Err(not_found.into())
         );
     }
     // One kind set does not make the other rotatable.
@@ -651,7 +651,7 @@ fn rotating_without_a_callback_is_not_found() {
             .webhooks()
             .rotate_company_callback_secret(&a.owner, a.company, SHARED)
             .map(|_| ()),
-        Err(not_found)
+        Err(not_found.into())
     );
     assert_eq!(w.store.calls("save_company_callback"), 1);
     assert_eq!(w.sealer.seal_calls().len(), 1);
@@ -897,19 +897,19 @@ fn send_test_event_needs_webhooks_write_and_a_visible_link() {
         w.pay
             .webhooks()
             .send_test_event(&no_write, link.uid.as_str()),
-        Err(DomainError::InvalidCredentials)
+        Err(Denied::InvalidCredentials.into())
     );
     let member = w.member(a.company, "m@acme.example", Role::Member);
     assert_eq!(
         w.pay
             .webhooks()
             .send_test_event(&w.sign_in_principal(&member), link.uid.as_str()),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     for uid in [b_link.uid.as_str(), "Unknown000000000000000", "nope", ""] {
         assert_eq!(
             w.pay.webhooks().send_test_event(&a.key, uid),
-            Err(LINK_NOT_FOUND),
+            Err(LINK_NOT_FOUND.into()),
             "{uid:?}"
         );
     }
@@ -917,7 +917,7 @@ fn send_test_event_needs_webhooks_write_and_a_visible_link() {
     let writer = grant(a.company, 2, &[Scope::WebhooksWrite]);
     assert_eq!(
         w.pay.webhooks().send_test_event(&writer, link.uid.as_str()),
-        Err(LINK_NOT_FOUND)
+        Err(LINK_NOT_FOUND.into())
     );
     assert_eq!(w.store.stored_deliveries(), vec![]);
     assert_eq!(w.store.calls("enqueue_link_event"), 0);
@@ -1378,11 +1378,11 @@ fn delivery_log_and_resend_need_their_scopes() {
     );
     assert_eq!(
         w.pay.webhooks().deliveries(&none, filter()),
-        Err(DomainError::InvalidCredentials)
+        Err(Denied::InvalidCredentials.into())
     );
     assert_eq!(
         w.pay.webhooks().delivery(&none, &id).map(|_| ()),
-        Err(DomainError::InvalidCredentials)
+        Err(Denied::InvalidCredentials.into())
     );
     let read = grant(a.company, 2, &[Scope::WebhooksRead]);
     assert_eq!(
@@ -1398,16 +1398,16 @@ fn delivery_log_and_resend_need_their_scopes() {
     );
     assert_eq!(
         w.pay.webhooks().resend_delivery(&read, &id).map(|_| ()),
-        Err(DomainError::InvalidCredentials)
+        Err(Denied::InvalidCredentials.into())
     );
     let write = grant(a.company, 3, &[Scope::WebhooksWrite]);
     assert_eq!(
         w.pay.webhooks().deliveries(&write, filter()),
-        Err(DomainError::InvalidCredentials)
+        Err(Denied::InvalidCredentials.into())
     );
     assert_eq!(
         w.pay.webhooks().delivery(&write, &id).map(|_| ()),
-        Err(DomainError::InvalidCredentials)
+        Err(Denied::InvalidCredentials.into())
     );
     // Members read the log but cannot resend.
     let member = w.member(a.company, "m@acme.example", Role::Member);
@@ -1418,7 +1418,7 @@ fn delivery_log_and_resend_need_their_scopes() {
     );
     assert_eq!(
         w.pay.webhooks().resend_delivery(&pm, &id).map(|_| ()),
-        Err(DomainError::Forbidden)
+        Err(Denied::Forbidden.into())
     );
     assert_eq!(w.store.calls("insert_deliveries"), 0);
     assert!(w.pay.webhooks().resend_delivery(&write, &id).is_ok());
@@ -1578,12 +1578,12 @@ fn another_companys_or_a_malformed_delivery_is_not_found() {
     ] {
         assert_eq!(
             w.pay.webhooks().delivery(&a.key, id).map(|_| ()),
-            Err(DELIVERY_NOT_FOUND),
+            Err(DELIVERY_NOT_FOUND.into()),
             "{id:?}"
         );
         assert_eq!(
             w.pay.webhooks().resend_delivery(&a.key, id).map(|_| ()),
-            Err(DELIVERY_NOT_FOUND),
+            Err(DELIVERY_NOT_FOUND.into()),
             "{id:?}"
         );
     }

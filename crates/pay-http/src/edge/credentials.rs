@@ -9,7 +9,8 @@ use actix_web::{FromRequest, HttpRequest};
 use pay_domain::app::Pay;
 use pay_domain::tenancy::Principal;
 use pay_domain::tenancy::SignedIn;
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::tenancy::{Denied, TenancyError};
+use pay_domain::Fault;
 
 use crate::edge::error::ApiError;
 
@@ -84,22 +85,22 @@ impl Credentials {
     }
 
     /// Resolves the principal for a payment route (API key or session).
-    pub fn principal(&self, pay: &Pay) -> DomainResult<Principal> {
+    pub fn principal(&self, pay: &Pay) -> Result<Principal, TenancyError> {
         match self {
             Credentials::ApiKey { key_id, secret } => pay
                 .tenancy()
                 .authenticate_api_key(key_id.as_deref(), secret.as_deref()),
-            Credentials::Authorization => Err(DomainError::InvalidCredentials),
+            Credentials::Authorization => Err(Denied::InvalidCredentials.into()),
             Credentials::Session { .. } => {
                 let signed_in = self.signed_in(pay)?;
                 pay.tenancy().sign_in_principal(&signed_in)
             }
-            Credentials::None => Err(DomainError::Unauthorized),
+            Credentials::None => Err(Denied::Unauthenticated.into()),
         }
     }
 
     /// Resolves a signed-in user for a dashboard route, checking CSRF on mutations.
-    pub fn signed_in(&self, pay: &Pay) -> DomainResult<SignedIn> {
+    pub fn signed_in(&self, pay: &Pay) -> Result<SignedIn, TenancyError> {
         match self {
             Credentials::Session {
                 token,
@@ -112,7 +113,7 @@ impl Credentials {
                 }
                 Ok(signed_in)
             }
-            _ => Err(DomainError::Unauthorized),
+            _ => Err(Denied::Unauthenticated.into()),
         }
     }
 }
@@ -136,7 +137,7 @@ where
     let span = tracing::Span::current();
     let result = actix_web::web::block(move || span.in_scope(f))
         .await
-        .map_err(|e| ApiError::Domain(DomainError::Internal(format!("blocking pool: {e}"))))
+        .map_err(|e| ApiError::Fault(Fault::caused("blocking pool", e)))
         .and_then(|r| r);
     if let Err(e) = &result {
         e.log();

@@ -4,7 +4,17 @@
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
-use pay_domain::DomainError;
+use pay_domain::checkout::{
+    CheckoutError, LinkAlreadyPaid, RefundAddressAlreadySet, SessionTransition, StartBlocked,
+};
+use pay_domain::kernel::assets::AssetRefusal;
+use pay_domain::kernel::error::{Fault, FieldError, NotFound, RateLimited, UnknownField};
+use pay_domain::links::{InvalidTransition, LinkError, LinkNotActive};
+use pay_domain::mail::{MailError, MissingEmail};
+use pay_domain::sandbox::SandboxError;
+use pay_domain::settings::SettingsError;
+use pay_domain::tenancy::{ApiKeyNotFound, Denied, InvalidLogin, TenancyError};
+use pay_domain::webhooks::WebhookError;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -24,15 +34,44 @@ pub struct ErrorBody {
     pub field: Option<String>,
 }
 
-/// An error on its way to the client.
+/// An error on its way to the client: one variant per domain refusal type (each context's
+/// error enum converts into these, see `from_context!`) and the edge's own errors.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error(transparent)]
-    Domain(#[from] DomainError),
+    Invalid(#[from] FieldError),
+    #[error(transparent)]
+    UnknownField(#[from] UnknownField),
+    #[error(transparent)]
+    Asset(#[from] AssetRefusal),
+    #[error(transparent)]
+    Denied(#[from] Denied),
+    #[error(transparent)]
+    InvalidLogin(#[from] InvalidLogin),
+    #[error(transparent)]
+    ApiKeyNotFound(#[from] ApiKeyNotFound),
+    #[error(transparent)]
+    NotFound(#[from] NotFound),
+    #[error(transparent)]
+    LinkTransition(#[from] InvalidTransition),
+    #[error(transparent)]
+    SessionTransition(#[from] SessionTransition),
+    #[error(transparent)]
+    NotActive(#[from] LinkNotActive),
+    #[error(transparent)]
+    AlreadyPaid(#[from] LinkAlreadyPaid),
+    #[error(transparent)]
+    StartBlocked(#[from] StartBlocked),
+    #[error(transparent)]
+    RefundAddressSet(#[from] RefundAddressAlreadySet),
+    #[error(transparent)]
+    MissingEmail(#[from] MissingEmail),
+    #[error(transparent)]
+    RateLimited(#[from] RateLimited),
+    #[error(transparent)]
+    Fault(#[from] Fault),
     #[error("{0}")]
     InvalidJson(String),
-    #[error("unknown field {0}")]
-    UnknownField(String),
     #[error("request body is larger than {0} bytes")]
     PayloadTooLarge(usize),
     #[error("content-type must be application/json")]
@@ -47,137 +86,125 @@ pub enum ApiError {
     Unavailable(String),
 }
 
+/// `From<ContextError> for ApiError`: each variant of a context's error goes to the variant of
+/// the refusal type it wraps. The match is exhaustive, so a new variant in a context is a
+/// compile error here until it is mapped.
+macro_rules! from_context {
+    ($($ctx:ident { $($variant:ident),+ $(,)? })+) => {
+        $(impl From<$ctx> for ApiError {
+            fn from(e: $ctx) -> Self {
+                match e {
+                    $($ctx::$variant(x) => x.into(),)+
+                }
+            }
+        })+
+    };
+}
+
+from_context! {
+    TenancyError { Invalid, Denied, InvalidLogin, ApiKeyNotFound, NotFound, RateLimited, Fault }
+    LinkError { Invalid, UnknownField, Asset, Denied, NotFound, Transition, RateLimited, Fault }
+    CheckoutError {
+        Invalid, Denied, NotFound, Transition, NotActive, AlreadyPaid, StartBlocked,
+        RefundAddressSet, RateLimited, Fault,
+    }
+    WebhookError { Invalid, Denied, NotFound, Fault }
+    MailError { Invalid, Denied, NotFound, NotActive, MissingEmail, RateLimited, Fault }
+    SettingsError { Invalid, Asset, Denied, Fault }
+    SandboxError { Invalid, Denied, NotFound, Fault }
+}
+
+/// Status, `errorCode`, message and field.
+type Parts = (StatusCode, &'static str, String, Option<String>);
+
+fn invalid(f: &FieldError) -> Parts {
+    (
+        StatusCode::BAD_REQUEST,
+        "validation_failed",
+        f.message.clone(),
+        Some(f.field.clone()),
+    )
+}
+
 impl ApiError {
-    /// Status, `errorCode`, message and field: the one mapping (the gateway's HTML pages use
-    /// it too).
-    pub(crate) fn parts(&self) -> (StatusCode, &'static str, String, Option<String>) {
-        use DomainError as D;
+    /// Status, `errorCode`, message and field: the one mapping (the hosted pages use it too).
+    pub(crate) fn parts(&self) -> Parts {
+        let msg = self.to_string();
+        let plain = |status, code: &'static str| (status, code, msg.clone(), None);
         match self {
-            ApiError::Domain(d) => match d {
-                D::Validation { field, message } => (
-                    StatusCode::BAD_REQUEST,
-                    "validation_failed",
-                    message.clone(),
-                    Some(field.clone()),
-                ),
-                D::UnknownField { field } => (
-                    StatusCode::BAD_REQUEST,
-                    "unknown_field",
-                    d.to_string(),
-                    Some(field.clone()),
-                ),
-                D::InvalidDestinationAsset { field, message } => (
+            ApiError::Invalid(f) | ApiError::Asset(AssetRefusal::Invalid(f)) => invalid(f),
+            ApiError::UnknownField(u) => (
+                StatusCode::BAD_REQUEST,
+                "unknown_field",
+                msg.clone(),
+                Some(u.field.clone()),
+            ),
+            ApiError::Asset(a) => match a {
+                AssetRefusal::InvalidDestinationAsset { field, message } => (
                     StatusCode::BAD_REQUEST,
                     "invalid_destination_asset",
                     message.clone(),
                     Some(field.clone()),
                 ),
-                D::AmbiguousCurrency { .. } => (
+                AssetRefusal::AmbiguousCurrency { .. } => (
                     StatusCode::BAD_REQUEST,
                     "ambiguous_currency",
-                    d.to_string(),
+                    msg.clone(),
                     Some("currency".into()),
                 ),
-                D::MissingDestinationAsset => (
-                    StatusCode::BAD_REQUEST,
-                    "missing_destination_asset",
-                    d.to_string(),
-                    None,
-                ),
-                D::Unauthorized => (
-                    StatusCode::UNAUTHORIZED,
-                    "unauthorized",
-                    d.to_string(),
-                    None,
-                ),
-                D::InvalidCredentials => (
-                    StatusCode::UNAUTHORIZED,
-                    "invalid_credentials",
-                    d.to_string(),
-                    None,
-                ),
-                D::InvalidLogin => (
-                    StatusCode::UNAUTHORIZED,
-                    "invalid_login",
-                    d.to_string(),
-                    None,
-                ),
-                D::RateLimited { .. } => (
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "rate_limited",
-                    d.to_string(),
-                    None,
-                ),
-                D::Forbidden => (StatusCode::FORBIDDEN, "forbidden", d.to_string(), None),
-                D::NotFound { .. } => (StatusCode::NOT_FOUND, "not_found", d.to_string(), None),
-                D::ApiKeyNotFound => (
-                    StatusCode::NOT_FOUND,
-                    "api_key_not_found",
-                    d.to_string(),
-                    None,
-                ),
-                D::InvalidTransition { .. } => (
-                    StatusCode::CONFLICT,
-                    "invalid_status_transition",
-                    d.to_string(),
-                    Some("status".into()),
-                ),
-                D::LinkNotActive { .. } => {
-                    (StatusCode::CONFLICT, "link_not_active", d.to_string(), None)
+                AssetRefusal::MissingDestinationAsset => {
+                    plain(StatusCode::BAD_REQUEST, "missing_destination_asset")
                 }
-                D::StartBlocked { .. } => (
-                    StatusCode::CONFLICT,
-                    "start_blocked_missing_company_wallet",
-                    d.to_string(),
-                    None,
-                ),
-                D::LinkAlreadyPaid => {
-                    (StatusCode::CONFLICT, "link_not_active", d.to_string(), None)
-                }
-                D::RefundAddressAlreadySet => (
-                    StatusCode::CONFLICT,
-                    "refund_address_already_set",
-                    d.to_string(),
-                    None,
-                ),
-                D::MissingEmail => (
-                    StatusCode::BAD_REQUEST,
-                    "missing_email",
-                    d.to_string(),
-                    Some("email".into()),
-                ),
-                D::SessionTransition { .. } => (
-                    StatusCode::CONFLICT,
-                    "invalid_status_transition",
-                    d.to_string(),
-                    None,
-                ),
-                D::Internal(_) => (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal_error",
-                    "Internal server error".into(),
-                    None,
-                ),
+                AssetRefusal::Invalid(f) => invalid(f),
             },
-            ApiError::InvalidJson(m) => (StatusCode::BAD_REQUEST, "invalid_json", m.clone(), None),
-            ApiError::UnknownField(f) => (
+            ApiError::Denied(d) => match d {
+                Denied::Unauthenticated => plain(StatusCode::UNAUTHORIZED, "unauthorized"),
+                Denied::InvalidCredentials => {
+                    plain(StatusCode::UNAUTHORIZED, "invalid_credentials")
+                }
+                Denied::Forbidden => plain(StatusCode::FORBIDDEN, "forbidden"),
+            },
+            ApiError::InvalidLogin(_) => plain(StatusCode::UNAUTHORIZED, "invalid_login"),
+            ApiError::ApiKeyNotFound(_) => plain(StatusCode::NOT_FOUND, "api_key_not_found"),
+            ApiError::NotFound(_) => plain(StatusCode::NOT_FOUND, "not_found"),
+            ApiError::LinkTransition(_) => (
+                StatusCode::CONFLICT,
+                "invalid_status_transition",
+                msg.clone(),
+                Some("status".into()),
+            ),
+            ApiError::SessionTransition(_) => {
+                plain(StatusCode::CONFLICT, "invalid_status_transition")
+            }
+            ApiError::NotActive(_) | ApiError::AlreadyPaid(_) => {
+                plain(StatusCode::CONFLICT, "link_not_active")
+            }
+            ApiError::StartBlocked(_) => {
+                plain(StatusCode::CONFLICT, "start_blocked_missing_company_wallet")
+            }
+            ApiError::RefundAddressSet(_) => {
+                plain(StatusCode::CONFLICT, "refund_address_already_set")
+            }
+            ApiError::MissingEmail(_) => (
                 StatusCode::BAD_REQUEST,
-                "unknown_field",
-                format!("unknown field {f}"),
-                Some(f.clone()),
+                "missing_email",
+                msg.clone(),
+                Some("email".into()),
             ),
-            ApiError::PayloadTooLarge(_) => (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
-                self.to_string(),
+            ApiError::RateLimited(_) => plain(StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+            ApiError::Fault(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal_error",
+                "Internal server error".into(),
                 None,
             ),
-            ApiError::UnsupportedMediaType => (
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
-                self.to_string(),
-                None,
-            ),
+            ApiError::InvalidJson(m) => (StatusCode::BAD_REQUEST, "invalid_json", m.clone(), None),
+            ApiError::PayloadTooLarge(_) => {
+                plain(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
+            }
+            ApiError::UnsupportedMediaType => {
+                plain(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
+            }
             ApiError::RouteNotFound(_) => {
                 (StatusCode::NOT_FOUND, "not_found", "Not found".into(), None)
             }
@@ -187,11 +214,9 @@ impl ApiError {
                 "Method not allowed".into(),
                 None,
             ),
-            ApiError::RequestHeaderFieldsTooLarge { .. } => (
+            ApiError::RequestHeaderFieldsTooLarge { .. } => plain(
                 StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
                 "request_header_fields_too_large",
-                self.to_string(),
-                None,
             ),
             ApiError::Unavailable(m) => (
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -202,10 +227,23 @@ impl ApiError {
         }
     }
 
-    /// Logs the cause of a server-side failure (never of a client error, which is expected).
+    /// A validation error on `field` (the edge's own readers).
+    pub(crate) fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::Invalid(FieldError::new(field, message))
+    }
+
+    /// A field the route does not take.
+    pub(crate) fn unknown_field(field: impl Into<String>) -> Self {
+        ApiError::UnknownField(UnknownField {
+            field: field.into(),
+        })
+    }
+
+    /// Logs the cause of a server-side failure (never of a client error, which is expected),
+    /// with its whole chain of causes.
     pub fn log(&self) {
-        if let ApiError::Domain(DomainError::Internal(cause)) = self {
-            tracing::error!(%cause, "request failed");
+        if let ApiError::Fault(fault) = self {
+            tracing::error!(cause = %fault.chain(), "request failed");
         }
     }
 }
@@ -218,7 +256,7 @@ impl ResponseError for ApiError {
     fn error_response(&self) -> HttpResponse {
         let (status, code, message, field) = self.parts();
         let mut res = HttpResponse::build(status);
-        if let ApiError::Domain(DomainError::RateLimited { retry_after_secs }) = self {
+        if let ApiError::RateLimited(RateLimited { retry_after_secs }) = self {
             res.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
         }
         if status == StatusCode::UNAUTHORIZED {

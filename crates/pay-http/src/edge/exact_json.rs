@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
-use pay_domain::DomainError;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -89,10 +88,10 @@ impl ExactNumbers {
             return Ok(None);
         };
         plain_decimal(raw).map(Some).ok_or_else(|| {
-            ApiError::Domain(DomainError::validation(
+            ApiError::invalid(
                 field,
                 format!("{field} cannot be kept exactly (its exponent is out of range)"),
-            ))
+            )
         })
     }
 }

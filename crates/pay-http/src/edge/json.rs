@@ -6,7 +6,6 @@
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
-use pay_domain::DomainError;
 use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -209,25 +208,18 @@ fn quoted(message: &str) -> Option<&str> {
 /// messages itself (`unknown field `x`, expected ...`, `missing field `x``, `invalid type:
 /// ..., expected a string`); the field deserializers below word theirs as `must be ...`.
 fn shape_error(path: &str, message: &str) -> ApiError {
-    let invalid = |field: &str, want: &str| {
-        ApiError::Domain(DomainError::validation(
-            field,
-            format!("{field} must be {want}"),
-        ))
-    };
+    let invalid =
+        |field: &str, want: &str| ApiError::invalid(field, format!("{field} must be {want}"));
     if message.starts_with("unknown field") {
         // The path already ends with the unknown key.
-        return ApiError::UnknownField(path.to_owned());
+        return ApiError::unknown_field(path);
     }
     if let Some(name) = message
         .strip_prefix("missing field ")
         .and_then(|_| quoted(message))
     {
         let field = join(path, name);
-        return ApiError::Domain(DomainError::validation(
-            &field,
-            format!("{field} is required"),
-        ));
+        return ApiError::invalid(&field, format!("{field} is required"));
     }
     if let Some(want) = message.strip_prefix("must be ") {
         return invalid(path, want);

@@ -11,7 +11,7 @@ pub mod limits;
 pub mod telemetry;
 
 use pay_domain::kernel::ids::CompanyId;
-use pay_domain::DomainError;
+use pay_domain::tenancy::Denied;
 
 use crate::edge::error::ApiError;
 
@@ -25,5 +25,5 @@ pub(crate) fn client_addr(req: &actix_web::HttpRequest) -> String {
 
 /// A `{companyId}` the user cannot access is the spec's 403, malformed or not.
 pub(crate) fn company_id(s: &str) -> Result<CompanyId, ApiError> {
-    CompanyId::parse(s).ok_or(ApiError::Domain(DomainError::Forbidden))
+    CompanyId::parse(s).ok_or(ApiError::Denied(Denied::Forbidden))
 }

@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use pay_domain::links::ports::AnonymousLinkStore;
 use pay_domain::links::{PaymentLink, ANONYMOUS_COMPANY};
 use pay_domain::webhooks::LinkWebhook;
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::{Fault, PortResult};
 
 use crate::conn::write_transaction;
 use crate::rows::{LinkWebhookRow, NewLinkRow, NewLinkWebhookRow};
@@ -17,17 +17,17 @@ impl AnonymousLinkStore for DieselStore {
         &self,
         link: &PaymentLink,
         webhook: Option<&LinkWebhook>,
-    ) -> DomainResult<()> {
+    ) -> PortResult<()> {
         // Caller bugs, refused before anything is written: a merchant's link stored through
         // this path, or a callback filed under another link's uid.
         if !link.is_anonymous() || link.company_id != ANONYMOUS_COMPANY {
-            return Err(DomainError::Internal(
-                "insert anonymous link: not an anonymous link of the anonymous company".into(),
+            return Err(Fault::new(
+                "insert anonymous link: not an anonymous link of the anonymous company",
             ));
         }
         if webhook.is_some_and(|w| w.link_uid != link.uid.as_str()) {
-            return Err(DomainError::Internal(
-                "insert anonymous link: callback of another link".into(),
+            return Err(Fault::new(
+                "insert anonymous link: callback of another link",
             ));
         }
         let row = NewLinkRow::try_from(link)?;
@@ -47,7 +47,7 @@ impl AnonymousLinkStore for DieselStore {
         })
     }
 
-    fn link_webhook(&self, link_uid: &str) -> DomainResult<Option<LinkWebhook>> {
+    fn link_webhook(&self, link_uid: &str) -> PortResult<Option<LinkWebhook>> {
         self.run("link webhook", |conn| {
             link_webhooks::table
                 .find(link_uid)

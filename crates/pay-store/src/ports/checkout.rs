@@ -14,7 +14,7 @@ use pay_domain::kernel::ids::{PaymentLinkId, PaymentSessionId};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::{LinkStatus, PaymentLink};
 use pay_domain::webhooks::Delivery;
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::{Fault, PortResult};
 
 use super::clock;
 use super::webhooks::{insert_built, take_event_numbers};
@@ -58,8 +58,8 @@ struct Prepared<'a> {
 }
 
 impl<'a> Prepared<'a> {
-    fn new(write: &'a LinkEventWrite) -> DomainResult<Self> {
-        let bug = |what: &str| DomainError::Internal(format!("write link event: {what}"));
+    fn new(write: &'a LinkEventWrite) -> PortResult<Self> {
+        let bug = |what: &str| Fault::new(format!("write link event: {what}"));
         let (session, expected_version) = match &write.change {
             SessionChange::Insert(s) => (Some(s), None),
             SessionChange::Update {
@@ -98,7 +98,7 @@ impl<'a> Prepared<'a> {
                 .timeline
                 .iter()
                 .map(NewTimelineRow::try_from)
-                .collect::<DomainResult<_>>()?,
+                .collect::<PortResult<_>>()?,
             webhook_events,
             at: at.unix_millis(),
         })
@@ -213,7 +213,7 @@ fn apply(
 }
 
 impl CheckoutStore for DieselStore {
-    fn public_link(&self, uid: &str) -> DomainResult<Option<PaymentLink>> {
+    fn public_link(&self, uid: &str) -> PortResult<Option<PaymentLink>> {
         self.run("public link", |conn| {
             payment_links::table
                 .filter(payment_links::uid.eq(uid))
@@ -225,7 +225,7 @@ impl CheckoutStore for DieselStore {
         .transpose()
     }
 
-    fn processor_event_applied(&self, event_id: &str) -> DomainResult<bool> {
+    fn processor_event_applied(&self, event_id: &str) -> PortResult<bool> {
         let found = self.run("processor event applied", |conn| {
             processor_events::table
                 .find(event_id)
@@ -240,7 +240,7 @@ impl CheckoutStore for DieselStore {
         &self,
         write: &LinkEventWrite,
         build: &dyn Fn(u64) -> Vec<Delivery>,
-    ) -> DomainResult<WriteOutcome> {
+    ) -> PortResult<WriteOutcome> {
         let prepared = Prepared::new(write)?;
         let mut refused = None;
         let written = self.write("write link event", |conn| {
@@ -257,13 +257,11 @@ impl CheckoutStore for DieselStore {
             Some(Refusal::Stale) => Ok(WriteOutcome::Stale),
             Some(Refusal::Duplicate) => Ok(WriteOutcome::Duplicate),
             Some(Refusal::LinkAlreadyPaid) => Ok(WriteOutcome::LinkAlreadyPaid),
-            Some(Refusal::UnknownLink) => Err(DomainError::NotFound {
-                kind: "Payment link",
-            }),
+            Some(Refusal::UnknownLink) => Err(Fault::new("unknown payment link")),
         }
     }
 
-    fn payment_session(&self, id: PaymentSessionId) -> DomainResult<Option<PaymentSession>> {
+    fn payment_session(&self, id: PaymentSessionId) -> PortResult<Option<PaymentSession>> {
         self.run("payment session", |conn| {
             payment_sessions::table
                 .find(id.to_string())
@@ -275,7 +273,7 @@ impl CheckoutStore for DieselStore {
         .transpose()
     }
 
-    fn latest_session(&self, link: PaymentLinkId) -> DomainResult<Option<PaymentSession>> {
+    fn latest_session(&self, link: PaymentLinkId) -> PortResult<Option<PaymentSession>> {
         self.run("latest session", |conn| {
             payment_sessions::table
                 .filter(payment_sessions::link_id.eq(link.to_string()))
@@ -292,7 +290,7 @@ impl CheckoutStore for DieselStore {
         .transpose()
     }
 
-    fn unfinished_sessions(&self, link: PaymentLinkId) -> DomainResult<Vec<PaymentSession>> {
+    fn unfinished_sessions(&self, link: PaymentLinkId) -> PortResult<Vec<PaymentSession>> {
         let rows: Vec<PaymentSessionRow> = self.run("unfinished sessions", |conn| {
             payment_sessions::table
                 .filter(payment_sessions::link_id.eq(link.to_string()))
@@ -307,7 +305,7 @@ impl CheckoutStore for DieselStore {
         rows.into_iter().map(PaymentSession::try_from).collect()
     }
 
-    fn timeline(&self, link: PaymentLinkId) -> DomainResult<Vec<TimelineEvent>> {
+    fn timeline(&self, link: PaymentLinkId) -> PortResult<Vec<TimelineEvent>> {
         let rows: Vec<TimelineRow> = self.run("timeline", |conn| {
             timeline_events::table
                 .filter(timeline_events::link_id.eq(link.to_string()))
@@ -318,7 +316,7 @@ impl CheckoutStore for DieselStore {
         rows.into_iter().map(TimelineEvent::try_from).collect()
     }
 
-    fn due_sessions(&self, now: Timestamp, limit: usize) -> DomainResult<Vec<DueSession>> {
+    fn due_sessions(&self, now: Timestamp, limit: usize) -> PortResult<Vec<DueSession>> {
         let now = now.unix_millis();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         if limit == 0 {

@@ -6,14 +6,14 @@ use diesel::prelude::*;
 use pay_domain::kernel::ids::FormKeyId;
 use pay_domain::links::gateway::FormKeyStore;
 use pay_domain::tenancy::keys::Integration;
-use pay_domain::DomainResult;
+use pay_domain::PortResult;
 
 use crate::rows::IntegrationRow;
 use crate::schema::integrations;
 use crate::DieselStore;
 
 impl FormKeyStore for DieselStore {
-    fn integration_by_form_key(&self, key: &FormKeyId) -> DomainResult<Option<Integration>> {
+    fn integration_by_form_key(&self, key: &FormKeyId) -> PortResult<Option<Integration>> {
         let row: Option<IntegrationRow> = self.run("integration by form key", |conn| {
             integrations::table
                 .filter(integrations::form_key_id.eq(key.as_str()))

@@ -3,11 +3,11 @@
 use super::*;
 
 impl HealthCheck for DieselStore {
-    fn ping(&self) -> DomainResult<()> {
+    fn ping(&self) -> PortResult<()> {
         self.run("ping", |conn| conn.batch_execute("SELECT 1"))
     }
 
-    fn prune(&self, sessions_before: Timestamp, hits_before: Timestamp) -> DomainResult<u64> {
+    fn prune(&self, sessions_before: Timestamp, hits_before: Timestamp) -> PortResult<u64> {
         let n = self.write("prune", |conn| {
             write_transaction(conn, |conn| {
                 let sessions = diesel::delete(

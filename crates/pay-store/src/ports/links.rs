@@ -3,7 +3,7 @@
 use super::*;
 
 impl PaymentLinkStore for DieselStore {
-    fn insert_link(&self, link: &PaymentLink) -> DomainResult<()> {
+    fn insert_link(&self, link: &PaymentLink) -> PortResult<()> {
         let row = NewLinkRow::try_from(link)?;
         self.write("insert link", |conn| {
             diesel::insert_into(payment_links::table)
@@ -18,7 +18,7 @@ impl PaymentLinkStore for DieselStore {
         company: CompanyId,
         filter: LinkFilter,
         limit: usize,
-    ) -> DomainResult<Vec<PaymentLink>> {
+    ) -> PortResult<Vec<PaymentLink>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows: Vec<LinkRow> = self.run("list links", |conn| {
             let listed = payment_links::table
@@ -39,7 +39,7 @@ impl PaymentLinkStore for DieselStore {
         rows.into_iter().map(PaymentLink::try_from).collect()
     }
 
-    fn link(&self, company: CompanyId, uid: &LinkUid) -> DomainResult<Option<PaymentLink>> {
+    fn link(&self, company: CompanyId, uid: &LinkUid) -> PortResult<Option<PaymentLink>> {
         let row: Option<LinkRow> = self.run("get link", |conn| {
             payment_links::table
                 .filter(payment_links::uid.eq(uid.as_str()))
@@ -58,7 +58,7 @@ impl PaymentLinkStore for DieselStore {
         from: LinkStatus,
         to: LinkStatus,
         at: Timestamp,
-    ) -> DomainResult<bool> {
+    ) -> PortResult<bool> {
         let n = self.write("set link status", |conn| {
             diesel::update(
                 payment_links::table

@@ -6,7 +6,7 @@ use diesel::prelude::*;
 use pay_domain::kernel::ids::{CompanyId, LinkUid};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::mail::{AfterMailAttempt, MailId, MailStatus, MailStore, OutgoingMail};
-use pay_domain::DomainResult;
+use pay_domain::PortResult;
 
 use super::clock;
 use crate::conn::{write_transaction, AnyConnection};
@@ -30,12 +30,12 @@ fn due_mails(now: i64, status: &'static str, limit: i64) -> _ {
         .limit(limit)
 }
 
-fn to_mails(rows: Vec<MailRow>) -> DomainResult<Vec<OutgoingMail>> {
+fn to_mails(rows: Vec<MailRow>) -> PortResult<Vec<OutgoingMail>> {
     rows.into_iter().map(OutgoingMail::try_from).collect()
 }
 
 impl MailStore for DieselStore {
-    fn insert_mail(&self, mail: &OutgoingMail) -> DomainResult<()> {
+    fn insert_mail(&self, mail: &OutgoingMail) -> PortResult<()> {
         let row = NewMailRow::from(mail);
         self.write("insert mail", |conn| {
             diesel::insert_into(mail_outbox::table)
@@ -45,7 +45,7 @@ impl MailStore for DieselStore {
         })
     }
 
-    fn prune_mails(&self, before: Timestamp) -> DomainResult<u64> {
+    fn prune_mails(&self, before: Timestamp) -> PortResult<u64> {
         let n = self.write("prune mails", |conn| {
             diesel::delete(
                 mail_outbox::table
@@ -62,7 +62,7 @@ impl MailStore for DieselStore {
         now: Timestamp,
         lease_until: Timestamp,
         limit: usize,
-    ) -> DomainResult<Vec<OutgoingMail>> {
+    ) -> PortResult<Vec<OutgoingMail>> {
         let now = now.unix_millis();
         let lease = lease_until.unix_millis();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -92,7 +92,7 @@ impl MailStore for DieselStore {
         number: u32,
         at: Timestamp,
         after: &AfterMailAttempt,
-    ) -> DomainResult<bool> {
+    ) -> PortResult<bool> {
         let id = mail_id_text(id);
         let number = i64::from(number);
         let moved = self.write("record mail attempt", |conn| {
@@ -119,7 +119,7 @@ impl MailStore for DieselStore {
         Ok(moved == 1)
     }
 
-    fn mail(&self, id: MailId) -> DomainResult<Option<OutgoingMail>> {
+    fn mail(&self, id: MailId) -> PortResult<Option<OutgoingMail>> {
         self.run("get mail", |conn| {
             mail_outbox::table
                 .find(mail_id_text(id))
@@ -131,7 +131,7 @@ impl MailStore for DieselStore {
         .transpose()
     }
 
-    fn link_mails(&self, company: CompanyId, link: &LinkUid) -> DomainResult<Vec<OutgoingMail>> {
+    fn link_mails(&self, company: CompanyId, link: &LinkUid) -> PortResult<Vec<OutgoingMail>> {
         let rows = self.run("link mails", |conn| {
             mail_outbox::table
                 .filter(mail_outbox::company_id.eq(company.to_string()))
@@ -147,7 +147,7 @@ impl MailStore for DieselStore {
         &self,
         after: Option<MailId>,
         limit: usize,
-    ) -> DomainResult<Vec<OutgoingMail>> {
+    ) -> PortResult<Vec<OutgoingMail>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let after = after.map(mail_id_text);
         let rows = self.run("pending mails", |conn| {

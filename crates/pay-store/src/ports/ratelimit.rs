@@ -7,7 +7,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
 use pay_domain::kernel::ratelimit::RateLimitStore;
 use pay_domain::kernel::timestamp::Timestamp;
-use pay_domain::DomainResult;
+use pay_domain::PortResult;
 
 use crate::conn::{write_transaction, AnyConnection};
 use crate::schema::rate_hits;
@@ -35,7 +35,7 @@ impl RateLimitStore for DieselStore {
         at: Timestamp,
         window: time::Duration,
         limit: u64,
-    ) -> DomainResult<bool> {
+    ) -> PortResult<bool> {
         // Random, not time-ordered: hits of one bucket in the same millisecond must not collide.
         let id = uuid::Uuid::new_v4().hyphenated().to_string();
         let at = at.unix_millis();
@@ -67,7 +67,7 @@ impl RateLimitStore for DieselStore {
         Ok(counted == 1)
     }
 
-    fn clear_hits(&self, bucket: &str) -> DomainResult<()> {
+    fn clear_hits(&self, bucket: &str) -> PortResult<()> {
         self.write("clear rate hits", |conn| {
             diesel::delete(rate_hits::table.filter(rate_hits::bucket.eq(bucket))).execute(conn)
         })?;

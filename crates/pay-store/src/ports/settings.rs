@@ -8,7 +8,7 @@ impl SettingsStore for DieselStore {
         company: CompanyId,
         settings: &PaySettings,
         at: Timestamp,
-    ) -> DomainResult<()> {
+    ) -> PortResult<()> {
         let row = NewSettingsRow::new(company, settings, at);
         // Forget before and after: a read that raced the write may have cached the old row;
         // at worst it lives for one time to live, as for a write by another instance.

@@ -3,7 +3,7 @@
 use super::*;
 
 impl TenancyStore for DieselStore {
-    fn create_tenant(&self, t: &NewTenant) -> DomainResult<()> {
+    fn create_tenant(&self, t: &NewTenant) -> PortResult<()> {
         let user = t.new_user.as_ref().map(NewUserRow::from);
         let company = NewCompanyRow::from(&t.company);
         let membership = NewMembershipRow {
@@ -38,7 +38,7 @@ impl TenancyStore for DieselStore {
         })
     }
 
-    fn user_by_email(&self, email: &str) -> DomainResult<Option<UserRecord>> {
+    fn user_by_email(&self, email: &str) -> PortResult<Option<UserRecord>> {
         self.run("user by email", |conn| {
             users::table
                 .filter(users::email.eq(email))
@@ -50,7 +50,7 @@ impl TenancyStore for DieselStore {
         .transpose()
     }
 
-    fn is_empty(&self) -> DomainResult<bool> {
+    fn is_empty(&self) -> PortResult<bool> {
         let any = self.run("any user", |conn| {
             users::table
                 .select(users::id)
@@ -60,7 +60,7 @@ impl TenancyStore for DieselStore {
         Ok(any.is_none())
     }
 
-    fn memberships(&self, user: UserId) -> DomainResult<Vec<Membership>> {
+    fn memberships(&self, user: UserId) -> PortResult<Vec<Membership>> {
         let rows: Vec<MembershipRow> = self.run("memberships", |conn| {
             memberships::table
                 .inner_join(companies::table)
@@ -79,7 +79,7 @@ impl TenancyStore for DieselStore {
         company: CompanyId,
         role: Role,
         at: Timestamp,
-    ) -> DomainResult<()> {
+    ) -> PortResult<()> {
         let new_user = new_user.map(NewUserRow::from);
         let membership = NewMembershipRow {
             user_id: user.to_string(),
@@ -100,7 +100,7 @@ impl TenancyStore for DieselStore {
         })
     }
 
-    fn role(&self, user: UserId, company: CompanyId) -> DomainResult<Option<Role>> {
+    fn role(&self, user: UserId, company: CompanyId) -> PortResult<Option<Role>> {
         self.run("role", |conn| {
             memberships::table
                 .find((user.to_string(), company.to_string()))
@@ -117,7 +117,7 @@ impl TenancyStore for DieselStore {
         company: CompanyId,
         by_ms: i64,
         max_offset_ms: i64,
-    ) -> DomainResult<Option<i64>> {
+    ) -> PortResult<Option<i64>> {
         let id = company.to_string();
         self.cache.forget_company(company);
         let moved = self.write("advance test clock", |conn| {
@@ -147,7 +147,7 @@ impl TenancyStore for DieselStore {
     fn company_with_settings(
         &self,
         company: CompanyId,
-    ) -> DomainResult<Option<(Company, PaySettings)>> {
+    ) -> PortResult<Option<(Company, PaySettings)>> {
         let generation = match self.cache.company(company) {
             Ok(hit) => return Ok(Some(hit)),
             Err(generation) => generation,
@@ -161,7 +161,7 @@ impl TenancyStore for DieselStore {
                 .optional()
         })?;
         let found: Option<(Company, PaySettings)> = row
-            .map(|(c, s)| Ok::<_, DomainError>((c.try_into()?, s.try_into()?)))
+            .map(|(c, s)| Ok::<_, Fault>((c.try_into()?, s.try_into()?)))
             .transpose()?;
         if let Some(v) = &found {
             self.cache.put_company(generation, company, v);
@@ -171,7 +171,7 @@ impl TenancyStore for DieselStore {
 }
 
 impl SignInStore for DieselStore {
-    fn insert_sign_in(&self, session: &StoredSignIn) -> DomainResult<()> {
+    fn insert_sign_in(&self, session: &StoredSignIn) -> PortResult<()> {
         let row = NewSessionRow::from(session);
         self.write("insert session", |conn| {
             diesel::insert_into(browser_sessions::table)
@@ -181,7 +181,7 @@ impl SignInStore for DieselStore {
         Ok(())
     }
 
-    fn sign_in_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSignIn>> {
+    fn sign_in_by_token(&self, token_digest: &SecretDigest) -> PortResult<Option<StoredSignIn>> {
         self.run("session by token", |conn| {
             browser_sessions::table
                 .filter(browser_sessions::token_digest.eq(&token_digest.0))
@@ -193,7 +193,7 @@ impl SignInStore for DieselStore {
         .transpose()
     }
 
-    fn delete_sign_in(&self, token_digest: &SecretDigest) -> DomainResult<()> {
+    fn delete_sign_in(&self, token_digest: &SecretDigest) -> PortResult<()> {
         self.write("delete session", |conn| {
             diesel::delete(
                 browser_sessions::table.filter(browser_sessions::token_digest.eq(&token_digest.0)),
@@ -205,7 +205,7 @@ impl SignInStore for DieselStore {
 }
 
 impl IntegrationStore for DieselStore {
-    fn insert_integration(&self, integration: &StoredIntegration) -> DomainResult<()> {
+    fn insert_integration(&self, integration: &StoredIntegration) -> PortResult<()> {
         let row = NewIntegrationRow::try_from(integration)?;
         self.write("insert integration", |conn| {
             diesel::insert_into(integrations::table)
@@ -215,7 +215,7 @@ impl IntegrationStore for DieselStore {
         Ok(())
     }
 
-    fn integrations(&self, company: CompanyId) -> DomainResult<Vec<Integration>> {
+    fn integrations(&self, company: CompanyId) -> PortResult<Vec<Integration>> {
         let rows: Vec<IntegrationRow> = self.run("integrations", |conn| {
             integrations::table
                 .filter(integrations::company_id.eq(company.to_string()))
@@ -230,7 +230,7 @@ impl IntegrationStore for DieselStore {
         rows.into_iter().map(Integration::try_from).collect()
     }
 
-    fn integration_by_key_id(&self, key_id: &KeyId) -> DomainResult<Option<StoredIntegration>> {
+    fn integration_by_key_id(&self, key_id: &KeyId) -> PortResult<Option<StoredIntegration>> {
         let generation = match self.cache.key(key_id.as_str()) {
             Ok(hit) => return Ok(Some(hit)),
             Err(generation) => generation,
@@ -254,7 +254,7 @@ impl IntegrationStore for DieselStore {
         company: CompanyId,
         partner: PartnerId,
         enabled: bool,
-    ) -> DomainResult<Option<Integration>> {
+    ) -> PortResult<Option<Integration>> {
         self.cache.forget_keys();
         let company = company.to_string();
         let partner = partner.to_string();
@@ -278,7 +278,7 @@ impl IntegrationStore for DieselStore {
         row.map(Integration::try_from).transpose()
     }
 
-    fn delete_integration(&self, company: CompanyId, partner: PartnerId) -> DomainResult<bool> {
+    fn delete_integration(&self, company: CompanyId, partner: PartnerId) -> PortResult<bool> {
         self.cache.forget_keys();
         let n = self.write("delete integration", |conn| {
             diesel::delete(
@@ -292,7 +292,7 @@ impl IntegrationStore for DieselStore {
         Ok(n == 1)
     }
 
-    fn touch_integration(&self, partner: PartnerId, at: Timestamp) -> DomainResult<()> {
+    fn touch_integration(&self, partner: PartnerId, at: Timestamp) -> PortResult<()> {
         self.write("touch integration", |conn| {
             diesel::update(integrations::table.find(partner.to_string()))
                 .set(integrations::last_used_at.eq(at.unix_millis()))

@@ -10,7 +10,7 @@ use pay_domain::webhooks::ports::{AttemptRecord, WebhookStore};
 use pay_domain::webhooks::{
     AfterAttempt, CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryStatus,
 };
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::{Fault, PortResult};
 
 use super::clock;
 use crate::conn::{write_transaction, AnyConnection};
@@ -101,7 +101,7 @@ impl WebhookStore for DieselStore {
         &self,
         company: CompanyId,
         kind: CallbackKind,
-    ) -> DomainResult<Option<CompanyCallback>> {
+    ) -> PortResult<Option<CompanyCallback>> {
         self.run("company callback", |conn| {
             webhook_callbacks::table
                 .filter(webhook_callbacks::company_id.eq(company.to_string()))
@@ -114,7 +114,7 @@ impl WebhookStore for DieselStore {
         .transpose()
     }
 
-    fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<bool> {
+    fn save_company_callback(&self, callback: &CompanyCallback) -> PortResult<bool> {
         let row = NewCallbackRow::from(callback);
         self.write("save company callback", |conn| {
             if callback.version <= 1 {
@@ -143,7 +143,7 @@ impl WebhookStore for DieselStore {
         })
     }
 
-    fn insert_deliveries(&self, deliveries: &[Delivery]) -> DomainResult<()> {
+    fn insert_deliveries(&self, deliveries: &[Delivery]) -> PortResult<()> {
         if deliveries.is_empty() {
             return Ok(());
         }
@@ -158,7 +158,7 @@ impl WebhookStore for DieselStore {
         now: Timestamp,
         lease_until: Timestamp,
         limit: usize,
-    ) -> DomainResult<Vec<Delivery>> {
+    ) -> PortResult<Vec<Delivery>> {
         let now = now.unix_millis();
         let lease = lease_until.unix_millis();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -182,14 +182,14 @@ impl WebhookStore for DieselStore {
         rows.into_iter().map(Delivery::try_from).collect()
     }
 
-    fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> DomainResult<()> {
+    fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> PortResult<()> {
         let recorded = self.write("record attempt", |conn| {
             write_transaction(conn, |conn| record_one(conn, attempt, after))
         })?;
         if recorded {
             Ok(())
         } else {
-            Err(DomainError::Internal(format!(
+            Err(Fault::new(format!(
                 "webhook delivery {}: attempt {} not recorded (unknown delivery, finished, or \
                  not at attempt {})",
                 attempt.delivery_id,
@@ -199,7 +199,7 @@ impl WebhookStore for DieselStore {
         }
     }
 
-    fn record_attempts(&self, batch: &[(AttemptRecord, AfterAttempt)]) -> DomainResult<Vec<bool>> {
+    fn record_attempts(&self, batch: &[(AttemptRecord, AfterAttempt)]) -> PortResult<Vec<bool>> {
         if batch.is_empty() {
             return Ok(vec![]);
         }
@@ -242,7 +242,7 @@ impl WebhookStore for DieselStore {
         })
     }
 
-    fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> DomainResult<()> {
+    fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> PortResult<()> {
         if moves.is_empty() {
             return Ok(());
         }
@@ -270,11 +270,7 @@ impl WebhookStore for DieselStore {
         })
     }
 
-    fn deliveries(
-        &self,
-        company: CompanyId,
-        filter: &DeliveryFilter,
-    ) -> DomainResult<Vec<Delivery>> {
+    fn deliveries(&self, company: CompanyId, filter: &DeliveryFilter) -> PortResult<Vec<Delivery>> {
         let limit = i64::try_from(filter.limit).unwrap_or(i64::MAX);
         // The search term matches one of four columns exactly. Delivery ids are stored as
         // lower-case hyphenated UUIDs and event names are lower case, so for those two the term
@@ -316,7 +312,7 @@ impl WebhookStore for DieselStore {
         rows.into_iter().map(Delivery::try_from).collect()
     }
 
-    fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Option<Delivery>> {
+    fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> PortResult<Option<Delivery>> {
         self.run("get delivery", |conn| {
             webhook_deliveries::table
                 .filter(webhook_deliveries::id.eq(uuid_text(id)))
@@ -329,7 +325,7 @@ impl WebhookStore for DieselStore {
         .transpose()
     }
 
-    fn attempts(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Vec<AttemptRecord>> {
+    fn attempts(&self, company: CompanyId, id: uuid::Uuid) -> PortResult<Vec<AttemptRecord>> {
         let rows: Vec<AttemptRow> = self.run("list attempts", |conn| {
             webhook_attempts::table
                 .inner_join(webhook_deliveries::table)
@@ -346,7 +342,7 @@ impl WebhookStore for DieselStore {
         &self,
         link: PaymentLinkId,
         build: &dyn Fn(u64) -> Vec<Delivery>,
-    ) -> DomainResult<Vec<Delivery>> {
+    ) -> PortResult<Vec<Delivery>> {
         let link_id = link.to_string();
         let enqueued = self.write("enqueue link event", |conn| {
             write_transaction(conn, |conn| {
@@ -357,9 +353,7 @@ impl WebhookStore for DieselStore {
                 }
             })
         })?;
-        enqueued.ok_or(DomainError::NotFound {
-            kind: "Payment link",
-        })
+        enqueued.ok_or(Fault::new("unknown payment link"))
     }
 }
 

@@ -4,7 +4,7 @@
 use diesel::prelude::*;
 use pay_domain::kernel::ids::LinkUid;
 use pay_domain::webhooks::{LinkWebhook, SealedSecret, StoredSigningSecret};
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::{Fault, PortResult};
 
 use super::{corrupt, instant};
 use crate::conn::MultiBackend;
@@ -22,9 +22,9 @@ pub(crate) struct LinkWebhookRow {
 }
 
 impl TryFrom<LinkWebhookRow> for LinkWebhook {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(r: LinkWebhookRow) -> DomainResult<LinkWebhook> {
+    fn try_from(r: LinkWebhookRow) -> PortResult<LinkWebhook> {
         if LinkUid::parse(&r.link_uid).is_none() {
             return Err(corrupt("link_webhooks.link_uid"));
         }

@@ -6,24 +6,24 @@ use pay_domain::checkout::machine::SessionStatus;
 use pay_domain::checkout::{PaymentSession, TimelineEvent};
 use pay_domain::kernel::ids::{CompanyId, PaymentLinkId, PaymentSessionId};
 use pay_domain::kernel::timestamp::Timestamp;
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::{Fault, PortResult};
 use serde_json::{Map, Value};
 
 use super::{corrupt, id, instant, uuid_text};
 use crate::conn::MultiBackend;
 use crate::schema::{payment_sessions, timeline_events};
 
-fn session_status(text: &str, column: &str) -> DomainResult<SessionStatus> {
+fn session_status(text: &str, column: &str) -> PortResult<SessionStatus> {
     SessionStatus::parse(text).ok_or_else(|| corrupt(column))
 }
 
 /// JSON objects (settlement, timeline data) are stored as their text.
-fn json_object(text: &str, column: &str) -> DomainResult<Map<String, Value>> {
+fn json_object(text: &str, column: &str) -> PortResult<Map<String, Value>> {
     serde_json::from_str(text).map_err(|_| corrupt(column))
 }
 
-fn json_text(map: &Map<String, Value>, what: &str) -> DomainResult<String> {
-    serde_json::to_string(map).map_err(|e| DomainError::Internal(format!("encoding {what}: {e}")))
+fn json_text(map: &Map<String, Value>, what: &str) -> PortResult<String> {
+    serde_json::to_string(map).map_err(|e| Fault::caused(format!("encoding {what}"), e))
 }
 
 // ----- payment sessions -----
@@ -55,9 +55,9 @@ pub(crate) struct PaymentSessionRow {
 }
 
 impl TryFrom<PaymentSessionRow> for PaymentSession {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(r: PaymentSessionRow) -> DomainResult<PaymentSession> {
+    fn try_from(r: PaymentSessionRow) -> PortResult<PaymentSession> {
         Ok(PaymentSession {
             id: id(&r.id, PaymentSessionId::parse, "payment_sessions.id")?,
             link_id: id(&r.link_id, PaymentLinkId::parse, "payment_sessions.link_id")?,
@@ -124,9 +124,9 @@ pub(crate) struct NewPaymentSessionRow<'a> {
 }
 
 impl<'a> TryFrom<&'a PaymentSession> for NewPaymentSessionRow<'a> {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(s: &'a PaymentSession) -> DomainResult<Self> {
+    fn try_from(s: &'a PaymentSession) -> PortResult<Self> {
         Ok(NewPaymentSessionRow {
             id: s.id.to_string(),
             link_id: s.link_id.to_string(),
@@ -167,9 +167,9 @@ pub(crate) struct TimelineRow {
 }
 
 impl TryFrom<TimelineRow> for TimelineEvent {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(r: TimelineRow) -> DomainResult<TimelineEvent> {
+    fn try_from(r: TimelineRow) -> PortResult<TimelineEvent> {
         Ok(TimelineEvent {
             id: uuid::Uuid::try_parse(&r.id).map_err(|_| corrupt("timeline_events.id"))?,
             link_id: id(&r.link_id, PaymentLinkId::parse, "timeline_events.link_id")?,
@@ -196,9 +196,9 @@ pub(crate) struct NewTimelineRow<'a> {
 }
 
 impl<'a> TryFrom<&'a TimelineEvent> for NewTimelineRow<'a> {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(e: &'a TimelineEvent) -> DomainResult<Self> {
+    fn try_from(e: &'a TimelineEvent) -> PortResult<Self> {
         Ok(NewTimelineRow {
             id: uuid_text(e.id),
             link_id: e.link_id.to_string(),

@@ -4,7 +4,7 @@ use diesel::prelude::*;
 use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentLinkId};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::mail::{MailId, MailKind, MailStatus, OutgoingMail};
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::{Fault, PortResult};
 
 use super::{corrupt, id, instant, opt_instant, uuid_text};
 use crate::conn::MultiBackend;
@@ -42,9 +42,9 @@ impl crate::ports::outbox::OutboxRow for MailRow {
 }
 
 impl TryFrom<MailRow> for OutgoingMail {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(r: MailRow) -> DomainResult<OutgoingMail> {
+    fn try_from(r: MailRow) -> PortResult<OutgoingMail> {
         Ok(OutgoingMail {
             id: id(&r.id, MailId::parse, "mail_outbox.id")?,
             company_id: id(&r.company_id, CompanyId::parse, "mail_outbox.company_id")?,

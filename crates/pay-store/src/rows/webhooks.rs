@@ -8,7 +8,7 @@ use pay_domain::webhooks::{
     AttemptError, AttemptOutcome, CallbackKind, CompanyCallback, Delivery, DeliveryOrigin,
     DeliveryStatus, EventKind, SealedSecret, StoredSigningSecret,
 };
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::{Fault, PortResult};
 
 use super::{corrupt, id, instant, opt_instant};
 use crate::conn::MultiBackend;
@@ -19,21 +19,21 @@ pub(crate) fn uuid_text(u: uuid::Uuid) -> String {
     u.hyphenated().to_string()
 }
 
-fn uuid(text: &str, column: &str) -> DomainResult<uuid::Uuid> {
+fn uuid(text: &str, column: &str) -> PortResult<uuid::Uuid> {
     uuid::Uuid::try_parse(text).map_err(|_| corrupt(column))
 }
 
 /// Counters (attempt numbers) are `u32` in the domain and BIGINT in the database.
-fn count(n: i64, column: &str) -> DomainResult<u32> {
+fn count(n: i64, column: &str) -> PortResult<u32> {
     u32::try_from(n).map_err(|_| corrupt(column))
 }
 
-fn http_status(code: Option<i32>, column: &str) -> DomainResult<Option<u16>> {
+fn http_status(code: Option<i32>, column: &str) -> PortResult<Option<u16>> {
     code.map(|c| u16::try_from(c).map_err(|_| corrupt(column)))
         .transpose()
 }
 
-fn callback_kind(text: &str, column: &str) -> DomainResult<CallbackKind> {
+fn callback_kind(text: &str, column: &str) -> PortResult<CallbackKind> {
     CallbackKind::parse(text).ok_or_else(|| corrupt(column))
 }
 
@@ -59,9 +59,9 @@ pub(crate) struct CallbackRow {
 }
 
 impl TryFrom<CallbackRow> for CompanyCallback {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(r: CallbackRow) -> DomainResult<CompanyCallback> {
+    fn try_from(r: CallbackRow) -> PortResult<CompanyCallback> {
         // The previous secret is all five columns or none of them.
         let previous = match (
             r.prev_key_id,
@@ -188,9 +188,9 @@ impl crate::ports::outbox::OutboxRow for DeliveryRow {
 }
 
 impl TryFrom<DeliveryRow> for Delivery {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(r: DeliveryRow) -> DomainResult<Delivery> {
+    fn try_from(r: DeliveryRow) -> PortResult<Delivery> {
         Ok(Delivery {
             id: uuid(&r.id, "webhook_deliveries.id")?,
             group_id: uuid(&r.group_id, "webhook_deliveries.group_id")?,
@@ -289,9 +289,9 @@ pub(crate) struct AttemptRow {
 }
 
 impl TryFrom<AttemptRow> for AttemptRecord {
-    type Error = DomainError;
+    type Error = Fault;
 
-    fn try_from(r: AttemptRow) -> DomainResult<AttemptRecord> {
+    fn try_from(r: AttemptRow) -> PortResult<AttemptRecord> {
         Ok(AttemptRecord {
             delivery_id: uuid(&r.delivery_id, "webhook_attempts.delivery_id")?,
             number: count(r.number, "webhook_attempts.number")?,

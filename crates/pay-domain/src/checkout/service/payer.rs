@@ -11,15 +11,15 @@ impl CheckoutService {
         uid: &str,
         pay_asset: &str,
         client_addr: &str,
-    ) -> DomainResult<PaymentSession> {
+    ) -> CheckoutResult<PaymentSession> {
         let link = self.checkout_link(uid)?;
         let now = self.links.link_now(&link)?;
         // A link that takes no payment is refused before the start is counted.
         let state = link_state(&link, now);
         if state != "active" {
-            return Err(DomainError::LinkNotActive { state });
+            return Err(LinkNotActive { state }.into());
         }
-        self.k.throttle(
+        self.k.throttle::<CheckoutError>(
             &format!("checkout-starts|{client_addr}"),
             &self.k.limits.checkout_starts,
         )?;
@@ -29,7 +29,7 @@ impl CheckoutService {
             .into_iter()
             .find(|a| a.asset_identifier == pay_asset)
             .ok_or_else(|| {
-                DomainError::validation(
+                FieldError::new(
                     "payAsset",
                     format!("{pay_asset} is not an asset this link can be paid with"),
                 )
@@ -42,9 +42,10 @@ impl CheckoutService {
         };
         let (Some(settle), Some(destination)) = (settle, destination) else {
             self.record_blocked_start(&link, pay_asset, now)?;
-            return Err(DomainError::StartBlocked {
+            return Err(StartBlocked {
                 asset: link.payload.asset.clone(),
-            });
+            }
+            .into());
         };
         let (amounts, pay_price) = self.quote_for(&link, &settings, &pay, &settle)?;
         let id = PaymentSessionId(self.k.crypto.new_uuid());
@@ -87,11 +88,7 @@ impl CheckoutService {
         };
         match self.store.write_link_event(&write, &|_| Vec::new())? {
             WriteOutcome::Applied(_) => {}
-            other => {
-                return Err(DomainError::Internal(format!(
-                    "inserting a new session: {other:?}"
-                )))
-            }
+            other => return Err(Fault::new(format!("inserting a new session: {other:?}")).into()),
         }
         if quote::review_required(&link.payload, &settings) {
             Ok(session)
@@ -106,16 +103,16 @@ impl CheckoutService {
         settings: &PaySettings,
         pay: &DestinationAsset,
         settle: &DestinationAsset,
-    ) -> DomainResult<(quote::QuoteAmounts, Decimal)> {
+    ) -> CheckoutResult<(quote::QuoteAmounts, Decimal)> {
         let unit = Self::invoice_unit(link);
         let one = Decimal::parse("1").map_err(|_| arithmetic())?;
-        let price = |asset: &str| -> DomainResult<Decimal> {
+        let price = |asset: &str| -> CheckoutResult<Decimal> {
             if asset == unit {
                 return Ok(one);
             }
-            self.prices.price(asset, &unit)?.ok_or_else(|| {
-                DomainError::validation("payAsset", format!("no price for {asset} in {unit}"))
-            })
+            Ok(self.prices.price(asset, &unit)?.ok_or_else(|| {
+                FieldError::new("payAsset", format!("no price for {asset} in {unit}"))
+            })?)
         };
         let pay_price = price(&pay.asset_identifier)?;
         let invoice_decimals = match &link.payload.fiat_currency {
@@ -123,7 +120,7 @@ impl CheckoutService {
             None => settle.decimals,
         };
         let invoice_amount = Amount::parse_stored(&link.payload.amount, invoice_decimals)
-            .map_err(|_| DomainError::Internal("stored link amount is bad".into()))?
+            .map_err(|_| Fault::new("stored link amount is bad"))?
             .value();
         let amounts = quote::quote(&QuoteRequest {
             invoice_amount,
@@ -143,7 +140,7 @@ impl CheckoutService {
         link: &PaymentLink,
         pay_asset: &str,
         now: Timestamp,
-    ) -> DomainResult<()> {
+    ) -> CheckoutResult<()> {
         let kind = PaymentEvent::StartBlockedMissingCompanyWallet;
         let mut data = Map::new();
         data.insert("asset".into(), json!(link.payload.asset));
@@ -162,14 +159,14 @@ impl CheckoutService {
     }
 
     /// The payer accepts the quote: the deposit channel opens.
-    pub fn accept_session(&self, uid: &str, session: &str) -> DomainResult<PaymentSession> {
+    pub fn accept_session(&self, uid: &str, session: &str) -> CheckoutResult<PaymentSession> {
         let link = self.checkout_link(uid)?;
         let s = self.session_of(&link, session)?;
         let s = self.settle_due(&link, s)?;
         if s.status == SessionStatus::Quote {
             let state = link_state(&link, self.links.link_now(&link)?);
             if state != "active" {
-                return Err(DomainError::LinkNotActive { state });
+                return Err(LinkNotActive { state }.into());
             }
         }
         self.accept(&link, s)
@@ -179,13 +176,13 @@ impl CheckoutService {
         &self,
         link: &PaymentLink,
         s: PaymentSession,
-    ) -> DomainResult<PaymentSession> {
+    ) -> CheckoutResult<PaymentSession> {
         let pay = self
             .k
             .assets
             .get(&s.selected_sell_asset)
             .cloned()
-            .ok_or_else(|| DomainError::Internal("session pays in an unknown asset".into()))?;
+            .ok_or_else(|| Fault::new("session pays in an unknown asset"))?;
         let channel = self
             .processor
             .open_channel(s.id.0, &pay, dec(&s.required_sell_amount)?)?;
@@ -211,23 +208,22 @@ impl CheckoutService {
     }
 
     /// The payer gets fresh prices on a quote that has not expired (`quote_refreshed`, internal).
-    pub fn refresh_quote(&self, uid: &str, session: &str) -> DomainResult<PaymentSession> {
+    pub fn refresh_quote(&self, uid: &str, session: &str) -> CheckoutResult<PaymentSession> {
         let link = self.checkout_link(uid)?;
         let s = self.session_of(&link, session)?;
         let s = self.settle_due(&link, s)?;
         if s.status != SessionStatus::Quote {
-            return Err(DomainError::SessionTransition {
+            return Err(SessionTransition {
                 from: s.status.as_str(),
                 event: "RefreshQuote".into(),
-            });
+            }
+            .into());
         }
         let settings = self.link_settings(&link)?;
         let pay = self.k.assets.get(&s.selected_sell_asset).cloned();
         let settle = self.k.assets.get(&link.payload.asset).cloned();
         let (Some(pay), Some(settle)) = (pay, settle) else {
-            return Err(DomainError::Internal(
-                "session asset left the catalogue".into(),
-            ));
+            return Err(Fault::new("session asset left the catalogue").into());
         };
         let (amounts, pay_price) = self.quote_for(&link, &settings, &pay, &settle)?;
         let now = self.links.link_now(&link)?;
@@ -256,15 +252,16 @@ impl CheckoutService {
         };
         match self.store.write_link_event(&write, &|_| Vec::new())? {
             WriteOutcome::Applied(_) => Ok(after),
-            _ => Err(DomainError::SessionTransition {
+            _ => Err(SessionTransition {
                 from: s.status.as_str(),
                 event: "RefreshQuote".into(),
-            }),
+            }
+            .into()),
         }
     }
 
     /// The payer cancels.
-    pub fn cancel_session(&self, uid: &str, session: &str) -> DomainResult<PaymentSession> {
+    pub fn cancel_session(&self, uid: &str, session: &str) -> CheckoutResult<PaymentSession> {
         let link = self.checkout_link(uid)?;
         let s = self.session_of(&link, session)?;
         let s = self.settle_due(&link, s)?;

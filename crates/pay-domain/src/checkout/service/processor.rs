@@ -13,9 +13,9 @@ impl CheckoutService {
         hold: bool,
         event_id: &str,
         trigger: &str,
-    ) -> DomainResult<PaymentSession> {
+    ) -> CheckoutResult<PaymentSession> {
         if amount.is_negative() || amount.is_zero() {
-            return Err(DomainError::validation("amount", "a deposit is positive"));
+            return Err(FieldError::new("amount", "a deposit is positive").into());
         }
         if matches!(
             s.status,
@@ -64,7 +64,7 @@ impl CheckoutService {
         s: PaymentSession,
         event_id: &str,
         trigger: &str,
-    ) -> DomainResult<PaymentSession> {
+    ) -> CheckoutResult<PaymentSession> {
         let settings = self.link_settings(link)?;
         let one_time = link.is_anonymous();
         let result = self.move_session(link, s.clone(), trigger, Some(event_id), &|cur| {
@@ -106,7 +106,7 @@ impl CheckoutService {
             }))
         });
         match result {
-            Err(DomainError::LinkAlreadyPaid) => {
+            Err(CheckoutError::AlreadyPaid(_)) => {
                 // Another payer completed this one-time link first: this deposit goes back.
                 self.move_session(link, s, trigger, Some(event_id), &|cur| {
                     let mut after = cur.clone();
@@ -134,7 +134,7 @@ impl CheckoutService {
         amount: Decimal,
         event_id: &str,
         trigger: &str,
-    ) -> DomainResult<PaymentSession> {
+    ) -> CheckoutResult<PaymentSession> {
         self.move_session(link, s, trigger, Some(event_id), &|cur| {
             let late = match cur.settlement.get("lateAmount").and_then(Value::as_str) {
                 Some(v) => dec(v)?,
@@ -164,9 +164,9 @@ impl CheckoutService {
         p: &Principal,
         uid: &str,
         resolution: Resolution,
-    ) -> DomainResult<PaymentSession> {
+    ) -> CheckoutResult<PaymentSession> {
         p.authorize(Scope::PaymentLinksWrite)?;
-        let link = self.links.get_link(p, uid)?;
+        let link = self.links.readable_link::<CheckoutError>(p, uid)?;
         let s = self
             .store
             .latest_session(link.id)?

@@ -6,11 +6,13 @@
 use serde_json::{json, Map};
 
 use super::Plan;
+use crate::checkout::error::CheckoutResult;
 use crate::checkout::machine::SessionEvent;
 use crate::checkout::CheckoutService;
 use crate::checkout::PaymentSession;
+use crate::checkout::RefundAddressAlreadySet;
 use crate::kernel::address::AddressFormat;
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::FieldError;
 
 /// Where the session keeps the address.
 const REFUND_ADDRESS: &str = "refundAddress";
@@ -22,18 +24,18 @@ impl CheckoutService {
         uid: &str,
         session: &str,
         address: &str,
-    ) -> DomainResult<PaymentSession> {
+    ) -> CheckoutResult<PaymentSession> {
         let address = address.trim();
         let link = self.checkout_link(uid)?;
         let s = self.session_of(&link, session)?;
         if s.settlement.contains_key(REFUND_ADDRESS) {
-            return Err(DomainError::RefundAddressAlreadySet);
+            return Err(RefundAddressAlreadySet.into());
         }
         self.check_refund_address(&s, address)?;
         self.move_session(&link, s, "payer_checkout", None, &|cur| {
             // Re-decided on every attempt: of two racing submissions, the second sees the first.
             if cur.settlement.contains_key(REFUND_ADDRESS) {
-                return Err(DomainError::RefundAddressAlreadySet);
+                return Err(RefundAddressAlreadySet.into());
             }
             let mut after = cur.clone();
             after
@@ -52,7 +54,7 @@ impl CheckoutService {
 
     /// `address` must be an address of the chain of the asset the payer paid with (the refund
     /// goes back on that chain); the message names the chain and its format.
-    fn check_refund_address(&self, s: &PaymentSession, address: &str) -> DomainResult<()> {
+    fn check_refund_address(&self, s: &PaymentSession, address: &str) -> Result<(), FieldError> {
         let format = AddressFormat::of_asset(&s.selected_sell_asset);
         format.check(address).map_err(|why| {
             let chain = self
@@ -65,7 +67,7 @@ impl CheckoutService {
                     let id = &s.selected_sell_asset;
                     id.split('/').next().unwrap_or(id).to_owned()
                 });
-            DomainError::validation(
+            FieldError::new(
                 "address",
                 format!(
                     "address must be an address on {chain} ({}); {why}",

@@ -10,7 +10,7 @@ impl CheckoutService {
         event: SessionEvent,
         trigger: &str,
         event_id: Option<&str>,
-    ) -> DomainResult<PaymentSession> {
+    ) -> CheckoutResult<PaymentSession> {
         let error = s.error_message.clone();
         self.move_session(link, s, trigger, event_id, &|cur| {
             let mut after = cur.clone();
@@ -26,24 +26,25 @@ impl CheckoutService {
         })
     }
 
-    pub(super) fn reread(&self, id: PaymentSessionId) -> DomainResult<PaymentSession> {
-        self.store
+    pub(super) fn reread(&self, id: PaymentSessionId) -> CheckoutResult<PaymentSession> {
+        Ok(self
+            .store
             .payment_session(id)?
-            .ok_or_else(session_not_found)
+            .ok_or_else(session_not_found)?)
     }
 
     /// Decides a move on the current session, writes it with its timeline and webhooks, and on
     /// a lost compare-and-set race re-reads and decides again. A processor event already
     /// applied returns the session as it is. A one-time link another session already paid is
-    /// `DomainError::LinkAlreadyPaid`.
+    /// `LinkAlreadyPaid`.
     pub(super) fn move_session(
         &self,
         link: &PaymentLink,
         s: PaymentSession,
         trigger: &str,
         event_id: Option<&str>,
-        decide: &dyn Fn(&PaymentSession) -> DomainResult<Option<Plan>>,
-    ) -> DomainResult<PaymentSession> {
+        decide: &dyn Fn(&PaymentSession) -> CheckoutResult<Option<Plan>>,
+    ) -> CheckoutResult<PaymentSession> {
         if let Some(id) = event_id {
             if self.store.processor_event_applied(id)? {
                 return self.reread(s.id);
@@ -120,13 +121,11 @@ impl CheckoutService {
                     return Ok(after);
                 }
                 WriteOutcome::Duplicate => return self.reread(current.id),
-                WriteOutcome::LinkAlreadyPaid => return Err(DomainError::LinkAlreadyPaid),
+                WriteOutcome::LinkAlreadyPaid => return Err(LinkAlreadyPaid.into()),
                 WriteOutcome::Stale => current = self.reread(current.id)?,
             }
         }
-        Err(DomainError::Internal(
-            "session kept changing under us".into(),
-        ))
+        Err(Fault::new("session kept changing under us").into())
     }
 
     pub(super) fn timeline_entry(
@@ -156,7 +155,7 @@ impl CheckoutService {
         kinds: &[PaymentEvent],
         trigger: &str,
         now: Timestamp,
-    ) -> DomainResult<impl Fn(u64) -> Vec<Delivery>> {
+    ) -> CheckoutResult<impl Fn(u64) -> Vec<Delivery>> {
         let events: Vec<EventKind> = kinds.iter().map(|k| EventKind::Payment(*k)).collect();
         let session = session.map(PaymentSession::snapshot).unwrap_or_default();
         let plan = self

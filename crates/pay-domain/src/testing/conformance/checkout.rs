@@ -12,13 +12,13 @@ use crate::checkout::machine::SessionStatus;
 use crate::checkout::{
     CheckoutStore, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent, WriteOutcome,
 };
+use crate::kernel::error::Fault;
 use crate::kernel::ids::*;
 use crate::links::ports::PaymentLinkStore;
 use crate::links::{CreatedBy, LinkStatus, PaymentLink};
 use crate::tenancy::ports::TenancyStore;
 use crate::webhooks::ports::WebhookStore;
 use crate::webhooks::*;
-use crate::DomainError;
 
 /// The ports these cases need.
 pub trait Ports: TenancyStore + PaymentLinkStore + CheckoutStore + WebhookStore + Sync {}
@@ -352,7 +352,7 @@ pub fn webhook_events_take_consecutive_numbers<S: Ports>(store: &S) {
     let next = store.enqueue_link_event(l.id, &builder(c, &l, 1)).unwrap();
     assert_eq!(sequences(&next), vec![r#"{"sequence":4}"#]);
 
-    // Emitting for an unknown link: NotFound, `build` never called, nothing written.
+    // Emitting for an unknown link: a fault, `build` never called, nothing written.
     let ghost = new_link(c, LinkStatus::Active, None);
     let e = store
         .write_link_event(
@@ -363,12 +363,7 @@ pub fn webhook_events_take_consecutive_numbers<S: Ports>(store: &S) {
             &never,
         )
         .unwrap_err();
-    assert_eq!(
-        e,
-        DomainError::NotFound {
-            kind: "Payment link"
-        }
-    );
+    assert_eq!(e, Fault::new("unknown payment link"));
 }
 
 pub fn latest_session_newest_first<S: Ports>(store: &S) {

@@ -4,6 +4,7 @@ use uuid::Uuid;
 
 use crate::kernel::amount::Decimal;
 use crate::kernel::assets::AssetCatalogue;
+use crate::kernel::error::Fault;
 use crate::kernel::ids::{CompanyId, FormKeyId, KeyId, LinkUid, PartnerId, PaymentLinkId, UserId};
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
@@ -16,7 +17,6 @@ use crate::tenancy::{Company, Theme, UserRecord};
 use crate::webhooks::{
     CallbackKind, Delivery, DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent,
 };
-use crate::DomainError;
 
 pub const T0: i64 = 1_795_327_640_123;
 
@@ -39,8 +39,9 @@ pub fn settings() -> PaySettings {
     PaySettings::new_company_default(&AssetCatalogue::builtin())
 }
 
-pub fn is_internal<T: std::fmt::Debug>(r: Result<T, DomainError>) -> bool {
-    matches!(r, Err(DomainError::Internal(_)))
+/// Whether the port refused (ports fail only with a `Fault`).
+pub fn is_fault<T: std::fmt::Debug>(r: Result<T, Fault>) -> bool {
+    r.is_err()
 }
 
 /// A new company (with its owner, settings and key) in the store.

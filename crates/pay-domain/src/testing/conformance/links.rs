@@ -50,7 +50,7 @@ pub fn payment_links<S: Ports>(store: &S) {
     // `uid` is unique across companies.
     let mut clash = link(other.company.id, T0, key.clone());
     clash.uid = oldest.uid.clone();
-    assert!(is_internal(store.insert_link(&clash)));
+    assert!(is_fault(store.insert_link(&clash)));
 
     let (first_tie, second_tie) = if tie_a.id.to_string() > tie_b.id.to_string() {
         (&tie_a, &tie_b)

@@ -6,13 +6,13 @@ use std::thread;
 use uuid::Uuid;
 
 use super::fixtures::*;
+use crate::kernel::error::Fault;
 use crate::kernel::ids::*;
 use crate::links::ports::PaymentLinkStore;
 use crate::links::PaymentLink;
 use crate::tenancy::ports::TenancyStore;
 use crate::webhooks::ports::{AttemptRecord, WebhookStore};
 use crate::webhooks::*;
-use crate::DomainError;
 
 /// The ports these cases need.
 pub trait Ports: TenancyStore + PaymentLinkStore + WebhookStore + Sync {}
@@ -128,7 +128,7 @@ pub fn callbacks_save_read_replace<S: Ports>(store: &S) {
         CallbackKind::CompanyPayment,
         "https://x.example",
     );
-    assert!(is_internal(store.save_company_callback(&ghost)));
+    assert!(is_fault(store.save_company_callback(&ghost)));
 }
 
 pub fn enqueue_numbers_events_per_link<S: Ports>(store: &S) {
@@ -172,12 +172,7 @@ pub fn enqueue_numbers_events_per_link<S: Ports>(store: &S) {
     let e = store
         .enqueue_link_event(PaymentLinkId(Uuid::now_v7()), &spy)
         .unwrap_err();
-    assert_eq!(
-        e,
-        DomainError::NotFound {
-            kind: "Payment link"
-        }
-    );
+    assert_eq!(e, Fault::new("unknown payment link"));
     assert!(!called.get());
     assert_eq!(store.deliveries(c, &filter()).unwrap().len(), 7);
 }
@@ -199,7 +194,7 @@ pub fn enqueue_rolls_back_with_its_deliveries<S: Ports>(store: &S) {
         dup.id = first[0].id;
         vec![ok, dup]
     };
-    assert!(is_internal(store.enqueue_link_event(l.id, &clashing)));
+    assert!(is_fault(store.enqueue_link_event(l.id, &clashing)));
     let fresh = fresh.get().unwrap();
     assert_eq!(store.delivery(c, fresh).unwrap(), None);
     assert_eq!(store.deliveries(c, &filter()).unwrap().len(), 1);
@@ -259,13 +254,11 @@ pub fn insert_deliveries_is_all_or_nothing<S: Ports>(store: &S) {
     );
     // A batch with one bad row (a duplicate id) writes none of its rows.
     let d = delivery(c, T0 + 2, T0);
-    assert!(is_internal(
-        store.insert_deliveries(&[d.clone(), a.clone()])
-    ));
+    assert!(is_fault(store.insert_deliveries(&[d.clone(), a.clone()])));
     assert_eq!(store.delivery(c, d.id).unwrap(), None);
     // So does one for an unknown company.
     let ghost = delivery(CompanyId(Uuid::now_v7()), T0, T0);
-    assert!(is_internal(store.insert_deliveries(&[ghost])));
+    assert!(is_fault(store.insert_deliveries(&[ghost])));
     assert_eq!(store.deliveries(c, &filter()).unwrap(), vec![b, a]);
 }
 
@@ -397,9 +390,9 @@ pub fn record_attempt_moves_state_once<S: Ports>(store: &S) {
         status: DeliveryStatus::Succeeded,
         next_attempt_at: None,
     };
-    assert!(is_internal(store.record_attempt(&dup, &done)));
+    assert!(is_fault(store.record_attempt(&dup, &done)));
     // So does one that skips a number.
-    assert!(is_internal(store.record_attempt(
+    assert!(is_fault(store.record_attempt(
         &attempt(&claimed, 3, T0 + 20, success(5)),
         &done
     )));
@@ -442,12 +435,12 @@ pub fn record_attempt_moves_state_once<S: Ports>(store: &S) {
     );
     assert_eq!(store.attempts(c, d.id).unwrap(), vec![first, second, third]);
     // A finished delivery takes no more attempts, and an unknown one none at all.
-    assert!(is_internal(store.record_attempt(
+    assert!(is_fault(store.record_attempt(
         &attempt(&claimed, 4, T0 + 900_040, success(1)),
         &done
     )));
     let ghost = delivery(c, T0, T0);
-    assert!(is_internal(
+    assert!(is_fault(
         store.record_attempt(&attempt(&ghost, 1, T0, success(1)), &done)
     ));
     assert_eq!(store.attempts(c, ghost.id).unwrap(), vec![]);

@@ -5,14 +5,14 @@ use crate::checkout::{
     CheckoutStore, DueSession, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent,
     WriteOutcome,
 };
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::{LinkStatus, PaymentLink};
 use crate::webhooks::Delivery;
 
 impl CheckoutStore for MemStore {
-    fn public_link(&self, uid: &str) -> DomainResult<Option<PaymentLink>> {
+    fn public_link(&self, uid: &str) -> PortResult<Option<PaymentLink>> {
         self.count_call("public_link");
         Ok(self
             .tables()
@@ -26,15 +26,13 @@ impl CheckoutStore for MemStore {
         &self,
         w: &LinkEventWrite,
         build: &dyn Fn(u64) -> Vec<Delivery>,
-    ) -> DomainResult<WriteOutcome> {
+    ) -> PortResult<WriteOutcome> {
         self.count_call("write_link_event");
         // One lock: the whole write is one transaction.
         let mut guard = self.tables();
         let t = &mut *guard;
         if !t.links.iter().any(|l| l.id == w.link_id) {
-            return Err(DomainError::NotFound {
-                kind: "Payment link",
-            });
+            return Err(Fault::new("unknown payment link"));
         }
         if let Some(id) = &w.processor_event_id {
             if t.processor_events.contains(id) {
@@ -99,12 +97,12 @@ impl CheckoutStore for MemStore {
         Ok(WriteOutcome::Applied(built))
     }
 
-    fn processor_event_applied(&self, event_id: &str) -> DomainResult<bool> {
+    fn processor_event_applied(&self, event_id: &str) -> PortResult<bool> {
         self.count_call("processor_event_applied");
         Ok(self.tables().processor_events.iter().any(|e| e == event_id))
     }
 
-    fn payment_session(&self, id: PaymentSessionId) -> DomainResult<Option<PaymentSession>> {
+    fn payment_session(&self, id: PaymentSessionId) -> PortResult<Option<PaymentSession>> {
         self.count_call("payment_session");
         Ok(self
             .tables()
@@ -114,7 +112,7 @@ impl CheckoutStore for MemStore {
             .cloned())
     }
 
-    fn latest_session(&self, link: PaymentLinkId) -> DomainResult<Option<PaymentSession>> {
+    fn latest_session(&self, link: PaymentLinkId) -> PortResult<Option<PaymentSession>> {
         self.count_call("latest_session");
         Ok(self
             .tables()
@@ -125,7 +123,7 @@ impl CheckoutStore for MemStore {
             .cloned())
     }
 
-    fn unfinished_sessions(&self, link: PaymentLinkId) -> DomainResult<Vec<PaymentSession>> {
+    fn unfinished_sessions(&self, link: PaymentLinkId) -> PortResult<Vec<PaymentSession>> {
         self.count_call("unfinished_sessions");
         Ok(self
             .tables()
@@ -140,7 +138,7 @@ impl CheckoutStore for MemStore {
         })
     }
 
-    fn timeline(&self, link: PaymentLinkId) -> DomainResult<Vec<TimelineEvent>> {
+    fn timeline(&self, link: PaymentLinkId) -> PortResult<Vec<TimelineEvent>> {
         self.count_call("timeline");
         Ok(self
             .tables()
@@ -151,7 +149,7 @@ impl CheckoutStore for MemStore {
             .collect())
     }
 
-    fn due_sessions(&self, now: Timestamp, limit: usize) -> DomainResult<Vec<DueSession>> {
+    fn due_sessions(&self, now: Timestamp, limit: usize) -> PortResult<Vec<DueSession>> {
         self.count_call("due_sessions");
         let t = self.tables();
         let mut due: Vec<DueSession> = t

@@ -1,7 +1,7 @@
 //! The in-memory store: links.
 
 use super::{unique_violation, MemStore};
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::gateway::FormKeyStore;
@@ -13,7 +13,7 @@ use crate::tenancy::keys::Integration;
 use time::Duration;
 
 impl PaymentLinkStore for MemStore {
-    fn insert_link(&self, link: &PaymentLink) -> DomainResult<()> {
+    fn insert_link(&self, link: &PaymentLink) -> PortResult<()> {
         self.count_call("insert_link");
         let mut t = self.tables();
         if t.links.iter().any(|l| l.uid == link.uid || l.id == link.id) {
@@ -28,7 +28,7 @@ impl PaymentLinkStore for MemStore {
         company: CompanyId,
         filter: LinkFilter,
         limit: usize,
-    ) -> DomainResult<Vec<PaymentLink>> {
+    ) -> PortResult<Vec<PaymentLink>> {
         self.count_call("links");
         let mut list: Vec<PaymentLink> = self
             .tables()
@@ -43,7 +43,7 @@ impl PaymentLinkStore for MemStore {
         Ok(list)
     }
 
-    fn link(&self, company: CompanyId, uid: &LinkUid) -> DomainResult<Option<PaymentLink>> {
+    fn link(&self, company: CompanyId, uid: &LinkUid) -> PortResult<Option<PaymentLink>> {
         self.count_call("link");
         Ok(self
             .tables()
@@ -60,7 +60,7 @@ impl PaymentLinkStore for MemStore {
         from: LinkStatus,
         to: LinkStatus,
         at: Timestamp,
-    ) -> DomainResult<bool> {
+    ) -> PortResult<bool> {
         self.count_call("set_link_status");
         let interference = self.cas_interference.lock().unwrap().pop_front();
         let mut t = self.tables();
@@ -91,14 +91,14 @@ impl SettingsStore for MemStore {
         company: CompanyId,
         settings: &PaySettings,
         _at: Timestamp,
-    ) -> DomainResult<()> {
+    ) -> PortResult<()> {
         self.count_call("save_settings");
         let mut t = self.tables();
         let (_, s) = t
             .companies
             .iter_mut()
             .find(|(c, _)| c.id == company)
-            .ok_or_else(|| DomainError::Internal("foreign key: company".into()))?;
+            .ok_or_else(|| Fault::new("foreign key: company"))?;
         *s = settings.clone();
         Ok(())
     }
@@ -109,7 +109,7 @@ impl crate::links::ports::AnonymousLinkStore for MemStore {
         &self,
         link: &PaymentLink,
         webhook: Option<&crate::webhooks::LinkWebhook>,
-    ) -> DomainResult<()> {
+    ) -> PortResult<()> {
         self.count_call("insert_anonymous_link");
         let mut t = self.tables();
         if t.links.iter().any(|l| l.uid == link.uid || l.id == link.id) {
@@ -122,7 +122,7 @@ impl crate::links::ports::AnonymousLinkStore for MemStore {
         Ok(())
     }
 
-    fn link_webhook(&self, link_uid: &str) -> DomainResult<Option<crate::webhooks::LinkWebhook>> {
+    fn link_webhook(&self, link_uid: &str) -> PortResult<Option<crate::webhooks::LinkWebhook>> {
         self.count_call("link_webhook");
         Ok(self
             .tables()
@@ -134,7 +134,7 @@ impl crate::links::ports::AnonymousLinkStore for MemStore {
 }
 
 impl FormKeyStore for MemStore {
-    fn integration_by_form_key(&self, key: &FormKeyId) -> DomainResult<Option<Integration>> {
+    fn integration_by_form_key(&self, key: &FormKeyId) -> PortResult<Option<Integration>> {
         self.count_call("integration_by_form_key");
         Ok(self
             .tables()

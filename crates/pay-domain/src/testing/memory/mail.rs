@@ -1,24 +1,24 @@
 //! The in-memory store: mail.
 
 use super::{unique_violation, MemStore};
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
 use crate::kernel::timestamp::Timestamp;
 use crate::mail::{MailId, MailStatus, MailStore, OutgoingMail};
 
 impl MailStore for MemStore {
-    fn insert_mail(&self, mail: &OutgoingMail) -> DomainResult<()> {
+    fn insert_mail(&self, mail: &OutgoingMail) -> PortResult<()> {
         self.count_call("insert_mail");
         let mut t = self.tables();
         if !t.companies.iter().any(|(c, _)| c.id == mail.company_id) {
-            return Err(DomainError::Internal("foreign key: company".into()));
+            return Err(Fault::new("foreign key: company"));
         }
         if !t
             .links
             .iter()
             .any(|l| l.id == mail.link_id && l.uid == mail.link_uid)
         {
-            return Err(DomainError::Internal("foreign key: link".into()));
+            return Err(Fault::new("foreign key: link"));
         }
         if t.mails.iter().any(|m| m.id == mail.id) {
             return Err(unique_violation("mail_outbox.id"));
@@ -32,7 +32,7 @@ impl MailStore for MemStore {
         now: Timestamp,
         lease_until: Timestamp,
         limit: usize,
-    ) -> DomainResult<Vec<OutgoingMail>> {
+    ) -> PortResult<Vec<OutgoingMail>> {
         self.count_call("claim_due_mails");
         let mut t = self.tables();
         let mut due: Vec<usize> = (0..t.mails.len())
@@ -58,7 +58,7 @@ impl MailStore for MemStore {
         number: u32,
         at: Timestamp,
         after: &crate::mail::AfterMailAttempt,
-    ) -> DomainResult<bool> {
+    ) -> PortResult<bool> {
         self.count_call("record_mail_attempt");
         let mut t = self.tables();
         let Some(m) = t
@@ -77,12 +77,12 @@ impl MailStore for MemStore {
         Ok(true)
     }
 
-    fn mail(&self, id: MailId) -> DomainResult<Option<OutgoingMail>> {
+    fn mail(&self, id: MailId) -> PortResult<Option<OutgoingMail>> {
         self.count_call("mail");
         Ok(self.tables().mails.iter().find(|m| m.id == id).cloned())
     }
 
-    fn link_mails(&self, company: CompanyId, link: &LinkUid) -> DomainResult<Vec<OutgoingMail>> {
+    fn link_mails(&self, company: CompanyId, link: &LinkUid) -> PortResult<Vec<OutgoingMail>> {
         self.count_call("link_mails");
         let mut v: Vec<OutgoingMail> = self
             .tables()
@@ -95,7 +95,7 @@ impl MailStore for MemStore {
         Ok(v)
     }
 
-    fn prune_mails(&self, before: Timestamp) -> DomainResult<u64> {
+    fn prune_mails(&self, before: Timestamp) -> PortResult<u64> {
         self.count_call("prune_mails");
         let mut t = self.tables();
         let n = t.mails.len();
@@ -108,7 +108,7 @@ impl MailStore for MemStore {
         &self,
         after: Option<MailId>,
         limit: usize,
-    ) -> DomainResult<Vec<OutgoingMail>> {
+    ) -> PortResult<Vec<OutgoingMail>> {
         self.count_call("pending_mails_after");
         let mut v: Vec<OutgoingMail> = self
             .tables()

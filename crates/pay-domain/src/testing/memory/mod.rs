@@ -11,7 +11,7 @@ mod webhooks;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
 use crate::kernel::timestamp::Timestamp;
 
@@ -93,8 +93,8 @@ pub const WRITE_METHODS: &[&str] = &[
     "write_link_event",
 ];
 
-pub(crate) fn unique_violation(what: &str) -> DomainError {
-    DomainError::Internal(format!("unique violation: {what}"))
+pub(crate) fn unique_violation(what: &str) -> Fault {
+    Fault::new(format!("unique violation: {what}"))
 }
 
 impl MemStore {
@@ -197,10 +197,10 @@ impl MemStore {
 }
 
 /// Checks new deliveries against the table: known company, unique ids.
-pub(crate) fn check_new_deliveries(t: &Tables, new: &[Delivery]) -> DomainResult<()> {
+pub(crate) fn check_new_deliveries(t: &Tables, new: &[Delivery]) -> PortResult<()> {
     for (i, d) in new.iter().enumerate() {
         if !t.companies.iter().any(|(c, _)| c.id == d.company_id) {
-            return Err(DomainError::Internal("foreign key: company".into()));
+            return Err(Fault::new("foreign key: company"));
         }
         if t.deliveries.iter().any(|x| x.id == d.id) || new[..i].iter().any(|x| x.id == d.id) {
             return Err(unique_violation("webhook_deliveries.id"));

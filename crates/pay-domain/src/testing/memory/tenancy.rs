@@ -1,7 +1,7 @@
 //! The in-memory store: tenancy.
 
 use super::{unique_violation, MemStore, MemberRow};
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
 use crate::kernel::ports::HealthCheck;
 use crate::kernel::ratelimit::RateLimitStore;
@@ -14,7 +14,7 @@ use crate::tenancy::{Company, Membership, Role, UserRecord};
 use time::Duration;
 
 impl TenancyStore for MemStore {
-    fn create_tenant(&self, tenant: &NewTenant) -> DomainResult<()> {
+    fn create_tenant(&self, tenant: &NewTenant) -> PortResult<()> {
         self.count_call("create_tenant");
         let mut t = self.tables();
         // Check everything first: all or nothing.
@@ -23,19 +23,17 @@ impl TenancyStore for MemStore {
                 return Err(unique_violation("users.email"));
             }
             if u.id != tenant.owner {
-                return Err(DomainError::Internal("owner is not the new user".into()));
+                return Err(Fault::new("owner is not the new user"));
             }
         } else if !t.users.iter().any(|x| x.id == tenant.owner) {
-            return Err(DomainError::Internal("unknown owner".into()));
+            return Err(Fault::new("unknown owner"));
         }
         if t.companies.iter().any(|(c, _)| c.id == tenant.company.id) {
             return Err(unique_violation("companies.id"));
         }
         let i = &tenant.integration.integration;
         if i.company_id != tenant.company.id {
-            return Err(DomainError::Internal(
-                "integration of another company".into(),
-            ));
+            return Err(Fault::new("integration of another company"));
         }
         if t.integrations.iter().any(|x| {
             x.integration.partner_id == i.partner_id
@@ -66,16 +64,16 @@ impl TenancyStore for MemStore {
         company: CompanyId,
         role: Role,
         at: Timestamp,
-    ) -> DomainResult<()> {
+    ) -> PortResult<()> {
         self.count_call("add_member");
         let mut t = self.tables();
         if !t.companies.iter().any(|(c, _)| c.id == company) {
-            return Err(DomainError::Internal("foreign key: company".into()));
+            return Err(Fault::new("foreign key: company"));
         }
         match new_user {
             Some(u) => {
                 if u.id != user {
-                    return Err(DomainError::Internal("user id mismatch".into()));
+                    return Err(Fault::new("user id mismatch"));
                 }
                 if t.users.iter().any(|x| x.email == u.email || x.id == u.id) {
                     return Err(unique_violation("users.email"));
@@ -83,7 +81,7 @@ impl TenancyStore for MemStore {
             }
             None => {
                 if !t.users.iter().any(|x| x.id == user) {
-                    return Err(DomainError::Internal("foreign key: user".into()));
+                    return Err(Fault::new("foreign key: user"));
                 }
             }
         }
@@ -105,7 +103,7 @@ impl TenancyStore for MemStore {
         Ok(())
     }
 
-    fn user_by_email(&self, email: &str) -> DomainResult<Option<UserRecord>> {
+    fn user_by_email(&self, email: &str) -> PortResult<Option<UserRecord>> {
         self.count_call("user_by_email");
         Ok(self
             .tables()
@@ -115,12 +113,12 @@ impl TenancyStore for MemStore {
             .cloned())
     }
 
-    fn is_empty(&self) -> DomainResult<bool> {
+    fn is_empty(&self) -> PortResult<bool> {
         self.count_call("is_empty");
         Ok(self.tables().users.is_empty())
     }
 
-    fn memberships(&self, user: UserId) -> DomainResult<Vec<Membership>> {
+    fn memberships(&self, user: UserId) -> PortResult<Vec<Membership>> {
         self.count_call("memberships");
         let t = self.tables();
         let mut rows: Vec<&MemberRow> = t.members.iter().filter(|m| m.user == user).collect();
@@ -141,7 +139,7 @@ impl TenancyStore for MemStore {
             .collect())
     }
 
-    fn role(&self, user: UserId, company: CompanyId) -> DomainResult<Option<Role>> {
+    fn role(&self, user: UserId, company: CompanyId) -> PortResult<Option<Role>> {
         self.count_call("role");
         Ok(self
             .tables()
@@ -154,7 +152,7 @@ impl TenancyStore for MemStore {
     fn company_with_settings(
         &self,
         company: CompanyId,
-    ) -> DomainResult<Option<(Company, PaySettings)>> {
+    ) -> PortResult<Option<(Company, PaySettings)>> {
         self.count_call("company_with_settings");
         Ok(self
             .tables()
@@ -169,7 +167,7 @@ impl TenancyStore for MemStore {
         company: CompanyId,
         by_ms: i64,
         max_offset_ms: i64,
-    ) -> DomainResult<Option<i64>> {
+    ) -> PortResult<Option<i64>> {
         self.count_call("advance_test_clock");
         let mut t = self.tables();
         let Some((c, _)) = t.companies.iter_mut().find(|(c, _)| c.id == company) else {
@@ -184,7 +182,7 @@ impl TenancyStore for MemStore {
 }
 
 impl SignInStore for MemStore {
-    fn insert_sign_in(&self, session: &StoredSignIn) -> DomainResult<()> {
+    fn insert_sign_in(&self, session: &StoredSignIn) -> PortResult<()> {
         self.count_call("insert_sign_in");
         let mut t = self.tables();
         if t.sessions
@@ -197,7 +195,7 @@ impl SignInStore for MemStore {
         Ok(())
     }
 
-    fn sign_in_by_token(&self, token_digest: &SecretDigest) -> DomainResult<Option<StoredSignIn>> {
+    fn sign_in_by_token(&self, token_digest: &SecretDigest) -> PortResult<Option<StoredSignIn>> {
         self.count_call("sign_in_by_token");
         Ok(self
             .tables()
@@ -207,7 +205,7 @@ impl SignInStore for MemStore {
             .cloned())
     }
 
-    fn delete_sign_in(&self, token_digest: &SecretDigest) -> DomainResult<()> {
+    fn delete_sign_in(&self, token_digest: &SecretDigest) -> PortResult<()> {
         self.count_call("delete_sign_in");
         self.tables()
             .sessions
@@ -217,7 +215,7 @@ impl SignInStore for MemStore {
 }
 
 impl RateLimitStore for MemStore {
-    fn hit(&self, bucket: &str, at: Timestamp, window: Duration, limit: u64) -> DomainResult<bool> {
+    fn hit(&self, bucket: &str, at: Timestamp, window: Duration, limit: u64) -> PortResult<bool> {
         self.count_call("rate_hit");
         // One lock for the count and the insert: atomic, as the port asks.
         let mut t = self.tables();
@@ -234,7 +232,7 @@ impl RateLimitStore for MemStore {
         Ok(true)
     }
 
-    fn clear_hits(&self, bucket: &str) -> DomainResult<()> {
+    fn clear_hits(&self, bucket: &str) -> PortResult<()> {
         self.count_call("clear_hits");
         self.tables().rate_hits.retain(|(b, _)| b != bucket);
         Ok(())
@@ -242,7 +240,7 @@ impl RateLimitStore for MemStore {
 }
 
 impl IntegrationStore for MemStore {
-    fn insert_integration(&self, integration: &StoredIntegration) -> DomainResult<()> {
+    fn insert_integration(&self, integration: &StoredIntegration) -> PortResult<()> {
         self.count_call("insert_integration");
         let mut t = self.tables();
         let i = &integration.integration;
@@ -257,7 +255,7 @@ impl IntegrationStore for MemStore {
         Ok(())
     }
 
-    fn integrations(&self, company: CompanyId) -> DomainResult<Vec<Integration>> {
+    fn integrations(&self, company: CompanyId) -> PortResult<Vec<Integration>> {
         self.count_call("integrations");
         let mut list: Vec<Integration> = self
             .tables()
@@ -271,7 +269,7 @@ impl IntegrationStore for MemStore {
         Ok(list)
     }
 
-    fn integration_by_key_id(&self, key_id: &KeyId) -> DomainResult<Option<StoredIntegration>> {
+    fn integration_by_key_id(&self, key_id: &KeyId) -> PortResult<Option<StoredIntegration>> {
         self.count_call("integration_by_key_id");
         Ok(self
             .tables()
@@ -286,7 +284,7 @@ impl IntegrationStore for MemStore {
         company: CompanyId,
         partner: PartnerId,
         enabled: bool,
-    ) -> DomainResult<Option<Integration>> {
+    ) -> PortResult<Option<Integration>> {
         self.count_call("set_integration_enabled");
         let mut t = self.tables();
         Ok(t.integrations
@@ -298,7 +296,7 @@ impl IntegrationStore for MemStore {
             }))
     }
 
-    fn delete_integration(&self, company: CompanyId, partner: PartnerId) -> DomainResult<bool> {
+    fn delete_integration(&self, company: CompanyId, partner: PartnerId) -> PortResult<bool> {
         self.count_call("delete_integration");
         let mut t = self.tables();
         let before = t.integrations.len();
@@ -308,7 +306,7 @@ impl IntegrationStore for MemStore {
         Ok(t.integrations.len() != before)
     }
 
-    fn touch_integration(&self, partner: PartnerId, at: Timestamp) -> DomainResult<()> {
+    fn touch_integration(&self, partner: PartnerId, at: Timestamp) -> PortResult<()> {
         self.count_call("touch_integration");
         let mut t = self.tables();
         if let Some(i) = t
@@ -323,12 +321,12 @@ impl IntegrationStore for MemStore {
 }
 
 impl HealthCheck for MemStore {
-    fn ping(&self) -> DomainResult<()> {
+    fn ping(&self) -> PortResult<()> {
         self.count_call("ping");
         Ok(())
     }
 
-    fn prune(&self, sessions_before: Timestamp, hits_before: Timestamp) -> DomainResult<u64> {
+    fn prune(&self, sessions_before: Timestamp, hits_before: Timestamp) -> PortResult<u64> {
         self.count_call("prune");
         let mut t = self.tables();
         let before = t.sessions.len() + t.rate_hits.len();

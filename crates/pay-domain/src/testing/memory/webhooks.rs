@@ -1,7 +1,7 @@
 //! The in-memory store: webhooks.
 
 use super::{check_new_deliveries, matches_search, unique_violation, MemStore};
-use crate::kernel::error::{DomainError, DomainResult};
+use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
 use crate::kernel::timestamp::Timestamp;
 use crate::webhooks::ports::{AttemptRecord, WebhookStore};
@@ -14,7 +14,7 @@ impl WebhookStore for MemStore {
         &self,
         company: CompanyId,
         kind: CallbackKind,
-    ) -> DomainResult<Option<CompanyCallback>> {
+    ) -> PortResult<Option<CompanyCallback>> {
         self.count_call("company_callback");
         if let Some(stale) = self.stale_callback_reads.lock().unwrap().pop_front() {
             return Ok(Some(stale));
@@ -22,11 +22,11 @@ impl WebhookStore for MemStore {
         Ok(self.stored_callback(company, kind))
     }
 
-    fn save_company_callback(&self, callback: &CompanyCallback) -> DomainResult<bool> {
+    fn save_company_callback(&self, callback: &CompanyCallback) -> PortResult<bool> {
         self.count_call("save_company_callback");
         let mut t = self.tables();
         if !t.companies.iter().any(|(c, _)| c.id == callback.company_id) {
-            return Err(DomainError::Internal("foreign key: company".into()));
+            return Err(Fault::new("foreign key: company"));
         }
         match t
             .callbacks
@@ -41,7 +41,7 @@ impl WebhookStore for MemStore {
         Ok(true)
     }
 
-    fn insert_deliveries(&self, deliveries: &[Delivery]) -> DomainResult<()> {
+    fn insert_deliveries(&self, deliveries: &[Delivery]) -> PortResult<()> {
         self.count_call("insert_deliveries");
         let mut t = self.tables();
         check_new_deliveries(&t, deliveries)?;
@@ -54,7 +54,7 @@ impl WebhookStore for MemStore {
         now: Timestamp,
         lease_until: Timestamp,
         limit: usize,
-    ) -> DomainResult<Vec<Delivery>> {
+    ) -> PortResult<Vec<Delivery>> {
         self.count_call("claim_due_deliveries");
         let mut t = self.tables();
         let mut due: Vec<usize> = t
@@ -78,7 +78,7 @@ impl WebhookStore for MemStore {
             .collect())
     }
 
-    fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> DomainResult<()> {
+    fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> PortResult<()> {
         self.count_call("retarget_deliveries");
         let mut t = self.tables();
         for (id, url) in moves {
@@ -93,7 +93,7 @@ impl WebhookStore for MemStore {
         Ok(())
     }
 
-    fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> DomainResult<()> {
+    fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> PortResult<()> {
         self.count_call("record_attempt");
         let mut guard = self.tables();
         let t = &mut *guard;
@@ -101,11 +101,11 @@ impl WebhookStore for MemStore {
             .deliveries
             .iter_mut()
             .find(|d| d.id == attempt.delivery_id)
-            .ok_or_else(|| DomainError::Internal("foreign key: delivery".into()))?;
+            .ok_or_else(|| Fault::new("foreign key: delivery"))?;
         // Compare-and-set: only the attempt after the last recorded one, of a live delivery.
         let live = matches!(d.status, DeliveryStatus::Pending | DeliveryStatus::Retrying);
         if !live || attempt.number == 0 || d.attempts != attempt.number - 1 {
-            return Err(DomainError::Internal(format!(
+            return Err(Fault::new(format!(
                 "attempt {} of a delivery with {} attempts",
                 attempt.number, d.attempts
             )));
@@ -126,7 +126,7 @@ impl WebhookStore for MemStore {
         Ok(())
     }
 
-    fn record_attempts(&self, batch: &[(AttemptRecord, AfterAttempt)]) -> DomainResult<Vec<bool>> {
+    fn record_attempts(&self, batch: &[(AttemptRecord, AfterAttempt)]) -> PortResult<Vec<bool>> {
         // A stale claim (the delivery moved on) is skipped, as the contract says.
         Ok(batch
             .iter()
@@ -134,11 +134,7 @@ impl WebhookStore for MemStore {
             .collect())
     }
 
-    fn deliveries(
-        &self,
-        company: CompanyId,
-        filter: &DeliveryFilter,
-    ) -> DomainResult<Vec<Delivery>> {
+    fn deliveries(&self, company: CompanyId, filter: &DeliveryFilter) -> PortResult<Vec<Delivery>> {
         self.count_call("deliveries");
         let mut list: Vec<Delivery> = self
             .tables()
@@ -165,7 +161,7 @@ impl WebhookStore for MemStore {
         Ok(list)
     }
 
-    fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Option<Delivery>> {
+    fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> PortResult<Option<Delivery>> {
         self.count_call("delivery");
         Ok(self
             .tables()
@@ -175,7 +171,7 @@ impl WebhookStore for MemStore {
             .cloned())
     }
 
-    fn attempts(&self, company: CompanyId, id: uuid::Uuid) -> DomainResult<Vec<AttemptRecord>> {
+    fn attempts(&self, company: CompanyId, id: uuid::Uuid) -> PortResult<Vec<AttemptRecord>> {
         self.count_call("attempts");
         let t = self.tables();
         if !t
@@ -199,15 +195,13 @@ impl WebhookStore for MemStore {
         &self,
         link: PaymentLinkId,
         build: &dyn Fn(u64) -> Vec<Delivery>,
-    ) -> DomainResult<Vec<Delivery>> {
+    ) -> PortResult<Vec<Delivery>> {
         self.count_call("enqueue_link_event");
         // One lock for the whole call: the increment and the inserts are one transaction.
         let mut guard = self.tables();
         let t = &mut *guard;
         if !t.links.iter().any(|l| l.id == link) {
-            return Err(DomainError::NotFound {
-                kind: "Payment link",
-            });
+            return Err(Fault::new("unknown payment link"));
         }
         let next = t
             .sequences

@@ -71,7 +71,7 @@ impl WebhookService {
         events: &[EventKind],
         trigger: &str,
         now: Timestamp,
-    ) -> DomainResult<PlannedEvents> {
+    ) -> PortResult<PlannedEvents> {
         let targets = self.targets(link)?;
         let snapshot = LinkSnapshot::of(link, &self.k.public_pay_url);
         let planned = events

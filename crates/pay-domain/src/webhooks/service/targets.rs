@@ -1,7 +1,7 @@
 //! Where a delivery goes when it is attempted: its owner's callback as it is then (URL and
 //! live secrets), not as it was when the delivery was queued.
 
-use crate::kernel::error::DomainResult;
+use crate::kernel::error::PortResult;
 use crate::kernel::ids::CompanyId;
 use crate::kernel::secret::Secret;
 use crate::webhooks::WebhookService;
@@ -45,10 +45,7 @@ pub(super) struct CurrentTarget {
 impl WebhookService {
     /// The company callback that receives the company's events now: the payment callback,
     /// else the legacy shared one.
-    pub(super) fn company_target(
-        &self,
-        company: CompanyId,
-    ) -> DomainResult<Option<CompanyCallback>> {
+    pub(super) fn company_target(&self, company: CompanyId) -> PortResult<Option<CompanyCallback>> {
         for kind in [CallbackKind::CompanyPayment, CallbackKind::LegacyShared] {
             if let Some(cb) = self.store.company_callback(company, kind)? {
                 return Ok(Some(cb));
@@ -75,7 +72,7 @@ impl WebhookService {
                     .live_secrets(self.k.clock.now())
                     .into_iter()
                     .map(|s| sealer.open(&s.sealed, &aad))
-                    .collect::<DomainResult<_>>()
+                    .collect::<PortResult<_>>()
                     .map_err(NotPrepared::internal)?;
                 Ok(CurrentTarget {
                     url: cb.url,
@@ -100,7 +97,7 @@ impl WebhookService {
     }
 
     /// The URL of an owner's callback now, without opening its secrets.
-    pub(super) fn current_url(&self, owner: &Owner) -> DomainResult<Option<String>> {
+    pub(super) fn current_url(&self, owner: &Owner) -> PortResult<Option<String>> {
         Ok(match owner {
             Owner::Company(company) => self.company_target(*company)?.map(|cb| cb.url),
             Owner::Link(uid) => self.links.link_webhook(uid)?.map(|w| w.url),

@@ -6,10 +6,11 @@ pub mod dto;
 
 use actix_web::{get, post, web, HttpResponse};
 use pay_domain::app::Pay;
+use pay_domain::checkout::CheckoutError;
 use pay_domain::checkout::PaymentSession;
 use pay_domain::checkout::{CheckoutService, Resolution};
 use pay_domain::sandbox::SandboxEvent;
-use pay_domain::{DomainError, DomainResult};
+use pay_domain::FieldError;
 
 use crate::api::checkout::dto::{
     AdvanceClockRequest, CheckoutDto, ClockDto, ManualResolutionRequest, PaymentSessionDto,
@@ -29,7 +30,7 @@ fn session_response(status: actix_web::http::StatusCode, s: PaymentSessionDto) -
 async fn payer_move(
     pay: web::Data<Pay>,
     path: web::Path<(String, String)>,
-    act: fn(&CheckoutService, &str, &str) -> DomainResult<PaymentSession>,
+    act: fn(&CheckoutService, &str, &str) -> Result<PaymentSession, CheckoutError>,
 ) -> Result<HttpResponse, ApiError> {
     let (uid, id) = path.into_inner();
     let s = blocking(move || Ok(act(pay.checkout(), &uid, &id)?)).await?;
@@ -317,7 +318,7 @@ pub async fn advance_clock(
         let p = creds.principal(&pay)?;
         let text = number_text(&body.read::<AdvanceClockRequest>()?.advance_seconds);
         let seconds: i64 = text.parse().map_err(|_| {
-            DomainError::validation("advanceSeconds", "advanceSeconds must be a whole number")
+            FieldError::new("advanceSeconds", "advanceSeconds must be a whole number")
         })?;
         Ok(pay.sandbox().advance_test_clock(&p, seconds)?)
     })

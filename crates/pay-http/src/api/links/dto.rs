@@ -8,7 +8,7 @@ use pay_domain::links::{Branding, CreateAnonymousLinkInput, CreateLinkInput, Set
 use pay_domain::links::{ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
 use pay_domain::settings::FeePayer;
 use pay_domain::tenancy::Theme;
-use pay_domain::DomainError;
+use pay_domain::FieldError;
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -331,11 +331,11 @@ link_request!(
 );
 
 impl TryFrom<CreateAnonymousLinkRequest> for CreateAnonymousLinkInput {
-    type Error = DomainError;
+    type Error = FieldError;
 
-    fn try_from(r: CreateAnonymousLinkRequest) -> Result<Self, DomainError> {
+    fn try_from(r: CreateAnonymousLinkRequest) -> Result<Self, FieldError> {
         let settlement = r.settlement.ok_or_else(|| {
-            DomainError::validation("settlement.priorities", "settlement.priorities is required")
+            FieldError::new("settlement.priorities", "settlement.priorities is required")
         })?;
         let branding = r.branding.unwrap_or_default();
         Ok(CreateAnonymousLinkInput {

@@ -5,7 +5,7 @@ pub mod dto;
 use actix_web::{get, patch, post, web, HttpRequest, HttpResponse};
 use pay_domain::app::Pay;
 use pay_domain::links::{CreateAnonymousLinkInput, CreateLinkInput, LinkStatus};
-use pay_domain::DomainError;
+use pay_domain::FieldError;
 
 use crate::api::links::dto::{
     AnonymousLinkDto, CreateAnonymousLinkRequest, CreatePaymentLinkRequest, PaymentLinkDetailDto,
@@ -172,7 +172,7 @@ pub async fn update_link_status(
         let principal = creds.principal(&p)?;
         let status = body.read::<UpdateLinkStatusRequest>()?.status;
         let to = LinkStatus::parse(&status).ok_or_else(|| {
-            DomainError::validation("status", "status must be active, paused or archived")
+            FieldError::new("status", "status must be active, paused or archived")
         })?;
         Ok(p.links().set_link_status(&principal, &uid, to)?)
     })

@@ -8,7 +8,7 @@ use actix_web::{get, post, put, web, HttpRequest, HttpResponse};
 use pay_domain::app::Pay;
 use pay_domain::webhooks::CallbackView;
 use pay_domain::webhooks::{CallbackKind, DeliveryFilter, DeliveryStatus};
-use pay_domain::DomainError;
+use pay_domain::FieldError;
 
 use crate::api::webhooks::dto::DeliveryList;
 use crate::api::webhooks::dto::{
@@ -225,7 +225,7 @@ fn read_filter(query: &str) -> Result<DeliveryFilter, ApiError> {
         let key = percent_decode(k)?;
         let value = percent_decode(v)?;
         if !seen.insert(key.clone()) {
-            return Err(DomainError::validation(&key, format!("{key} is given twice")).into());
+            return Err(FieldError::new(&key, format!("{key} is given twice")).into());
         }
         match key.as_str() {
             "limit" => {
@@ -234,20 +234,20 @@ fn read_filter(query: &str) -> Result<DeliveryFilter, ApiError> {
                     .ok()
                     .filter(|n| (1..=pay_domain::webhooks::LOG_LIMIT_MAX).contains(n))
                     .ok_or_else(|| {
-                        DomainError::validation("limit", "limit must be an integer from 1 to 200")
+                        FieldError::new("limit", "limit must be an integer from 1 to 200")
                     })?;
             }
             "paymentLinkUid" => f.payment_link_uid = Some(value),
             "deliveryStatus" => {
                 f.status = Some(DeliveryStatus::parse(&value).ok_or_else(|| {
-                    DomainError::validation(
+                    FieldError::new(
                         "deliveryStatus",
                         "deliveryStatus must be pending, retrying, succeeded or failed",
                     )
                 })?)
             }
             "search" => f.search = Some(value).filter(|s| !s.is_empty()),
-            _ => return Err(ApiError::UnknownField(key)),
+            _ => return Err(ApiError::unknown_field(key)),
         }
     }
     Ok(f)
@@ -265,9 +265,7 @@ fn percent_decode(s: &str) -> Result<String, ApiError> {
                     .get(i + 1..i + 3)
                     .and_then(|h| std::str::from_utf8(h).ok())
                     .and_then(|h| u8::from_str_radix(h, 16).ok())
-                    .ok_or_else(|| {
-                        DomainError::validation("query", "malformed percent-encoding")
-                    })?;
+                    .ok_or_else(|| FieldError::new("query", "malformed percent-encoding"))?;
                 out.push(b);
                 i += 2;
             }
@@ -275,8 +273,7 @@ fn percent_decode(s: &str) -> Result<String, ApiError> {
         }
         i += 1;
     }
-    String::from_utf8(out)
-        .map_err(|_| DomainError::validation("query", "query must be UTF-8").into())
+    String::from_utf8(out).map_err(|_| FieldError::new("query", "query must be UTF-8").into())
 }
 
 /// The delivery log: payment and subscription webhooks with their retry state, newest first.
@@ -445,7 +442,7 @@ mod tests {
             assert!(read_filter(bad).is_err(), "{bad}");
         }
         assert!(
-            matches!(read_filter("status=failed"), Err(ApiError::UnknownField(f)) if f == "status")
+            matches!(read_filter("status=failed"), Err(ApiError::UnknownField(f)) if f.field == "status")
         );
     }
 }

@@ -78,7 +78,7 @@ pub(super) fn action_error(
     session: Option<&str>,
 ) -> HttpResponse {
     match e {
-        ApiError::Domain(DomainError::LinkNotActive { .. } | DomainError::LinkAlreadyPaid) => {
+        ApiError::NotActive(_) | ApiError::AlreadyPaid(_) => {
             let message = e.to_string();
             page.screen(
                 StatusCode::CONFLICT,
@@ -88,21 +88,20 @@ pub(super) fn action_error(
                 },
             )
         }
-        ApiError::Domain(DomainError::SessionTransition { .. }) => {
+        ApiError::SessionTransition(_) => {
             match session.and_then(|id| session_page(&page.prefix, &view.link.uid.to_string(), id))
             {
                 Some(to) => see_other(to),
                 None => page.error(e, Some(view)),
             }
         }
-        ApiError::Domain(DomainError::Validation { message, .. }) if session.is_none() => page
-            .screen(
-                StatusCode::BAD_REQUEST,
-                view,
-                &Screen::Choose {
-                    error: Some(message),
-                },
-            ),
+        ApiError::Invalid(FieldError { message, .. }) if session.is_none() => page.screen(
+            StatusCode::BAD_REQUEST,
+            view,
+            &Screen::Choose {
+                error: Some(message),
+            },
+        ),
         _ => page.error(e, Some(view)),
     }
 }
@@ -154,7 +153,7 @@ pub(super) async fn session_action(
         };
         // A refused refund address is shown on the session's own page, beside the form.
         let current = match &done {
-            Err(DomainError::Validation { .. } | DomainError::RefundAddressAlreadySet) => {
+            Err(CheckoutError::Invalid(_) | CheckoutError::RefundAddressSet(_)) => {
                 p.checkout().checkout_session(&uid, &sid).ok()
             }
             _ => None,

@@ -14,9 +14,9 @@ use actix_web::http::{header, StatusCode};
 use actix_web::{get, post, web, HttpRequest, HttpResponse};
 use pay_domain::app::Pay;
 use pay_domain::checkout::CheckoutView;
-use pay_domain::checkout::PaymentSession;
+use pay_domain::checkout::{CheckoutError, PaymentSession};
+use pay_domain::kernel::error::{FieldError, NotFound};
 use pay_domain::kernel::ids::{LinkUid, PaymentSessionId};
-use pay_domain::DomainError;
 
 use crate::edge::credentials::blocking;
 use crate::edge::error::ApiError;
@@ -167,20 +167,20 @@ impl Page {
     fn error(&self, e: &ApiError, view: Option<&CheckoutView>) -> HttpResponse {
         let (status, _, message, _) = e.parts();
         match e {
-            ApiError::Domain(DomainError::NotFound { kind }) if *kind == "Payment session" => self
+            ApiError::NotFound(NotFound { kind }) if *kind == "Payment session" => self
                 .problem(
                     status,
                     "Payment not found",
                     "This payment does not exist or belongs to another link.",
                     view,
                 ),
-            ApiError::Domain(DomainError::NotFound { .. }) => self.problem(
+            ApiError::NotFound(_) => self.problem(
                 status,
                 "Payment link not found",
                 "Check the link you were given, or ask the merchant for a new one.",
                 None,
             ),
-            ApiError::Domain(DomainError::StartBlocked { .. }) => self.problem(
+            ApiError::StartBlocked(_) => self.problem(
                 status,
                 "Payments are not possible right now",
                 "The merchant cannot receive this payment at the moment. Please try again later or contact them.",

@@ -8,8 +8,9 @@ use actix_web::http::{header, StatusCode};
 use actix_web::{post, web, FromRequest, HttpRequest, HttpResponse};
 use futures_util::future::LocalBoxFuture;
 use pay_domain::app::Pay;
+use pay_domain::kernel::error::RateLimited;
 use pay_domain::kernel::html::escape;
-use pay_domain::DomainError;
+use pay_domain::tenancy::Denied;
 
 use crate::edge::body::{self, BodyError};
 use crate::edge::credentials::blocking;
@@ -253,11 +254,11 @@ fn api_error_page(e: &ApiError, origin: Option<&str>) -> HttpResponse {
     let (status, code, message, field) = e.parts();
     let forbidden;
     let (heading, message) = match e {
-        ApiError::Domain(DomainError::NotFound { .. }) => (
+        ApiError::NotFound(_) => (
             "Payment form not found",
             "This payment form key is unknown or no longer active. Please contact the shop.",
         ),
-        ApiError::Domain(DomainError::Forbidden) => {
+        ApiError::Denied(Denied::Forbidden) => {
             forbidden = match origin {
                 None => "The browser sent no Origin header, so the page that holds this form \
                          cannot be checked against the form key's allowed origins."
@@ -285,7 +286,7 @@ fn api_error_page(e: &ApiError, origin: Option<&str>) -> HttpResponse {
         message,
         field: field.as_deref(),
     });
-    if let ApiError::Domain(DomainError::RateLimited { retry_after_secs }) = e {
+    if let ApiError::RateLimited(RateLimited { retry_after_secs }) = e {
         res.headers_mut().insert(
             header::RETRY_AFTER,
             header::HeaderValue::from(*retry_after_secs),
