@@ -28,13 +28,19 @@
 //!
 //! # Cadence, unit and count (spec: Subscription; contract: "Subscriptions and customers")
 //!
-//! | cadence         | billingIntervalUnit | billingIntervalCount                       |
-//! |-----------------|---------------------|--------------------------------------------|
+//! | cadence         | billingIntervalUnit | billingIntervalCount                        |
+//! |-----------------|---------------------|---------------------------------------------|
 //! | `weekly`        | `week`              | 1..=24, 1 when absent (every `count` weeks) |
-//! | `biweekly`      | `week`              | 2 (implied; a given count must be 2)       |
-//! | `monthly`       | `month`             | 1 (implied; a given count must be 1)       |
-//! | `custom_months` | `month`             | 1..=24, required                           |
-//! | `yearly`        | `year`              | 1 (implied; a given count must be 1)       |
+//! | `biweekly`      | `week`              | 2 (implied; a given count must be 2)        |
+//! | `monthly`       | `month`             | 1 (implied; a given count must be 1)        |
+//! | `custom_months` | `month`             | 1..=24, required                            |
+//! | `yearly`        | `year`              | 1 (implied; a given count must be 1)        |
+//!
+//! The contract calls the count "implied by the other cadences" than `custom_months`; `weekly`
+//! still takes one (decision): the Subscription object has `week` as a unit with a count, so
+//! "every 3 weeks" is a schedule the spec can show; without a count, `weekly` is every week. A
+//! count that contradicts an implied one (`monthly` with 3) is refused, not ignored, so a
+//! request never silently bills on another rhythm than it wrote.
 //!
 //! A year is twelve months for clamping purposes, so `custom_months` 12 and `yearly` give the
 //! same dates. The cadence is kept as given (it is a display value): `weekly` every 2 weeks
