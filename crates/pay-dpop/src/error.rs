@@ -113,6 +113,32 @@ impl ProofError {
     }
 }
 
+/// A `DPoP-Previous` key rotation refused by [`crate::verify_key_rotation`]: which proof
+/// failed, or how the pair is inconsistent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RotationError {
+    /// The `DPoP` proof (made with the new key) fails a rule.
+    #[error("DPoP: {0}")]
+    Current(#[source] ProofError),
+    /// The `DPoP-Previous` proof fails a rule, including not being made with the key
+    /// registered now ([`ProofError::KeyNotBound`]).
+    #[error("DPoP-Previous: {0}")]
+    Previous(#[source] ProofError),
+    /// Both proofs carry the same `jti`: one proof would be two.
+    #[error("DPoP and DPoP-Previous share a jti")]
+    SameJti,
+}
+
+impl RotationError {
+    /// As [`ProofError::www_authenticate_error`], for whichever proof failed.
+    pub fn www_authenticate_error(&self) -> &'static str {
+        match self {
+            RotationError::Current(e) | RotationError::Previous(e) => e.www_authenticate_error(),
+            RotationError::SameJti => INVALID_DPOP_PROOF,
+        }
+    }
+}
+
 /// Why [`crate::jwk_thumbprint`] cannot hash a JWK.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ThumbprintError {

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-pub use error::{ProofError, ThumbprintError, INVALID_DPOP_PROOF, USE_DPOP_NONCE};
+pub use error::{ProofError, RotationError, ThumbprintError, INVALID_DPOP_PROOF, USE_DPOP_NONCE};
 pub use jose::Alg;
 pub use thumbprint::jwk_thumbprint;
 
@@ -238,6 +238,35 @@ pub fn verify_proof(
         htm: htm.to_owned(),
         alg,
     })
+}
+
+/// Verifies a native installation's key change: `DPoP` made with the new key and
+/// `DPoP-Previous` made with the key registered now, both passing every rule of
+/// [`verify_proof`] for the same method and URI, with distinct `jti`s (design/security.md).
+///
+/// `check.bound_jkt` is ignored: the new key is not bound to anything yet, and the previous
+/// proof is held to `registered_jkt`. Both `jti`s must then go to the replay store, and the
+/// swap of keys is the caller's, in one transaction.
+pub fn verify_key_rotation(
+    dpop: &[&str],
+    dpop_previous: &[&str],
+    check: &ProofCheck,
+    registered_jkt: &str,
+) -> Result<(VerifiedProof, VerifiedProof), RotationError> {
+    let current_check = ProofCheck {
+        bound_jkt: None,
+        ..*check
+    };
+    let previous_check = ProofCheck {
+        bound_jkt: Some(registered_jkt),
+        ..*check
+    };
+    let current = verify_proof(dpop, &current_check).map_err(RotationError::Current)?;
+    let previous = verify_proof(dpop_previous, &previous_check).map_err(RotationError::Previous)?;
+    if current.jti == previous.jti {
+        return Err(RotationError::SameJti);
+    }
+    Ok((current, previous))
 }
 
 /// The `ath` claim for an access token: base64url(SHA-256(token)) without padding
