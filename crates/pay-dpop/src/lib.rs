@@ -1,0 +1,302 @@
+//! DPoP proofs (RFC 9449), JWK thumbprints (RFC 7638, RFC 8037) and PKCE S256 (RFC 7636) for
+//! the OAuth token endpoint and the DPoP-bound resource routes. Pure functions on `ring`: no
+//! I/O and no clock, so the caller owns time, the public origin and the `jti` replay store.
+//!
+//! What stays with the caller: storing `(htu, jti_digest(jti))` under a unique index for the
+//! whole `iat` window (a replay, even two at once, then fails on insert); refusing a bound
+//! token sent as `Bearer` or without a proof; building the target URI from the configured
+//! public origin, never from `Host` or `X-Forwarded-*`.
+
+mod error;
+mod htu;
+mod jose;
+mod pkce;
+mod thumbprint;
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+pub use error::{
+    PkceError, ProofError, RotationError, ThumbprintError, INVALID_DPOP_PROOF, USE_DPOP_NONCE,
+};
+pub use jose::Alg;
+pub use pkce::{check_challenge, pkce_s256_challenge, verify_pkce_s256, PKCE_METHOD_S256};
+pub use thumbprint::jwk_thumbprint;
+
+use jose::{CompactJws, PublicJwk};
+
+/// Longest `DPoP` header value looked at. A real proof with a P-256 key is about 500 bytes;
+/// the cap bounds the work an unauthenticated request can ask for.
+pub const MAX_PROOF_LEN: usize = 8 * 1024;
+
+/// Longest `jti` accepted, in characters. RFC 9449 asks for at least 96 random bits; the cap
+/// keeps the replay store's rows small whatever the client sends.
+pub const MAX_JTI_CHARS: usize = 256;
+
+/// Default oldest acceptable `iat`, in seconds before now (design/security.md).
+pub const DEFAULT_MAX_AGE_SECS: i64 = 300;
+
+/// Default furthest acceptable `iat` ahead of now, in seconds: client clock skew.
+pub const DEFAULT_MAX_SKEW_AHEAD_SECS: i64 = 10;
+
+/// The `algs` parameter for `WWW-Authenticate: DPoP` (RFC 9449 section 7.1): what a client
+/// may sign with.
+pub const SUPPORTED_ALGS: &str = "ES256 EdDSA Ed25519";
+
+/// What one request expects of its proof. Everything the verifier compares against comes from
+/// here, so the caller decides where each value comes from (and never from the request's own
+/// `Host` header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProofCheck<'a> {
+    /// The request method as on the wire (`GET`, `POST`); `htm` must equal it exactly.
+    pub method: &'a str,
+    /// The absolute request URI, built by the caller from the configured public origin plus
+    /// the request path (a query is allowed and ignored).
+    pub target_uri: &'a str,
+    /// The server's current time, unix seconds.
+    pub now_unix: i64,
+    /// Oldest acceptable `iat`, in seconds before `now_unix`; `iat` exactly this old passes.
+    pub max_age_secs: i64,
+    /// Furthest acceptable `iat` after `now_unix`, in seconds; exactly this far passes.
+    pub max_skew_ahead_secs: i64,
+    /// The access token presented with the proof: when present the proof must carry `ath`
+    /// equal to [`access_token_hash`] of it (resource routes).
+    pub access_token: Option<&'a str>,
+    /// The thumbprint the token, refresh family or installation is bound to: when present the
+    /// proof key's thumbprint must equal it.
+    pub bound_jkt: Option<&'a str>,
+    /// The nonce the server last sent in `DPoP-Nonce`, when it requires one.
+    pub expected_nonce: Option<&'a str>,
+}
+
+impl<'a> ProofCheck<'a> {
+    /// A check with the default time window and no token, binding or nonce: what the token
+    /// endpoint needs for a first authorization-code exchange.
+    pub fn new(method: &'a str, target_uri: &'a str, now_unix: i64) -> Self {
+        ProofCheck {
+            method,
+            target_uri,
+            now_unix,
+            max_age_secs: DEFAULT_MAX_AGE_SECS,
+            max_skew_ahead_secs: DEFAULT_MAX_SKEW_AHEAD_SECS,
+            access_token: None,
+            bound_jkt: None,
+            expected_nonce: None,
+        }
+    }
+
+    /// Requires `ath` for this access token (resource routes).
+    pub fn with_access_token(self, access_token: &'a str) -> Self {
+        ProofCheck {
+            access_token: Some(access_token),
+            ..self
+        }
+    }
+
+    /// Requires the proof key to have this thumbprint.
+    pub fn with_bound_jkt(self, jkt: &'a str) -> Self {
+        ProofCheck {
+            bound_jkt: Some(jkt),
+            ..self
+        }
+    }
+
+    /// Requires this server-issued nonce.
+    pub fn with_nonce(self, nonce: &'a str) -> Self {
+        ProofCheck {
+            expected_nonce: Some(nonce),
+            ..self
+        }
+    }
+}
+
+/// A proof that passed every check. The caller still has to record `(htu, jti_digest(jti))`
+/// to refuse a replay, and binds new tokens to `jkt`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedProof {
+    /// RFC 7638 thumbprint of the proof key: the value to bind a token to.
+    pub jkt: String,
+    /// The proof's unique id, 1 to [`MAX_JTI_CHARS`] characters.
+    pub jti: String,
+    /// Creation time claimed by the client, unix seconds, inside the allowed window.
+    pub iat: i64,
+    /// The normalised `htu` (query and fragment removed): the same for every spelling of one
+    /// URI, so it is a stable half of the replay key.
+    pub htu: String,
+    /// The `htm` claim, equal to the request method.
+    pub htm: String,
+    /// The algorithm the proof was signed with.
+    pub alg: Alg,
+}
+
+/// Verifies the `DPoP` header(s) of one request against `check`, walking RFC 9449 section 4.3
+/// plus our local rules (design/security.md, "DPoP"). `header_values` must hold every `DPoP`
+/// header of the request, so that two headers are refused rather than one picked.
+///
+/// The signature is checked before any claim is believed. A nonce failure is reported only
+/// when every other rule passed, so `use_dpop_nonce` always means "retry with the nonce and
+/// it will work".
+pub fn verify_proof(
+    header_values: &[&str],
+    check: &ProofCheck,
+) -> Result<VerifiedProof, ProofError> {
+    // Step 1: exactly one DPoP header.
+    let value = match header_values {
+        [] => return Err(ProofError::Missing),
+        [one] => *one,
+        _ => return Err(ProofError::MultipleHeaders),
+    };
+    // Step 2: a single well-formed JWT, bounded before it is decoded.
+    if value.len() > MAX_PROOF_LEN {
+        return Err(ProofError::TooLarge);
+    }
+    let jws = CompactJws::parse(value)?;
+    let header = &jws.header;
+
+    // Step 4: typ. Step 5: an allowed asymmetric alg. No extension we would fail to honour.
+    if header.get("typ").and_then(Value::as_str) != Some("dpop+jwt") {
+        return Err(ProofError::WrongType);
+    }
+    let alg = header
+        .get("alg")
+        .and_then(Value::as_str)
+        .and_then(Alg::from_name)
+        .ok_or(ProofError::UnsupportedAlgorithm)?;
+    if header.contains_key("crit") {
+        return Err(ProofError::CriticalHeader);
+    }
+    // Step 7: a public key that fits the alg. Step 6: the signature verifies with it.
+    let jwk = header
+        .get("jwk")
+        .and_then(Value::as_object)
+        .ok_or(ProofError::MissingJwk)?;
+    let key = PublicJwk::parse(jwk, alg)?;
+    key.verify(jws.signing_input.as_bytes(), &jws.signature)?;
+
+    // Step 3: required claims, with their types.
+    let claims = &jws.payload;
+    let jti = required_str(claims, "jti")?;
+    if jti.is_empty() || jti.chars().count() > MAX_JTI_CHARS {
+        return Err(ProofError::JtiLength);
+    }
+    let htm = required_str(claims, "htm")?;
+    let htu = required_str(claims, "htu")?;
+    let iat = match claims.get("iat") {
+        None => return Err(ProofError::MissingClaim("iat")),
+        Some(iat) => iat.as_i64().ok_or(ProofError::InvalidClaim("iat"))?,
+    };
+
+    // Step 8: method. Step 9: URI, normalised on both sides.
+    if htm != check.method {
+        return Err(ProofError::MethodMismatch);
+    }
+    let target = htu::normalize(check.target_uri).ok_or(ProofError::InvalidTargetUri)?;
+    let htu = htu::normalize(htu).ok_or(ProofError::UriMismatch)?;
+    if htu != target {
+        return Err(ProofError::UriMismatch);
+    }
+
+    // Step 11: iat inside [now - max_age, now + skew], in i128 so no input can overflow.
+    let age = i128::from(check.now_unix) - i128::from(iat);
+    if age > i128::from(check.max_age_secs) {
+        return Err(ProofError::IssuedTooLongAgo);
+    }
+    if -age > i128::from(check.max_skew_ahead_secs) {
+        return Err(ProofError::IssuedInTheFuture);
+    }
+
+    // Step 12: the access token hash and the key binding.
+    if let Some(token) = check.access_token {
+        let ath = match claims.get("ath") {
+            None => return Err(ProofError::MissingAccessTokenHash),
+            Some(ath) => ath.as_str().ok_or(ProofError::InvalidClaim("ath"))?,
+        };
+        if !constant_time_eq(ath, &access_token_hash(token)) {
+            return Err(ProofError::AccessTokenHashMismatch);
+        }
+    }
+    let jkt = thumbprint::thumbprint_of(&key.thumbprint_members());
+    if let Some(bound) = check.bound_jkt {
+        if !constant_time_eq(&jkt, bound) {
+            return Err(ProofError::KeyNotBound);
+        }
+    }
+
+    // Step 10: the server's nonce, last (see above).
+    if let Some(expected) = check.expected_nonce {
+        let nonce = match claims.get("nonce") {
+            None => return Err(ProofError::NonceMissing),
+            Some(nonce) => nonce.as_str().ok_or(ProofError::InvalidClaim("nonce"))?,
+        };
+        if !constant_time_eq(nonce, expected) {
+            return Err(ProofError::NonceMismatch);
+        }
+    }
+
+    Ok(VerifiedProof {
+        jkt,
+        jti: jti.to_owned(),
+        iat,
+        htu,
+        htm: htm.to_owned(),
+        alg,
+    })
+}
+
+/// Verifies a native installation's key change: `DPoP` made with the new key and
+/// `DPoP-Previous` made with the key registered now, both passing every rule of
+/// [`verify_proof`] for the same method and URI, with distinct `jti`s (design/security.md).
+///
+/// `check.bound_jkt` is ignored: the new key is not bound to anything yet, and the previous
+/// proof is held to `registered_jkt`. Both `jti`s must then go to the replay store, and the
+/// swap of keys is the caller's, in one transaction.
+pub fn verify_key_rotation(
+    dpop: &[&str],
+    dpop_previous: &[&str],
+    check: &ProofCheck,
+    registered_jkt: &str,
+) -> Result<(VerifiedProof, VerifiedProof), RotationError> {
+    let current_check = ProofCheck {
+        bound_jkt: None,
+        ..*check
+    };
+    let previous_check = ProofCheck {
+        bound_jkt: Some(registered_jkt),
+        ..*check
+    };
+    let current = verify_proof(dpop, &current_check).map_err(RotationError::Current)?;
+    let previous = verify_proof(dpop_previous, &previous_check).map_err(RotationError::Previous)?;
+    if current.jti == previous.jti {
+        return Err(RotationError::SameJti);
+    }
+    Ok((current, previous))
+}
+
+/// The `ath` claim for an access token: base64url(SHA-256(token)) without padding
+/// (RFC 9449 section 4.2). Binding the proof to the token stops a proof made for one token
+/// being replayed with another.
+pub fn access_token_hash(access_token: &str) -> String {
+    jose::b64url_encode(&Sha256::digest(access_token.as_bytes()))
+}
+
+/// SHA-256 of a `jti`: the fixed-size half of the replay store's unique key, so a client's
+/// choice of `jti` never sizes a database row or index entry.
+pub fn jti_digest(jti: &str) -> [u8; 32] {
+    Sha256::digest(jti.as_bytes()).into()
+}
+
+fn required_str<'c>(
+    claims: &'c Map<String, Value>,
+    name: &'static str,
+) -> Result<&'c str, ProofError> {
+    match claims.get(name) {
+        None => Err(ProofError::MissingClaim(name)),
+        Some(value) => value.as_str().ok_or(ProofError::InvalidClaim(name)),
+    }
+}
+
+/// Equality whose time depends only on the lengths, not on where the first difference is.
+fn constant_time_eq(a: &str, b: &str) -> bool {
+    a.as_bytes().ct_eq(b.as_bytes()).into()
+}
