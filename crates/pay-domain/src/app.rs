@@ -15,6 +15,8 @@ use crate::kernel::timestamp::Timestamp;
 use crate::links::ports::{LinkObserver, LinkPorts};
 use crate::links::LinkService;
 use crate::mail::{MailService, MailStore};
+use crate::oauth::ports::OAuthPorts;
+use crate::oauth::{OAuthConfig, OAuthService};
 use crate::sandbox::SandboxService;
 use crate::settings::ports::SettingsStore;
 use crate::settings::SettingsService;
@@ -33,6 +35,7 @@ pub struct Stores {
     pub checkout: Arc<dyn CheckoutStore + Send + Sync>,
     pub webhooks: Arc<dyn WebhookStore + Send + Sync>,
     pub mail: Arc<dyn MailStore + Send + Sync>,
+    pub oauth: Arc<dyn OAuthPorts>,
     pub rate_limits: Arc<dyn RateLimitStore + Send + Sync>,
     pub health: Arc<dyn HealthCheck + Send + Sync>,
 }
@@ -53,6 +56,7 @@ impl Stores {
             checkout: store.clone(),
             webhooks: store.clone(),
             mail: store.clone(),
+            oauth: store.clone(),
             rate_limits: store.clone(),
             health: store,
         }
@@ -91,6 +95,8 @@ pub struct AppConfig {
     pub sandbox: bool,
     /// Development and tests: allow http and private addresses as callback targets.
     pub allow_private_targets: bool,
+    /// Access-token lifetime and the DPoP proof window.
+    pub oauth: OAuthConfig,
 }
 
 /// The service's use cases, one service per context.
@@ -104,6 +110,7 @@ pub struct Pay {
     checkout: Arc<CheckoutService>,
     sandbox: SandboxService,
     mail: MailService,
+    oauth: OAuthService,
     health: Arc<dyn HealthCheck + Send + Sync>,
 }
 
@@ -168,6 +175,7 @@ impl Pay {
             config.sandbox,
         );
         let mail = MailService::new(k.clone(), tenancy.clone(), links.clone(), stores.mail);
+        let oauth = OAuthService::new(k.clone(), tenancy.clone(), stores.oauth, config.oauth);
         Pay {
             k,
             tenancy,
@@ -177,6 +185,7 @@ impl Pay {
             checkout,
             sandbox,
             mail,
+            oauth,
             health: stores.health,
         }
     }
@@ -209,6 +218,10 @@ impl Pay {
         &self.mail
     }
 
+    pub fn oauth(&self) -> &OAuthService {
+        &self.oauth
+    }
+
     /// Real time (the process clock).
     pub fn now(&self) -> Timestamp {
         self.k.now()
@@ -230,13 +243,14 @@ impl Pay {
     }
 
     /// Housekeeping: forgets expired sign-in sessions, rate-limit hits older than the longest
-    /// window that counts them, and old sent or failed mails. Returns how many rows went.
+    /// window that counts them, old sent or failed mails, DPoP `jti`s past their window and
+    /// OAuth codes and tokens a day past their expiry. Returns how many rows went.
     pub fn prune(&self) -> PortResult<u64> {
         let now = self.k.now();
         let rows = self
             .health
             .prune(now, now.minus(self.k.limits.longest_window()))?;
-        Ok(rows + self.mail.prune(now)?)
+        Ok(rows + self.mail.prune(now)? + self.oauth.prune()?)
     }
 }
 
@@ -250,6 +264,7 @@ pub trait PayStore:
     + CheckoutStore
     + WebhookStore
     + MailStore
+    + OAuthPorts
     + RateLimitStore
     + HealthCheck
     + Send
@@ -264,6 +279,7 @@ impl<T> PayStore for T where
         + CheckoutStore
         + WebhookStore
         + MailStore
+        + OAuthPorts
         + RateLimitStore
         + HealthCheck
         + Send

@@ -41,6 +41,7 @@ mod gateway;
 mod health;
 mod links;
 mod mail;
+mod oauth;
 mod ratelimit;
 mod settings;
 mod tenancy;

@@ -24,6 +24,7 @@ use crate::schema::{
 mod anonymous;
 mod checkout;
 mod mail;
+pub(crate) mod oauth;
 mod payload;
 mod webhooks;
 

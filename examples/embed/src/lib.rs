@@ -42,6 +42,7 @@ pub fn build(start_ms: i64) -> Pay {
             limits: RateLimits::default(),
             sandbox: true,
             allow_private_targets: false,
+            oauth: Default::default(),
         },
         Stores::all_in(store),
         Adapters {

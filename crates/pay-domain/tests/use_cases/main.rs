@@ -49,6 +49,7 @@ mod anonymous;
 mod checkout;
 mod gateway;
 mod mail;
+mod oauth;
 mod webhooks;
 
 // =====================================================================================
@@ -98,6 +99,7 @@ fn world_with(allow_private_targets: bool) -> World {
                 limits: Default::default(),
                 sandbox: true,
                 allow_private_targets,
+                oauth: Default::default(),
             },
             Stores::all_in(store.clone()),
             Adapters {
@@ -133,6 +135,7 @@ impl World {
                 limits: pay_domain::kernel::ratelimit::RateLimits::default(),
                 sandbox,
                 allow_private_targets: self.allow_private_targets,
+                oauth: Default::default(),
             },
             Stores::all_in(self.store.clone()),
             Adapters {

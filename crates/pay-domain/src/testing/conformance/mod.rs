@@ -7,5 +7,6 @@ pub mod checkout;
 pub mod fixtures;
 pub mod links;
 pub mod mail;
+pub mod oauth;
 pub mod ratelimit;
 pub mod webhooks;

@@ -5,8 +5,11 @@
 mod checkout;
 mod links;
 mod mail;
+mod oauth;
 mod tenancy;
 mod webhooks;
+
+pub use oauth::OAuthTables;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
@@ -54,6 +57,7 @@ pub struct Tables {
     /// One-time links' completed payment.
     pub paid_links: Vec<(PaymentLinkId, crate::kernel::ids::PaymentSessionId)>,
     pub mails: Vec<crate::mail::OutgoingMail>,
+    pub oauth: OAuthTables,
 }
 
 /// Every store port over `Mutex`ed vectors, with a call counter per method.
@@ -91,6 +95,16 @@ pub const WRITE_METHODS: &[&str] = &[
     "retarget_deliveries",
     "enqueue_link_event",
     "write_link_event",
+    "insert_application",
+    "save_authorization",
+    "claim_code",
+    "insert_tokens",
+    "rotate_refresh",
+    "revoke_family",
+    "revoke_access_token",
+    "prune_oauth",
+    "record_jti",
+    "prune_jtis",
 ];
 
 pub(crate) fn unique_violation(what: &str) -> Fault {
