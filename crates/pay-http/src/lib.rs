@@ -25,6 +25,9 @@ pub struct HttpConfig {
     /// queue on the pool's lock and cost context switches, so the binary sizes this from the
     /// pool.
     pub blocking_threads_per_worker: usize,
+    /// `PAY_BASE_URL`: the public origin (and path prefix) clients address. DPoP proofs'
+    /// `htu` and the OAuth metadata are built from it, never from the request's `Host`.
+    pub base_url: String,
 }
 
 /// Registers every route (`openapi::routes!`, the one list), then the 405 answers.

@@ -5,7 +5,7 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder};
 use utoipa::{Modify, OpenApi, PartialSchema};
 
-use crate::api::{checkout, companies, links, meta, session, settings, webhooks};
+use crate::api::{checkout, companies, links, meta, oauth, session, settings, webhooks};
 use crate::edge::error::ErrorBody;
 use crate::pages::gateway;
 
@@ -28,7 +28,7 @@ macro_rules! routes {
                 description = "Payment links, settings, assets, API keys and webhooks of the self-hostable payment collection service. Errors are `{\"error\", \"errorCode\", \"field\"?}`."
             ),
             paths($($handler),*),
-            components(schemas(ErrorBody)),
+            components(schemas(ErrorBody, crate::edge::error::OAuthErrorBody)),
             modifiers(&Security, &EdgeResponses, &GatewayFormNames)
         )]
         pub struct ApiDoc;
@@ -85,6 +85,13 @@ routes!(
     webhooks::send_test_event,
     webhooks::get_delivery,
     webhooks::resend_delivery,
+    oauth::token,
+    oauth::revoke,
+    oauth::metadata,
+    crate::pages::oauth::authorize_page,
+    crate::pages::oauth::authorize_decision,
+    crate::pages::oauth::signin_page,
+    crate::pages::oauth::signin,
 );
 
 /// The gateway form takes its named fields and any number of `metadata[<key>]` string fields:
@@ -389,11 +396,15 @@ mod tests {
                             .unwrap(),
                         None => schema,
                     };
-                    assert_eq!(
-                        object["additionalProperties"],
-                        serde_json::json!(false),
-                        "{at}: unknown fields are refused, so the schema must say so"
-                    );
+                    // RFC 6749 section 3.2: the token endpoint (and RFC 7009's revocation)
+                    // MUST ignore parameters it does not know, so those schemas admit them.
+                    if path != "/oauth/token" && path != "/oauth/revoke" {
+                        assert_eq!(
+                            object["additionalProperties"],
+                            serde_json::json!(false),
+                            "{at}: unknown fields are refused, so the schema must say so"
+                        );
+                    }
                     bodies += 1;
                 }
             }
@@ -472,6 +483,13 @@ mod tests {
             ("/api/partner/v1/pay/webhook-requests/test", "post"),
             ("/api/partner/v1/pay/webhook-requests/{id}", "get"),
             ("/api/partner/v1/pay/webhook-requests/{id}/resend", "post"),
+            ("/oauth/token", "post"),
+            ("/oauth/revoke", "post"),
+            ("/.well-known/oauth-authorization-server", "get"),
+            ("/oauth/authorize", "get"),
+            ("/oauth/authorize", "post"),
+            ("/signin", "get"),
+            ("/signin", "post"),
         ] {
             assert!(
                 paths.get(path).and_then(|p| p.get(method)).is_some(),

@@ -181,6 +181,7 @@ impl Application {
         let http = HttpConfig {
             secure_cookies: config.base_url.starts_with("https://"),
             blocking_threads_per_worker: (config.pool_size as usize).div_ceil(workers),
+            base_url: config.base_url.clone(),
         };
         let server = pay_http::build_server(pay.clone(), http, listener, config.workers)?;
         let dispatcher = build_dispatcher(config, pay.clone())?;

@@ -1,4 +1,5 @@
-//! `pay-server`: serve (default), worker, migrate, admin bootstrap and add-member.
+//! `pay-server`: serve (default), worker, migrate, admin bootstrap, add-member and
+//! create-oauth-app.
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -61,6 +62,28 @@ enum Admin {
         #[arg(long, env = "PAY_MEMBER_PASSWORD", hide_env_values = true)]
         password: String,
     },
+    /// Register an OAuth application; prints `{"clientId", "clientSecret"}`. The secret of a
+    /// confidential application is shown this once (only its digest is stored); public
+    /// applications get none.
+    CreateOauthApp {
+        #[arg(long)]
+        name: String,
+        /// An exact redirect URI (https, or http on a loopback host); repeat for several.
+        #[arg(long = "redirect-uri", required = true)]
+        redirect_uris: Vec<String>,
+        /// The scopes the application may ever ask for, space-separated.
+        #[arg(long)]
+        scopes: String,
+        /// A public client (browser or distributed plugin): no secret, PKCE alone.
+        #[arg(long)]
+        public: bool,
+        /// Every token must be DPoP-bound (a token request without a proof is refused).
+        #[arg(long)]
+        dpop_bound: bool,
+        /// Refresh-token lifetime in seconds (1 hour to 365 days; default 30 days).
+        #[arg(long)]
+        refresh_ttl: Option<i64>,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -117,6 +140,33 @@ fn main() -> anyhow::Result<()> {
                 .add_member(company, &email, &Secret::new(password), role)
                 .map_err(|e| anyhow::anyhow!("add-member failed: {e}"))?;
             println!("{}", serde_json::json!({ "userId": user.to_string() }));
+            Ok(())
+        }
+        Command::Admin(Admin::CreateOauthApp {
+            name,
+            redirect_uris,
+            scopes,
+            public,
+            dpop_bound,
+            refresh_ttl,
+        }) => {
+            let pay = build_pay(&config, open_store(&config)?)?;
+            let (app, secret) = pay
+                .oauth()
+                .register_application(pay_domain::oauth::NewApplication {
+                    name,
+                    redirect_uris,
+                    scopes,
+                    public,
+                    dpop_bound,
+                    refresh_ttl: refresh_ttl.map(time::Duration::seconds),
+                })
+                .map_err(|e| anyhow::anyhow!("create-oauth-app failed: {e}"))?;
+            let mut out = serde_json::json!({ "clientId": app.client_id.to_string() });
+            if let Some(secret) = secret {
+                out["clientSecret"] = serde_json::json!(secret.expose());
+            }
+            println!("{out}");
             Ok(())
         }
     }

@@ -10,6 +10,7 @@ pub mod companies;
 pub mod links;
 pub mod mail;
 pub mod meta;
+pub mod oauth;
 pub mod schema;
 pub mod session;
 pub mod settings;

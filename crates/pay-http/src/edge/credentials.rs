@@ -1,5 +1,7 @@
 //! Credentials at the edge. Extraction only reads headers (no I/O); the principal is resolved
 //! inside the same blocking call as the use case, so a request costs one hop to the pool.
+//! OAuth access tokens arrive as `Authorization: Bearer` or `Authorization: DPoP` plus a
+//! `DPoP` proof, verified there too against the configured base URL (never `Host`).
 
 use std::future::{ready, Ready};
 
@@ -7,17 +9,36 @@ use actix_web::dev::Payload;
 use actix_web::http::Method;
 use actix_web::{FromRequest, HttpRequest};
 use pay_domain::app::Pay;
+use pay_domain::oauth::{OAuthError, ProofFacts};
 use pay_domain::tenancy::Principal;
 use pay_domain::tenancy::SignedIn;
 use pay_domain::tenancy::{Denied, TenancyError};
 use pay_domain::Fault;
 
-use crate::edge::error::ApiError;
+use crate::edge::error::{ApiError, TokenChallenge};
+use crate::HttpConfig;
 
 pub const KEY_ID_HEADER: &str = "x-svc-key-id";
 pub const KEY_SECRET_HEADER: &str = "x-svc-key-secret";
 pub const CSRF_HEADER: &str = "x-csrf-token";
 pub const SESSION_COOKIE: &str = "pay_session";
+/// The sign-in page's CSRF token, kept HttpOnly beside the session so that the server-rendered
+/// consent form can carry it (`pages/oauth`).
+pub const CSRF_COOKIE: &str = "pay_csrf";
+pub const DPOP_HEADER: &str = "dpop";
+
+/// An OAuth access token and what its DPoP proof must match.
+#[derive(Clone)]
+pub struct OAuthToken {
+    pub token: String,
+    /// `Authorization: DPoP` (else `Bearer`).
+    pub dpop: bool,
+    /// Every `DPoP` header of the request (more than one is refused by the verifier).
+    pub proofs: Vec<String>,
+    pub method: String,
+    /// The configured base URL plus the request path; `None` without a configuration.
+    pub target: Option<String>,
+}
 
 /// What the request presented.
 #[derive(Clone)]
@@ -27,7 +48,9 @@ pub enum Credentials {
         key_id: Option<String>,
         secret: Option<String>,
     },
-    /// An `Authorization` header (OAuth arrives with a later issue; today it cannot succeed).
+    /// An OAuth access token.
+    OAuth(OAuthToken),
+    /// An `Authorization` header of another scheme, or several: never a valid credential.
     Authorization,
     /// The session cookie, with the CSRF header when the method changes state.
     Session {
@@ -42,6 +65,8 @@ impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let kind = match self {
             Credentials::ApiKey { .. } => "ApiKey(***)",
+            Credentials::OAuth(t) if t.dpop => "DPoP(***)",
+            Credentials::OAuth(_) => "Bearer(***)",
             Credentials::Authorization => "Authorization(***)",
             Credentials::Session { .. } => "Session(***)",
             Credentials::None => "None",
@@ -68,11 +93,23 @@ impl Credentials {
         if key_id.is_some() || secret.is_some() {
             return Credentials::ApiKey { key_id, secret };
         }
-        if req
+        let mut auth = req
             .headers()
-            .contains_key(actix_web::http::header::AUTHORIZATION)
-        {
-            return Credentials::Authorization;
+            .get_all(actix_web::http::header::AUTHORIZATION);
+        if let Some(first) = auth.next() {
+            if auth.next().is_some() {
+                return Credentials::Authorization;
+            }
+            return match first.to_str().ok().and_then(access_token) {
+                Some((dpop, token)) => Credentials::OAuth(OAuthToken {
+                    token: token.to_owned(),
+                    dpop,
+                    proofs: all_values(req, DPOP_HEADER),
+                    method: req.method().as_str().to_owned(),
+                    target: target_uri(req),
+                }),
+                None => Credentials::Authorization,
+            };
         }
         if let Some(c) = req.cookie(SESSION_COOKIE) {
             return Credentials::Session {
@@ -84,16 +121,17 @@ impl Credentials {
         Credentials::None
     }
 
-    /// Resolves the principal for a payment route (API key or session).
-    pub fn principal(&self, pay: &Pay) -> Result<Principal, TenancyError> {
+    /// Resolves the principal for a payment route (API key, OAuth token or session).
+    pub fn principal(&self, pay: &Pay) -> Result<Principal, ApiError> {
         match self {
-            Credentials::ApiKey { key_id, secret } => pay
+            Credentials::ApiKey { key_id, secret } => Ok(pay
                 .tenancy()
-                .authenticate_api_key(key_id.as_deref(), secret.as_deref()),
+                .authenticate_api_key(key_id.as_deref(), secret.as_deref())?),
+            Credentials::OAuth(t) => t.principal(pay),
             Credentials::Authorization => Err(Denied::InvalidCredentials.into()),
             Credentials::Session { .. } => {
                 let signed_in = self.signed_in(pay)?;
-                pay.tenancy().sign_in_principal(&signed_in)
+                Ok(pay.tenancy().sign_in_principal(&signed_in)?)
             }
             Credentials::None => Err(Denied::Unauthenticated.into()),
         }
@@ -115,6 +153,115 @@ impl Credentials {
             }
             _ => Err(Denied::Unauthenticated.into()),
         }
+    }
+}
+
+/// `Bearer <token>` or `DPoP <token>` (scheme names are case-insensitive, RFC 9110 section
+/// 11.1): whether DPoP, and the token68.
+fn access_token(value: &str) -> Option<(bool, &str)> {
+    let (scheme, token) = value.split_once(' ')?;
+    let dpop = if scheme.eq_ignore_ascii_case("dpop") {
+        true
+    } else if scheme.eq_ignore_ascii_case("bearer") {
+        false
+    } else {
+        return None;
+    };
+    let token = token.trim_matches(' ');
+    let token68 = !token.is_empty()
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/=".contains(&b));
+    token68.then_some((dpop, token))
+}
+
+fn all_values(req: &HttpRequest, name: &str) -> Vec<String> {
+    req.headers()
+        .get_all(name)
+        .map(|v| v.to_str().unwrap_or("\u{0}").to_owned())
+        .collect()
+}
+
+/// The request's URI as a DPoP proof must name it: the configured base URL (`PAY_BASE_URL`)
+/// plus the path, never anything the client can set (`Host`, `X-Forwarded-*`).
+pub fn target_uri(req: &HttpRequest) -> Option<String> {
+    let config = req.app_data::<actix_web::web::Data<HttpConfig>>()?;
+    Some(format!(
+        "{}{}",
+        config.base_url.trim_end_matches('/'),
+        req.path()
+    ))
+}
+
+/// Verifies a request's DPoP proof for `method` at `target`, with `ath` of `access_token`
+/// when one is presented; the facts the domain binds or records. The `iat` window runs on the
+/// system's real time, like webhook signature timestamps: it is checked against the client's
+/// clock, so no process or test clock may move it (architecture, "Two clocks").
+pub fn verify_dpop(
+    pay: &Pay,
+    proofs: &[String],
+    method: &str,
+    target: Option<&str>,
+    access_token: Option<&str>,
+) -> Result<ProofFacts, pay_dpop::ProofError> {
+    let values: Vec<&str> = proofs.iter().map(String::as_str).collect();
+    let target = target.ok_or(pay_dpop::ProofError::InvalidTargetUri)?;
+    let max_age = pay.oauth().config().dpop_max_age.whole_seconds();
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let mut check = pay_dpop::ProofCheck::new(method, target, now);
+    check.max_age_secs = max_age;
+    if let Some(token) = access_token {
+        check = check.with_access_token(token);
+    }
+    let proof = pay_dpop::verify_proof(&values, &check)?;
+    Ok(ProofFacts {
+        jti_digest: pay_dpop::jti_digest(&proof.jti),
+        jkt: proof.jkt,
+        htu: proof.htu,
+        iat: proof.iat,
+    })
+}
+
+impl OAuthToken {
+    /// The principal of the token: a DPoP request's proof verified first (signature, `htm`,
+    /// `htu`, `iat`, `ath`), then the domain checks the token, its binding and the `jti`.
+    fn principal(&self, pay: &Pay) -> Result<Principal, ApiError> {
+        let challenge = |error: &'static str, description: String| {
+            ApiError::Token(TokenChallenge {
+                dpop: self.dpop,
+                error,
+                description,
+            })
+        };
+        let facts = if self.dpop {
+            let facts = verify_dpop(
+                pay,
+                &self.proofs,
+                &self.method,
+                self.target.as_deref(),
+                Some(&self.token),
+            )
+            .map_err(|e| challenge(e.www_authenticate_error(), e.to_string()))?;
+            Some(facts)
+        } else {
+            None
+        };
+        pay.oauth()
+            .authenticate_access_token(&self.token, facts.as_ref())
+            .map_err(|e| match e {
+                OAuthError::Resource(r) => challenge(r.code.as_str(), r.description.into()),
+                other => other.into(),
+            })
+    }
+}
+
+impl std::fmt::Debug for OAuthToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.dpop {
+            "DPoP(***)"
+        } else {
+            "Bearer(***)"
+        })
     }
 }
 

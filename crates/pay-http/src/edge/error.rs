@@ -11,6 +11,7 @@ use pay_domain::kernel::assets::AssetRefusal;
 use pay_domain::kernel::error::{Fault, FieldError, NotFound, RateLimited, UnknownField};
 use pay_domain::links::{InvalidTransition, LinkError, LinkNotActive};
 use pay_domain::mail::{MailError, MissingEmail};
+use pay_domain::oauth::{NoRedirect, OAuthError, OAuthErrorCode, OAuthRefusal, ResourceRefusal};
 use pay_domain::sandbox::SandboxError;
 use pay_domain::settings::SettingsError;
 use pay_domain::tenancy::{ApiKeyNotFound, Denied, InvalidLogin, TenancyError};
@@ -32,6 +33,81 @@ pub struct ErrorBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = "amount")]
     pub field: Option<String>,
+}
+
+/// A refused OAuth access token on a resource route (RFC 6750 section 3, RFC 9449 section
+/// 7.1): the spec's 401 `Invalid pay API credentials`, with a `WWW-Authenticate` challenge
+/// of the scheme the client used naming `error`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Invalid pay API credentials")]
+pub struct TokenChallenge {
+    /// The request used `Authorization: DPoP` (else `Bearer`).
+    pub dpop: bool,
+    /// `invalid_token`, `invalid_dpop_proof` or `use_dpop_nonce`.
+    pub error: &'static str,
+    /// Names the rule, never a value the client sent.
+    pub description: String,
+}
+
+impl From<ResourceRefusal> for ApiError {
+    /// A refusal of the domain without the request's scheme: the DPoP one (only the edge's
+    /// credential reader knows better, and it says so).
+    fn from(r: ResourceRefusal) -> Self {
+        ApiError::Token(TokenChallenge {
+            dpop: true,
+            error: r.code.as_str(),
+            description: r.description.into(),
+        })
+    }
+}
+
+/// An `auth-param` value: quotes and backslashes cannot occur in a quoted-string unescaped,
+/// so they become `'` (descriptions are ours and never hold them; this is a guard).
+fn quoted(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c == '"' || c == '\\' || c.is_control() {
+                '\''
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+impl TokenChallenge {
+    /// The `WWW-Authenticate` values: for DPoP one challenge with `algs`; for Bearer the
+    /// Bearer challenge plus a DPoP one with the same error, since a DPoP-bound token sent as
+    /// Bearer must be told to use DPoP (design/security.md) and the scheme is offered anyway
+    /// (RFC 9449 section 7.2).
+    pub fn www_authenticate(&self) -> Vec<String> {
+        let d = quoted(&self.description);
+        let dpop = format!(
+            "DPoP error=\"{}\", error_description=\"{d}\", algs=\"{}\"",
+            self.error,
+            pay_dpop::SUPPORTED_ALGS
+        );
+        if self.dpop {
+            vec![dpop]
+        } else {
+            vec![
+                format!("Bearer error=\"{}\", error_description=\"{d}\"", self.error),
+                dpop,
+            ]
+        }
+    }
+}
+
+/// The RFC 6749 section 5.2 error body of the token and revocation endpoints.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OAuthErrorBody {
+    /// `invalid_request`, `invalid_client`, `invalid_grant`, `unauthorized_client`,
+    /// `unsupported_grant_type`, `invalid_scope`, `invalid_dpop_proof` or `use_dpop_nonce`.
+    #[schema(example = "invalid_grant")]
+    pub error: String,
+    /// Names the rule that refused the request.
+    #[schema(example = "the authorization code was already used")]
+    pub error_description: String,
 }
 
 /// An error on its way to the client: one variant per domain refusal type (each context's
@@ -68,6 +144,15 @@ pub enum ApiError {
     MissingEmail(#[from] MissingEmail),
     #[error(transparent)]
     RateLimited(#[from] RateLimited),
+    #[error(transparent)]
+    OAuth(#[from] OAuthRefusal),
+    /// A token request's DPoP proof refused by the verifier (RFC 9449 section 5).
+    #[error(transparent)]
+    TokenProof(#[from] pay_dpop::ProofError),
+    #[error(transparent)]
+    NoRedirect(#[from] NoRedirect),
+    #[error(transparent)]
+    Token(#[from] TokenChallenge),
     #[error(transparent)]
     Fault(#[from] Fault),
     #[error("{0}")]
@@ -112,6 +197,7 @@ from_context! {
     MailError { Invalid, Denied, NotFound, NotActive, MissingEmail, RateLimited, Fault }
     SettingsError { Invalid, Asset, Denied, Fault }
     SandboxError { Invalid, Denied, NotFound, Fault }
+    OAuthError { Invalid, Denied, Refused, NoRedirect, Resource, Fault }
 }
 
 /// Status, `errorCode`, message and field.
@@ -192,6 +278,20 @@ impl ApiError {
                 Some("email".into()),
             ),
             ApiError::RateLimited(_) => plain(StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+            // RFC 6749 section 5.2: 401 for a client that failed to authenticate, else 400.
+            ApiError::OAuth(r) => (
+                if r.code == OAuthErrorCode::InvalidClient {
+                    StatusCode::UNAUTHORIZED
+                } else {
+                    StatusCode::BAD_REQUEST
+                },
+                r.code.as_str(),
+                msg.clone(),
+                None,
+            ),
+            ApiError::TokenProof(e) => plain(StatusCode::BAD_REQUEST, e.www_authenticate_error()),
+            ApiError::NoRedirect(_) => plain(StatusCode::BAD_REQUEST, "invalid_request"),
+            ApiError::Token(_) => plain(StatusCode::UNAUTHORIZED, "invalid_credentials"),
             ApiError::Fault(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal_error",
@@ -256,6 +356,27 @@ impl ResponseError for ApiError {
     fn error_response(&self) -> HttpResponse {
         let (status, code, message, field) = self.parts();
         let mut res = HttpResponse::build(status);
+        if let ApiError::OAuth(_) | ApiError::TokenProof(_) = self {
+            res.insert_header((header::CACHE_CONTROL, "no-store"))
+                .insert_header((header::PRAGMA, "no-cache"));
+            if status == StatusCode::UNAUTHORIZED {
+                res.insert_header((header::WWW_AUTHENTICATE, "Basic realm=\"pay\""));
+            }
+            return res.json(OAuthErrorBody {
+                error: code.into(),
+                error_description: message,
+            });
+        }
+        if let ApiError::Token(c) = self {
+            for value in c.www_authenticate() {
+                res.append_header((header::WWW_AUTHENTICATE, value));
+            }
+            return res.json(ErrorBody {
+                error: message,
+                error_code: code.into(),
+                field,
+            });
+        }
         if let ApiError::RateLimited(RateLimited { retry_after_secs }) = self {
             res.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
         }

@@ -6,6 +6,7 @@ pub mod cors;
 pub mod credentials;
 pub mod error;
 pub mod exact_json;
+pub mod form;
 pub mod json;
 pub mod limits;
 pub mod telemetry;

@@ -35,6 +35,11 @@ static CSS: LazyLock<String> = LazyLock::new(|| {
 });
 const JS: &str = include_str!("page.js");
 
+/// The checkout's style sheet, which the sign-in and consent pages share.
+pub(crate) fn stylesheet() -> &'static str {
+    &CSS
+}
+
 /// What every page needs besides its content.
 #[derive(Debug, Clone, Copy)]
 pub struct Ctx<'a> {

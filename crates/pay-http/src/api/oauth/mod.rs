@@ -1,0 +1,267 @@
+//! The OAuth endpoints a client calls directly: the token endpoint (RFC 6749 section 4.1.3
+//! and 6, RFC 9449 section 5), revocation (RFC 7009) and the server metadata (RFC 8414). The
+//! browser-facing authorization endpoint is a page (`pages/oauth`). Errors are RFC 6749
+//! section 5.2 bodies with `Cache-Control: no-store` (`ApiError::OAuth`).
+
+pub mod dto;
+
+use actix_web::http::header;
+use actix_web::{get, post, web, HttpRequest, HttpResponse};
+use base64::Engine;
+use pay_domain::app::Pay;
+use pay_domain::kernel::secret::Secret;
+use pay_domain::oauth::{scope_string, ClientAuth, OAuthErrorCode as C, OAuthRefusal};
+use pay_domain::tenancy::Scope;
+
+use crate::api::oauth::dto::{RevokeRequest, ServerMetadata, TokenRequest, TokenResponseDto};
+use crate::edge::credentials::{blocking, target_uri, verify_dpop, DPOP_HEADER};
+use crate::edge::error::{ApiError, OAuthErrorBody};
+use crate::edge::form;
+use crate::pages::gateway::{FormBody, FormError};
+use crate::HttpConfig;
+
+fn refusal(code: C, description: &'static str) -> ApiError {
+    ApiError::OAuth(OAuthRefusal::new(code, description))
+}
+
+/// `invalid_request` naming what is wrong with the form (the description is the reader's).
+fn bad_form(why: String) -> HttpResponse {
+    oauth_error_response(
+        actix_web::http::StatusCode::BAD_REQUEST,
+        "invalid_request",
+        why,
+    )
+}
+
+fn oauth_error_response(
+    status: actix_web::http::StatusCode,
+    error: &str,
+    description: String,
+) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::PRAGMA, "no-cache"))
+        .json(OAuthErrorBody {
+            error: error.into(),
+            error_description: description,
+        })
+}
+
+/// The form's fields, or the answer refusing the body: 415 when it is not a form, 413 when
+/// too large, 400 `invalid_request` when malformed or not readable by `T`.
+fn read_form<T: serde::de::DeserializeOwned>(body: FormBody) -> Result<T, Box<HttpResponse>> {
+    use actix_web::http::StatusCode;
+    let pairs = body.0.map_err(|e| {
+        Box::new(match e {
+            FormError::NotAForm => oauth_error_response(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "invalid_request",
+                "the body must be application/x-www-form-urlencoded".into(),
+            ),
+            FormError::TooLarge => oauth_error_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "invalid_request",
+                "the body is larger than 64 KiB".into(),
+            ),
+            FormError::Malformed(why) => bad_form(why),
+        })
+    })?;
+    form::read(&pairs).map_err(|why| Box::new(bad_form(why)))
+}
+
+/// The client's authentication (RFC 6749 section 2.3.1): `Authorization: Basic` with the
+/// form-urlencoded id and secret, or `client_id` (+ `client_secret`) in the body; never both
+/// ways at once. Anything else is `invalid_client`.
+fn client_auth(
+    req: &HttpRequest,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+) -> Result<ClientAuth, ApiError> {
+    let invalid = || refusal(C::InvalidClient, "client authentication failed");
+    let mut values = req.headers().get_all(header::AUTHORIZATION);
+    let Some(value) = values.next() else {
+        return Ok(ClientAuth {
+            client_id: client_id.ok_or_else(invalid)?,
+            secret: client_secret.map(Secret::new),
+        });
+    };
+    if values.next().is_some() {
+        return Err(invalid());
+    }
+    if client_secret.is_some() {
+        return Err(refusal(
+            C::InvalidRequest,
+            "use one client authentication method, not two",
+        ));
+    }
+    let encoded = value
+        .to_str()
+        .ok()
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("basic"))
+        .map(|(_, rest)| rest.trim())
+        .ok_or_else(invalid)?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .ok_or_else(invalid)?;
+    let (id, secret) = decoded.split_once(':').ok_or_else(invalid)?;
+    let unescape = |s: &str| -> Option<String> {
+        let pairs = crate::pages::gateway::decode_form(format!("v={s}").as_bytes()).ok()?;
+        Some(pairs.into_iter().next().map(|(_, v)| v).unwrap_or_default())
+    };
+    let (id, secret) = (
+        unescape(id).ok_or_else(invalid)?,
+        unescape(secret).ok_or_else(invalid)?,
+    );
+    if client_id.is_some_and(|body_id| body_id != id) {
+        return Err(invalid());
+    }
+    Ok(ClientAuth {
+        client_id: id,
+        secret: Some(Secret::new(secret)),
+    })
+}
+
+/// Exchange an authorization code, or rotate a refresh token.
+///
+/// `authorization_code` needs `code`, `redirect_uri` and `code_verifier`; `refresh_token`
+/// needs `refresh_token`. Confidential clients authenticate with `client_secret_basic` or
+/// `client_secret_post`, public ones send `client_id` only. A `DPoP` proof (RFC 9449, `htu`
+/// this endpoint's URL under the configured base URL) binds the tokens to its key
+/// (`token_type: DPoP`); a bound refresh token needs a proof by the same key.
+#[utoipa::path(
+    tag = "OAuth",
+    request_body(content = TokenRequest, content_type = "application/x-www-form-urlencoded"),
+    params(("DPoP" = Option<String>, Header, description = "A DPoP proof JWT (`htm` POST, `htu` this URL)")),
+    responses(
+        (status = 200, description = "Tokens (`Cache-Control: no-store`)", body = TokenResponseDto),
+        (status = 400, description = "RFC 6749 error: `invalid_request`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope`, `unauthorized_client`, `invalid_dpop_proof`, `use_dpop_nonce`", body = OAuthErrorBody),
+        (status = 401, description = "`invalid_client` (with `WWW-Authenticate: Basic`)", body = OAuthErrorBody),
+        (status = 413, description = "`invalid_request`: body over 64 KiB", body = OAuthErrorBody),
+        (status = 415, description = "`invalid_request`: not `application/x-www-form-urlencoded`", body = OAuthErrorBody),
+    )
+)]
+#[post("/oauth/token")]
+pub async fn token(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    body: FormBody,
+) -> Result<HttpResponse, ApiError> {
+    let form: TokenRequest = match read_form(body) {
+        Ok(f) => f,
+        Err(res) => return Ok(*res),
+    };
+    let client = client_auth(&req, form.client_id.clone(), form.client_secret.clone())?;
+    let proofs: Vec<String> = req
+        .headers()
+        .get_all(DPOP_HEADER)
+        .map(|v| v.to_str().unwrap_or("\u{0}").to_owned())
+        .collect();
+    let target = target_uri(&req);
+    let issued = blocking(move || {
+        let proof = if proofs.is_empty() {
+            None
+        } else {
+            Some(verify_dpop(&pay, &proofs, "POST", target.as_deref(), None)?)
+        };
+        let missing = |what: &'static str| refusal(C::InvalidRequest, what);
+        let oauth = pay.oauth();
+        Ok(match form.grant_type.as_str() {
+            "authorization_code" => oauth.exchange_code(
+                &client,
+                form.code
+                    .as_deref()
+                    .ok_or_else(|| missing("code is required"))?,
+                form.redirect_uri
+                    .as_deref()
+                    .ok_or_else(|| missing("redirect_uri is required"))?,
+                form.code_verifier
+                    .as_deref()
+                    .ok_or_else(|| missing("code_verifier is required"))?,
+                proof.as_ref(),
+            )?,
+            "refresh_token" => oauth.refresh(
+                &client,
+                form.refresh_token
+                    .as_deref()
+                    .ok_or_else(|| missing("refresh_token is required"))?,
+                form.scope.as_deref(),
+                proof.as_ref(),
+            )?,
+            _ => {
+                return Err(refusal(
+                    C::UnsupportedGrantType,
+                    "grant_type must be authorization_code or refresh_token",
+                ))
+            }
+        })
+    })
+    .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::PRAGMA, "no-cache"))
+        .json(TokenResponseDto {
+            access_token: issued.access_token.expose().to_owned(),
+            token_type: issued.token_type.as_str(),
+            expires_in: issued.expires_in_secs,
+            refresh_token: issued.refresh_token.expose().to_owned(),
+            scope: scope_string(&issued.scopes),
+        }))
+}
+
+/// Revoke a token (RFC 7009): a refresh token ends its whole family, an access token itself.
+/// Unknown, foreign or already dead tokens are answered 200 all the same.
+#[utoipa::path(
+    tag = "OAuth",
+    request_body(content = RevokeRequest, content_type = "application/x-www-form-urlencoded"),
+    responses(
+        (status = 200, description = "Revoked, or nothing to revoke"),
+        (status = 400, description = "`invalid_request`", body = OAuthErrorBody),
+        (status = 401, description = "`invalid_client` (with `WWW-Authenticate: Basic`)", body = OAuthErrorBody),
+        (status = 413, description = "`invalid_request`: body over 64 KiB", body = OAuthErrorBody),
+        (status = 415, description = "`invalid_request`: not `application/x-www-form-urlencoded`", body = OAuthErrorBody),
+    )
+)]
+#[post("/oauth/revoke")]
+pub async fn revoke(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    body: FormBody,
+) -> Result<HttpResponse, ApiError> {
+    let form: RevokeRequest = match read_form(body) {
+        Ok(f) => f,
+        Err(res) => return Ok(*res),
+    };
+    let client = client_auth(&req, form.client_id.clone(), form.client_secret.clone())?;
+    blocking(move || Ok(pay.oauth().revoke(&client, &form.token)?)).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .finish())
+}
+
+/// The authorization server's metadata (RFC 8414), addresses under the configured base URL.
+#[utoipa::path(
+    tag = "OAuth",
+    responses((status = 200, description = "RFC 8414 metadata", body = ServerMetadata))
+)]
+#[get("/.well-known/oauth-authorization-server")]
+pub async fn metadata(config: web::Data<HttpConfig>) -> HttpResponse {
+    let issuer = config.base_url.trim_end_matches('/').to_owned();
+    let auth_methods = vec!["client_secret_basic", "client_secret_post", "none"];
+    HttpResponse::Ok().json(ServerMetadata {
+        authorization_endpoint: format!("{issuer}/oauth/authorize"),
+        token_endpoint: format!("{issuer}/oauth/token"),
+        revocation_endpoint: format!("{issuer}/oauth/revoke"),
+        issuer,
+        response_types_supported: vec!["code"],
+        response_modes_supported: vec!["query"],
+        grant_types_supported: vec!["authorization_code", "refresh_token"],
+        code_challenge_methods_supported: vec![pay_dpop::PKCE_METHOD_S256],
+        token_endpoint_auth_methods_supported: auth_methods.clone(),
+        revocation_endpoint_auth_methods_supported: auth_methods,
+        scopes_supported: Scope::ALL.iter().map(|s| s.as_str()).collect(),
+        dpop_signing_alg_values_supported: pay_dpop::SUPPORTED_ALGS.split(' ').collect(),
+    })
+}
