@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use crate::checkout::ports::{PriceSource, Processor};
 use crate::checkout::{CheckoutAdapters, CheckoutService, CheckoutStore};
+use crate::customers::ports::{CustomerPorts, PortalKeys};
+use crate::customers::CustomerService;
 use crate::kernel::assets::AssetCatalogue;
 use crate::kernel::error::PortResult;
 use crate::kernel::ports::{Clock, Crypto, HealthCheck, SecretSealer};
@@ -18,6 +20,8 @@ use crate::mail::{MailService, MailStore};
 use crate::sandbox::SandboxService;
 use crate::settings::ports::SettingsStore;
 use crate::settings::SettingsService;
+use crate::subscriptions::ports::SubscriptionStore;
+use crate::subscriptions::{BillingConfig, SubscriptionService};
 use crate::tenancy::ports::TenancyPorts;
 use crate::tenancy::TenancyService;
 use crate::webhooks::ports::{WebhookSigner, WebhookStore};
@@ -33,6 +37,8 @@ pub struct Stores {
     pub checkout: Arc<dyn CheckoutStore + Send + Sync>,
     pub webhooks: Arc<dyn WebhookStore + Send + Sync>,
     pub mail: Arc<dyn MailStore + Send + Sync>,
+    pub customers: Arc<dyn CustomerPorts>,
+    pub subscriptions: Arc<dyn SubscriptionStore + Send + Sync>,
     pub rate_limits: Arc<dyn RateLimitStore + Send + Sync>,
     pub health: Arc<dyn HealthCheck + Send + Sync>,
 }
@@ -53,6 +59,8 @@ impl Stores {
             checkout: store.clone(),
             webhooks: store.clone(),
             mail: store.clone(),
+            customers: store.clone(),
+            subscriptions: store.clone(),
             rate_limits: store.clone(),
             health: store,
         }
@@ -71,6 +79,8 @@ pub struct Adapters {
     pub wall_clock: Arc<dyn Clock>,
     pub processor: Arc<dyn Processor>,
     pub prices: Arc<dyn PriceSource>,
+    /// The customer portal URL signing keys (a key of their own, with rotation).
+    pub portal_keys: Arc<dyn PortalKeys>,
 }
 
 impl std::fmt::Debug for Adapters {
@@ -91,6 +101,8 @@ pub struct AppConfig {
     pub sandbox: bool,
     /// Development and tests: allow http and private addresses as callback targets.
     pub allow_private_targets: bool,
+    /// The billing scheduler's settings (invoice lead time, lease).
+    pub billing: BillingConfig,
 }
 
 /// The service's use cases, one service per context.
@@ -104,6 +116,8 @@ pub struct Pay {
     checkout: Arc<CheckoutService>,
     sandbox: SandboxService,
     mail: MailService,
+    customers: CustomerService,
+    subscriptions: SubscriptionService,
     health: Arc<dyn HealthCheck + Send + Sync>,
 }
 
@@ -168,6 +182,22 @@ impl Pay {
             config.sandbox,
         );
         let mail = MailService::new(k.clone(), tenancy.clone(), links.clone(), stores.mail);
+        let customers = CustomerService::new(
+            k.clone(),
+            tenancy.clone(),
+            stores.customers,
+            adapters.portal_keys,
+        );
+        let subscriptions = SubscriptionService::new(
+            k.clone(),
+            tenancy.clone(),
+            customers.clone(),
+            links.clone(),
+            webhooks.clone(),
+            mail.clone(),
+            stores.subscriptions,
+            config.billing,
+        );
         Pay {
             k,
             tenancy,
@@ -177,6 +207,8 @@ impl Pay {
             checkout,
             sandbox,
             mail,
+            customers,
+            subscriptions,
             health: stores.health,
         }
     }
@@ -207,6 +239,14 @@ impl Pay {
 
     pub fn mail(&self) -> &MailService {
         &self.mail
+    }
+
+    pub fn customers(&self) -> &CustomerService {
+        &self.customers
+    }
+
+    pub fn subscriptions(&self) -> &SubscriptionService {
+        &self.subscriptions
     }
 
     /// Real time (the process clock).
@@ -250,6 +290,8 @@ pub trait PayStore:
     + CheckoutStore
     + WebhookStore
     + MailStore
+    + CustomerPorts
+    + SubscriptionStore
     + RateLimitStore
     + HealthCheck
     + Send
@@ -264,6 +306,8 @@ impl<T> PayStore for T where
         + CheckoutStore
         + WebhookStore
         + MailStore
+        + CustomerPorts
+        + SubscriptionStore
         + RateLimitStore
         + HealthCheck
         + Send

@@ -84,6 +84,7 @@ pub fn build_pay_with<C: Clock + 'static>(
             limits: config.rate_limits,
             sandbox: config.processor == "sandbox",
             allow_private_targets: config.allow_private_targets,
+            billing: Default::default(),
         },
         Stores::all_in(Arc::new(store)),
         Adapters {

@@ -59,6 +59,18 @@ uuid_id!(
     /// One payer's payment session on a link (the spec's `session.id`).
     PaymentSessionId
 );
+uuid_id!(
+    /// Internal id of a contact (customer or vendor).
+    ContactId
+);
+uuid_id!(
+    /// Internal id of a subscription.
+    SubscriptionId
+);
+uuid_id!(
+    /// Internal id of one billing cycle of a subscription.
+    CycleId
+);
 
 macro_rules! prefixed_id {
     ($(#[$doc:meta])* $name:ident, $prefix:expr, $len:expr) => {
@@ -115,6 +127,19 @@ prefixed_id!(
     /// Public form key of an integration, used by the gateway form.
     FormKeyId,
     "pk_pay_",
+    24
+);
+
+prefixed_id!(
+    /// Public id of a contact, used in customer portal URLs.
+    ContactUid,
+    "cus_",
+    24
+);
+prefixed_id!(
+    /// Public (merchant-facing) id of a subscription.
+    SubscriptionUid,
+    "sub_",
     24
 );
 

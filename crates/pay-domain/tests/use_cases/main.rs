@@ -46,7 +46,9 @@ use pay_domain::webhooks::{
 };
 
 mod anonymous;
+mod billing;
 mod checkout;
+mod customers;
 mod gateway;
 mod mail;
 mod webhooks;
@@ -74,6 +76,7 @@ struct World {
     /// Real time for signatures; the service clock (`clock`) is business time.
     wall: Arc<FixedClock>,
     processor: Arc<FakeProcessor>,
+    portal_keys: Arc<FakePortalKeys>,
     allow_private_targets: bool,
 }
 
@@ -90,6 +93,7 @@ fn world_with(allow_private_targets: bool) -> World {
     let signer = Arc::new(FakeSigner::default());
     let wall = Arc::new(FixedClock(AtomicI64::new(WALL_MS)));
     let processor = Arc::new(FakeProcessor::default());
+    let portal_keys = Arc::new(FakePortalKeys::default());
     let mut w = World {
         pay: Pay::new(
             AppConfig {
@@ -98,6 +102,7 @@ fn world_with(allow_private_targets: bool) -> World {
                 limits: Default::default(),
                 sandbox: true,
                 allow_private_targets,
+                billing: Default::default(),
             },
             Stores::all_in(store.clone()),
             Adapters {
@@ -108,6 +113,7 @@ fn world_with(allow_private_targets: bool) -> World {
                 wall_clock: wall.clone(),
                 processor: processor.clone(),
                 prices: Arc::new(FakePrices),
+                portal_keys: portal_keys.clone(),
             },
         ),
         store,
@@ -117,6 +123,7 @@ fn world_with(allow_private_targets: bool) -> World {
         signer,
         wall,
         processor,
+        portal_keys,
         allow_private_targets,
     };
     w.rebuild(true);
@@ -133,6 +140,7 @@ impl World {
                 limits: pay_domain::kernel::ratelimit::RateLimits::default(),
                 sandbox,
                 allow_private_targets: self.allow_private_targets,
+                billing: Default::default(),
             },
             Stores::all_in(self.store.clone()),
             Adapters {
@@ -143,6 +151,7 @@ impl World {
                 wall_clock: self.wall.clone(),
                 processor: self.processor.clone(),
                 prices: Arc::new(FakePrices),
+                portal_keys: self.portal_keys.clone(),
             },
         );
     }

@@ -3,8 +3,10 @@
 //! and what the conformance suites check first.
 
 mod checkout;
+mod customers;
 mod links;
 mod mail;
+mod subscriptions;
 mod tenancy;
 mod webhooks;
 
@@ -54,6 +56,11 @@ pub struct Tables {
     /// One-time links' completed payment.
     pub paid_links: Vec<(PaymentLinkId, crate::kernel::ids::PaymentSessionId)>,
     pub mails: Vec<crate::mail::OutgoingMail>,
+    pub contacts: Vec<crate::customers::Contact>,
+    pub subscriptions: Vec<crate::subscriptions::Subscription>,
+    /// Leases of claimed subscriptions (real time).
+    pub subscription_leases: Vec<(SubscriptionId, Timestamp)>,
+    pub cycles: Vec<crate::subscriptions::Cycle>,
 }
 
 /// Every store port over `Mutex`ed vectors, with a call counter per method.
@@ -91,6 +98,16 @@ pub const WRITE_METHODS: &[&str] = &[
     "retarget_deliveries",
     "enqueue_link_event",
     "write_link_event",
+    "upsert_contact",
+    "rename_contact",
+    "insert_subscription",
+    "move_subscription",
+    "claim_due_subscriptions",
+    "finish_run",
+    "insert_cycle",
+    "open_cycle",
+    "set_cycle_status",
+    "set_cycle_reminders",
 ];
 
 pub(crate) fn unique_violation(what: &str) -> Fault {
