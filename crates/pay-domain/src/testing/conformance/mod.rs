@@ -8,4 +8,5 @@ pub mod fixtures;
 pub mod links;
 pub mod mail;
 pub mod ratelimit;
+pub mod subscriptions;
 pub mod webhooks;
