@@ -35,7 +35,7 @@ fn anonymous_link(created_at: i64) -> PaymentLink {
         payload: PaymentLinkPayload {
             title: Some("Coffee".into()),
             description: None,
-            amount: "4.20".into(),
+            amount: pay_domain::kernel::amount::Amount::parse("4.20", 6).unwrap(),
             fiat_currency: None,
             currency: "USDC".into(),
             asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),

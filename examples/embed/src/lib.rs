@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use pay_domain::app::{Adapters, AppConfig, Pay, Stores};
 use pay_domain::checkout::machine::SessionStatus;
-use pay_domain::kernel::amount::Decimal;
 use pay_domain::kernel::assets::AssetCatalogue;
 use pay_domain::kernel::ratelimit::RateLimits;
 use pay_domain::kernel::secret::Secret;
@@ -17,7 +16,6 @@ use pay_domain::testing::{
     FakeCrypto, FakePortalKeys, FakePrices, FakeProcessor, FakeSealer, FakeSigner, FixedClock,
     MemStore,
 };
-use pay_domain::Fault;
 
 /// Each context returns its own error enum; a host that runs several use cases in a row can
 /// collect them as one boxed error (or match each where it calls it).
@@ -86,8 +84,7 @@ pub fn create_and_pay(pay: &Pay) -> Result<Outcome, Error> {
         .checkout()
         .start_session(uid, BASE_USDC, "198.51.100.7")?;
     let pending = pay.checkout().accept_session(uid, &quote.id.to_string())?;
-    let amount = Decimal::parse(&pending.required_sell_amount)
-        .map_err(|_| Fault::new("the quote's amount is not a decimal"))?;
+    let amount = pending.required_sell_amount;
     let paid = pay.sandbox().sandbox_event(
         Some(&merchant),
         uid,

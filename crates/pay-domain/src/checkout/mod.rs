@@ -7,6 +7,7 @@ mod model;
 pub mod ports;
 pub mod quote;
 mod service;
+mod settlement;
 pub mod tolerance;
 
 pub use error::{
@@ -18,3 +19,4 @@ pub use service::{
     CheckoutAdapters, CheckoutService, CheckoutView, DueWorkReport, LinkDetail, Resolution,
     DUE_BATCH,
 };
+pub use settlement::{RefundReason, ResolutionRecord, Settlement};

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use time::Duration;
 
 use crate::checkout::machine::SessionStatus;
+use crate::kernel::amount::{Amount, Decimal};
 use crate::kernel::ids::{CompanyId, PaymentLinkId, PaymentSessionId};
 use crate::kernel::timestamp::Timestamp;
 use crate::webhooks::{Delivery, SessionSnapshot};
@@ -27,13 +28,13 @@ pub struct PaymentSession {
     /// The invoice unit: the link's `fiatCurrency`, or its settlement asset identifier.
     pub invoice_asset: String,
     /// The link's amount, exactly as given.
-    pub invoice_amount: String,
+    pub invoice_amount: Amount,
     /// The asset identifier the payer pays with.
     pub selected_sell_asset: String,
-    /// What the payer sends (decimal text, the pay asset's decimals at most).
-    pub required_sell_amount: String,
-    /// What the merchant receives (decimal text, the settlement asset's decimals at most).
-    pub expected_buy_amount: String,
+    /// What the payer sends (normalised, the pay asset's decimals at most).
+    pub required_sell_amount: Decimal,
+    /// What the merchant receives (normalised, the settlement asset's decimals at most).
+    pub expected_buy_amount: Decimal,
     /// Where the settlement goes: the merchant's wallet, or an anonymous link's address.
     pub destination_address: String,
     pub deposit_address: Option<String>,
@@ -43,7 +44,7 @@ pub struct PaymentSession {
     /// The quote's expiry in `quote`, the deposit request's in `pending`.
     pub expires_at: Timestamp,
     /// Received amounts, shortfall, overpayment, late deposits, resolution, refund address.
-    pub settlement: Map<String, Value>,
+    pub settlement: crate::checkout::Settlement,
     pub error_message: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
@@ -57,10 +58,10 @@ impl PaymentSession {
             status: Some(self.status.as_str().to_owned()),
             previous_status: self.previous_status.map(|s| s.as_str().to_owned()),
             invoice_asset: Some(self.invoice_asset.clone()),
-            invoice_amount: Some(self.invoice_amount.clone()),
+            invoice_amount: Some(self.invoice_amount.as_str().to_owned()),
             selected_sell_asset: Some(self.selected_sell_asset.clone()),
-            required_sell_amount: Some(self.required_sell_amount.clone()),
-            expected_buy_amount: Some(self.expected_buy_amount.clone()),
+            required_sell_amount: Some(self.required_sell_amount.to_string()),
+            expected_buy_amount: Some(self.expected_buy_amount.to_string()),
             destination_address: Some(self.destination_address.clone()),
             deposit_address: self.deposit_address.clone(),
             channel_id: self.channel_id.clone(),

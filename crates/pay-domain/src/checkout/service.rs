@@ -17,6 +17,7 @@ use crate::checkout::{CheckoutError, LinkAlreadyPaid, SessionTransition, StartBl
 use crate::checkout::{
     LinkEventWrite, PaymentSession, SessionChange, TimelineEvent, WriteOutcome, DEPOSIT_WINDOW,
 };
+use crate::checkout::{RefundReason, ResolutionRecord, Settlement};
 use crate::kernel::amount::{Amount, Decimal};
 use crate::kernel::assets::{fiat_decimals, DestinationAsset};
 use crate::kernel::error::{Fault, FieldError, NotFound};
@@ -118,19 +119,12 @@ pub(crate) fn link_not_found() -> NotFound {
     }
 }
 
-fn dec(s: &str) -> Result<Decimal, Fault> {
-    Decimal::parse(s).map_err(|_| Fault::new(format!("stored amount {s:?} is bad")))
-}
-
 fn arithmetic() -> Fault {
     Fault::new("amount arithmetic out of range")
 }
 
-fn received_of(s: &PaymentSession) -> Result<Decimal, Fault> {
-    match s.settlement.get("receivedAmount").and_then(Value::as_str) {
-        Some(v) => dec(v),
-        None => Ok(Decimal::ZERO),
-    }
+fn received_of(s: &PaymentSession) -> Decimal {
+    s.settlement.received()
 }
 
 fn link_state(link: &PaymentLink, now: Timestamp) -> &'static str {
@@ -394,8 +388,14 @@ fn quote_data(
 ) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("payAsset".into(), json!(s.selected_sell_asset));
-    m.insert("requiredSellAmount".into(), json!(s.required_sell_amount));
-    m.insert("expectedBuyAmount".into(), json!(s.expected_buy_amount));
+    m.insert(
+        "requiredSellAmount".into(),
+        json!(s.required_sell_amount.to_string()),
+    );
+    m.insert(
+        "expectedBuyAmount".into(),
+        json!(s.expected_buy_amount.to_string()),
+    );
     m.insert(
         "target".into(),
         json!(amounts.target.normalized().to_string()),

@@ -32,8 +32,8 @@ pub fn settles(required: Decimal, received: Decimal, settings: &PaySettings) -> 
 /// `received` of the pay asset expressed in the invoice unit, by the session's own quote ratio
 /// (rounded down: the payer never gets credit for more than arrived).
 pub fn in_invoice_units(s: &PaymentSession, received: Decimal) -> Result<Decimal, Fault> {
-    let required = stored(&s.required_sell_amount)?;
-    let invoice = stored(&s.invoice_amount)?;
+    let required = s.required_sell_amount;
+    let invoice = s.invoice_amount.value();
     received
         .checked_mul(invoice)
         .and_then(|x| x.checked_div(required, 18, Rounding::Down))
@@ -46,12 +46,8 @@ pub fn session_settles(
     received: Decimal,
     settings: &PaySettings,
 ) -> Result<bool, Fault> {
-    let invoice = stored(&s.invoice_amount)?;
+    let invoice = s.invoice_amount.value();
     Ok(settles(invoice, in_invoice_units(s, received)?, settings))
-}
-
-fn stored(s: &str) -> Result<Decimal, Fault> {
-    Decimal::parse(s).map_err(|_| Fault::new(format!("stored amount {s:?} is bad")))
 }
 
 #[cfg(test)]

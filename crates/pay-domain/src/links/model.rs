@@ -143,7 +143,7 @@ impl ExpirationTime {
 pub struct PaymentLinkPayload {
     pub title: Option<String>,
     pub description: Option<String>,
-    pub amount: String,
+    pub amount: Amount,
     pub fiat_currency: Option<String>,
     pub currency: String,
     pub asset: String,
@@ -332,7 +332,7 @@ impl CreateLinkInput {
         )?;
         // The amount is in the display currency when one is given, else in the asset.
         let scale = fiat_scale.unwrap_or(asset.decimals);
-        Amount::parse(&self.amount, scale).map_err(|e| {
+        let amount = Amount::parse(&self.amount, scale).map_err(|e| {
             let why = match e {
                 DecimalError::TooPrecise(n) => {
                     format!("amount must have at most {n} decimal places")
@@ -351,7 +351,7 @@ impl CreateLinkInput {
         Ok(PaymentLinkPayload {
             title: self.title,
             description: self.description,
-            amount: self.amount,
+            amount,
             fiat_currency: self.fiat_currency,
             currency: asset.symbol.clone(),
             asset: asset.asset_identifier.clone(),
@@ -574,7 +574,7 @@ mod tests {
     #[test]
     fn payload_injects_server_fields_and_resolves_the_default_asset() {
         let p = build(input("12.50")).unwrap();
-        assert_eq!(p.amount, "12.50");
+        assert_eq!(p.amount.as_str(), "12.50");
         assert_eq!(p.runtime_mode, "merchant_target_net_v2");
         assert_eq!(p.billing_version, "v2");
         assert_eq!(p.merchant_name.as_deref(), Some("Acme"));
@@ -608,7 +608,7 @@ mod tests {
             assert_eq!(field_of(build(input(bad))), "amount", "{bad:?}");
         }
         // No leading zeros: "0.5" is the one way to write half.
-        assert_eq!(build(input("0.5")).unwrap().amount, "0.5");
+        assert_eq!(build(input("0.5")).unwrap().amount.as_str(), "0.5");
         for bad in ["007", "00.5", "01"] {
             match build(input(bad)) {
                 Err(LinkError::Invalid(FieldError { field, message })) => {

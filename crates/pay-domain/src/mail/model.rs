@@ -396,7 +396,7 @@ mod tests {
             payload: PaymentLinkPayload {
                 title: Some("Order <42>\nrush".into()),
                 description: Some("Two \"mugs\" & a <script>alert(1)</script>".into()),
-                amount: "12.50".into(),
+                amount: crate::kernel::amount::Amount::parse("12.50", 2).unwrap(),
                 fiat_currency: Some("USD".into()),
                 currency: "USDC".into(),
                 asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),

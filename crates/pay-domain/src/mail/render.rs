@@ -31,7 +31,7 @@ pub fn render_payment_request(link: &PaymentLink, public_url: &str) -> RenderedM
         .filter(|m| !m.is_empty())
         .unwrap_or_else(|| "A merchant".to_owned());
     let unit = p.fiat_currency.as_deref().unwrap_or(&p.currency);
-    let amount = format!("{} {}", p.amount, unit);
+    let amount = format!("{} {}", p.amount.as_str(), unit);
     let title = p.title.as_deref().map(one_line).filter(|t| !t.is_empty());
     let description = p
         .description

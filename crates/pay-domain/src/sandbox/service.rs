@@ -188,7 +188,7 @@ impl SandboxService {
                     SessionStatus::RefundPending => SessionEvent::Refunded,
                     _ => SessionEvent::RequestRefund,
                 };
-                if ev == SessionEvent::Refunded && !s.settlement.contains_key("refundAddress") {
+                if ev == SessionEvent::Refunded && s.settlement.refund_address.is_none() {
                     return Err(FieldError::new(
                         "type",
                         "the payer has not given a refund address yet",

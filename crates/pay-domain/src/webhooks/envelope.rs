@@ -48,7 +48,7 @@ impl LinkSnapshot {
             status: link.status.as_str().to_owned(),
             public_url: link.public_url(public_pay_url),
             expires_at: link.expires_at,
-            amount: p.amount.clone(),
+            amount: p.amount.as_str().to_owned(),
             currency: p.currency.clone(),
             asset: p.asset.clone(),
             label: p.title.clone(),
@@ -79,7 +79,7 @@ pub struct SessionSnapshot {
     pub composite_channel_id: Option<String>,
     pub source_chain: Option<String>,
     pub expires_at: Option<Timestamp>,
-    pub settlement: Map<String, Value>,
+    pub settlement: crate::checkout::Settlement,
     pub error_message: Option<String>,
 }
 

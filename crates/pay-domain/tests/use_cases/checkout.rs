@@ -137,7 +137,7 @@ fn a_link_stored_with_a_leading_zero_before_the_rule_still_quotes() {
     let w = world();
     let shop = w.shop("Acme", "owner@acme.example");
     let link = w.link_for(&shop, Some(false));
-    assert_eq!(link.payload.amount, "10");
+    assert_eq!(link.payload.amount.as_str(), "10");
     // Written by a build that took "010" as input: the link keeps it and still quotes.
     w.store
         .tables()
@@ -146,15 +146,15 @@ fn a_link_stored_with_a_leading_zero_before_the_rule_still_quotes() {
         .find(|l| l.id == link.id)
         .unwrap()
         .payload
-        .amount = "010".into();
+        .amount = pay_domain::kernel::amount::Amount::parse_stored("010", 6).unwrap();
     let quote = w
         .pay
         .checkout()
         .start_session(link.uid.as_str(), ETH, "198.51.100.9")
         .unwrap();
-    assert_eq!(quote.invoice_amount, "010");
-    assert_eq!(quote.required_sell_amount, "0.005");
-    assert_eq!(quote.expected_buy_amount, "9.9");
+    assert_eq!(quote.invoice_amount.as_str(), "010");
+    assert_eq!(quote.required_sell_amount.to_string(), "0.005");
+    assert_eq!(quote.expected_buy_amount.to_string(), "9.9");
 }
 
 #[test]
@@ -175,10 +175,10 @@ fn a_payer_reviews_a_quote_accepts_it_and_pays() {
     assert_eq!(quote.status, SessionStatus::Quote);
     assert_eq!(quote.previous_status, None);
     // 10 USDC at 2000 USDC per ETH, the merchant pays the 1 % fee: the payer sends 0.005 ETH.
-    assert_eq!(quote.required_sell_amount, "0.005");
-    assert_eq!(quote.expected_buy_amount, "9.9");
+    assert_eq!(quote.required_sell_amount.to_string(), "0.005");
+    assert_eq!(quote.expected_buy_amount.to_string(), "9.9");
     assert_eq!(quote.invoice_asset, BASE_USDC);
-    assert_eq!(quote.invoice_amount, "10");
+    assert_eq!(quote.invoice_amount.as_str(), "10");
     assert_eq!(
         quote.expires_at,
         w.now().plus(pay_domain::checkout::quote::QUOTE_TTL)
@@ -208,7 +208,7 @@ fn a_payer_reviews_a_quote_accepts_it_and_pays() {
     let done = w.deposit(&shop, &link, "0.005");
     assert_eq!(done.status, SessionStatus::Complete);
     assert_eq!(done.previous_status, Some(SessionStatus::Processing));
-    assert_eq!(done.settlement["receivedAmount"], "0.005");
+    assert_eq!(done.settlement.to_json()["receivedAmount"], "0.005");
     assert_eq!(
         w.event_names(&link),
         strs(&[
@@ -351,7 +351,7 @@ fn a_short_deposit_beyond_the_tolerance_is_underpaid_then_topped_up() {
     w.started(&link);
     let s = w.deposit(&shop, &link, "9.8");
     assert_eq!(s.status, SessionStatus::Underpaid);
-    assert_eq!(s.settlement["shortBy"], "0.2");
+    assert_eq!(s.settlement.to_json()["shortBy"], "0.2");
     let names = w.event_names(&link);
     assert_eq!(
         names[2..].to_vec(),
@@ -363,8 +363,8 @@ fn a_short_deposit_beyond_the_tolerance_is_underpaid_then_topped_up() {
     );
     let s = w.deposit(&shop, &link, "0.2");
     assert_eq!(s.status, SessionStatus::Complete);
-    assert_eq!(s.settlement["receivedAmount"], "10");
-    assert!(s.settlement.get("shortBy").is_none());
+    assert_eq!(s.settlement.to_json()["receivedAmount"], "10");
+    assert!(s.settlement.to_json().get("shortBy").is_none());
 }
 
 #[test]
@@ -392,7 +392,7 @@ fn the_tolerance_holds_at_its_edges() {
         };
         assert_eq!(s.status, want, "{percent:?} {fixed:?} {received}");
         if ok && received != "10" {
-            assert!(s.settlement.contains_key("shortWithinTolerance"));
+            assert!(s.settlement.to_json().contains_key("shortWithinTolerance"));
         }
     }
 }
@@ -405,7 +405,7 @@ fn an_overpayment_completes_and_is_recorded() {
     w.started(&link);
     let s = w.deposit(&shop, &link, "12.5");
     assert_eq!(s.status, SessionStatus::Complete);
-    assert_eq!(s.settlement["overpaidBy"], "2.5");
+    assert_eq!(s.settlement.to_json()["overpaidBy"], "2.5");
 }
 
 #[test]
@@ -432,7 +432,7 @@ fn a_processor_event_is_applied_once() {
     let again = ev().unwrap();
     assert_eq!(again, first, "the replay changes nothing");
     assert_eq!(w.events_of(&link), events);
-    assert_eq!(again.settlement["receivedAmount"], "4");
+    assert_eq!(again.settlement.to_json()["receivedAmount"], "4");
     // The held deposit settles on `settle`: 4 of 10 is underpaid.
     let s = w
         .pay
@@ -458,8 +458,8 @@ fn a_late_deposit_on_an_expired_session_is_recorded() {
     assert_eq!(w.pay.checkout().run_due_work(10).unwrap().moved, 1);
     let s = w.deposit(&shop, &link, "10");
     assert_eq!(s.status, SessionStatus::Expired);
-    assert_eq!(s.settlement["late"], true);
-    assert_eq!(s.settlement["lateAmount"], "10");
+    assert_eq!(s.settlement.to_json()["late"], true);
+    assert_eq!(s.settlement.to_json()["lateAmount"], "10");
     assert_eq!(
         w.event_names(&link).last().map(String::as_str),
         Some("settlement_updated")
@@ -548,7 +548,7 @@ fn an_underpayment_is_refunded_to_the_payers_address() {
         .submit_refund_address(link.uid.as_str(), &s.id.to_string(), PAYER)
         .unwrap();
     assert_eq!(r.status, SessionStatus::RefundPending);
-    assert_eq!(r.settlement["refundAddress"], PAYER);
+    assert_eq!(r.settlement.to_json()["refundAddress"], PAYER);
     let r = w
         .pay
         .sandbox()
@@ -611,7 +611,7 @@ fn the_first_refund_address_wins() {
         .checkout()
         .submit_refund_address(link.uid.as_str(), &id, PAYER)
         .unwrap();
-    assert_eq!(first.settlement["refundAddress"], PAYER);
+    assert_eq!(first.settlement.to_json()["refundAddress"], PAYER);
     let timeline = w.timeline_names(&link).len();
     // Another address, the same one again, and a malformed one: all refused as already set.
     for again in [ATTACKER, PAYER, "not an address!"] {
@@ -628,7 +628,7 @@ fn the_first_refund_address_wins() {
         .checkout()
         .checkout_session(link.uid.as_str(), &id)
         .unwrap();
-    assert_eq!(now.settlement["refundAddress"], PAYER);
+    assert_eq!(now.settlement.to_json()["refundAddress"], PAYER);
     assert_eq!(now.version, first.version, "nothing was written");
     assert_eq!(received_count(&w, &link), 1, "one refund_address_received");
     assert_eq!(w.timeline_names(&link).len(), timeline);
@@ -671,9 +671,10 @@ fn racing_refund_addresses_leave_exactly_one() {
             .checkout()
             .checkout_session(link.uid.as_str(), &id)
             .unwrap()
-            .settlement["refundAddress"]
+            .settlement
+            .to_json()["refundAddress"]
             .clone();
-        assert_eq!(kept, won[0].settlement["refundAddress"]);
+        assert_eq!(kept, won[0].settlement.to_json()["refundAddress"]);
         assert_eq!(received_count(&w, &link), 1);
     }
 }
@@ -712,7 +713,7 @@ fn a_refund_address_is_one_of_the_chain_paid_on() {
         .checkout()
         .submit_refund_address(uid, &s, &format!("  {PAYER}\n"))
         .unwrap();
-    assert_eq!(ok.settlement["refundAddress"], PAYER);
+    assert_eq!(ok.settlement.to_json()["refundAddress"], PAYER);
     // Paid with BTC: a Bitcoin address of its network.
     let link = w.link_for(&shop, Some(true));
     let btc = "bip122:000000000019d6689c085ae165831e93/slip44:0";
@@ -742,7 +743,7 @@ fn a_refund_address_is_one_of_the_chain_paid_on() {
         .submit_refund_address(uid, &s, "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4")
         .unwrap();
     assert_eq!(
-        ok.settlement["refundAddress"],
+        ok.settlement.to_json()["refundAddress"],
         "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"
     );
 }
@@ -760,7 +761,10 @@ fn the_merchant_completes_an_underpayment_by_hand() {
         .resolve_underpayment(&shop.key, link.uid.as_str(), Resolution::Complete)
         .unwrap();
     assert_eq!(r.status, SessionStatus::Complete);
-    assert_eq!(r.settlement["resolution"], "completed_by_merchant");
+    assert_eq!(
+        r.settlement.to_json()["resolution"],
+        "completed_by_merchant"
+    );
     assert_eq!(
         w.event_names(&link)[w.event_names(&link).len() - 2..].to_vec(),
         strs(&["manual_resolution_completed", "status_changed"])
@@ -982,7 +986,7 @@ fn a_one_time_link_takes_one_payment_and_refunds_the_next() {
     assert_eq!(link_now.status, LinkStatus::Archived);
     let b = settle(&w.store.payment_session(second.id).unwrap().unwrap());
     assert_eq!(b.status, SessionStatus::RefundPending);
-    assert_eq!(b.settlement["refundReason"], "link_already_paid");
+    assert_eq!(b.settlement.to_json()["refundReason"], "link_already_paid");
     assert!(matches!(
         w.pay
             .checkout()
@@ -1122,7 +1126,7 @@ fn a_quote_is_refreshed_before_it_expires_and_not_after() {
         r.expires_at,
         w.now().plus(pay_domain::checkout::quote::QUOTE_TTL)
     );
-    assert_eq!(r.required_sell_amount, "0.005");
+    assert_eq!(r.required_sell_amount.to_string(), "0.005");
     assert_eq!(
         w.timeline_names(&link),
         strs(&["quote_created", "quote_refreshed"])

@@ -106,7 +106,7 @@ fn a_form_creates_the_link_its_api_key_would_create() {
     assert_eq!(link.expires_at, Some(w.now().plus(Duration::hours(24))));
     assert_eq!(w.store.stored_link(&link.uid), Some(link.clone()));
     let p = &link.payload;
-    assert_eq!(p.amount, "12.50");
+    assert_eq!(p.amount.as_str(), "12.50");
     assert_eq!(p.title.as_deref(), Some("Order 42"));
     assert_eq!(p.order_id.as_deref(), Some("42"));
     assert_eq!(p.success_url.as_deref(), Some("https://shop.example/ok"));

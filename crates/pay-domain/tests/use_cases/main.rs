@@ -1280,7 +1280,7 @@ fn create_link_stores_an_active_link_expiring_in_a_day() {
     assert_eq!(link.created_by, CreatedBy::ApiKey(w.partner_of(&a)));
     assert_eq!(link.uid.as_str().len(), 22);
     assert!(is_alnum(link.uid.as_str()));
-    assert_eq!(link.payload.amount, "12.50");
+    assert_eq!(link.payload.amount.as_str(), "12.50");
     assert_eq!(
         link.payload.asset,
         AssetCatalogue::builtin()

@@ -4,10 +4,10 @@
 use diesel::prelude::*;
 use pay_domain::checkout::machine::SessionStatus;
 use pay_domain::checkout::{PaymentSession, TimelineEvent};
+use pay_domain::kernel::amount::{Amount, Decimal};
 use pay_domain::kernel::ids::{CompanyId, PaymentLinkId, PaymentSessionId};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::{Fault, PortResult};
-use serde_json::{Map, Value};
 
 use super::{corrupt, id, instant, uuid_text};
 use crate::conn::MultiBackend;
@@ -17,13 +17,18 @@ fn session_status(text: &str, column: &str) -> PortResult<SessionStatus> {
     SessionStatus::parse(text).ok_or_else(|| corrupt(column))
 }
 
-/// JSON objects (settlement, timeline data) are stored as their text.
-fn json_object(text: &str, column: &str) -> PortResult<Map<String, Value>> {
+/// JSON values (the typed settlement, timeline data) are stored as their text; a row that does
+/// not read back as its type is corrupt.
+fn json_value<T: serde::de::DeserializeOwned>(text: &str, column: &str) -> PortResult<T> {
     serde_json::from_str(text).map_err(|_| corrupt(column))
 }
 
-fn json_text(map: &Map<String, Value>, what: &str) -> PortResult<String> {
-    serde_json::to_string(map).map_err(|e| Fault::caused(format!("encoding {what}"), e))
+fn decimal(text: &str, column: &str) -> PortResult<Decimal> {
+    Decimal::parse_stored(text).map_err(|_| corrupt(column))
+}
+
+fn json_text<T: serde::Serialize>(value: &T, what: &str) -> PortResult<String> {
+    serde_json::to_string(value).map_err(|e| Fault::caused(format!("encoding {what}"), e))
 }
 
 // ----- payment sessions -----
@@ -73,17 +78,24 @@ impl TryFrom<PaymentSessionRow> for PaymentSession {
                 .transpose()?,
             version: r.version,
             invoice_asset: r.invoice_asset,
-            invoice_amount: r.invoice_amount,
+            invoice_amount: Amount::parse_stored(&r.invoice_amount, u32::MAX)
+                .map_err(|_| corrupt("payment_sessions.invoice_amount"))?,
             selected_sell_asset: r.selected_sell_asset,
-            required_sell_amount: r.required_sell_amount,
-            expected_buy_amount: r.expected_buy_amount,
+            required_sell_amount: decimal(
+                &r.required_sell_amount,
+                "payment_sessions.required_sell_amount",
+            )?,
+            expected_buy_amount: decimal(
+                &r.expected_buy_amount,
+                "payment_sessions.expected_buy_amount",
+            )?,
             destination_address: r.destination_address,
             deposit_address: r.deposit_address,
             channel_id: r.channel_id,
             composite_channel_id: r.composite_channel_id,
             source_chain: r.source_chain,
             expires_at: instant(r.expires_at, "payment_sessions.expires_at")?,
-            settlement: json_object(&r.settlement, "payment_sessions.settlement")?,
+            settlement: json_value(&r.settlement, "payment_sessions.settlement")?,
             error_message: r.error_message,
             created_at: instant(r.created_at, "payment_sessions.created_at")?,
             updated_at: instant(r.updated_at, "payment_sessions.updated_at")?,
@@ -109,8 +121,8 @@ pub(crate) struct NewPaymentSessionRow<'a> {
     invoice_asset: &'a str,
     invoice_amount: &'a str,
     selected_sell_asset: &'a str,
-    required_sell_amount: &'a str,
-    expected_buy_amount: &'a str,
+    required_sell_amount: String,
+    expected_buy_amount: String,
     destination_address: &'a str,
     deposit_address: Option<&'a str>,
     channel_id: Option<&'a str>,
@@ -135,10 +147,10 @@ impl<'a> TryFrom<&'a PaymentSession> for NewPaymentSessionRow<'a> {
             previous_status: s.previous_status.map(SessionStatus::as_str),
             version: s.version,
             invoice_asset: &s.invoice_asset,
-            invoice_amount: &s.invoice_amount,
+            invoice_amount: s.invoice_amount.as_str(),
             selected_sell_asset: &s.selected_sell_asset,
-            required_sell_amount: &s.required_sell_amount,
-            expected_buy_amount: &s.expected_buy_amount,
+            required_sell_amount: s.required_sell_amount.to_string(),
+            expected_buy_amount: s.expected_buy_amount.to_string(),
             destination_address: &s.destination_address,
             deposit_address: s.deposit_address.as_deref(),
             channel_id: s.channel_id.as_deref(),
@@ -179,7 +191,7 @@ impl TryFrom<TimelineRow> for TimelineEvent {
                 .transpose()?,
             kind: r.kind,
             created_at: instant(r.created_at, "timeline_events.created_at")?,
-            data: json_object(&r.data, "timeline_events.data")?,
+            data: json_value(&r.data, "timeline_events.data")?,
         })
     }
 }

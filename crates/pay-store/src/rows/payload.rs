@@ -1,6 +1,7 @@
 //! A link's `payload` column: the link definition as JSON, a type of its own so that the stored
 //! form changes only by a migration, never by a rename in the domain model.
 
+use pay_domain::kernel::amount::Amount;
 use pay_domain::links::{ExpirationTime, PaymentLinkPayload};
 use pay_domain::settings::FeePayer;
 use pay_domain::tenancy::Theme;
@@ -15,7 +16,8 @@ pub(crate) struct StoredPayload {
     title: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<String>,
-    amount: String,
+    #[serde(with = "stored_amount")]
+    amount: Amount,
     #[serde(skip_serializing_if = "Option::is_none")]
     fiat_currency: Option<String>,
     currency: String,
@@ -54,6 +56,23 @@ pub(crate) struct StoredPayload {
     /// Anonymous links: the address the payment settles to (from `settlement.priorities`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     settlement_address: Option<String>,
+}
+
+/// The link's amount as its text, exactly as the creator wrote it (leading zeros written before
+/// input refused them still read); anything else makes the row corrupt.
+mod stored_amount {
+    use pay_domain::kernel::amount::Amount;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(a: &Amount, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(a.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Amount, D::Error> {
+        let text = String::deserialize(d)?;
+        Amount::parse_stored(&text, u32::MAX)
+            .map_err(|_| serde::de::Error::custom("the amount is not a positive decimal"))
+    }
 }
 
 impl From<&PaymentLinkPayload> for StoredPayload {

@@ -48,6 +48,7 @@ impl CheckoutService {
             .into());
         };
         let (amounts, pay_price) = self.quote_for(&link, &settings, &pay, &settle)?;
+        let invoice_amount = Self::invoice_amount(&link, &settle)?;
         let id = PaymentSessionId(self.k.crypto.new_uuid());
         let session = PaymentSession {
             id,
@@ -57,17 +58,17 @@ impl CheckoutService {
             previous_status: None,
             version: 1,
             invoice_asset: Self::invoice_unit(&link),
-            invoice_amount: link.payload.amount.clone(),
+            invoice_amount,
             selected_sell_asset: pay.asset_identifier.clone(),
-            required_sell_amount: amounts.required_sell_amount.normalized().to_string(),
-            expected_buy_amount: amounts.expected_buy_amount.normalized().to_string(),
+            required_sell_amount: amounts.required_sell_amount.normalized(),
+            expected_buy_amount: amounts.expected_buy_amount.normalized(),
             destination_address: destination,
             deposit_address: None,
             channel_id: None,
             composite_channel_id: None,
             source_chain: None,
             expires_at: quote::quote_expires_at(now),
-            settlement: Map::new(),
+            settlement: Settlement::default(),
             error_message: None,
             created_at: now,
             updated_at: now,
@@ -96,6 +97,16 @@ impl CheckoutService {
             self.accept(&link, session)
         }
     }
+    /// The link's amount as the invoice of a session: its text kept, at most the invoice
+    /// unit's decimals (the fiat currency's, else the settlement asset's).
+    fn invoice_amount(link: &PaymentLink, settle: &DestinationAsset) -> Result<Amount, Fault> {
+        let decimals = match &link.payload.fiat_currency {
+            Some(f) => fiat_decimals(f).unwrap_or(2),
+            None => settle.decimals,
+        };
+        Amount::parse_stored(link.payload.amount.as_str(), decimals)
+            .map_err(|_| Fault::new("stored link amount is bad"))
+    }
 
     pub(super) fn quote_for(
         &self,
@@ -115,13 +126,7 @@ impl CheckoutService {
             })?)
         };
         let pay_price = price(&pay.asset_identifier)?;
-        let invoice_decimals = match &link.payload.fiat_currency {
-            Some(f) => fiat_decimals(f).unwrap_or(2),
-            None => settle.decimals,
-        };
-        let invoice_amount = Amount::parse_stored(&link.payload.amount, invoice_decimals)
-            .map_err(|_| Fault::new("stored link amount is bad"))?
-            .value();
+        let invoice_amount = Self::invoice_amount(link, settle)?.value();
         let amounts = quote::quote(&QuoteRequest {
             invoice_amount,
             pay_price,
@@ -185,7 +190,7 @@ impl CheckoutService {
             .ok_or_else(|| Fault::new("session pays in an unknown asset"))?;
         let channel = self
             .processor
-            .open_channel(s.id.0, &pay, dec(&s.required_sell_amount)?)?;
+            .open_channel(s.id.0, &pay, s.required_sell_amount)?;
         let now = self.links.link_now(link)?;
         self.move_session(link, s, "payer_checkout", None, &|cur| {
             let mut after = cur.clone();
@@ -228,8 +233,8 @@ impl CheckoutService {
         let (amounts, pay_price) = self.quote_for(&link, &settings, &pay, &settle)?;
         let now = self.links.link_now(&link)?;
         let mut after = s.clone();
-        after.required_sell_amount = amounts.required_sell_amount.normalized().to_string();
-        after.expected_buy_amount = amounts.expected_buy_amount.normalized().to_string();
+        after.required_sell_amount = amounts.required_sell_amount.normalized();
+        after.expected_buy_amount = amounts.expected_buy_amount.normalized();
         after.expires_at = quote::quote_expires_at(now);
         after.version = s.version + 1;
         after.updated_at = now;

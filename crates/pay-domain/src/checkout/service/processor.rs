@@ -29,17 +29,12 @@ impl CheckoutService {
             trigger,
             Some(&format!("{event_id}:seen")),
             &|cur| {
-                let total = received_of(cur)?
+                let total = received_of(cur)
                     .checked_add(amount)
                     .ok_or_else(arithmetic)?;
                 let mut after = cur.clone();
-                after.settlement.insert(
-                    "receivedAmount".into(),
-                    json!(total.normalized().to_string()),
-                );
-                after
-                    .settlement
-                    .insert("asset".into(), json!(cur.selected_sell_asset));
+                after.settlement.received_amount = Some(total);
+                after.settlement.asset = Some(cur.selected_sell_asset.clone());
                 let mut data = Map::new();
                 data.insert("amount".into(), json!(amount.normalized().to_string()));
                 Ok(Some(Plan {
@@ -68,8 +63,8 @@ impl CheckoutService {
         let settings = self.link_settings(link)?;
         let one_time = link.is_anonymous();
         let result = self.move_session(link, s.clone(), trigger, Some(event_id), &|cur| {
-            let received = received_of(cur)?;
-            let required = dec(&cur.required_sell_amount)?;
+            let received = received_of(cur);
+            let required = cur.required_sell_amount;
             let ok = tolerance::session_settles(cur, received, &settings)?;
             let mut after = cur.clone();
             let mut data = Map::new();
@@ -80,22 +75,15 @@ impl CheckoutService {
             if ok {
                 if received > required {
                     let over = received.checked_sub(required).ok_or_else(arithmetic)?;
-                    after
-                        .settlement
-                        .insert("overpaidBy".into(), json!(over.normalized().to_string()));
+                    after.settlement.overpaid_by = Some(over);
                 } else if received < required {
                     let short = required.checked_sub(received).ok_or_else(arithmetic)?;
-                    after.settlement.insert(
-                        "shortWithinTolerance".into(),
-                        json!(short.normalized().to_string()),
-                    );
+                    after.settlement.short_within_tolerance = Some(short);
                 }
-                after.settlement.remove("shortBy");
+                after.settlement.short_by = None;
             } else {
                 let short = required.checked_sub(received).ok_or_else(arithmetic)?;
-                after
-                    .settlement
-                    .insert("shortBy".into(), json!(short.normalized().to_string()));
+                after.settlement.short_by = Some(short);
                 data.insert("shortBy".into(), json!(short.normalized().to_string()));
             }
             Ok(Some(Plan {
@@ -110,9 +98,7 @@ impl CheckoutService {
                 // Another payer completed this one-time link first: this deposit goes back.
                 self.move_session(link, s, trigger, Some(event_id), &|cur| {
                     let mut after = cur.clone();
-                    after
-                        .settlement
-                        .insert("refundReason".into(), json!("link_already_paid"));
+                    after.settlement.refund_reason = Some(RefundReason::LinkAlreadyPaid);
                     let mut data = Map::new();
                     data.insert("reason".into(), json!("link_already_paid"));
                     Ok(Some(Plan {
@@ -136,17 +122,15 @@ impl CheckoutService {
         trigger: &str,
     ) -> CheckoutResult<PaymentSession> {
         self.move_session(link, s, trigger, Some(event_id), &|cur| {
-            let late = match cur.settlement.get("lateAmount").and_then(Value::as_str) {
-                Some(v) => dec(v)?,
-                None => Decimal::ZERO,
-            }
-            .checked_add(amount)
-            .ok_or_else(arithmetic)?;
-            let mut after = cur.clone();
-            after
+            let late = cur
                 .settlement
-                .insert("lateAmount".into(), json!(late.normalized().to_string()));
-            after.settlement.insert("late".into(), json!(true));
+                .late_amount
+                .unwrap_or(Decimal::ZERO)
+                .checked_add(amount)
+                .ok_or_else(arithmetic)?;
+            let mut after = cur.clone();
+            after.settlement.late_amount = Some(late);
+            after.settlement.late = Some(true);
             let mut data = Map::new();
             data.insert("lateAmount".into(), json!(amount.normalized().to_string()));
             Ok(Some(Plan {
@@ -171,15 +155,21 @@ impl CheckoutService {
             .store
             .latest_session(link.id)?
             .ok_or_else(session_not_found)?;
-        let (event, name) = match resolution {
-            Resolution::Complete => (SessionEvent::ManualResolution, "completed_by_merchant"),
-            Resolution::Refund => (SessionEvent::RequestRefund, "refunded_by_merchant"),
+        let (event, record) = match resolution {
+            Resolution::Complete => (
+                SessionEvent::ManualResolution,
+                ResolutionRecord::CompletedByMerchant,
+            ),
+            Resolution::Refund => (
+                SessionEvent::RequestRefund,
+                ResolutionRecord::RefundedByMerchant,
+            ),
         };
         self.move_session(&link, s, "merchant_api", None, &|cur| {
             let mut after = cur.clone();
-            after.settlement.insert("resolution".into(), json!(name));
+            after.settlement.resolution = Some(record);
             let mut data = Map::new();
-            data.insert("resolution".into(), json!(name));
+            data.insert("resolution".into(), json!(record));
             Ok(Some(Plan {
                 event,
                 after,

@@ -14,9 +14,6 @@ use crate::checkout::RefundAddressAlreadySet;
 use crate::kernel::address::AddressFormat;
 use crate::kernel::error::FieldError;
 
-/// Where the session keeps the address.
-const REFUND_ADDRESS: &str = "refundAddress";
-
 impl CheckoutService {
     /// The payer gives the address a refund goes to (a `refund_pending` session, once).
     pub fn submit_refund_address(
@@ -28,19 +25,17 @@ impl CheckoutService {
         let address = address.trim();
         let link = self.checkout_link(uid)?;
         let s = self.session_of(&link, session)?;
-        if s.settlement.contains_key(REFUND_ADDRESS) {
+        if s.settlement.refund_address.is_some() {
             return Err(RefundAddressAlreadySet.into());
         }
         self.check_refund_address(&s, address)?;
         self.move_session(&link, s, "payer_checkout", None, &|cur| {
             // Re-decided on every attempt: of two racing submissions, the second sees the first.
-            if cur.settlement.contains_key(REFUND_ADDRESS) {
+            if cur.settlement.refund_address.is_some() {
                 return Err(RefundAddressAlreadySet.into());
             }
             let mut after = cur.clone();
-            after
-                .settlement
-                .insert(REFUND_ADDRESS.into(), json!(address));
+            after.settlement.refund_address = Some(address.to_owned());
             let mut data = Map::new();
             data.insert("address".into(), json!(address));
             Ok(Some(Plan {

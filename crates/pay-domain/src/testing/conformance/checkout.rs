@@ -12,6 +12,8 @@ use crate::checkout::machine::SessionStatus;
 use crate::checkout::{
     CheckoutStore, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent, WriteOutcome,
 };
+use crate::checkout::{ResolutionRecord, Settlement};
+use crate::kernel::amount::Decimal;
 use crate::kernel::error::Fault;
 use crate::kernel::ids::*;
 use crate::links::ports::PaymentLinkStore;
@@ -38,14 +40,16 @@ pub fn session_and_timeline_round_trip<S: Ports>(store: &S) {
         channel_id: Some("ch_123".into()),
         composite_channel_id: Some("eip155:8453:ch_123".into()),
         source_chain: Some("eip155:8453".into()),
-        settlement: object(json!({
-            "receivedAmount": "12.562499999999999999",
-            "shortfall": "0.000000000000000001",
-            "lateDeposits": [{"amount": "1.5", "txHash": "0xabc"}],
-            "resolution": null,
-            "note": "é ✓",
-            "refundAddress": "0x00000000000000000000000000000000000000cc"
-        })),
+        settlement: Settlement {
+            received_amount: Some(dec("12.562499999999999999")),
+            asset: Some("eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into()),
+            short_by: Some(dec("0.000000000000000001")),
+            late_amount: Some(dec("1.5")),
+            late: Some(true),
+            resolution: Some(ResolutionRecord::RefundedByMerchant),
+            refund_address: Some("0x00000000000000000000000000000000000000cc".into()),
+            ..Settlement::default()
+        },
         error_message: Some("deposit below minimum — retry".into()),
         updated_at: ts(T0 + 7),
         ..session(&l, SessionStatus::Processing, T0 + 1, T0 + 1_800_000)
@@ -445,3 +449,7 @@ pub mod values;
 use values::*;
 // The checkout cases store links without expiry (`values::link`), not the shared fixture.
 use values::link;
+
+fn dec(s: &str) -> Decimal {
+    Decimal::parse(s).expect("a literal decimal")
+}

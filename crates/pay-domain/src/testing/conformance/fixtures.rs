@@ -109,7 +109,7 @@ pub fn link_value(company: CompanyId) -> PaymentLink {
         payload: PaymentLinkPayload {
             title: None,
             description: None,
-            amount: "12.50".into(),
+            amount: crate::kernel::amount::Amount::parse("12.50", 2).expect("a literal amount"),
             fiat_currency: None,
             currency: "USDC".into(),
             asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),

@@ -40,7 +40,7 @@ pub struct PaymentSessionDto {
     pub expires_at: Timestamp,
     /// Received amounts, shortfall, overpayment, late deposits, resolution, refund address.
     #[schema(value_type = Object)]
-    pub settlement: Map<String, Value>,
+    pub settlement: pay_domain::checkout::Settlement,
     pub error_message: Option<String>,
     #[schema(value_type = String)]
     pub created_at: Timestamp,
@@ -55,10 +55,10 @@ impl From<PaymentSession> for PaymentSessionDto {
             status: s.status.as_str(),
             previous_status: s.previous_status.map(|p| p.as_str()),
             invoice_asset: s.invoice_asset,
-            invoice_amount: s.invoice_amount,
+            invoice_amount: s.invoice_amount.as_str().to_owned(),
             selected_sell_asset: s.selected_sell_asset,
-            required_sell_amount: s.required_sell_amount,
-            expected_buy_amount: s.expected_buy_amount,
+            required_sell_amount: s.required_sell_amount.to_string(),
+            expected_buy_amount: s.expected_buy_amount.to_string(),
             destination_address: s.destination_address,
             deposit_address: s.deposit_address,
             channel_id: s.channel_id,
@@ -172,7 +172,7 @@ impl From<CheckoutView> for CheckoutDto {
             uid: v.link.uid.to_string(),
             title: p.title,
             description: p.description,
-            amount: p.amount,
+            amount: p.amount.as_str().to_owned(),
             currency: v.display_currency,
             status: v.state,
             expires_at: v.link.expires_at,

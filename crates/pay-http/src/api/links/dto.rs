@@ -160,7 +160,7 @@ impl From<PaymentLinkPayload> for PaymentLinkPayloadDto {
         PaymentLinkPayloadDto {
             title: p.title,
             description: p.description,
-            amount: p.amount,
+            amount: p.amount.as_str().to_owned(),
             fiat_currency: p.fiat_currency,
             currency: p.currency,
             asset: p.asset,

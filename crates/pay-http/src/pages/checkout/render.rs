@@ -9,10 +9,10 @@ use std::sync::LazyLock;
 use pay_domain::checkout::machine::SessionStatus;
 use pay_domain::checkout::CheckoutView;
 use pay_domain::checkout::PaymentSession;
+use pay_domain::kernel::amount::Decimal;
 use pay_domain::kernel::assets::DestinationAsset;
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::tenancy::Theme;
-use serde_json::Value;
 
 use super::qr;
 use pay_domain::kernel::html::{escape, safe_url};
@@ -160,8 +160,9 @@ fn countdown(ctx: &Ctx<'_>, until: Timestamp) -> String {
     )
 }
 
-fn settlement_str<'s>(s: &'s PaymentSession, key: &str) -> Option<&'s str> {
-    s.settlement.get(key).and_then(Value::as_str)
+/// A settlement amount as the page shows it (normalised decimal text).
+fn amount_text(d: Option<Decimal>) -> Option<String> {
+    d.map(|d| d.normalized().to_string())
 }
 
 /// One self-contained page. `logo` is the logo URL already checked by `logo_origin`.
@@ -254,7 +255,7 @@ fn summary(view: &CheckoutView) -> String {
         h,
         "<div class=\"sum\"><span class=\"ttl\">{}</span><span class=\"amt\">{} {}</span></div>",
         escape(title),
-        escape(&p.amount),
+        escape(p.amount.as_str()),
         escape(&view.display_currency),
     );
     if let Some(desc) = &p.description {
@@ -346,7 +347,7 @@ pub fn page(ctx: Ctx<'_>, view: &CheckoutView, screen: &Screen<'_>, logo: Option
                 s.status,
                 SessionStatus::Pending | SessionStatus::Processing | SessionStatus::Underpaid
             ) || (s.status == SessionStatus::RefundPending
-                && s.settlement.contains_key("refundAddress"));
+                && s.settlement.refund_address.is_some());
             if waiting {
                 refresh = Some((NOSCRIPT_REFRESH_SECS, None));
             }
@@ -356,13 +357,13 @@ pub fn page(ctx: Ctx<'_>, view: &CheckoutView, screen: &Screen<'_>, logo: Option
                 SessionStatus::Quote => review(&mut body, &ctx, s, &a, &action),
                 SessionStatus::Pending => deposit(&mut body, &ctx, s, &a, &action),
                 SessionStatus::Processing => {
-                    let got =
-                        settlement_str(s, "receivedAmount").unwrap_or(&s.required_sell_amount);
+                    let got = amount_text(s.settlement.received_amount)
+                        .unwrap_or_else(|| s.required_sell_amount.to_string());
                     let _ = write!(
                         body,
                         "<p class=\"status wait\">Confirming your payment&hellip;</p>\n\
                          <p>We received <strong>{} {}</strong> on {}. This page updates by itself once the payment is confirmed.</p>\n",
-                        escape(got),
+                        escape(&got),
                         escape(&a.symbol),
                         escape(&a.chain),
                     );
@@ -373,7 +374,7 @@ pub fn page(ctx: Ctx<'_>, view: &CheckoutView, screen: &Screen<'_>, logo: Option
                         "<div class=\"icon ok\" aria-hidden=\"true\">&#10003;</div>\n\
                          <p class=\"status ok\">Paid</p>\n<p>Thank you. {} received your payment of <strong>{} {}</strong>.</p>\n",
                         escape(merchant_or_default(view)),
-                        escape(&s.required_sell_amount),
+                        escape(&s.required_sell_amount.to_string()),
                         escape(&a.symbol),
                     );
                     overpaid_note(&mut body, s, &a);
@@ -399,7 +400,9 @@ pub fn page(ctx: Ctx<'_>, view: &CheckoutView, screen: &Screen<'_>, logo: Option
                     let _ = write!(
                         body,
                         "<div class=\"icon off\" aria-hidden=\"true\">&#8634;</div>\n<p>What you sent was returned{}. No payment was taken.</p>\n",
-                        settlement_str(s, "refundAddress")
+                        s.settlement
+                            .refund_address
+                            .as_deref()
                             .map(|r| format!(" to <code>{}</code>", escape(r)))
                             .unwrap_or_default(),
                     );
@@ -427,11 +430,11 @@ pub fn page(ctx: Ctx<'_>, view: &CheckoutView, screen: &Screen<'_>, logo: Option
                         },
                         escape(&why),
                     );
-                    if settlement_str(s, "lateAmount").is_some() {
+                    if let Some(late) = amount_text(s.settlement.late_amount) {
                         let _ = writeln!(
                             body,
                             "<p class=\"warn\">A payment of {} {} arrived after this request ended. {} will return it or contact you.</p>",
-                            escape(settlement_str(s, "lateAmount").unwrap_or_default()),
+                            escape(&late),
                             escape(&a.symbol),
                             escape(merchant_or_default(view)),
                         );

@@ -42,7 +42,7 @@ fn view(state: &'static str) -> CheckoutView {
             payload: PaymentLinkPayload {
                 title: Some(format!("Order {HOSTILE}")),
                 description: Some(format!("Two mugs {HOSTILE}")),
-                amount: "12.50".into(),
+                amount: pay_domain::kernel::amount::Amount::parse("12.50", 2).unwrap(),
                 fiat_currency: Some("USD".into()),
                 currency: "USDC".into(),
                 asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),
@@ -85,9 +85,7 @@ fn view(state: &'static str) -> CheckoutView {
 }
 
 fn session(status: SessionStatus, settlement: Value) -> PaymentSession {
-    let Value::Object(settlement) = settlement else {
-        panic!("settlement is an object")
-    };
+    let settlement = serde_json::from_value(settlement).expect("a settlement object");
     let open = !matches!(status, SessionStatus::Quote);
     PaymentSession {
         id: PaymentSessionId(uuid::Uuid::from_u128(7)),
@@ -97,10 +95,10 @@ fn session(status: SessionStatus, settlement: Value) -> PaymentSession {
         previous_status: None,
         version: 2,
         invoice_asset: "USD".into(),
-        invoice_amount: "12.50".into(),
+        invoice_amount: pay_domain::kernel::amount::Amount::parse("12.50", 2).unwrap(),
         selected_sell_asset: ETH.into(),
-        required_sell_amount: "0.005".into(),
-        expected_buy_amount: "12.37".into(),
+        required_sell_amount: pay_domain::kernel::amount::Decimal::parse("0.005").unwrap(),
+        expected_buy_amount: pay_domain::kernel::amount::Decimal::parse("12.37").unwrap(),
         destination_address: "0xmerchant".into(),
         deposit_address: open.then(|| "0x52908400098527886E0F7030069857D2E4169EE7".into()),
         channel_id: None,
@@ -589,12 +587,19 @@ fn origins_prefixes_policies_and_clocks() {
 
 #[test]
 fn settlement_values_are_escaped() {
+    // Settlement amounts are typed decimals (no text can hide in them); the text members, the
+    // deposit and refund addresses, are escaped wherever a page shows them.
     let v = view("active");
-    let mut m = Map::new();
-    m.insert("receivedAmount".into(), json!(HOSTILE));
-    m.insert("shortBy".into(), json!(HOSTILE));
-    let mut s = session(SessionStatus::Underpaid, Value::Object(m));
+    let mut s = session(
+        SessionStatus::Underpaid,
+        json!({"receivedAmount": "0.004", "shortBy": "0.001"}),
+    );
     s.deposit_address = Some(HOSTILE.into());
     let html = render_session(&v, &s, None);
     check(&html);
+    assert!(html.contains("<dd>0.004 ETH</dd>"), "{html}");
+    for status in [SessionStatus::RefundPending, SessionStatus::Refunded] {
+        let s = session(status, json!({ "refundAddress": HOSTILE }));
+        check(&render_session(&v, &s, None));
+    }
 }

@@ -63,7 +63,8 @@ pub fn payload(amount: &str) -> PaymentLinkPayload {
     PaymentLinkPayload {
         title: Some("Order #1".into()),
         description: None,
-        amount: amount.into(),
+        amount: crate::kernel::amount::Amount::parse_stored(amount, u32::MAX)
+            .expect("a literal amount"),
         fiat_currency: Some("EUR".into()),
         currency: "USDC".into(),
         asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913".into(),

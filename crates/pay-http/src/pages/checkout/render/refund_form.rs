@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use pay_domain::checkout::PaymentSession;
+use pay_domain::checkout::{PaymentSession, RefundReason};
 
-use super::{escape, sentence, settlement_str, AssetLabel};
+use super::{amount_text, escape, sentence, AssetLabel};
 
 /// The refund step into `h`: the reason, then the address the refund goes to, or the form
 /// (with `error` beside it when a submission was refused).
@@ -16,17 +16,17 @@ pub(super) fn refund(
     action: &dyn Fn(&str) -> String,
     error: Option<&str>,
 ) {
-    let why = match settlement_str(s, "refundReason") {
-        Some("link_already_paid") => {
+    let why = match s.settlement.refund_reason {
+        Some(RefundReason::LinkAlreadyPaid) => {
             "This payment link was already paid by someone else, so what you sent goes back to you."
         }
-        _ => "What you sent will be returned to you.",
+        None => "What you sent will be returned to you.",
     };
-    let received = settlement_str(s, "receivedAmount")
-        .map(|r| format!(" ({} {})", escape(r), escape(&a.symbol)))
+    let received = amount_text(s.settlement.received_amount)
+        .map(|r| format!(" ({} {})", escape(&r), escape(&a.symbol)))
         .unwrap_or_default();
     let _ = writeln!(h, "<p>{}{received}</p>", escape(why));
-    if let Some(addr) = settlement_str(s, "refundAddress") {
+    if let Some(addr) = s.settlement.refund_address.as_deref() {
         // A later submission (another tab, or someone else holding the URL) was refused: say
         // so above the address that stays.
         if let Some(e) = error {

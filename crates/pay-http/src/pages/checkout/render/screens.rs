@@ -74,7 +74,7 @@ pub(super) fn review(
         "<p>Check the amount, then accept to get the deposit address.</p>\n<dl class=\"rows\">\n\
          <div><dt>You send</dt><dd><span class=\"big\">{} {}</span><br><small>on {}</small></dd></div>\n\
          <div><dt>Quote valid for</dt><dd>{}</dd></div>\n</dl>\n<div class=\"actions\">\n{}\n<div class=\"row\">{}{}</div>\n</div>\n",
-        escape(&s.required_sell_amount),
+        escape(&s.required_sell_amount.to_string()),
         escape(&a.symbol),
         escape(&a.chain),
         countdown(ctx, s.expires_at),
@@ -119,7 +119,13 @@ pub(super) fn deposit(
 ) {
     h.push_str("<p class=\"status wait\">Waiting for your payment</p>\n<div class=\"deposit\">\n");
     let address = s.deposit_address.as_deref().unwrap_or_default();
-    deposit_block(h, address, &s.required_sell_amount, a, "Send exactly");
+    deposit_block(
+        h,
+        address,
+        &s.required_sell_amount.to_string(),
+        a,
+        "Send exactly",
+    );
     let _ = write!(
         h,
         "<dl class=\"rows\"><div><dt>Time left</dt><dd>{}</dd></div></dl>\n</div>\n\
@@ -133,19 +139,21 @@ pub(super) fn deposit(
 }
 
 pub(super) fn underpaid(h: &mut String, s: &PaymentSession, a: &AssetLabel) {
-    let got = settlement_str(s, "receivedAmount").unwrap_or("0");
-    let due = settlement_str(s, "shortBy").unwrap_or(&s.required_sell_amount);
+    let received = amount_text(s.settlement.received_amount);
+    let got = received.as_deref().unwrap_or("0");
+    let due =
+        amount_text(s.settlement.short_by).unwrap_or_else(|| s.required_sell_amount.to_string());
     let _ = write!(
         h,
         "<p class=\"status wait\">Waiting for the rest</p>\n\
          <dl class=\"rows\"><div><dt>Received</dt><dd>{got} {sym}</dd></div><div><dt>Still due</dt><dd><strong>{due} {sym}</strong></dd></div></dl>\n\
          <div class=\"deposit\">\n",
         got = escape(got),
-        due = escape(due),
+        due = escape(&due),
         sym = escape(&a.symbol),
     );
     if let Some(address) = &s.deposit_address {
-        deposit_block(h, address, due, a, "Send the rest");
+        deposit_block(h, address, &due, a, "Send the rest");
     }
     let _ = writeln!(
         h,
@@ -156,11 +164,11 @@ pub(super) fn underpaid(h: &mut String, s: &PaymentSession, a: &AssetLabel) {
 }
 
 pub(super) fn overpaid_note(h: &mut String, s: &PaymentSession, a: &AssetLabel) {
-    if let Some(over) = settlement_str(s, "overpaidBy") {
+    if let Some(over) = amount_text(s.settlement.overpaid_by) {
         let _ = writeln!(
             h,
             "<p class=\"note\">You sent {} {} more than due; the merchant will contact you about it.</p>",
-            escape(over),
+            escape(&over),
             escape(&a.symbol)
         );
     }
