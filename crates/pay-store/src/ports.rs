@@ -37,12 +37,14 @@ pub(crate) mod outbox;
 mod anonymous;
 mod checkout;
 mod clock;
+mod customers;
 mod gateway;
 mod health;
 mod links;
 mod mail;
 mod ratelimit;
 mod settings;
+mod subscriptions;
 mod tenancy;
 mod webhooks;
 
