@@ -1,25 +1,48 @@
 //! Contacts and subscriptions: upsert by e-mail key unique per company and kind, atomic under
 //! concurrency; the scheduler's claim leases each due subscription to one claimer; a cycle is
-//! never created twice.
+//! never created twice; moves and cycle writes are compare-and-set; a completed session of a
+//! cycle's link pays the cycle in the checkout write (the cross-port guarantee).
 
 use std::collections::HashSet;
 
 use uuid::Uuid;
 
 use super::fixtures::*;
+use crate::checkout::machine::SessionStatus;
+use crate::checkout::CheckoutStore;
 use crate::customers::ports::ContactStore;
 use crate::customers::{Contact, ContactKind, ContactRef, GivenFields, Upserted};
 use crate::kernel::ids::*;
+use crate::links::ports::PaymentLinkStore;
 use crate::links::CreatedBy;
 use crate::subscriptions::calendar::{Cadence, Interval};
-use crate::subscriptions::ports::SubscriptionStore;
+use crate::subscriptions::ports::{StatusWrite, SubscriptionFilter, SubscriptionStore};
 use crate::subscriptions::{Cycle, CycleStatus, Subscription, SubscriptionStatus};
 use crate::tenancy::ports::TenancyStore;
+use crate::webhooks::ports::WebhookStore;
 
 /// The ports these cases need.
-pub trait Ports: TenancyStore + ContactStore + SubscriptionStore + Sync {}
+pub trait Ports:
+    TenancyStore
+    + ContactStore
+    + SubscriptionStore
+    + PaymentLinkStore
+    + CheckoutStore
+    + WebhookStore
+    + Sync
+{
+}
 
-impl<T: TenancyStore + ContactStore + SubscriptionStore + Sync> Ports for T {}
+impl<T> Ports for T where
+    T: TenancyStore
+        + ContactStore
+        + SubscriptionStore
+        + PaymentLinkStore
+        + CheckoutStore
+        + WebhookStore
+        + Sync
+{
+}
 
 fn contact(company: CompanyId, email: &str) -> Contact {
     Contact {
@@ -232,4 +255,125 @@ pub fn a_cycle_is_created_once<S: Ports>(store: &S) {
         [0, 1]
     );
     assert_eq!(cycles[0], c0);
+}
+
+pub fn subscriptions_round_trip_and_moves_are_compare_and_set<S: Ports>(store: &S) {
+    let a = company(store);
+    let bob = store
+        .upsert_contact(&contact(a, "bob@shop.example"), GivenFields::default())
+        .unwrap()
+        .into_contact();
+    let (mut s, c0) = subscription(a, bob.id, T0 + 100);
+    let grant = Uuid::now_v7();
+    s.created_by = CreatedBy::Grant(grant);
+    s.description = Some("Monthly plan".into());
+    s.interval = Interval::new(Cadence::Weekly, Some(3)).unwrap();
+    s.metadata
+        .insert("plan".into(), serde_json::json!({"tier": 2}));
+    store.insert_subscription(&s, &c0).unwrap();
+    let (other, c) = subscription(a, bob.id, T0 + 100);
+    store.insert_subscription(&other, &c).unwrap();
+    // Read back exactly; the grant filter; another company sees nothing.
+    assert_eq!(store.subscription(a, &s.uid).unwrap(), Some(s.clone()));
+    assert_eq!(store.subscription(company(store), &s.uid).unwrap(), None);
+    let mine = SubscriptionFilter {
+        grant_id: Some(grant),
+    };
+    assert_eq!(store.subscriptions(a, mine, 200).unwrap(), vec![s.clone()]);
+    assert_eq!(
+        store
+            .subscriptions(a, SubscriptionFilter::default(), 200)
+            .unwrap(),
+        vec![other.clone(), s.clone()]
+    );
+    assert_eq!(store.contact_subscriptions(a, bob.id).unwrap().len(), 2);
+    // Cycle writes are compare-and-set.
+    let l = link(store, a);
+    assert!(store.open_cycle(c0.id, l.id, &l.uid, ts(T0 + 1)).unwrap());
+    assert!(!store.open_cycle(c0.id, l.id, &l.uid, ts(T0 + 2)).unwrap());
+    assert!(store.set_cycle_reminders(c0.id, 0, 1).unwrap());
+    assert!(!store.set_cycle_reminders(c0.id, 0, 2).unwrap());
+    let from = CycleStatus::Open;
+    assert!(store
+        .set_cycle_status(c0.id, from, CycleStatus::Overdue, ts(T0 + 3))
+        .unwrap());
+    assert!(!store
+        .set_cycle_status(c0.id, from, CycleStatus::Paid, ts(T0 + 4))
+        .unwrap());
+    let got = store.cycles(a, &[s.id]).unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        (got[0].status, got[0].reminders, got[0].issued_at),
+        (CycleStatus::Overdue, 1, Some(ts(T0 + 1)))
+    );
+    assert_eq!(got[0].payment_link_uid.as_ref(), Some(&l.uid));
+    // A cancel moves the status once, cancels the unpaid cycles and records its deliveries.
+    let mut hook = delivery(a, T0 + 5, T0 + 5);
+    hook.subscription_uid = Some(s.uid.to_string());
+    let cancel = StatusWrite {
+        company: a,
+        subscription: s.id,
+        from: SubscriptionStatus::Active,
+        to: SubscriptionStatus::Cancelled,
+        at: ts(T0 + 5),
+        next_sequence: 1,
+        next_run_at: None,
+        cancel_unpaid_cycles: true,
+        deliveries: vec![hook],
+    };
+    assert!(store.move_subscription(&cancel).unwrap());
+    let again = StatusWrite {
+        deliveries: vec![delivery(a, T0 + 6, T0 + 6)],
+        ..cancel.clone()
+    };
+    assert!(!store.move_subscription(&again).unwrap());
+    let after = store.subscription(a, &s.uid).unwrap().unwrap();
+    assert_eq!(
+        (after.status, after.next_run_at, after.updated_at),
+        (SubscriptionStatus::Cancelled, None, ts(T0 + 5))
+    );
+    assert_eq!(
+        store.cycles(a, &[s.id]).unwrap()[0].status,
+        CycleStatus::Cancelled
+    );
+    let all = super::checkout::values::all_deliveries();
+    assert_eq!(store.deliveries(a, &all).unwrap().len(), 1);
+    // The other subscription did not move.
+    assert_eq!(
+        store.cycles(a, &[other.id]).unwrap()[0].status,
+        CycleStatus::Scheduled
+    );
+}
+
+pub fn a_completed_session_pays_its_cycle<S: Ports>(store: &S) {
+    use super::checkout::values::{insert, moved, never, session, update};
+    let a = company(store);
+    let bob = store
+        .upsert_contact(&contact(a, "bob@shop.example"), GivenFields::default())
+        .unwrap()
+        .into_contact();
+    let (s, c0) = subscription(a, bob.id, T0 + 50_000);
+    store.insert_subscription(&s, &c0).unwrap();
+    let l = link(store, a);
+    assert!(store.open_cycle(c0.id, l.id, &l.uid, ts(T0)).unwrap());
+    let pending = session(&l, SessionStatus::Pending, T0 + 10, T0 + 90_000);
+    store
+        .write_link_event(&insert(&l, &pending), &never)
+        .unwrap();
+    // Not yet complete: nothing moves.
+    assert_eq!(
+        store.cycles(a, &[s.id]).unwrap()[0].status,
+        CycleStatus::Open
+    );
+    let done = moved(&pending, SessionStatus::Complete, T0 + 20);
+    store
+        .write_link_event(&update(&l, &pending, &done), &never)
+        .unwrap();
+    let c = &store.cycles(a, &[s.id]).unwrap()[0];
+    assert_eq!(
+        (c.status, c.paid_at, c.updated_at),
+        (CycleStatus::Paid, Some(ts(T0 + 20)), ts(T0 + 20))
+    );
+    let after = store.subscription(a, &s.uid).unwrap().unwrap();
+    assert_eq!(after.next_run_at, Some(ts(T0 + 20)));
 }
