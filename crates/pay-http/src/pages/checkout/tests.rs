@@ -8,7 +8,7 @@ use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentLinkId, PaymentSessionI
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
 use pay_domain::tenancy::Theme;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::render::{self, clock, logo_origin, sentence, Ctx, Problem, Screen};
 use super::{csp, path_prefix, public_origin};
