@@ -62,7 +62,7 @@ fn pay_link(w: &World, key: &Principal, uid: &str) {
             Some(key),
             uid,
             SandboxEvent::Deposit {
-                amount: s.required_sell_amount.clone(),
+                amount: s.required_sell_amount,
                 hold: false,
             },
             None,
