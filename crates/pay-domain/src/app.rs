@@ -17,6 +17,8 @@ use crate::kernel::timestamp::Timestamp;
 use crate::links::ports::{LinkObserver, LinkPorts};
 use crate::links::LinkService;
 use crate::mail::{MailService, MailStore};
+use crate::oauth::ports::OAuthPorts;
+use crate::oauth::{OAuthConfig, OAuthService};
 use crate::sandbox::SandboxService;
 use crate::settings::ports::SettingsStore;
 use crate::settings::SettingsService;
@@ -39,6 +41,7 @@ pub struct Stores {
     pub mail: Arc<dyn MailStore + Send + Sync>,
     pub customers: Arc<dyn CustomerPorts>,
     pub subscriptions: Arc<dyn SubscriptionStore + Send + Sync>,
+    pub oauth: Arc<dyn OAuthPorts>,
     pub rate_limits: Arc<dyn RateLimitStore + Send + Sync>,
     pub health: Arc<dyn HealthCheck + Send + Sync>,
 }
@@ -61,6 +64,7 @@ impl Stores {
             mail: store.clone(),
             customers: store.clone(),
             subscriptions: store.clone(),
+            oauth: store.clone(),
             rate_limits: store.clone(),
             health: store,
         }
@@ -103,6 +107,8 @@ pub struct AppConfig {
     pub allow_private_targets: bool,
     /// The billing scheduler's settings (invoice lead time, lease).
     pub billing: BillingConfig,
+    /// Access-token lifetime and the DPoP proof window.
+    pub oauth: OAuthConfig,
 }
 
 /// The service's use cases, one service per context.
@@ -118,6 +124,7 @@ pub struct Pay {
     mail: MailService,
     customers: CustomerService,
     subscriptions: SubscriptionService,
+    oauth: OAuthService,
     health: Arc<dyn HealthCheck + Send + Sync>,
 }
 
@@ -198,6 +205,7 @@ impl Pay {
             stores.subscriptions,
             config.billing,
         );
+        let oauth = OAuthService::new(k.clone(), tenancy.clone(), stores.oauth, config.oauth);
         Pay {
             k,
             tenancy,
@@ -209,6 +217,7 @@ impl Pay {
             mail,
             customers,
             subscriptions,
+            oauth,
             health: stores.health,
         }
     }
@@ -249,6 +258,10 @@ impl Pay {
         &self.subscriptions
     }
 
+    pub fn oauth(&self) -> &OAuthService {
+        &self.oauth
+    }
+
     /// Real time (the process clock).
     pub fn now(&self) -> Timestamp {
         self.k.now()
@@ -270,13 +283,14 @@ impl Pay {
     }
 
     /// Housekeeping: forgets expired sign-in sessions, rate-limit hits older than the longest
-    /// window that counts them, and old sent or failed mails. Returns how many rows went.
+    /// window that counts them, old sent or failed mails, DPoP `jti`s past their window and
+    /// OAuth codes and tokens a day past their expiry. Returns how many rows went.
     pub fn prune(&self) -> PortResult<u64> {
         let now = self.k.now();
         let rows = self
             .health
             .prune(now, now.minus(self.k.limits.longest_window()))?;
-        Ok(rows + self.mail.prune(now)?)
+        Ok(rows + self.mail.prune(now)? + self.oauth.prune()?)
     }
 }
 
@@ -292,6 +306,7 @@ pub trait PayStore:
     + MailStore
     + CustomerPorts
     + SubscriptionStore
+    + OAuthPorts
     + RateLimitStore
     + HealthCheck
     + Send
@@ -308,6 +323,7 @@ impl<T> PayStore for T where
         + MailStore
         + CustomerPorts
         + SubscriptionStore
+        + OAuthPorts
         + RateLimitStore
         + HealthCheck
         + Send

@@ -87,6 +87,7 @@ pub fn build_pay_with<C: Clock + 'static>(
             sandbox: config.processor == "sandbox",
             allow_private_targets: config.allow_private_targets,
             billing: Default::default(),
+            oauth: Default::default(),
         },
         Stores::all_in(Arc::new(store)),
         Adapters {

@@ -42,6 +42,7 @@ mod gateway;
 mod health;
 mod links;
 mod mail;
+mod oauth;
 mod ratelimit;
 mod settings;
 mod subscriptions;

@@ -25,6 +25,7 @@ mod anonymous;
 mod checkout;
 mod customers;
 mod mail;
+pub(crate) mod oauth;
 mod payload;
 mod subscriptions;
 mod webhooks;

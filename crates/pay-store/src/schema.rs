@@ -316,3 +316,103 @@ diesel::allow_tables_to_appear_in_same_query!(payment_links, payment_sessions);
 
 diesel::joinable!(subscription_cycles -> subscriptions (subscription_id));
 diesel::allow_tables_to_appear_in_same_query!(subscriptions, subscription_cycles);
+
+diesel::table! {
+    oauth_applications (id) {
+        id -> Text,
+        client_id -> Text,
+        name -> Text,
+        redirect_uris -> Text,
+        scopes -> Text,
+        client_type -> Text,
+        secret_digest -> Nullable<Text>,
+        dpop_bound -> Bool,
+        refresh_ttl_ms -> BigInt,
+        template -> Nullable<Text>,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    oauth_grants (id) {
+        id -> Text,
+        company_id -> Text,
+        application_id -> Text,
+        user_id -> Text,
+        scopes -> Text,
+        bound_jkt -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+        revoked_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    oauth_families (id) {
+        id -> Text,
+        grant_id -> Text,
+        created_at -> BigInt,
+        revoked_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    oauth_codes (digest) {
+        digest -> Text,
+        family_id -> Text,
+        application_id -> Text,
+        redirect_uri -> Text,
+        scopes -> Text,
+        code_challenge -> Text,
+        dpop_jkt -> Nullable<Text>,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+        used_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    oauth_refresh_tokens (digest) {
+        digest -> Text,
+        family_id -> Text,
+        grant_id -> Text,
+        application_id -> Text,
+        scopes -> Text,
+        jkt -> Nullable<Text>,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+        spent_at -> Nullable<BigInt>,
+        revoked_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    oauth_access_tokens (digest) {
+        digest -> Text,
+        family_id -> Text,
+        grant_id -> Text,
+        application_id -> Text,
+        scopes -> Text,
+        jkt -> Nullable<Text>,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+        revoked_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    dpop_jtis (htu, jti_digest) {
+        htu -> Text,
+        jti_digest -> Text,
+        keep_until -> BigInt,
+    }
+}
+
+diesel::joinable!(oauth_families -> oauth_grants (grant_id));
+diesel::allow_tables_to_appear_in_same_query!(
+    oauth_grants,
+    oauth_families,
+    oauth_codes,
+    oauth_refresh_tokens,
+    oauth_access_tokens
+);

@@ -44,6 +44,7 @@ pub fn build(start_ms: i64) -> Pay {
             sandbox: true,
             allow_private_targets: false,
             billing: Default::default(),
+            oauth: Default::default(),
         },
         Stores::all_in(store),
         Adapters {

@@ -71,6 +71,18 @@ uuid_id!(
     /// Internal id of one billing cycle of a subscription.
     CycleId
 );
+uuid_id!(
+    /// An OAuth application (internal id; clients use its `ClientId`).
+    ApplicationId
+);
+uuid_id!(
+    /// A merchant's OAuth grant to one application on one company.
+    GrantId
+);
+uuid_id!(
+    /// One OAuth token family: the code and every access and refresh token issued from it.
+    FamilyId
+);
 
 macro_rules! prefixed_id {
     ($(#[$doc:meta])* $name:ident, $prefix:expr, $len:expr) => {
@@ -175,6 +187,13 @@ impl serde::Serialize for LinkUid {
         s.serialize_str(&self.0)
     }
 }
+
+prefixed_id!(
+    /// Public id of an OAuth application (`client_id`).
+    ClientId,
+    "oc_",
+    32
+);
 
 #[cfg(test)]
 mod tests {

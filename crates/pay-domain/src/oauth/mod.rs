@@ -1,1 +1,15 @@
-//! OAuth 2.0 for partner apps (room for the next issue): grants, PKCE, DPoP-bound tokens.
+//! OAuth 2.0 for partner apps: applications, consent grants, one-time codes with PKCE S256,
+//! rotating refresh tokens in families, DPoP-bound access tokens and the `jti` replay store.
+
+mod error;
+pub mod machine;
+mod model;
+pub mod pkce;
+pub mod ports;
+mod service;
+
+pub use error::{
+    NoRedirect, OAuthError, OAuthErrorCode, OAuthRefusal, ResourceErrorCode, ResourceRefusal,
+};
+pub use model::*;
+pub use service::OAuthService;

@@ -51,6 +51,7 @@ mod checkout;
 mod customers;
 mod gateway;
 mod mail;
+mod oauth;
 mod webhooks;
 
 // =====================================================================================
@@ -103,6 +104,7 @@ fn world_with(allow_private_targets: bool) -> World {
                 sandbox: true,
                 allow_private_targets,
                 billing: Default::default(),
+                oauth: Default::default(),
             },
             Stores::all_in(store.clone()),
             Adapters {
@@ -141,6 +143,7 @@ impl World {
                 sandbox,
                 allow_private_targets: self.allow_private_targets,
                 billing: Default::default(),
+                oauth: Default::default(),
             },
             Stores::all_in(self.store.clone()),
             Adapters {

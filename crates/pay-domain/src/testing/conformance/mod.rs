@@ -7,6 +7,7 @@ pub mod checkout;
 pub mod fixtures;
 pub mod links;
 pub mod mail;
+pub mod oauth;
 pub mod ratelimit;
 pub mod subscriptions;
 pub mod webhooks;

@@ -6,9 +6,12 @@ mod checkout;
 mod customers;
 mod links;
 mod mail;
+mod oauth;
 mod subscriptions;
 mod tenancy;
 mod webhooks;
+
+pub use oauth::OAuthTables;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
@@ -61,6 +64,7 @@ pub struct Tables {
     /// Leases of claimed subscriptions (real time).
     pub subscription_leases: Vec<(SubscriptionId, Timestamp)>,
     pub cycles: Vec<crate::subscriptions::Cycle>,
+    pub oauth: OAuthTables,
 }
 
 /// Every store port over `Mutex`ed vectors, with a call counter per method.
@@ -108,6 +112,16 @@ pub const WRITE_METHODS: &[&str] = &[
     "open_cycle",
     "set_cycle_status",
     "set_cycle_reminders",
+    "insert_application",
+    "save_authorization",
+    "claim_code",
+    "insert_tokens",
+    "rotate_refresh",
+    "revoke_family",
+    "revoke_access_token",
+    "prune_oauth",
+    "record_jti",
+    "prune_jtis",
 ];
 
 pub(crate) fn unique_violation(what: &str) -> Fault {

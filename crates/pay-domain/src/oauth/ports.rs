@@ -1,0 +1,86 @@
+//! What OAuth needs from storage: applications, grants with their token families, one-time
+//! codes, rotating refresh tokens, access tokens, and the DPoP `jti` replay store. Each method
+//! says what an implementation MUST guarantee; all fail only with `Fault`.
+
+use crate::kernel::error::PortResult;
+use crate::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId};
+use crate::kernel::secret::SecretDigest;
+use crate::kernel::timestamp::Timestamp;
+use crate::oauth::{Family, Grant, Held, StoredApplication, StoredCode, StoredToken};
+
+/// Applications, grants, codes and tokens.
+pub trait OAuthStore {
+    /// Inserts; `id` and `client_id` MUST be unique.
+    fn insert_application(&self, app: &StoredApplication) -> PortResult<()>;
+    /// Looks an application up by its public client id.
+    fn application(&self, client_id: &ClientId) -> PortResult<Option<StoredApplication>>;
+
+    /// Records an approval in ONE transaction: the grant of `(grant.company_id,
+    /// grant.application_id)` is created from `grant`, or, when that company and application
+    /// already have one, that one keeps its id and `created_at` and takes `grant`'s user,
+    /// scopes and `updated_at`, with `revoked_at` cleared. Then `family` (its `grant_id` set to
+    /// the grant in force) and `code` are inserted. Returns the grant in force. There is at
+    /// most one grant per company and application, even when two approvals run at once.
+    fn save_authorization(
+        &self,
+        grant: &Grant,
+        family: &Family,
+        code: &StoredCode,
+    ) -> PortResult<Grant>;
+    /// The grant of a company and application.
+    fn grant(&self, company: CompanyId, application: ApplicationId) -> PortResult<Option<Grant>>;
+    /// A code by digest, with its family and grant (used or expired ones too).
+    fn code(&self, digest: &SecretDigest) -> PortResult<Option<Held<StoredCode>>>;
+    /// Redeems the code: sets `used_at = at` in ONE atomic statement, only where it is still
+    /// null (`UPDATE ... WHERE used_at IS NULL`). True for exactly one of any number of
+    /// concurrent calls; false when it was already used or does not exist.
+    fn claim_code(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool>;
+
+    /// Inserts a family's first access and refresh tokens in ONE transaction (both or
+    /// neither). Digests MUST be unique per kind.
+    fn insert_tokens(&self, access: &StoredToken, refresh: &StoredToken) -> PortResult<()>;
+    /// A refresh token by digest, with its family and grant (spent and revoked ones too).
+    fn refresh_token(&self, digest: &SecretDigest) -> PortResult<Option<Held<StoredToken>>>;
+    /// Rotates a refresh token in ONE transaction: inserts `access` and `refresh` (the new
+    /// refresh token stored before the old is spent), then sets the old one's `spent_at = at`
+    /// only where `spent_at` and `revoked_at` are still null. When that update changes no row
+    /// everything is rolled back and the answer is false. Of any number of concurrent calls
+    /// with one old token, exactly one returns true.
+    fn rotate_refresh(
+        &self,
+        old: &SecretDigest,
+        access: &StoredToken,
+        refresh: &StoredToken,
+        at: Timestamp,
+    ) -> PortResult<bool>;
+    /// An access token by digest, with its family and grant (expired and revoked ones too).
+    fn access_token(&self, digest: &SecretDigest) -> PortResult<Option<Held<StoredToken>>>;
+
+    /// Revokes a whole family: sets its `revoked_at = at` where still null. Every token of the
+    /// family reads as revoked from then on, including tokens inserted after this call. False
+    /// when the family does not exist or was already revoked.
+    fn revoke_family(&self, family: FamilyId, at: Timestamp) -> PortResult<bool>;
+    /// Revokes one access token (RFC 7009) where not yet revoked; false otherwise.
+    fn revoke_access_token(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool>;
+    /// Deletes codes and tokens that expired before `before` (none is read after it: an
+    /// expired code, access or refresh token is refused whatever else it says). Returns how
+    /// many rows went.
+    fn prune_oauth(&self, before: Timestamp) -> PortResult<u64>;
+}
+
+/// The DPoP `jti` replay store (RFC 9449 section 11.1).
+pub trait DpopReplayStore {
+    /// Records a proof's `(htu, jti_digest)` (`jti_digest`: lower-case hex SHA-256 of the
+    /// `jti`), kept until `keep_until`. True when it was not recorded yet; false for a replay.
+    /// The check and the write are ONE atomic step on a unique key over `(htu, jti_digest)`:
+    /// of any number of concurrent calls with one pair, exactly one returns true. A pair
+    /// recorded earlier is a replay until it is pruned, whatever its `keep_until`.
+    fn record_jti(&self, htu: &str, jti_digest: &str, keep_until: Timestamp) -> PortResult<bool>;
+    /// Forgets the pairs kept until before `before`. Returns how many went.
+    fn prune_jtis(&self, before: Timestamp) -> PortResult<u64>;
+}
+
+/// Every store port of OAuth, as one object (a blanket impl covers any type with both).
+pub trait OAuthPorts: OAuthStore + DpopReplayStore + Send + Sync {}
+
+impl<T> OAuthPorts for T where T: OAuthStore + DpopReplayStore + Send + Sync {}

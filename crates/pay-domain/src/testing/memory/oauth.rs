@@ -1,0 +1,312 @@
+//! The in-memory store: OAuth applications, grants, families, codes, tokens and DPoP `jti`s.
+
+use super::{unique_violation, MemStore};
+use crate::kernel::error::{Fault, PortResult};
+use crate::kernel::ids::*;
+use crate::kernel::secret::SecretDigest;
+use crate::kernel::timestamp::Timestamp;
+use crate::oauth::ports::{DpopReplayStore, OAuthStore};
+use crate::oauth::{Family, Grant, Held, StoredApplication, StoredCode, StoredToken};
+
+/// OAuth's tables.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OAuthTables {
+    pub applications: Vec<StoredApplication>,
+    pub grants: Vec<Grant>,
+    pub families: Vec<Family>,
+    pub codes: Vec<StoredCode>,
+    pub access_tokens: Vec<StoredToken>,
+    pub refresh_tokens: Vec<StoredToken>,
+    /// `(htu, jti_digest, keep_until)`.
+    pub jtis: Vec<(String, String, Timestamp)>,
+}
+
+impl OAuthTables {
+    fn held<T: Clone>(&self, item: &T, family: FamilyId) -> PortResult<Held<T>> {
+        let family = self
+            .families
+            .iter()
+            .find(|f| f.id == family)
+            .ok_or_else(|| Fault::new("foreign key: family"))?;
+        let grant = self
+            .grants
+            .iter()
+            .find(|g| g.id == family.grant_id)
+            .ok_or_else(|| Fault::new("foreign key: grant"))?;
+        Ok(Held {
+            item: item.clone(),
+            grant: grant.clone(),
+            family: family.clone(),
+        })
+    }
+
+    fn check_token(&self, t: &StoredToken) -> PortResult<()> {
+        let family = self.families.iter().find(|f| f.id == t.family_id);
+        if family.is_none_or(|f| f.grant_id != t.grant_id) {
+            return Err(Fault::new("foreign key: family"));
+        }
+        if !self
+            .applications
+            .iter()
+            .any(|a| a.app.id == t.application_id)
+        {
+            return Err(Fault::new("foreign key: application"));
+        }
+        Ok(())
+    }
+}
+
+impl OAuthStore for MemStore {
+    fn insert_application(&self, app: &StoredApplication) -> PortResult<()> {
+        self.count_call("insert_application");
+        let mut t = self.tables();
+        let o = &mut t.oauth;
+        if o.applications
+            .iter()
+            .any(|a| a.app.id == app.app.id || a.app.client_id == app.app.client_id)
+        {
+            return Err(unique_violation("oauth_applications.client_id"));
+        }
+        o.applications.push(app.clone());
+        Ok(())
+    }
+
+    fn application(&self, client_id: &ClientId) -> PortResult<Option<StoredApplication>> {
+        self.count_call("application");
+        Ok(self
+            .tables()
+            .oauth
+            .applications
+            .iter()
+            .find(|a| &a.app.client_id == client_id)
+            .cloned())
+    }
+
+    fn save_authorization(
+        &self,
+        grant: &Grant,
+        family: &Family,
+        code: &StoredCode,
+    ) -> PortResult<Grant> {
+        self.count_call("save_authorization");
+        let mut t = self.tables();
+        if !t.companies.iter().any(|(c, _)| c.id == grant.company_id) {
+            return Err(Fault::new("foreign key: company"));
+        }
+        let o = &mut t.oauth;
+        if !o
+            .applications
+            .iter()
+            .any(|a| a.app.id == grant.application_id)
+            || family.grant_id != grant.id
+            || code.family_id != family.id
+        {
+            return Err(Fault::new("foreign key: application, grant or family"));
+        }
+        if o.families.iter().any(|f| f.id == family.id) {
+            return Err(unique_violation("oauth_families.id"));
+        }
+        if o.codes.iter().any(|c| c.digest == code.digest) {
+            return Err(unique_violation("oauth_codes.digest"));
+        }
+        let existing = o
+            .grants
+            .iter_mut()
+            .find(|g| g.company_id == grant.company_id && g.application_id == grant.application_id);
+        let in_force = match existing {
+            Some(g) => {
+                g.user_id = grant.user_id;
+                g.scopes = grant.scopes.clone();
+                g.updated_at = grant.updated_at;
+                g.revoked_at = None;
+                g.clone()
+            }
+            None => {
+                if o.grants.iter().any(|g| g.id == grant.id) {
+                    return Err(unique_violation("oauth_grants.id"));
+                }
+                o.grants.push(grant.clone());
+                grant.clone()
+            }
+        };
+        o.families.push(Family {
+            grant_id: in_force.id,
+            ..family.clone()
+        });
+        o.codes.push(code.clone());
+        Ok(in_force)
+    }
+
+    fn grant(&self, company: CompanyId, application: ApplicationId) -> PortResult<Option<Grant>> {
+        self.count_call("grant");
+        Ok(self
+            .tables()
+            .oauth
+            .grants
+            .iter()
+            .find(|g| g.company_id == company && g.application_id == application)
+            .cloned())
+    }
+
+    fn code(&self, digest: &SecretDigest) -> PortResult<Option<Held<StoredCode>>> {
+        self.count_call("code");
+        let t = self.tables();
+        let o = &t.oauth;
+        match o.codes.iter().find(|c| &c.digest == digest) {
+            Some(c) => o.held(c, c.family_id).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn claim_code(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool> {
+        self.count_call("claim_code");
+        let mut t = self.tables();
+        match t
+            .oauth
+            .codes
+            .iter_mut()
+            .find(|c| &c.digest == digest && c.used_at.is_none())
+        {
+            Some(c) => {
+                c.used_at = Some(at);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn insert_tokens(&self, access: &StoredToken, refresh: &StoredToken) -> PortResult<()> {
+        self.count_call("insert_tokens");
+        let mut t = self.tables();
+        let o = &mut t.oauth;
+        o.check_token(access)?;
+        o.check_token(refresh)?;
+        if o.access_tokens.iter().any(|x| x.digest == access.digest) {
+            return Err(unique_violation("oauth_access_tokens.digest"));
+        }
+        if o.refresh_tokens.iter().any(|x| x.digest == refresh.digest) {
+            return Err(unique_violation("oauth_refresh_tokens.digest"));
+        }
+        o.access_tokens.push(access.clone());
+        o.refresh_tokens.push(refresh.clone());
+        Ok(())
+    }
+
+    fn refresh_token(&self, digest: &SecretDigest) -> PortResult<Option<Held<StoredToken>>> {
+        self.count_call("refresh_token");
+        let t = self.tables();
+        let o = &t.oauth;
+        match o.refresh_tokens.iter().find(|x| &x.digest == digest) {
+            Some(x) => o.held(x, x.family_id).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn rotate_refresh(
+        &self,
+        old: &SecretDigest,
+        access: &StoredToken,
+        refresh: &StoredToken,
+        at: Timestamp,
+    ) -> PortResult<bool> {
+        self.count_call("rotate_refresh");
+        let mut t = self.tables();
+        let o = &mut t.oauth;
+        // All checks first: nothing is written unless everything is.
+        o.check_token(access)?;
+        o.check_token(refresh)?;
+        if o.access_tokens.iter().any(|x| x.digest == access.digest) {
+            return Err(unique_violation("oauth_access_tokens.digest"));
+        }
+        if o.refresh_tokens.iter().any(|x| x.digest == refresh.digest) {
+            return Err(unique_violation("oauth_refresh_tokens.digest"));
+        }
+        let Some(spent) = o
+            .refresh_tokens
+            .iter()
+            .position(|x| &x.digest == old && x.spent_at.is_none() && x.revoked_at.is_none())
+        else {
+            return Ok(false);
+        };
+        o.refresh_tokens.push(refresh.clone());
+        o.access_tokens.push(access.clone());
+        o.refresh_tokens[spent].spent_at = Some(at);
+        Ok(true)
+    }
+
+    fn access_token(&self, digest: &SecretDigest) -> PortResult<Option<Held<StoredToken>>> {
+        self.count_call("access_token");
+        let t = self.tables();
+        let o = &t.oauth;
+        match o.access_tokens.iter().find(|x| &x.digest == digest) {
+            Some(x) => o.held(x, x.family_id).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn revoke_family(&self, family: FamilyId, at: Timestamp) -> PortResult<bool> {
+        self.count_call("revoke_family");
+        let mut t = self.tables();
+        match t
+            .oauth
+            .families
+            .iter_mut()
+            .find(|f| f.id == family && f.revoked_at.is_none())
+        {
+            Some(f) => {
+                f.revoked_at = Some(at);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn revoke_access_token(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool> {
+        self.count_call("revoke_access_token");
+        let mut t = self.tables();
+        match t
+            .oauth
+            .access_tokens
+            .iter_mut()
+            .find(|x| &x.digest == digest && x.revoked_at.is_none())
+        {
+            Some(x) => {
+                x.revoked_at = Some(at);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn prune_oauth(&self, before: Timestamp) -> PortResult<u64> {
+        self.count_call("prune_oauth");
+        let mut t = self.tables();
+        let o = &mut t.oauth;
+        let n = o.codes.len() + o.access_tokens.len() + o.refresh_tokens.len();
+        o.codes.retain(|c| c.expires_at >= before);
+        o.access_tokens.retain(|x| x.expires_at >= before);
+        o.refresh_tokens.retain(|x| x.expires_at >= before);
+        Ok((n - o.codes.len() - o.access_tokens.len() - o.refresh_tokens.len()) as u64)
+    }
+}
+
+impl DpopReplayStore for MemStore {
+    fn record_jti(&self, htu: &str, jti_digest: &str, keep_until: Timestamp) -> PortResult<bool> {
+        self.count_call("record_jti");
+        let mut t = self.tables();
+        let jtis = &mut t.oauth.jtis;
+        if jtis.iter().any(|(h, j, _)| h == htu && j == jti_digest) {
+            return Ok(false);
+        }
+        jtis.push((htu.to_owned(), jti_digest.to_owned(), keep_until));
+        Ok(true)
+    }
+
+    fn prune_jtis(&self, before: Timestamp) -> PortResult<u64> {
+        self.count_call("prune_jtis");
+        let mut t = self.tables();
+        let n = t.oauth.jtis.len();
+        t.oauth.jtis.retain(|(_, _, until)| *until >= before);
+        Ok((n - t.oauth.jtis.len()) as u64)
+    }
+}

@@ -1,0 +1,369 @@
+//! `OAuthStore` and `DpopReplayStore` on `DieselStore`, written once for both backends. The
+//! one-time steps are single statements (`UPDATE ... WHERE used_at IS NULL`, the `jti`
+//! primary key); a rotation is one transaction whose compare-and-set comes last, so the new
+//! refresh token is stored before the old one is spent and a lost race rolls back.
+
+use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
+use pay_domain::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId};
+use pay_domain::kernel::secret::SecretDigest;
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::oauth::ports::{DpopReplayStore, OAuthStore};
+use pay_domain::oauth::{Family, Grant, Held, StoredApplication, StoredCode, StoredToken};
+use pay_domain::{Fault, PortResult};
+
+use crate::conn::{write_transaction, AnyConnection};
+use crate::rows::oauth::{
+    scopes_text, AccessRow, ApplicationRow, CodeRow, FamilyRow, GrantRow, RefreshRow,
+};
+use crate::schema::{
+    dpop_jtis, oauth_access_tokens as access, oauth_applications as apps, oauth_codes as codes,
+    oauth_families as families, oauth_grants as grants, oauth_refresh_tokens as refresh,
+};
+use crate::DieselStore;
+
+fn held<T, R: TryInto<T, Error = Fault>>(
+    row: Option<(R, FamilyRow, GrantRow)>,
+) -> PortResult<Option<Held<T>>> {
+    row.map(|(item, family, grant)| {
+        Ok(Held {
+            item: item.try_into()?,
+            family: Family::try_from(family)?,
+            grant: Grant::try_from(grant)?,
+        })
+    })
+    .transpose()
+}
+
+fn insert_grant(conn: &mut AnyConnection, g: &Grant) -> QueryResult<usize> {
+    diesel::insert_into(grants::table)
+        .values((
+            grants::id.eq(g.id.to_string()),
+            grants::company_id.eq(g.company_id.to_string()),
+            grants::application_id.eq(g.application_id.to_string()),
+            grants::user_id.eq(g.user_id.to_string()),
+            grants::scopes.eq(scopes_text(&g.scopes)),
+            grants::bound_jkt.eq(g.bound_jkt.as_deref()),
+            grants::created_at.eq(g.created_at.unix_millis()),
+            grants::updated_at.eq(g.updated_at.unix_millis()),
+            grants::revoked_at.eq(g.revoked_at.map(Timestamp::unix_millis)),
+        ))
+        .execute(conn)
+}
+
+macro_rules! insert_token {
+    ($conn:expr, $table:ident, $t:expr $(, $spent:ident)?) => {{
+        let t: &StoredToken = $t;
+        diesel::insert_into($table::table)
+            .values((
+                (
+                    $table::digest.eq(&t.digest.0),
+                    $table::family_id.eq(t.family_id.to_string()),
+                    $table::grant_id.eq(t.grant_id.to_string()),
+                    $table::application_id.eq(t.application_id.to_string()),
+                    $table::scopes.eq(scopes_text(&t.scopes)),
+                    $table::jkt.eq(t.jkt.as_deref()),
+                ),
+                (
+                    $table::created_at.eq(t.created_at.unix_millis()),
+                    $table::expires_at.eq(t.expires_at.unix_millis()),
+                    $($table::$spent.eq(t.spent_at.map(Timestamp::unix_millis)),)?
+                    $table::revoked_at.eq(t.revoked_at.map(Timestamp::unix_millis)),
+                ),
+            ))
+            .execute($conn)
+    }};
+}
+
+fn insert_pair(conn: &mut AnyConnection, a: &StoredToken, r: &StoredToken) -> QueryResult<()> {
+    insert_token!(conn, refresh, r, spent_at)?;
+    insert_token!(conn, access, a)?;
+    Ok(())
+}
+
+impl OAuthStore for DieselStore {
+    fn insert_application(&self, s: &StoredApplication) -> PortResult<()> {
+        let a = &s.app;
+        let uris = serde_json::to_string(&a.redirect_uris)
+            .map_err(|e| Fault::caused("encode redirect URIs", e))?;
+        let ttl = i64::try_from(a.refresh_ttl.whole_milliseconds())
+            .map_err(|_| Fault::new("refresh TTL out of range"))?;
+        self.write("insert oauth application", |conn| {
+            diesel::insert_into(apps::table)
+                .values((
+                    apps::id.eq(a.id.to_string()),
+                    apps::client_id.eq(a.client_id.as_str()),
+                    apps::name.eq(&a.name),
+                    apps::redirect_uris.eq(&uris),
+                    apps::scopes.eq(scopes_text(&a.scopes)),
+                    apps::client_type.eq(a.client_type.as_str()),
+                    apps::secret_digest.eq(s.secret_digest.as_ref().map(|d| d.0.as_str())),
+                    apps::dpop_bound.eq(a.dpop_bound),
+                    apps::refresh_ttl_ms.eq(ttl),
+                    apps::template.eq(a.template.as_deref()),
+                    apps::created_at.eq(a.created_at.unix_millis()),
+                ))
+                .execute(conn)
+                .map(|_| ())
+        })
+    }
+
+    fn application(&self, client_id: &ClientId) -> PortResult<Option<StoredApplication>> {
+        let row = self.run("oauth application", |conn| {
+            apps::table
+                .filter(apps::client_id.eq(client_id.as_str()))
+                .select(ApplicationRow::as_select())
+                .first(conn)
+                .optional()
+        })?;
+        row.map(StoredApplication::try_from).transpose()
+    }
+
+    fn save_authorization(
+        &self,
+        grant: &Grant,
+        family: &Family,
+        code: &StoredCode,
+    ) -> PortResult<Grant> {
+        let row = self.write("save oauth authorization", |conn| {
+            write_transaction(conn, |conn| {
+                let company = grant.company_id.to_string();
+                let app = grant.application_id.to_string();
+                let existing: Option<String> = grants::table
+                    .filter(grants::company_id.eq(&company))
+                    .filter(grants::application_id.eq(&app))
+                    .select(grants::id)
+                    .first(conn)
+                    .optional()?;
+                let grant_id = match existing {
+                    Some(id) => {
+                        diesel::update(grants::table.find(&id))
+                            .set((
+                                grants::user_id.eq(grant.user_id.to_string()),
+                                grants::scopes.eq(scopes_text(&grant.scopes)),
+                                grants::updated_at.eq(grant.updated_at.unix_millis()),
+                                grants::revoked_at.eq(None::<i64>),
+                            ))
+                            .execute(conn)?;
+                        id
+                    }
+                    None => {
+                        insert_grant(conn, grant)?;
+                        grant.id.to_string()
+                    }
+                };
+                diesel::insert_into(families::table)
+                    .values((
+                        families::id.eq(family.id.to_string()),
+                        families::grant_id.eq(&grant_id),
+                        families::created_at.eq(family.created_at.unix_millis()),
+                        families::revoked_at.eq(family.revoked_at.map(Timestamp::unix_millis)),
+                    ))
+                    .execute(conn)?;
+                diesel::insert_into(codes::table)
+                    .values((
+                        codes::digest.eq(&code.digest.0),
+                        codes::family_id.eq(code.family_id.to_string()),
+                        codes::application_id.eq(code.application_id.to_string()),
+                        codes::redirect_uri.eq(&code.redirect_uri),
+                        codes::scopes.eq(scopes_text(&code.scopes)),
+                        codes::code_challenge.eq(&code.code_challenge),
+                        codes::dpop_jkt.eq(code.dpop_jkt.as_deref()),
+                        codes::created_at.eq(code.created_at.unix_millis()),
+                        codes::expires_at.eq(code.expires_at.unix_millis()),
+                        codes::used_at.eq(code.used_at.map(Timestamp::unix_millis)),
+                    ))
+                    .execute(conn)?;
+                grants::table
+                    .find(&grant_id)
+                    .select(GrantRow::as_select())
+                    .first(conn)
+            })
+        })?;
+        Grant::try_from(row)
+    }
+
+    fn grant(&self, company: CompanyId, application: ApplicationId) -> PortResult<Option<Grant>> {
+        let row = self.run("oauth grant", |conn| {
+            grants::table
+                .filter(grants::company_id.eq(company.to_string()))
+                .filter(grants::application_id.eq(application.to_string()))
+                .select(GrantRow::as_select())
+                .first(conn)
+                .optional()
+        })?;
+        row.map(Grant::try_from).transpose()
+    }
+
+    fn code(&self, digest: &SecretDigest) -> PortResult<Option<Held<StoredCode>>> {
+        let row = self.run("oauth code", |conn| {
+            codes::table
+                .inner_join(families::table.on(families::id.eq(codes::family_id)))
+                .inner_join(grants::table.on(grants::id.eq(families::grant_id)))
+                .filter(codes::digest.eq(&digest.0))
+                .select((
+                    CodeRow::as_select(),
+                    FamilyRow::as_select(),
+                    GrantRow::as_select(),
+                ))
+                .first(conn)
+                .optional()
+        })?;
+        held(row)
+    }
+
+    fn claim_code(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool> {
+        let n = self.write("claim oauth code", |conn| {
+            diesel::update(
+                codes::table
+                    .filter(codes::digest.eq(&digest.0))
+                    .filter(codes::used_at.is_null()),
+            )
+            .set(codes::used_at.eq(at.unix_millis()))
+            .execute(conn)
+        })?;
+        Ok(n == 1)
+    }
+
+    fn insert_tokens(&self, a: &StoredToken, r: &StoredToken) -> PortResult<()> {
+        self.write("insert oauth tokens", |conn| {
+            write_transaction(conn, |conn| insert_pair(conn, a, r))
+        })
+    }
+
+    fn refresh_token(&self, digest: &SecretDigest) -> PortResult<Option<Held<StoredToken>>> {
+        let row = self.run("oauth refresh token", |conn| {
+            refresh::table
+                .inner_join(families::table.on(families::id.eq(refresh::family_id)))
+                .inner_join(grants::table.on(grants::id.eq(families::grant_id)))
+                .filter(refresh::digest.eq(&digest.0))
+                .select((
+                    RefreshRow::as_select(),
+                    FamilyRow::as_select(),
+                    GrantRow::as_select(),
+                ))
+                .first(conn)
+                .optional()
+        })?;
+        held(row)
+    }
+
+    fn rotate_refresh(
+        &self,
+        old: &SecretDigest,
+        a: &StoredToken,
+        r: &StoredToken,
+        at: Timestamp,
+    ) -> PortResult<bool> {
+        self.write("rotate oauth refresh token", |conn| {
+            let outcome = write_transaction(conn, |conn| {
+                insert_pair(conn, a, r)?;
+                let spent = diesel::update(
+                    refresh::table
+                        .filter(refresh::digest.eq(&old.0))
+                        .filter(refresh::spent_at.is_null())
+                        .filter(refresh::revoked_at.is_null()),
+                )
+                .set(refresh::spent_at.eq(at.unix_millis()))
+                .execute(conn)?;
+                if spent == 1 {
+                    Ok(())
+                } else {
+                    Err(DieselError::RollbackTransaction)
+                }
+            });
+            match outcome {
+                Ok(()) => Ok(true),
+                Err(DieselError::RollbackTransaction) => Ok(false),
+                Err(e) => Err(e),
+            }
+        })
+    }
+
+    fn access_token(&self, digest: &SecretDigest) -> PortResult<Option<Held<StoredToken>>> {
+        let row = self.run("oauth access token", |conn| {
+            access::table
+                .inner_join(families::table.on(families::id.eq(access::family_id)))
+                .inner_join(grants::table.on(grants::id.eq(families::grant_id)))
+                .filter(access::digest.eq(&digest.0))
+                .select((
+                    AccessRow::as_select(),
+                    FamilyRow::as_select(),
+                    GrantRow::as_select(),
+                ))
+                .first(conn)
+                .optional()
+        })?;
+        held(row)
+    }
+
+    fn revoke_family(&self, family: FamilyId, at: Timestamp) -> PortResult<bool> {
+        let n = self.write("revoke oauth family", |conn| {
+            diesel::update(
+                families::table
+                    .filter(families::id.eq(family.to_string()))
+                    .filter(families::revoked_at.is_null()),
+            )
+            .set(families::revoked_at.eq(at.unix_millis()))
+            .execute(conn)
+        })?;
+        Ok(n == 1)
+    }
+
+    fn revoke_access_token(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool> {
+        let n = self.write("revoke oauth access token", |conn| {
+            diesel::update(
+                access::table
+                    .filter(access::digest.eq(&digest.0))
+                    .filter(access::revoked_at.is_null()),
+            )
+            .set(access::revoked_at.eq(at.unix_millis()))
+            .execute(conn)
+        })?;
+        Ok(n == 1)
+    }
+
+    fn prune_oauth(&self, before: Timestamp) -> PortResult<u64> {
+        let before = before.unix_millis();
+        let n = self.write("prune oauth", |conn| {
+            write_transaction(conn, |conn| {
+                Ok(
+                    diesel::delete(codes::table.filter(codes::expires_at.lt(before)))
+                        .execute(conn)?
+                        + diesel::delete(access::table.filter(access::expires_at.lt(before)))
+                            .execute(conn)?
+                        + diesel::delete(refresh::table.filter(refresh::expires_at.lt(before)))
+                            .execute(conn)?,
+                )
+            })
+        })?;
+        Ok(n as u64)
+    }
+}
+
+impl DpopReplayStore for DieselStore {
+    fn record_jti(&self, htu: &str, jti_digest: &str, keep_until: Timestamp) -> PortResult<bool> {
+        self.write("record dpop jti", |conn| {
+            match diesel::insert_into(dpop_jtis::table)
+                .values((
+                    dpop_jtis::htu.eq(htu),
+                    dpop_jtis::jti_digest.eq(jti_digest),
+                    dpop_jtis::keep_until.eq(keep_until.unix_millis()),
+                ))
+                .execute(conn)
+            {
+                Ok(_) => Ok(true),
+                Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => Ok(false),
+                Err(e) => Err(e),
+            }
+        })
+    }
+
+    fn prune_jtis(&self, before: Timestamp) -> PortResult<u64> {
+        let n = self.write("prune dpop jtis", |conn| {
+            diesel::delete(dpop_jtis::table.filter(dpop_jtis::keep_until.lt(before.unix_millis())))
+                .execute(conn)
+        })?;
+        Ok(n as u64)
+    }
+}
