@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use crate::checkout::ports::{PriceSource, Processor};
 use crate::checkout::{CheckoutAdapters, CheckoutService, CheckoutStore};
+use crate::customers::ports::{CustomerPorts, PortalKeys};
+use crate::customers::CustomerService;
 use crate::kernel::assets::AssetCatalogue;
 use crate::kernel::error::PortResult;
 use crate::kernel::ports::{Clock, Crypto, HealthCheck, SecretSealer};
@@ -20,6 +22,8 @@ use crate::oauth::{OAuthConfig, OAuthService};
 use crate::sandbox::SandboxService;
 use crate::settings::ports::SettingsStore;
 use crate::settings::SettingsService;
+use crate::subscriptions::ports::SubscriptionStore;
+use crate::subscriptions::{BillingConfig, SubscriptionService};
 use crate::tenancy::ports::TenancyPorts;
 use crate::tenancy::TenancyService;
 use crate::webhooks::ports::{WebhookSigner, WebhookStore};
@@ -35,6 +39,8 @@ pub struct Stores {
     pub checkout: Arc<dyn CheckoutStore + Send + Sync>,
     pub webhooks: Arc<dyn WebhookStore + Send + Sync>,
     pub mail: Arc<dyn MailStore + Send + Sync>,
+    pub customers: Arc<dyn CustomerPorts>,
+    pub subscriptions: Arc<dyn SubscriptionStore + Send + Sync>,
     pub oauth: Arc<dyn OAuthPorts>,
     pub rate_limits: Arc<dyn RateLimitStore + Send + Sync>,
     pub health: Arc<dyn HealthCheck + Send + Sync>,
@@ -56,6 +62,8 @@ impl Stores {
             checkout: store.clone(),
             webhooks: store.clone(),
             mail: store.clone(),
+            customers: store.clone(),
+            subscriptions: store.clone(),
             oauth: store.clone(),
             rate_limits: store.clone(),
             health: store,
@@ -75,6 +83,8 @@ pub struct Adapters {
     pub wall_clock: Arc<dyn Clock>,
     pub processor: Arc<dyn Processor>,
     pub prices: Arc<dyn PriceSource>,
+    /// The customer portal URL signing keys (a key of their own, with rotation).
+    pub portal_keys: Arc<dyn PortalKeys>,
 }
 
 impl std::fmt::Debug for Adapters {
@@ -95,6 +105,8 @@ pub struct AppConfig {
     pub sandbox: bool,
     /// Development and tests: allow http and private addresses as callback targets.
     pub allow_private_targets: bool,
+    /// The billing scheduler's settings (invoice lead time, lease).
+    pub billing: BillingConfig,
     /// Access-token lifetime and the DPoP proof window.
     pub oauth: OAuthConfig,
 }
@@ -110,6 +122,11 @@ pub struct Pay {
     checkout: Arc<CheckoutService>,
     sandbox: SandboxService,
     mail: MailService,
+    customers: CustomerService,
+    /// Behind an `Arc`, as `checkout`: it holds copies of five services (about 4 KiB), and
+    /// `Pay` is cloned and held by value in futures (tests' and handlers'), whose every move in
+    /// a debug build copies it on the stack (see `pay_stays_small`).
+    subscriptions: Arc<SubscriptionService>,
     oauth: OAuthService,
     health: Arc<dyn HealthCheck + Send + Sync>,
 }
@@ -175,6 +192,22 @@ impl Pay {
             config.sandbox,
         );
         let mail = MailService::new(k.clone(), tenancy.clone(), links.clone(), stores.mail);
+        let customers = CustomerService::new(
+            k.clone(),
+            tenancy.clone(),
+            stores.customers,
+            adapters.portal_keys,
+        );
+        let subscriptions = Arc::new(SubscriptionService::new(
+            k.clone(),
+            tenancy.clone(),
+            customers.clone(),
+            links.clone(),
+            webhooks.clone(),
+            mail.clone(),
+            stores.subscriptions,
+            config.billing,
+        ));
         let oauth = OAuthService::new(k.clone(), tenancy.clone(), stores.oauth, config.oauth);
         Pay {
             k,
@@ -185,6 +218,8 @@ impl Pay {
             checkout,
             sandbox,
             mail,
+            customers,
+            subscriptions,
             oauth,
             health: stores.health,
         }
@@ -216,6 +251,14 @@ impl Pay {
 
     pub fn mail(&self) -> &MailService {
         &self.mail
+    }
+
+    pub fn customers(&self) -> &CustomerService {
+        &self.customers
+    }
+
+    pub fn subscriptions(&self) -> &SubscriptionService {
+        &self.subscriptions
     }
 
     pub fn oauth(&self) -> &OAuthService {
@@ -264,6 +307,8 @@ pub trait PayStore:
     + CheckoutStore
     + WebhookStore
     + MailStore
+    + CustomerPorts
+    + SubscriptionStore
     + OAuthPorts
     + RateLimitStore
     + HealthCheck
@@ -279,10 +324,28 @@ impl<T> PayStore for T where
         + CheckoutStore
         + WebhookStore
         + MailStore
+        + CustomerPorts
+        + SubscriptionStore
         + OAuthPorts
         + RateLimitStore
         + HealthCheck
         + Send
         + Sync
 {
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pay;
+
+    /// `Pay` is cloned into every server and test and held by value in their futures; in a
+    /// debug build each move of such a future copies it on the stack, so a `Pay` that grows
+    /// by kilobytes overflows the 2 MiB test thread (`pay-server`'s api tests did at 12368
+    /// bytes; 7856 before the customers and subscriptions services). A service that holds
+    /// other services goes behind an `Arc`.
+    #[test]
+    fn pay_stays_small() {
+        let size = std::mem::size_of::<Pay>();
+        assert!(size <= 9 * 1024, "Pay is {size} bytes");
+    }
 }

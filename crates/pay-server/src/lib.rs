@@ -5,6 +5,7 @@ pub mod config;
 pub mod dispatcher;
 pub mod janitor;
 pub mod mailer;
+pub mod portal;
 pub mod scheduler;
 
 use std::net::TcpListener;
@@ -77,6 +78,7 @@ pub fn build_pay_with<C: Clock + 'static>(
     clock: Arc<C>,
     processor: Arc<dyn pay_domain::checkout::ports::Processor>,
 ) -> anyhow::Result<Pay> {
+    let keyring = config.keyring()?;
     Ok(Pay::new(
         AppConfig {
             assets: config.asset_catalogue()?,
@@ -84,13 +86,15 @@ pub fn build_pay_with<C: Clock + 'static>(
             limits: config.rate_limits,
             sandbox: config.processor == "sandbox",
             allow_private_targets: config.allow_private_targets,
+            billing: Default::default(),
             oauth: Default::default(),
         },
         Stores::all_in(Arc::new(store)),
         Adapters {
             clock,
             crypto: Arc::new(AuthCrypto::new()),
-            sealer: Arc::new(AeadSealer::new(config.keyring()?)),
+            portal_keys: Arc::new(portal::KeyringPortalKeys::new(&keyring)),
+            sealer: Arc::new(AeadSealer::new(keyring)),
             signer: Arc::new(HmacSigner),
             wall_clock: Arc::new(SystemClock),
             processor,

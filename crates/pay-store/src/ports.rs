@@ -37,6 +37,7 @@ pub(crate) mod outbox;
 mod anonymous;
 mod checkout;
 mod clock;
+mod customers;
 mod gateway;
 mod health;
 mod links;
@@ -44,6 +45,7 @@ mod mail;
 mod oauth;
 mod ratelimit;
 mod settings;
+mod subscriptions;
 mod tenancy;
 mod webhooks;
 

@@ -23,14 +23,18 @@ use crate::schema::{
 
 mod anonymous;
 mod checkout;
+mod customers;
 mod mail;
 pub(crate) mod oauth;
 mod payload;
+mod subscriptions;
 mod webhooks;
 
 pub(crate) use anonymous::*;
 pub(crate) use checkout::*;
+pub(crate) use customers::*;
 pub(crate) use mail::*;
+pub(crate) use subscriptions::*;
 pub(crate) use webhooks::*;
 
 /// Names the column only: values may be secrets or personal data.
@@ -456,25 +460,52 @@ pub(crate) struct LinkRow {
     grant_id: Option<String>,
 }
 
+/// `created_by` from the three columns payment links and subscriptions share.
+pub(crate) fn parse_created_by(
+    kind: &str,
+    by_id: Option<&str>,
+    grant_id: Option<&str>,
+    table: &str,
+) -> PortResult<CreatedBy> {
+    let col = |c: &str| corrupt(&format!("{table}.{c}"));
+    let by_id = by_id.unwrap_or_default();
+    Ok(match kind {
+        BY_API_KEY => {
+            CreatedBy::ApiKey(PartnerId::parse(by_id).ok_or_else(|| col("created_by_id"))?)
+        }
+        BY_USER => CreatedBy::User(UserId::parse(by_id).ok_or_else(|| col("created_by_id"))?),
+        BY_GRANT => CreatedBy::Grant(
+            grant_id
+                .and_then(|g| uuid::Uuid::try_parse(g).ok())
+                .ok_or_else(|| col("grant_id"))?,
+        ),
+        BY_ANONYMOUS => CreatedBy::Anonymous,
+        _ => return Err(col("created_by_kind")),
+    })
+}
+
+/// `created_by` as those three columns (kind, id, grant); the grant also goes in its own
+/// column so that grant-filtered lists use an index.
+pub(crate) fn created_by_columns(by: &CreatedBy) -> (&'static str, Option<String>, Option<String>) {
+    match by {
+        CreatedBy::ApiKey(p) => (BY_API_KEY, Some(p.to_string()), None),
+        CreatedBy::User(u) => (BY_USER, Some(u.to_string()), None),
+        CreatedBy::Grant(g) => {
+            let g = g.hyphenated().to_string();
+            (BY_GRANT, Some(g.clone()), Some(g))
+        }
+        CreatedBy::Anonymous => (BY_ANONYMOUS, None, None),
+    }
+}
+
 impl LinkRow {
     fn created_by(&self) -> PortResult<CreatedBy> {
-        let by_id = || self.created_by_id.as_deref().unwrap_or_default();
-        Ok(match self.created_by_kind.as_str() {
-            BY_API_KEY => CreatedBy::ApiKey(id(
-                by_id(),
-                PartnerId::parse,
-                "payment_links.created_by_id",
-            )?),
-            BY_USER => CreatedBy::User(id(by_id(), UserId::parse, "payment_links.created_by_id")?),
-            BY_GRANT => CreatedBy::Grant(
-                self.grant_id
-                    .as_deref()
-                    .and_then(|g| uuid::Uuid::try_parse(g).ok())
-                    .ok_or_else(|| corrupt("payment_links.grant_id"))?,
-            ),
-            BY_ANONYMOUS => CreatedBy::Anonymous,
-            _ => return Err(corrupt("payment_links.created_by_kind")),
-        })
+        parse_created_by(
+            &self.created_by_kind,
+            self.created_by_id.as_deref(),
+            self.grant_id.as_deref(),
+            "payment_links",
+        )
     }
 }
 
@@ -519,16 +550,7 @@ impl<'a> TryFrom<&'a PaymentLink> for NewLinkRow<'a> {
     type Error = Fault;
 
     fn try_from(l: &'a PaymentLink) -> PortResult<Self> {
-        // The grant also goes in its own column so that grant-filtered lists use an index.
-        let (kind, by_id, grant_id) = match &l.created_by {
-            CreatedBy::ApiKey(p) => (BY_API_KEY, Some(p.to_string()), None),
-            CreatedBy::User(u) => (BY_USER, Some(u.to_string()), None),
-            CreatedBy::Grant(g) => {
-                let g = g.hyphenated().to_string();
-                (BY_GRANT, Some(g.clone()), Some(g))
-            }
-            CreatedBy::Anonymous => (BY_ANONYMOUS, None, None),
-        };
+        let (kind, by_id, grant_id) = created_by_columns(&l.created_by);
         Ok(NewLinkRow {
             id: l.id.to_string(),
             uid: l.uid.as_str(),

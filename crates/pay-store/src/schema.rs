@@ -240,6 +240,69 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    contacts (id) {
+        id -> Text,
+        uid -> Text,
+        company_id -> Text,
+        kind -> Text,
+        email -> Text,
+        email_key -> Text,
+        name -> Nullable<Text>,
+        client_id -> Nullable<Text>,
+        metadata -> Text,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    subscriptions (id) {
+        id -> Text,
+        uid -> Text,
+        company_id -> Text,
+        contact_id -> Text,
+        status -> Text,
+        customer_email -> Text,
+        label -> Text,
+        description -> Nullable<Text>,
+        amount_usd -> Text,
+        settlement_asset -> Text,
+        cadence -> Text,
+        interval_count -> BigInt,
+        start_at -> BigInt,
+        zone -> Text,
+        metadata -> Text,
+        created_by_kind -> Text,
+        created_by_id -> Nullable<Text>,
+        grant_id -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+        next_sequence -> BigInt,
+        next_run_at -> Nullable<BigInt>,
+        lease_until -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    subscription_cycles (id) {
+        id -> Text,
+        subscription_id -> Text,
+        company_id -> Text,
+        sequence -> BigInt,
+        due_at -> BigInt,
+        amount_usd -> Text,
+        status -> Text,
+        payment_link_id -> Nullable<Text>,
+        payment_link_uid -> Nullable<Text>,
+        issued_at -> Nullable<BigInt>,
+        paid_at -> Nullable<BigInt>,
+        reminders -> BigInt,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
 diesel::joinable!(memberships -> companies (company_id));
 diesel::joinable!(pay_settings -> companies (company_id));
 
@@ -250,6 +313,9 @@ diesel::allow_tables_to_appear_in_same_query!(webhook_attempts, webhook_deliveri
 
 diesel::joinable!(payment_sessions -> payment_links (link_id));
 diesel::allow_tables_to_appear_in_same_query!(payment_links, payment_sessions);
+
+diesel::joinable!(subscription_cycles -> subscriptions (subscription_id));
+diesel::allow_tables_to_appear_in_same_query!(subscriptions, subscription_cycles);
 
 diesel::table! {
     oauth_applications (id) {

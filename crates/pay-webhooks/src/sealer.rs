@@ -9,6 +9,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
 use chacha20poly1305::{Key, XChaCha20Poly1305, XNonce};
+use hmac::{Hmac, Mac};
 use pay_domain::kernel::ports::SecretSealer;
 use pay_domain::kernel::secret::Secret;
 use pay_domain::webhooks::SealedSecret;
@@ -33,6 +34,8 @@ pub enum KeyError {
 struct KeyEntry {
     id: String,
     cipher: XChaCha20Poly1305,
+    /// The key itself, for `Keyring::derive` only (never printed).
+    bytes: [u8; KEY_LEN],
 }
 
 impl KeyEntry {
@@ -40,7 +43,15 @@ impl KeyEntry {
         KeyEntry {
             id: key_id(bytes),
             cipher: XChaCha20Poly1305::new(Key::from_slice(bytes)),
+            bytes: *bytes,
         }
+    }
+
+    fn derive(&self, label: &str) -> [u8; 32] {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.bytes)
+            .expect("HMAC accepts any key length");
+        mac.update(label.as_bytes());
+        mac.finalize().into_bytes().into()
     }
 }
 
@@ -106,6 +117,19 @@ impl Keyring {
             older: Vec::new(),
         };
         (ring, b64)
+    }
+
+    /// A key of its own for another use, derived from each key of the ring:
+    /// HMAC-SHA256(key, `label`), the current key's first, then each older key's. A derived key
+    /// never equals a ring key nor another label's, and it rotates with the ring.
+    pub fn derive(&self, label: &str) -> (Vec<u8>, Vec<Vec<u8>>) {
+        (
+            self.current.derive(label).to_vec(),
+            self.older
+                .iter()
+                .map(|e| e.derive(label).to_vec())
+                .collect(),
+        )
     }
 
     /// The id new seals carry; rows with another id are due for resealing.

@@ -13,7 +13,8 @@ use pay_domain::kernel::secret::Secret;
 use pay_domain::links::CreateLinkInput;
 use pay_domain::sandbox::SandboxEvent;
 use pay_domain::testing::{
-    FakeCrypto, FakePrices, FakeProcessor, FakeSealer, FakeSigner, FixedClock, MemStore,
+    FakeCrypto, FakePortalKeys, FakePrices, FakeProcessor, FakeSealer, FakeSigner, FixedClock,
+    MemStore,
 };
 
 /// Each context returns its own error enum; a host that runs several use cases in a row can
@@ -42,6 +43,7 @@ pub fn build(start_ms: i64) -> Pay {
             limits: RateLimits::default(),
             sandbox: true,
             allow_private_targets: false,
+            billing: Default::default(),
             oauth: Default::default(),
         },
         Stores::all_in(store),
@@ -53,6 +55,7 @@ pub fn build(start_ms: i64) -> Pay {
             wall_clock: clock,
             processor: Arc::new(FakeProcessor::default()),
             prices: Arc::new(FakePrices),
+            portal_keys: Arc::new(FakePortalKeys::default()),
         },
     )
 }

@@ -60,6 +60,18 @@ uuid_id!(
     PaymentSessionId
 );
 uuid_id!(
+    /// Internal id of a contact (customer or vendor).
+    ContactId
+);
+uuid_id!(
+    /// Internal id of a subscription.
+    SubscriptionId
+);
+uuid_id!(
+    /// Internal id of one billing cycle of a subscription.
+    CycleId
+);
+uuid_id!(
     /// An OAuth application (internal id; clients use its `ClientId`).
     ApplicationId
 );
@@ -127,6 +139,19 @@ prefixed_id!(
     /// Public form key of an integration, used by the gateway form.
     FormKeyId,
     "pk_pay_",
+    24
+);
+
+prefixed_id!(
+    /// Public id of a contact, used in customer portal URLs.
+    ContactUid,
+    "cus_",
+    24
+);
+prefixed_id!(
+    /// Public (merchant-facing) id of a subscription.
+    SubscriptionUid,
+    "sub_",
     24
 );
 

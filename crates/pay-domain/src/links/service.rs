@@ -87,23 +87,68 @@ impl LinkService {
         input: CreateLinkInput,
     ) -> Result<PaymentLink, LinkError> {
         p.authorize(Scope::PaymentLinksWrite)?;
-        let (company, settings) = self.tenancy.company_with_settings(p.company_id)?;
+        self.issue_link(p.company_id, input, CreatedBy::from_principal(p))
+    }
+
+    /// Creates a link of `company` for another use case of it (a subscription's cycle
+    /// invoice): the same rules as `create_link`, on the company's clock, recorded as made by
+    /// `created_by` (the credential that created what it belongs to).
+    pub(crate) fn issue_link(
+        &self,
+        company_id: crate::kernel::ids::CompanyId,
+        input: CreateLinkInput,
+        created_by: CreatedBy,
+    ) -> Result<PaymentLink, LinkError> {
+        let (company, settings) = self.tenancy.company_with_settings(company_id)?;
         let payload = input.into_payload(&self.k.assets, &settings, &company)?;
         let now = self.tenancy.company_now_of(&company);
         let uid = self.k.new_public_id(LinkUid::LEN, LinkUid::parse)?;
         let link = PaymentLink {
             id: PaymentLinkId(self.k.crypto.new_uuid()),
             uid,
-            company_id: p.company_id,
+            company_id,
             status: LinkStatus::Active,
             expires_at: payload.expiration_time.expires_at(now),
             payload,
             created_at: now,
             updated_at: now,
-            created_by: CreatedBy::from_principal(p),
+            created_by,
         };
         self.store.insert_link(&link)?;
         Ok(link)
+    }
+
+    /// Archives a link of `company` for another use case of it (a cancelled subscription's
+    /// unpaid cycle), by compare-and-set from whatever status it has, and ends its unfinished
+    /// sessions as a merchant's archive does. Already archived or unknown: nothing happens.
+    pub(crate) fn archive_link_of(
+        &self,
+        company_id: crate::kernel::ids::CompanyId,
+        uid: &LinkUid,
+    ) -> PortResult<()> {
+        for _ in 0..3 {
+            let Some(link) = self.store.link(company_id, uid)? else {
+                return Ok(());
+            };
+            let from = link.status;
+            if from == LinkStatus::Archived {
+                return Ok(());
+            }
+            let now = self.link_now(&link)?;
+            if self
+                .store
+                .set_link_status(company_id, uid, from, LinkStatus::Archived, now)?
+            {
+                let link = PaymentLink {
+                    status: LinkStatus::Archived,
+                    updated_at: now,
+                    ..link
+                };
+                self.changed();
+                return self.stopped(&link);
+            }
+        }
+        Err(Fault::new("link status kept changing under us"))
     }
 
     /// Up to 200 newest links: company-wide for keys and sessions, the grant's own for OAuth.
@@ -189,6 +234,16 @@ impl LinkService {
             }
         }
         Err(Fault::new("link status kept changing under us").into())
+    }
+
+    /// A link of `company` by uid, for another use case of it (no principal: the caller
+    /// already holds the company's record that names the link).
+    pub(crate) fn link_of(
+        &self,
+        company_id: crate::kernel::ids::CompanyId,
+        uid: &LinkUid,
+    ) -> PortResult<Option<PaymentLink>> {
+        self.store.link(company_id, uid)
     }
 
     /// The callback of an anonymous link (its webhook receiver).

@@ -80,18 +80,22 @@ impl fmt::Display for MailStatus {
 pub enum MailKind {
     /// `send-request-email`: a payment link sent to a customer.
     PaymentRequest,
+    /// A subscription cycle's reminder (before due, on due, overdue), with its invoice link.
+    SubscriptionReminder,
 }
 
 impl MailKind {
     pub fn as_str(self) -> &'static str {
         match self {
             MailKind::PaymentRequest => "payment_request",
+            MailKind::SubscriptionReminder => "subscription_reminder",
         }
     }
 
     pub fn parse(s: &str) -> Option<MailKind> {
         match s {
             "payment_request" => Some(MailKind::PaymentRequest),
+            "subscription_reminder" => Some(MailKind::SubscriptionReminder),
             _ => None,
         }
     }

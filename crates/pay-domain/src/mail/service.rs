@@ -105,6 +105,38 @@ impl MailService {
         Ok(mail.to)
     }
 
+    /// Queues a mail another use case rendered (a subscription reminder) about `link`, due at
+    /// `now` on the company's clock. Nothing is sent here.
+    pub(crate) fn queue(
+        &self,
+        link: &crate::links::PaymentLink,
+        kind: MailKind,
+        to: String,
+        rendered: crate::mail::RenderedMail,
+        now: Timestamp,
+    ) -> PortResult<OutgoingMail> {
+        let mail = OutgoingMail {
+            id: MailId(self.k.crypto.new_uuid()),
+            company_id: link.company_id,
+            link_id: link.id,
+            link_uid: link.uid.clone(),
+            kind,
+            to,
+            subject: rendered.subject,
+            text_body: rendered.text,
+            html_body: rendered.html,
+            status: MailStatus::Pending,
+            attempts: 0,
+            next_attempt_at: Some(now),
+            last_attempt_at: None,
+            last_error: None,
+            created_at: now,
+            sent_at: None,
+        };
+        self.store.insert_mail(&mail)?;
+        Ok(mail)
+    }
+
     /// Mailer step 1: claims up to `limit` due mails for `CLAIM_LEASE`.
     pub fn claim_due_mails(&self, limit: usize) -> PortResult<Vec<OutgoingMail>> {
         let now = self.k.now();

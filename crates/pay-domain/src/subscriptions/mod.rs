@@ -1,3 +1,18 @@
-//! Recurring billing (room for the next issue): subscriptions, their cycles and scheduler.
+//! Recurring billing: subscriptions, their cycles (each an ordinary payment link) and the
+//! scheduler's steps (issue, remind, overdue), on each company's clock.
 
 pub mod calendar;
+mod error;
+pub mod machine;
+mod model;
+pub mod ports;
+mod reminder;
+mod scheduler;
+mod service;
+
+pub use error::{InvalidSubscriptionTransition, SubscriptionError};
+pub use machine::{transition, Actor, Reason, SubscriptionStatus, SubscriptionTransition};
+pub use model::*;
+pub use reminder::*;
+pub use scheduler::{BillingConfig, BillingRun};
+pub use service::{PortalView, SubscriptionService, SubscriptionView};

@@ -266,3 +266,52 @@ impl Processor for FakeProcessor {
         })
     }
 }
+
+/// Portal keys the test rotates: `current` signs, `previous` still verify.
+#[derive(Debug)]
+pub struct FakePortalKeys {
+    pub keys: Mutex<(u8, Vec<u8>)>,
+}
+
+impl Default for FakePortalKeys {
+    fn default() -> Self {
+        FakePortalKeys {
+            keys: Mutex::new((1, vec![])),
+        }
+    }
+}
+
+impl FakePortalKeys {
+    /// A new current key; the old one stays accepted.
+    pub fn rotate(&self) {
+        let mut k = self.keys.lock().unwrap();
+        let old = k.0;
+        k.1.push(old);
+        k.0 = old + 1;
+    }
+
+    /// Forgets every previous key.
+    pub fn drop_previous(&self) {
+        self.keys.lock().unwrap().1.clear();
+    }
+
+    fn key(b: u8) -> crate::customers::portal::PortalKey {
+        crate::customers::portal::PortalKey::new(vec![b; 32]).unwrap()
+    }
+}
+
+impl crate::customers::ports::PortalKeys for FakePortalKeys {
+    fn current(&self) -> crate::customers::portal::PortalKey {
+        Self::key(self.keys.lock().unwrap().0)
+    }
+
+    fn previous(&self) -> Vec<crate::customers::portal::PortalKey> {
+        self.keys
+            .lock()
+            .unwrap()
+            .1
+            .iter()
+            .map(|b| Self::key(*b))
+            .collect()
+    }
+}

@@ -16,7 +16,7 @@ pub use envelope::*;
 pub use error::WebhookError;
 pub use event::*;
 pub use failure::*;
-pub use service::{CallbackView, WebhookAdapters, WebhookService};
+pub use service::{CallbackView, SubscriptionEventDraft, WebhookAdapters, WebhookService};
 pub use target::*;
 
 /// `user-agent` of every delivery.

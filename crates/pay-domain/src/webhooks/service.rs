@@ -28,7 +28,10 @@ use crate::webhooks::{
 };
 
 mod plan;
+mod subscription;
 mod targets;
+
+pub use subscription::SubscriptionEventDraft;
 
 use targets::{CurrentTarget, Owner};
 

@@ -46,7 +46,9 @@ use pay_domain::webhooks::{
 };
 
 mod anonymous;
+mod billing;
 mod checkout;
+mod customers;
 mod gateway;
 mod mail;
 mod oauth;
@@ -75,6 +77,7 @@ struct World {
     /// Real time for signatures; the service clock (`clock`) is business time.
     wall: Arc<FixedClock>,
     processor: Arc<FakeProcessor>,
+    portal_keys: Arc<FakePortalKeys>,
     allow_private_targets: bool,
 }
 
@@ -91,6 +94,7 @@ fn world_with(allow_private_targets: bool) -> World {
     let signer = Arc::new(FakeSigner::default());
     let wall = Arc::new(FixedClock(AtomicI64::new(WALL_MS)));
     let processor = Arc::new(FakeProcessor::default());
+    let portal_keys = Arc::new(FakePortalKeys::default());
     let mut w = World {
         pay: Pay::new(
             AppConfig {
@@ -99,6 +103,7 @@ fn world_with(allow_private_targets: bool) -> World {
                 limits: Default::default(),
                 sandbox: true,
                 allow_private_targets,
+                billing: Default::default(),
                 oauth: Default::default(),
             },
             Stores::all_in(store.clone()),
@@ -110,6 +115,7 @@ fn world_with(allow_private_targets: bool) -> World {
                 wall_clock: wall.clone(),
                 processor: processor.clone(),
                 prices: Arc::new(FakePrices),
+                portal_keys: portal_keys.clone(),
             },
         ),
         store,
@@ -119,6 +125,7 @@ fn world_with(allow_private_targets: bool) -> World {
         signer,
         wall,
         processor,
+        portal_keys,
         allow_private_targets,
     };
     w.rebuild(true);
@@ -135,6 +142,7 @@ impl World {
                 limits: pay_domain::kernel::ratelimit::RateLimits::default(),
                 sandbox,
                 allow_private_targets: self.allow_private_targets,
+                billing: Default::default(),
                 oauth: Default::default(),
             },
             Stores::all_in(self.store.clone()),
@@ -146,6 +154,7 @@ impl World {
                 wall_clock: self.wall.clone(),
                 processor: self.processor.clone(),
                 prices: Arc::new(FakePrices),
+                portal_keys: self.portal_keys.clone(),
             },
         );
     }

@@ -442,6 +442,7 @@ fn the_access_token_lifetime_is_configurable() {
             limits: Default::default(),
             sandbox: true,
             allow_private_targets: false,
+            billing: Default::default(),
             oauth: OAuthConfig {
                 access_ttl: Duration::minutes(5),
                 ..OAuthConfig::default()
@@ -456,6 +457,7 @@ fn the_access_token_lifetime_is_configurable() {
             wall_clock: c.w.wall.clone(),
             processor: c.w.processor.clone(),
             prices: Arc::new(FakePrices),
+            portal_keys: c.w.portal_keys.clone(),
         },
     );
     let t = c.tokens("company:read");

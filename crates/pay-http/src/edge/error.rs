@@ -7,6 +7,7 @@ use actix_web::{HttpResponse, ResponseError};
 use pay_domain::checkout::{
     CheckoutError, LinkAlreadyPaid, RefundAddressAlreadySet, SessionTransition, StartBlocked,
 };
+use pay_domain::customers::{CustomerError, PortalRefused};
 use pay_domain::kernel::assets::AssetRefusal;
 use pay_domain::kernel::error::{Fault, FieldError, NotFound, RateLimited, UnknownField};
 use pay_domain::links::{InvalidTransition, LinkError, LinkNotActive};
@@ -14,6 +15,7 @@ use pay_domain::mail::{MailError, MissingEmail};
 use pay_domain::oauth::{NoRedirect, OAuthError, OAuthErrorCode, OAuthRefusal, ResourceRefusal};
 use pay_domain::sandbox::SandboxError;
 use pay_domain::settings::SettingsError;
+use pay_domain::subscriptions::{InvalidSubscriptionTransition, SubscriptionError};
 use pay_domain::tenancy::{ApiKeyNotFound, Denied, InvalidLogin, TenancyError};
 use pay_domain::webhooks::WebhookError;
 use serde::Serialize;
@@ -133,6 +135,10 @@ pub enum ApiError {
     #[error(transparent)]
     SessionTransition(#[from] SessionTransition),
     #[error(transparent)]
+    SubscriptionTransition(#[from] InvalidSubscriptionTransition),
+    #[error(transparent)]
+    PortalRefused(#[from] PortalRefused),
+    #[error(transparent)]
     NotActive(#[from] LinkNotActive),
     #[error(transparent)]
     AlreadyPaid(#[from] LinkAlreadyPaid),
@@ -198,6 +204,8 @@ from_context! {
     SettingsError { Invalid, Asset, Denied, Fault }
     SandboxError { Invalid, Denied, NotFound, Fault }
     OAuthError { Invalid, Denied, Refused, NoRedirect, Resource, Fault }
+    CustomerError { Invalid, Denied, NotFound, Portal, Fault }
+    SubscriptionError { Invalid, Asset, Denied, NotFound, Transition, Portal, Fault }
 }
 
 /// Status, `errorCode`, message and field.
@@ -253,7 +261,7 @@ impl ApiError {
             ApiError::InvalidLogin(_) => plain(StatusCode::UNAUTHORIZED, "invalid_login"),
             ApiError::ApiKeyNotFound(_) => plain(StatusCode::NOT_FOUND, "api_key_not_found"),
             ApiError::NotFound(_) => plain(StatusCode::NOT_FOUND, "not_found"),
-            ApiError::LinkTransition(_) => (
+            ApiError::LinkTransition(_) | ApiError::SubscriptionTransition(_) => (
                 StatusCode::CONFLICT,
                 "invalid_status_transition",
                 msg.clone(),
@@ -262,6 +270,9 @@ impl ApiError {
             ApiError::SessionTransition(_) => {
                 plain(StatusCode::CONFLICT, "invalid_status_transition")
             }
+            // Expired, tampered or cross-customer portal URLs: refused before any data loads,
+            // without saying which check failed.
+            ApiError::PortalRefused(_) => plain(StatusCode::FORBIDDEN, "portal_link_invalid"),
             ApiError::NotActive(_) | ApiError::AlreadyPaid(_) => {
                 plain(StatusCode::CONFLICT, "link_not_active")
             }
@@ -400,6 +411,40 @@ impl From<crate::edge::body::BodyError> for ApiError {
                 ApiError::PayloadTooLarge(crate::edge::body::MAX_BODY_BYTES)
             }
             crate::edge::body::BodyError::Unreadable(why) => ApiError::InvalidJson(why),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pay_domain::subscriptions::SubscriptionStatus;
+
+    use super::*;
+
+    #[test]
+    fn billing_refusals_map_once() {
+        let moved = InvalidSubscriptionTransition {
+            from: SubscriptionStatus::Cancelled,
+            to: SubscriptionStatus::Active,
+        };
+        let (status, code, _, field) = ApiError::from(SubscriptionError::from(moved)).parts();
+        assert_eq!(
+            (status, code, field.as_deref()),
+            (
+                StatusCode::CONFLICT,
+                "invalid_status_transition",
+                Some("status")
+            )
+        );
+        for refused in [
+            ApiError::from(CustomerError::from(PortalRefused)),
+            ApiError::from(SubscriptionError::from(PortalRefused)),
+        ] {
+            let (status, code, _, field) = refused.parts();
+            assert_eq!(
+                (status, code, field),
+                (StatusCode::FORBIDDEN, "portal_link_invalid", None)
+            );
         }
     }
 }

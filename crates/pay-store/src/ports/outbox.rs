@@ -1,20 +1,40 @@
-//! The one claim of an outbox table (webhook deliveries, mails, and the scheduler's jobs to
-//! come): rows due on their company's clock and not leased on real time, oldest due first,
-//! locked and skipped by concurrent claimers on PostgreSQL (`FOR UPDATE SKIP LOCKED`; SQLite
-//! claims on its single writer inside BEGIN IMMEDIATE), then leased until `lease`. The tables
-//! share the column names this needs (`id`, `company_id`, `next_attempt_at`, `lease_until`).
+//! The one claim of an outbox table (webhook deliveries, mails, and the subscriptions due to
+//! the scheduler): rows due on their company's clock and not leased on real time, oldest due
+//! first, locked and skipped by concurrent claimers on PostgreSQL (`FOR UPDATE SKIP LOCKED`;
+//! SQLite claims on its single writer inside BEGIN IMMEDIATE), then leased until `lease`. The
+//! tables share the column names this needs (`id`, `company_id`, `lease_until`, and the due
+//! column: `next_attempt_at` for the outboxes, `next_run_at` for subscriptions).
 
 /// A row an outbox claim hands out.
 pub(crate) trait OutboxRow {
     fn id(&self) -> &str;
-    /// Shows the lease as the row's `next_attempt_at` (what the claim wrote).
+    /// Shows the lease as the row's `next_attempt_at` (what an outbox claim wrote; a row whose
+    /// lease has a column of its own keeps its due time).
     fn leased_until(&mut self, lease: i64);
 }
 
 /// Claims what `$due` (the table's due selection, oldest first, limited) finds, inside the
-/// caller's write transaction on `$conn`; evaluates to the leased rows.
+/// caller's write transaction on `$conn`; evaluates to the leased rows. An outbox's due column
+/// is `next_attempt_at` and the claim shows the lease there too; another table names its due
+/// column (`due = next_run_at`) and what the claim sets (`set = |lease| ...`).
 macro_rules! claim_due {
-    ($conn:expr, $table:ident, $Row:ty, $due:expr, now = $now:expr, lease = $lease:expr, moved = $moved:expr $(,)?) => {{
+    ($conn:expr, $table:ident, $Row:ty, $due:expr, now = $now:expr, lease = $lease:expr, moved = $moved:expr $(,)?) => {
+        claim_due!(
+            $conn,
+            $table,
+            $Row,
+            $due,
+            due = next_attempt_at,
+            set = |lease: i64| (
+                $table::next_attempt_at.eq(lease),
+                $table::lease_until.eq(lease)
+            ),
+            now = $now,
+            lease = $lease,
+            moved = $moved,
+        )
+    };
+    ($conn:expr, $table:ident, $Row:ty, $due:expr, due = $column:ident, set = $set:expr, now = $now:expr, lease = $lease:expr, moved = $moved:expr $(,)?) => {{
         use $crate::ports::outbox::OutboxRow as _;
         let (now, lease, moved): (i64, i64, i64) = ($now, $lease, $moved);
         // Due on the row's company clock (a moved test clock makes its retries due sooner),
@@ -22,7 +42,7 @@ macro_rules! claim_due {
         let due = || {
             $due.filter($crate::ports::clock::due_on_company_clock(
                 stringify!($table),
-                "next_attempt_at",
+                stringify!($column),
                 "company_id",
                 now,
                 moved > 0,
@@ -48,10 +68,7 @@ macro_rules! claim_due {
         if !rows.is_empty() {
             let ids: Vec<String> = rows.iter().map(|r| r.id().to_owned()).collect();
             diesel::update($table::table.filter($table::id.eq_any(&ids)))
-                .set((
-                    $table::next_attempt_at.eq(lease),
-                    $table::lease_until.eq(lease),
-                ))
+                .set(($set)(lease))
                 .execute($conn)?;
             for r in &mut rows {
                 r.leased_until(lease);

@@ -9,4 +9,5 @@ pub mod links;
 pub mod mail;
 pub mod oauth;
 pub mod ratelimit;
+pub mod subscriptions;
 pub mod webhooks;

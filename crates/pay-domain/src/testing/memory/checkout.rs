@@ -70,6 +70,11 @@ impl CheckoutStore for MemStore {
             }
             SessionChange::None => {}
         }
+        if let SessionChange::Insert(s) | SessionChange::Update { session: s, .. } = &w.change {
+            if s.status == crate::checkout::machine::SessionStatus::Complete {
+                super::subscriptions::pay_cycle_of_link(t, w.link_id, s.updated_at);
+            }
+        }
         if w.claim_link.is_some() {
             let link = t.links.iter_mut().find(|l| l.id == w.link_id).unwrap();
             link.status = LinkStatus::Archived;

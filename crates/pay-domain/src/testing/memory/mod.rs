@@ -3,9 +3,11 @@
 //! and what the conformance suites check first.
 
 mod checkout;
+mod customers;
 mod links;
 mod mail;
 mod oauth;
+mod subscriptions;
 mod tenancy;
 mod webhooks;
 
@@ -57,6 +59,11 @@ pub struct Tables {
     /// One-time links' completed payment.
     pub paid_links: Vec<(PaymentLinkId, crate::kernel::ids::PaymentSessionId)>,
     pub mails: Vec<crate::mail::OutgoingMail>,
+    pub contacts: Vec<crate::customers::Contact>,
+    pub subscriptions: Vec<crate::subscriptions::Subscription>,
+    /// Leases of claimed subscriptions (real time).
+    pub subscription_leases: Vec<(SubscriptionId, Timestamp)>,
+    pub cycles: Vec<crate::subscriptions::Cycle>,
     pub oauth: OAuthTables,
 }
 
@@ -95,6 +102,16 @@ pub const WRITE_METHODS: &[&str] = &[
     "retarget_deliveries",
     "enqueue_link_event",
     "write_link_event",
+    "upsert_contact",
+    "rename_contact",
+    "insert_subscription",
+    "move_subscription",
+    "claim_due_subscriptions",
+    "finish_run",
+    "insert_cycle",
+    "open_cycle",
+    "set_cycle_status",
+    "set_cycle_reminders",
     "insert_application",
     "save_authorization",
     "claim_code",

@@ -1,0 +1,221 @@
+//! Customer use cases: upsert by e-mail, list, read, the signed portal URL, and portal access
+//! (verified before any portal data is read).
+
+use std::sync::Arc;
+
+use crate::customers::portal::{self, PortalParams};
+use crate::customers::ports::{CustomerPorts, PortalKeys};
+use crate::customers::{
+    Contact, ContactKind, ContactRef, ContactUpsert, CustomerError, PortalRefused,
+    UpsertContactInput, Upserted, LIST_LIMIT, MAX_NAME_CHARS,
+};
+use crate::kernel::error::{Fault, NotFound, PortResult};
+use crate::kernel::ids::{CompanyId, ContactId, ContactUid};
+use crate::kernel::service::Kernel;
+use crate::kernel::timestamp::Timestamp;
+use crate::kernel::validate;
+use crate::tenancy::{Principal, Scope, TenancyService};
+
+/// A portal URL just issued (the portal route's answer): never stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortalLink {
+    pub company_id: CompanyId,
+    pub contact: Contact,
+    /// `customer.companyAccountId`: the company's account id (its id).
+    pub company_account_id: String,
+    /// `customer.urls.customerPortal`.
+    pub url: String,
+    pub expires_at: Timestamp,
+}
+
+/// A verified portal visit: only `CustomerService::open_portal` makes one, after the signature
+/// and the window were checked. What it names is the one customer the URL was signed for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortalAccess {
+    pub(crate) company_id: CompanyId,
+    pub(crate) contact: Contact,
+    pub(crate) expires: i64,
+}
+
+impl PortalAccess {
+    pub fn company_id(&self) -> CompanyId {
+        self.company_id
+    }
+
+    pub fn contact(&self) -> &Contact {
+        &self.contact
+    }
+
+    /// When the URL expires (unix seconds): what a form token bound to it may carry.
+    pub fn expires(&self) -> i64 {
+        self.expires
+    }
+}
+
+/// Contacts and the customer portal, over the customers ports only.
+#[derive(Clone)]
+pub struct CustomerService {
+    k: Kernel,
+    tenancy: TenancyService,
+    store: Arc<dyn CustomerPorts>,
+    keys: Arc<dyn PortalKeys>,
+}
+
+impl std::fmt::Debug for CustomerService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CustomerService").finish_non_exhaustive()
+    }
+}
+
+const NOT_FOUND: NotFound = NotFound { kind: "Customer" };
+
+impl CustomerService {
+    pub(crate) fn new(
+        k: Kernel,
+        tenancy: TenancyService,
+        store: Arc<dyn CustomerPorts>,
+        keys: Arc<dyn PortalKeys>,
+    ) -> CustomerService {
+        CustomerService {
+            k,
+            tenancy,
+            store,
+            keys,
+        }
+    }
+
+    /// Creates the company's customer with this e-mail, or updates the given fields of the one
+    /// it has (`Created` is the API's 201, `Updated` its 200).
+    pub fn upsert_customer(
+        &self,
+        p: &Principal,
+        input: UpsertContactInput,
+    ) -> Result<Upserted, CustomerError> {
+        p.authorize(Scope::CustomersWrite)?;
+        let upsert = input.check()?;
+        let now = self.tenancy.company_now(p.company_id)?;
+        Ok(self.upsert_for(p.company_id, upsert, now)?)
+    }
+
+    /// The upsert for another use case of the company (a new subscription's customer): no
+    /// scope of its own, the caller authorised its own operation.
+    pub(crate) fn upsert_for(
+        &self,
+        company: CompanyId,
+        upsert: ContactUpsert,
+        now: Timestamp,
+    ) -> PortResult<Upserted> {
+        let given = upsert.given();
+        let contact = Contact {
+            id: ContactId(self.k.crypto.new_uuid()),
+            uid: self
+                .k
+                .new_public_id(ContactUid::RANDOM_LEN, ContactUid::from_random)?,
+            company_id: company,
+            kind: ContactKind::Customer,
+            email: upsert.email,
+            name: upsert.name,
+            client_id: upsert.client_id,
+            metadata: upsert.metadata.unwrap_or_default(),
+            created_at: now,
+            updated_at: now,
+        };
+        self.store.upsert_contact(&contact, given)
+    }
+
+    /// Up to 200 newest customers of the company.
+    pub fn list_customers(&self, p: &Principal) -> Result<Vec<Contact>, CustomerError> {
+        p.authorize(Scope::CustomersRead)?;
+        Ok(self
+            .store
+            .contacts(p.company_id, ContactKind::Customer, LIST_LIMIT)?)
+    }
+
+    /// One customer by id or uid; another company's is `NotFound`.
+    pub fn get_customer(&self, p: &Principal, id_or_uid: &str) -> Result<Contact, CustomerError> {
+        p.authorize(Scope::CustomersRead)?;
+        self.customer_of(p.company_id, id_or_uid)
+    }
+
+    fn customer_of(&self, company: CompanyId, id_or_uid: &str) -> Result<Contact, CustomerError> {
+        let by = ContactRef::parse(id_or_uid).ok_or(NOT_FOUND)?;
+        match self.store.contact(company, &by)? {
+            Some(c) if c.kind == ContactKind::Customer => Ok(c),
+            _ => Err(NOT_FOUND.into()),
+        }
+    }
+
+    /// Issues a portal URL for one of the company's customers (by id or uid), valid 24 hours
+    /// on the company's clock, signed with the current portal key. Needs
+    /// `pay:customers:write`: the URL lets its holder change the customer's subscriptions.
+    pub fn portal_link(&self, p: &Principal, id_or_uid: &str) -> Result<PortalLink, CustomerError> {
+        p.authorize(Scope::CustomersWrite)?;
+        let contact = self.customer_of(p.company_id, id_or_uid)?;
+        let now = self.tenancy.company_now(p.company_id)?;
+        let expires = portal::expiry_for(now);
+        let signature = portal::sign(&self.keys.current(), p.company_id, &contact.uid, expires);
+        // Verified payment-link domains are not there yet: the public payment site.
+        let url = portal::portal_url(
+            &self.k.public_pay_url,
+            p.company_id,
+            &contact.uid,
+            expires,
+            &signature,
+        );
+        let expires_at = Timestamp::from_unix_millis(expires * 1000)
+            .ok_or_else(|| Fault::new("portal expiry out of range"))?;
+        Ok(PortalLink {
+            company_id: p.company_id,
+            company_account_id: p.company_id.to_string(),
+            contact,
+            url,
+            expires_at,
+        })
+    }
+
+    /// Opens a portal visit. The signature is checked first, with no read at all; then the
+    /// window on the company's clock (a read of that company's clock only); only then the
+    /// customer. Any refusal is `PortalRefused`, whichever check failed.
+    pub fn open_portal(&self, params: &PortalParams) -> Result<PortalAccess, CustomerError> {
+        let mut keys = vec![self.keys.current()];
+        keys.extend(self.keys.previous());
+        let signed = portal::verify_signature(&keys, params)?;
+        let now = self.tenancy.company_now(signed.company)?;
+        portal::check_expiry(signed.expires, now)?;
+        let contact = self
+            .store
+            .contact(signed.company, &ContactRef::Uid(signed.customer))?
+            .filter(|c| c.kind == ContactKind::Customer)
+            .ok_or(PortalRefused)?;
+        Ok(PortalAccess {
+            company_id: signed.company,
+            contact,
+            expires: signed.expires,
+        })
+    }
+
+    /// The portal's name edit (`clientId` stays read-only there). An empty name clears it.
+    pub fn rename_in_portal(
+        &self,
+        access: &PortalAccess,
+        name: &str,
+    ) -> Result<Contact, CustomerError> {
+        let name = name.trim();
+        if !name.is_empty() {
+            validate::text("name", name, MAX_NAME_CHARS, false)?;
+        }
+        let name = (!name.is_empty()).then_some(name);
+        let now = self.tenancy.company_now(access.company_id)?;
+        if !self
+            .store
+            .rename_contact(access.company_id, access.contact.id, name, now)?
+        {
+            return Err(PortalRefused.into());
+        }
+        Ok(Contact {
+            name: name.map(str::to_owned),
+            updated_at: now,
+            ..access.contact.clone()
+        })
+    }
+}

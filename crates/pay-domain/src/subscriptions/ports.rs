@@ -1,0 +1,117 @@
+//! What subscriptions need from storage.
+
+use crate::kernel::error::PortResult;
+use crate::kernel::ids::{
+    CompanyId, ContactId, CycleId, LinkUid, PaymentLinkId, SubscriptionId, SubscriptionUid,
+};
+use crate::kernel::timestamp::Timestamp;
+use crate::subscriptions::{Cycle, CycleStatus, Subscription, SubscriptionStatus};
+use crate::webhooks::Delivery;
+
+/// Which subscriptions a list returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SubscriptionFilter {
+    /// `Some`: only those created by this OAuth grant.
+    pub grant_id: Option<uuid::Uuid>,
+}
+
+/// One status move, written in ONE transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusWrite {
+    pub company: CompanyId,
+    pub subscription: SubscriptionId,
+    /// Compare-and-set: written only while the stored status is `from`.
+    pub from: SubscriptionStatus,
+    pub to: SubscriptionStatus,
+    pub at: Timestamp,
+    pub next_sequence: u32,
+    pub next_run_at: Option<Timestamp>,
+    /// Cancel: every cycle still scheduled, open or overdue becomes cancelled.
+    pub cancel_unpaid_cycles: bool,
+    /// The webhook deliveries of the move.
+    pub deliveries: Vec<Delivery>,
+}
+
+/// Subscriptions and their cycles.
+///
+/// Cross-port guarantee: when `CheckoutStore::write_link_event` moves a session to
+/// `complete`, in that same transaction the cycle whose `payment_link_id` is the session's
+/// link, if it is scheduled, open or overdue, becomes `paid` with `paid_at` = the session's
+/// `updated_at`, and its subscription's `next_run_at`, when set, becomes at most that instant
+/// (so the scheduler re-decides the overdue rule).
+pub trait SubscriptionStore {
+    /// Inserts a subscription and its first cycle in ONE transaction. `uid` MUST be unique
+    /// across companies; (subscription, sequence) MUST be unique.
+    fn insert_subscription(&self, s: &Subscription, first: &Cycle) -> PortResult<()>;
+    /// Up to `limit` newest subscriptions of the company (newest first, ties by id).
+    fn subscriptions(
+        &self,
+        company: CompanyId,
+        filter: SubscriptionFilter,
+        limit: usize,
+    ) -> PortResult<Vec<Subscription>>;
+    /// The company's subscription with this uid; `None` for another company's.
+    fn subscription(
+        &self,
+        company: CompanyId,
+        uid: &SubscriptionUid,
+    ) -> PortResult<Option<Subscription>>;
+    /// The company's subscriptions of one contact, newest first.
+    fn contact_subscriptions(
+        &self,
+        company: CompanyId,
+        contact: ContactId,
+    ) -> PortResult<Vec<Subscription>>;
+    /// The cycles of these subscriptions of the company, by subscription then sequence (one
+    /// query, however many subscriptions).
+    fn cycles(&self, company: CompanyId, of: &[SubscriptionId]) -> PortResult<Vec<Cycle>>;
+    /// A status move (see `StatusWrite`): status, `updated_at`, `next_sequence`,
+    /// `next_run_at`, the cancelled cycles and the deliveries land together. Returns false,
+    /// writing nothing, when the status is no longer `from`.
+    fn move_subscription(&self, w: &StatusWrite) -> PortResult<bool>;
+    /// Atomically claims up to `limit` subscriptions whose `next_run_at` has come on their
+    /// company's clock (`next_run_at <= now + that company's test-clock offset`) and that are
+    /// not leased (`lease_until` unset or `<= now`; a lease runs on real time), earliest
+    /// first, and leases them until `lease_until`. Concurrent claimers MUST NOT receive the
+    /// same subscription (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite: one writer). Reads
+    /// only due rows (an index on `next_run_at`), never the whole table.
+    fn claim_due_subscriptions(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: usize,
+    ) -> PortResult<Vec<Subscription>>;
+    /// Ends a claimed run, only while the lease is still `lease_until` (false otherwise,
+    /// writing nothing: another run took over): clears the lease and, while the status is
+    /// still `status` (a person's move during the run decided these already), sets
+    /// `next_sequence` (never lowering it) and `next_run_at`.
+    fn finish_run(
+        &self,
+        id: SubscriptionId,
+        lease_until: Timestamp,
+        status: SubscriptionStatus,
+        next_sequence: u32,
+        next_run_at: Option<Timestamp>,
+    ) -> PortResult<bool>;
+    /// Inserts a cycle; false, writing nothing, when its (subscription, sequence) exists: a
+    /// cycle is never created twice.
+    fn insert_cycle(&self, c: &Cycle) -> PortResult<bool>;
+    /// Compare-and-set: a scheduled cycle becomes open with its link, issued at `at`.
+    fn open_cycle(
+        &self,
+        id: CycleId,
+        link: PaymentLinkId,
+        link_uid: &LinkUid,
+        at: Timestamp,
+    ) -> PortResult<bool>;
+    /// Compare-and-set on the cycle's status.
+    fn set_cycle_status(
+        &self,
+        id: CycleId,
+        from: CycleStatus,
+        to: CycleStatus,
+        at: Timestamp,
+    ) -> PortResult<bool>;
+    /// Compare-and-set on the cycle's reminder stage (`from` -> `to`).
+    fn set_cycle_reminders(&self, id: CycleId, from: u8, to: u8) -> PortResult<bool>;
+}

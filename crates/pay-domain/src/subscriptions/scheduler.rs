@@ -1,0 +1,225 @@
+//! The billing scheduler's step, as a use case: claim the subscriptions whose next work has
+//! come (a lease in the store, so no two instances work on one subscription and no cycle is
+//! issued twice), issue the cycles whose lead time has come, mark cycles overdue, queue the
+//! reminders, apply the overdue rule, and set when each is due again. Everything runs on the
+//! company's clock; only the lease runs on real time.
+
+use time::Duration;
+
+use crate::kernel::error::{Fault, PortResult};
+use crate::kernel::timestamp::Timestamp;
+use crate::mail::MailKind;
+use crate::subscriptions::machine::{is_overdue, scheduled_status, OVERDUE_AFTER};
+use crate::subscriptions::service::SubscriptionService;
+use crate::subscriptions::{
+    due_reminder, next_reminder_at, render_reminder, Actor, Cycle, CycleStatus, Subscription,
+    SubscriptionError,
+};
+
+/// The scheduler's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BillingConfig {
+    /// How long before `dueAt` a cycle's invoice link is issued.
+    pub invoice_lead: Duration,
+    /// How long a claimed subscription stays leased (real time).
+    pub lease: Duration,
+    /// At most this many cycles are created per subscription in one run (a clock moved a
+    /// year ahead catches up over a few runs).
+    pub max_cycles_per_run: u32,
+}
+
+impl Default for BillingConfig {
+    fn default() -> Self {
+        BillingConfig {
+            invoice_lead: Duration::days(7),
+            lease: Duration::minutes(2),
+            max_cycles_per_run: 16,
+        }
+    }
+}
+
+/// What one scheduler step did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BillingRun {
+    pub claimed: usize,
+    pub cycles_issued: usize,
+    pub reminders_queued: usize,
+    pub status_moves: usize,
+    /// Subscriptions whose run failed (their lease runs out and another run retries them).
+    pub failures: Vec<Fault>,
+}
+
+/// When the scheduler has work on `sub` next: the next cycle's issue time, an unpaid cycle's
+/// next reminder or its overdue instant. `None` while it does not bill (paused, cancelled).
+pub(crate) fn next_run(
+    sub: &Subscription,
+    cycles: &[Cycle],
+    config: &BillingConfig,
+) -> Option<Timestamp> {
+    if !sub.status.bills() {
+        return None;
+    }
+    let issue = sub
+        .schedule()
+        .due_at(sub.next_sequence)
+        .map(|due| due.minus(config.invoice_lead));
+    let scheduled = cycles
+        .iter()
+        .filter(|c| c.status == CycleStatus::Scheduled)
+        .map(|c| c.due_at.minus(config.invoice_lead));
+    let per_cycle = cycles.iter().flat_map(|c| {
+        let overdue = (c.status == CycleStatus::Open).then(|| c.due_at.plus(OVERDUE_AFTER));
+        [next_reminder_at(c, sub.zone), overdue]
+    });
+    issue
+        .into_iter()
+        .chain(scheduled)
+        .chain(per_cycle.flatten())
+        .min()
+}
+
+impl SubscriptionService {
+    /// One scheduler step over at most `limit` due subscriptions.
+    pub fn run_due_billing(&self, limit: usize) -> PortResult<BillingRun> {
+        let real = self.k.now();
+        let lease_until = real.plus(self.config.lease);
+        let subs = self
+            .store
+            .claim_due_subscriptions(real, lease_until, limit)?;
+        let mut run = BillingRun {
+            claimed: subs.len(),
+            ..Default::default()
+        };
+        for sub in subs {
+            if let Err(e) = self.run_one(sub, lease_until, &mut run) {
+                run.failures.push(match e {
+                    SubscriptionError::Fault(f) => f,
+                    other => Fault::new(format!("billing run refused: {other}")),
+                });
+            }
+        }
+        Ok(run)
+    }
+
+    fn run_one(
+        &self,
+        sub: Subscription,
+        lease_until: Timestamp,
+        run: &mut BillingRun,
+    ) -> Result<(), SubscriptionError> {
+        let now = self.tenancy.company_now(sub.company_id)?;
+        let mut next_sequence = sub.next_sequence;
+        if sub.status.bills() {
+            next_sequence = self.issue_due_cycles(&sub, now, run)?;
+            let cycles = self.store.cycles(sub.company_id, &[sub.id])?;
+            for c in cycles.iter().filter(|c| c.status == CycleStatus::Open) {
+                if is_overdue(c, now) {
+                    self.store.set_cycle_status(
+                        c.id,
+                        CycleStatus::Open,
+                        CycleStatus::Overdue,
+                        now,
+                    )?;
+                }
+            }
+            for c in &cycles {
+                run.reminders_queued += usize::from(self.remind(&sub, c, now)?);
+            }
+        }
+        let cycles = self.store.cycles(sub.company_id, &[sub.id])?;
+        let mut sub = Subscription {
+            next_sequence,
+            ..sub
+        };
+        if let Some(to) = scheduled_status(sub.status, &cycles, now) {
+            let before = sub.status;
+            sub = self.move_status(sub, to, Actor::Scheduler)?;
+            run.status_moves += usize::from(sub.status != before);
+        }
+        let next = next_run(&sub, &cycles, &self.config);
+        self.store
+            .finish_run(sub.id, lease_until, sub.status, next_sequence, next)?;
+        Ok(())
+    }
+
+    /// Issues the links of cycles left scheduled (a run that stopped half-way) and creates
+    /// and issues each cycle whose lead time has come. Returns the next sequence to create.
+    fn issue_due_cycles(
+        &self,
+        sub: &Subscription,
+        now: Timestamp,
+        run: &mut BillingRun,
+    ) -> Result<u32, SubscriptionError> {
+        let client_id = None;
+        for c in self.store.cycles(sub.company_id, &[sub.id])? {
+            if c.status == CycleStatus::Scheduled && c.due_at.minus(self.config.invoice_lead) <= now
+            {
+                run.cycles_issued += usize::from(self.open(sub, &c, now, client_id.clone())?);
+            }
+        }
+        let schedule = sub.schedule();
+        let mut next = sub.next_sequence;
+        for _ in 0..self.config.max_cycles_per_run {
+            let Some(due) = schedule.due_at(next) else {
+                break;
+            };
+            if due.minus(self.config.invoice_lead) > now {
+                break;
+            }
+            let cycle = self.new_cycle(sub, next, due, now);
+            if self.store.insert_cycle(&cycle)? {
+                run.cycles_issued += usize::from(self.open(sub, &cycle, now, client_id.clone())?);
+            }
+            next += 1;
+        }
+        Ok(next)
+    }
+
+    /// Issues a scheduled cycle's link and opens the cycle with it.
+    fn open(
+        &self,
+        sub: &Subscription,
+        cycle: &Cycle,
+        now: Timestamp,
+        client_id: Option<String>,
+    ) -> Result<bool, SubscriptionError> {
+        let link = self.issue_cycle_link(sub, cycle, client_id)?;
+        if self.store.open_cycle(cycle.id, link.id, &link.uid, now)? {
+            return Ok(true);
+        }
+        // Opened by another run meanwhile: this link is not needed.
+        self.links.archive_link_of(sub.company_id, &link.uid)?;
+        Ok(false)
+    }
+
+    /// Queues the reminder a cycle is due for, if any; true when a mail was queued. The stage
+    /// is recorded first (compare-and-set), so a reminder is never sent twice.
+    fn remind(&self, sub: &Subscription, c: &Cycle, now: Timestamp) -> PortResult<bool> {
+        let Some((stage, send)) = due_reminder(c, sub.zone, now) else {
+            return Ok(false);
+        };
+        if !self
+            .store
+            .set_cycle_reminders(c.id, c.reminders, stage.number())?
+            || !send
+        {
+            return Ok(false);
+        }
+        let Some(uid) = &c.payment_link_uid else {
+            return Ok(false);
+        };
+        let Some(link) = self.links.link_of(sub.company_id, uid)? else {
+            return Ok(false);
+        };
+        let pay_url = link.public_url(&self.k.public_pay_url);
+        let rendered = render_reminder(sub, c, stage, &pay_url);
+        self.mail.queue(
+            &link,
+            MailKind::SubscriptionReminder,
+            sub.customer_email.clone(),
+            rendered,
+            now,
+        )?;
+        Ok(true)
+    }
+}

@@ -1,0 +1,3 @@
+DROP TABLE subscription_cycles;
+DROP TABLE subscriptions;
+DROP TABLE contacts;
