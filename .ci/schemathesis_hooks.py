@@ -73,6 +73,29 @@ ALLOWED = {
     # link does not take the asset, the session page with it for an address of another chain.
     ("POST", "/pay/{uid}/start"): "html",
     ("POST", "/pay/{uid}/s/{sessionId}/refund-address"): "html",
+    # OAuth (RFC 6749): whether `client_id` names a registered application with that exact
+    # redirect URI, whether a code or refresh token is live, whether the user's e-mail and
+    # password match, and whether a DPoP proof's signature verifies are stored state or
+    # cryptography. The pages answer those refusals as HTML (an error page, never a redirect,
+    # for an unknown client or redirect URI: RFC 6749 4.1.2.1); the token endpoint answers
+    # RFC 6749 5.2 bodies, whose codes are listed here.
+    ("GET", "/oauth/authorize"): "html",
+    ("POST", "/oauth/authorize"): "html",
+    ("POST", "/signin"): "html",
+    ("POST", "/oauth/token"): ("oauth", {
+        # The fields a grant needs depend on `grant_type` (another field of the body).
+        "invalid_request",
+        # Unknown, used or expired code or refresh token; wrong PKCE verifier.
+        "invalid_grant",
+        "invalid_scope",
+        "unauthorized_client",
+        # A DPoP header whose value is not a proof that verifies (RFC 9449 5).
+        "invalid_dpop_proof",
+    }),
+    ("POST", "/oauth/revoke"): ("oauth", {
+        # RFC 7009 2.1: `token` is required; an unknown one is 200.
+        "invalid_request",
+    }),
 }
 
 SETTINGS_NUMBERS = {
@@ -98,6 +121,11 @@ def _too_precise(value):
 def _allowed(case, response, rules):
     if rules == "html":
         return response.headers.get("content-type", [""])[0].startswith("text/html")
+    if isinstance(rules, tuple) and rules[0] == "oauth":
+        try:
+            return json.loads(response.content).get("error") in rules[1]
+        except (ValueError, AttributeError):
+            return False
     try:
         err = json.loads(response.content)
     except ValueError:

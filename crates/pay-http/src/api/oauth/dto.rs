@@ -5,11 +5,21 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+/// The grant types the token endpoint takes (documentation only: the body reads the text and
+/// answers `unsupported_grant_type` for any other, RFC 6749 5.2).
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum GrantType {
+    AuthorizationCode,
+    RefreshToken,
+}
+
 /// Body of `POST /oauth/token`.
 #[derive(Deserialize, ToSchema)]
 pub struct TokenRequest {
     /// `authorization_code` or `refresh_token`.
-    #[schema(example = "authorization_code")]
+    #[schema(value_type = GrantType, example = "authorization_code")]
     pub grant_type: String,
     /// `authorization_code`: the code from the redirect.
     pub code: Option<String>,

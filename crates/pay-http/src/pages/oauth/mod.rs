@@ -287,6 +287,7 @@ pub async fn authorize_page(
     responses(
         (status = 303, description = "To `redirect_uri` with `code` and `state`, or with `error`"),
         (status = 400, description = "Unknown client or redirect URI, or a malformed form: an error page", content_type = "text/html", body = String),
+        (status = 401, description = "No sign-in session: a page linking to the sign-in (HTML)", content_type = "text/html", body = String),
         (status = 403, description = "Missing or wrong CSRF token, another site's form, or a company the user may not connect", content_type = "text/html", body = String),
     )
 )]
