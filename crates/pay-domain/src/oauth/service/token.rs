@@ -58,22 +58,15 @@ impl OAuthService {
             &held.grant,
             now,
         );
-        match transition(state, CredentialEvent::Use) {
-            CredentialMove::Move { .. } => {}
-            CredentialMove::Replay => {
-                self.store.revoke_family(held.family.id, now)?;
-                return Err(refused(
-                    C::InvalidGrant,
-                    "the authorization code was already used",
-                ));
-            }
-            CredentialMove::Refuse | CredentialMove::Nothing => {
-                return Err(refused(
-                    C::InvalidGrant,
-                    "the authorization code is expired or revoked",
-                ))
-            }
-        }
+        self.use_once(
+            state,
+            held.family.id,
+            now,
+            [
+                "the authorization code was already used",
+                "the authorization code is expired or revoked",
+            ],
+        )?;
         if c.redirect_uri != redirect_uri {
             return Err(refused(
                 C::InvalidGrant,
@@ -156,22 +149,15 @@ impl OAuthService {
             &held.grant,
             now,
         );
-        match transition(state, CredentialEvent::Use) {
-            CredentialMove::Move { .. } => {}
-            CredentialMove::Replay => {
-                self.store.revoke_family(held.family.id, now)?;
-                return Err(refused(
-                    C::InvalidGrant,
-                    "the refresh token was already used",
-                ));
-            }
-            CredentialMove::Refuse | CredentialMove::Nothing => {
-                return Err(refused(
-                    C::InvalidGrant,
-                    "the refresh token is expired or revoked",
-                ))
-            }
-        }
+        self.use_once(
+            state,
+            held.family.id,
+            now,
+            [
+                "the refresh token was already used",
+                "the refresh token is expired or revoked",
+            ],
+        )?;
         let jkt = match (&t.jkt, proof) {
             (Some(bound), Some(p)) if *bound == p.jkt => Some(p.jkt.clone()),
             (Some(_), _) => {
@@ -300,4 +286,26 @@ fn require_proof(app: &StoredApplication, proof: Option<&ProofFacts>) -> Result<
         ));
     }
     Ok(())
+}
+
+impl OAuthService {
+    /// The one rule of a one-time credential (code or refresh token): live, it moves on; used
+    /// before, it is a replay and revokes its whole family; expired or revoked, it is refused
+    /// (the two messages, in that order).
+    fn use_once(
+        &self,
+        state: crate::oauth::machine::CredentialState,
+        family: crate::kernel::ids::FamilyId,
+        now: Timestamp,
+        [replayed, dead]: [&'static str; 2],
+    ) -> Result<()> {
+        match transition(state, CredentialEvent::Use) {
+            CredentialMove::Move { .. } => Ok(()),
+            CredentialMove::Replay => {
+                self.store.revoke_family(family, now)?;
+                Err(refused(C::InvalidGrant, replayed))
+            }
+            CredentialMove::Refuse | CredentialMove::Nothing => Err(refused(C::InvalidGrant, dead)),
+        }
+    }
 }
