@@ -45,7 +45,7 @@ pub fn path_prefix(public_pay_url: &str) -> String {
 
 /// Whether a form post may proceed: no `Origin` (older browsers, non-browser clients) or
 /// exactly the public origin. `null`, several values or another site's origin are refused.
-fn origin_allowed(public_pay_url: &str, req: &HttpRequest) -> bool {
+pub(crate) fn origin_allowed(public_pay_url: &str, req: &HttpRequest) -> bool {
     let mut all = req.headers().get_all(header::ORIGIN);
     let Some(first) = all.next() else {
         return true;

@@ -20,7 +20,7 @@ use pay_domain::tenancy::{Membership, Permission, TenancyError, SIGN_IN_TTL};
 use crate::edge::credentials::{blocking, CSRF_COOKIE, SESSION_COOKIE};
 use crate::edge::error::ApiError;
 use crate::edge::form;
-use crate::pages::checkout::{csp, path_prefix, public_origin};
+use crate::pages::checkout::{csp, path_prefix};
 use crate::pages::gateway::{decode_form, FormBody};
 use crate::HttpConfig;
 use forms::{AuthorizeQuery, ConsentForm, SignInForm};
@@ -86,13 +86,7 @@ fn render(pay: &Pay, config: &HttpConfig, answer: Answer) -> HttpResponse {
 
 /// A form post may come from no `Origin` (older browsers) or exactly the configured one.
 fn origin_allowed(config: &HttpConfig, req: &HttpRequest) -> bool {
-    let mut all = req.headers().get_all(header::ORIGIN);
-    let Some(first) = all.next() else {
-        return true;
-    };
-    all.next().is_none()
-        && matches!((first.to_str(), public_origin(&config.base_url)),
-            (Ok(given), Some(ours)) if given.eq_ignore_ascii_case(&ours))
+    crate::pages::checkout::origin_allowed(&config.base_url, req)
 }
 
 /// `redirect_uri` with `params` added to its query (its own query kept).
