@@ -1,5 +1,6 @@
 """Test data for .ci/openapi-check.sh: a payment link with a customer e-mail and a session on it,
-an anonymous link, and the company callback, made through the API itself. Prints the
+an anonymous link, the company callback, and a subscription (with its customer), made through
+the API itself. Prints the
 schemathesis dictionaries that offer their identifiers for the path parameters (half of the
 draws; the other half stays generated), so the run reaches the routes past their 404.
 
@@ -63,8 +64,23 @@ call(
 )
 sent, _ = call("POST", "/api/partner/v1/pay/webhook-requests/test", {"paymentLinkUid": uid}, KEY)
 
+subscription, _ = call(
+    "POST",
+    "/api/partner/v1/pay/subscriptions",
+    {
+        "customerEmail": "subscriber@example.com",
+        "label": "OpenAPI check plan",
+        "amountUsd": "9.99",
+        "cadence": "monthly",
+        "timezone": "Europe/Berlin",
+    },
+    KEY,
+)
+customers, _ = call("GET", "/api/partner/v1/pay/customers", headers=KEY)
+
 dictionaries = {
-    "uids": [uid, anonymous["uid"]],
+    "uids": [uid, anonymous["uid"], subscription["uid"]],
+    "customers": [customers["data"][0]["id"], customers["data"][0]["uid"]],
     "sessions": [session["id"]],
     "deliveries": [d["id"] for d in sent["data"]],
     "form-keys": [form_key],
@@ -78,5 +94,6 @@ for param, name in [
     ("path.sessionId", "sessions"),
     ("path.id", "deliveries"),
     ("path.payKeyId", "form-keys"),
+    ("path.customerId", "customers"),
 ]:
     print(f'"{param}" = {{ dictionary = "{name}", probability = 0.5 }}')

@@ -10,6 +10,7 @@
 mod error;
 mod htu;
 mod jose;
+mod nonce;
 mod pkce;
 mod thumbprint;
 
@@ -21,6 +22,7 @@ pub use error::{
     PkceError, ProofError, RotationError, ThumbprintError, INVALID_DPOP_PROOF, USE_DPOP_NONCE,
 };
 pub use jose::Alg;
+pub use nonce::{NonceIssuer, NONCE_WINDOW_SECS};
 pub use pkce::{check_challenge, pkce_s256_challenge, verify_pkce_s256, PKCE_METHOD_S256};
 pub use thumbprint::jwk_thumbprint;
 
@@ -68,6 +70,8 @@ pub struct ProofCheck<'a> {
     pub bound_jkt: Option<&'a str>,
     /// The nonce the server last sent in `DPoP-Nonce`, when it requires one.
     pub expected_nonce: Option<&'a str>,
+    /// The nonce it sent before, still accepted (a stateless server's previous window).
+    pub previous_nonce: Option<&'a str>,
 }
 
 impl<'a> ProofCheck<'a> {
@@ -83,6 +87,7 @@ impl<'a> ProofCheck<'a> {
             access_token: None,
             bound_jkt: None,
             expected_nonce: None,
+            previous_nonce: None,
         }
     }
 
@@ -106,6 +111,16 @@ impl<'a> ProofCheck<'a> {
     pub fn with_nonce(self, nonce: &'a str) -> Self {
         ProofCheck {
             expected_nonce: Some(nonce),
+            ..self
+        }
+    }
+
+    /// Requires one of two server-issued nonces: the one sent now or the one sent before
+    /// ([`NonceIssuer::accepted`]).
+    pub fn with_nonces(self, current: &'a str, previous: &'a str) -> Self {
+        ProofCheck {
+            expected_nonce: Some(current),
+            previous_nonce: Some(previous),
             ..self
         }
     }
@@ -229,7 +244,10 @@ pub fn verify_proof(
             None => return Err(ProofError::NonceMissing),
             Some(nonce) => nonce.as_str().ok_or(ProofError::InvalidClaim("nonce"))?,
         };
-        if !constant_time_eq(nonce, expected) {
+        let previous = check
+            .previous_nonce
+            .is_some_and(|p| constant_time_eq(nonce, p));
+        if !(constant_time_eq(nonce, expected) | previous) {
             return Err(ProofError::NonceMismatch);
         }
     }

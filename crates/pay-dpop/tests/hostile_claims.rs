@@ -345,6 +345,25 @@ fn wrong_nonce_asks_for_the_current_one() {
 }
 
 #[test]
+fn the_previous_nonce_passes_too_and_no_third() {
+    let key = TestKey::p256();
+    let check = check().with_nonces("n-new", "n-old");
+    for nonce in ["n-new", "n-old"] {
+        let p = proof_with_claims(&key, |c| c["nonce"] = json!(nonce));
+        assert!(verify_with(&p, &check).is_ok(), "{nonce}");
+    }
+    let older = proof_with_claims(&key, |c| c["nonce"] = json!("n-older"));
+    assert_eq!(
+        verify_with(&older, &check).unwrap_err(),
+        ProofError::NonceMismatch
+    );
+    assert_eq!(
+        verify_with(&proof(&key), &check).unwrap_err(),
+        ProofError::NonceMissing
+    );
+}
+
+#[test]
 fn nonce_is_only_blamed_when_everything_else_passes() {
     // A proof that is wrong in another way too must not invite a pointless retry.
     let key = TestKey::p256();

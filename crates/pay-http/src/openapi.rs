@@ -5,7 +5,10 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder};
 use utoipa::{Modify, OpenApi, PartialSchema};
 
-use crate::api::{checkout, companies, links, meta, oauth, session, settings, webhooks};
+use crate::api::{
+    checkout, companies, company, customers, links, meta, oauth, session, settings, subscriptions,
+    webhook_subscription, webhooks,
+};
 use crate::edge::error::ErrorBody;
 use crate::pages::gateway;
 
@@ -25,7 +28,7 @@ macro_rules! routes {
             info(
                 title = "Payment Collection Partner API",
                 version = "1.0.0",
-                description = "Payment links, settings, assets, API keys and webhooks of the self-hostable payment collection service. Errors are `{\"error\", \"errorCode\", \"field\"?}`."
+                description = "Payment links, customers, subscriptions, settings, assets, API keys and webhooks of the self-hostable payment collection service. Errors are `{\"error\", \"errorCode\", \"field\"?}`."
             ),
             paths($($handler),*),
             components(schemas(ErrorBody, crate::edge::error::OAuthErrorBody)),
@@ -54,6 +57,13 @@ routes!(
     links::get_link,
     links::update_link_status,
     crate::api::mail::send_request_email,
+    customers::upsert_customer,
+    customers::list_customers,
+    customers::customer_portal,
+    subscriptions::create_subscription,
+    subscriptions::list_subscriptions,
+    subscriptions::get_subscription,
+    subscriptions::update_subscription,
     checkout::manual_resolution,
     checkout::checkout_view,
     crate::pages::checkout::checkout_page,
@@ -62,6 +72,9 @@ routes!(
     crate::pages::checkout::cancel,
     crate::pages::checkout::refresh,
     crate::pages::checkout::refund_address,
+    crate::pages::portal::portal_page,
+    crate::pages::portal::rename,
+    crate::pages::portal::set_status,
     checkout::start_session,
     checkout::get_session,
     checkout::accept_session,
@@ -75,6 +88,7 @@ routes!(
     settings::get_settings,
     settings::put_settings,
     settings::destination_assets,
+    company::get_company,
     webhooks::get_payment_callback,
     webhooks::put_payment_callback,
     webhooks::rotate_payment_callback,
@@ -85,6 +99,9 @@ routes!(
     webhooks::send_test_event,
     webhooks::get_delivery,
     webhooks::resend_delivery,
+    webhook_subscription::get_subscription,
+    webhook_subscription::put_subscription,
+    webhook_subscription::delete_subscription,
     oauth::token,
     oauth::revoke,
     oauth::metadata,
@@ -252,6 +269,14 @@ impl Modify for Security {
             SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
                 crate::edge::credentials::SESSION_COOKIE,
                 "Signed-in session from POST /auth/login; mutations also need x-csrf-token",
+            ))),
+        );
+        components.add_security_scheme(
+            "oauthToken",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "authorization",
+                "OAuth access token from POST /oauth/token: `Bearer <token>`, or `DPoP <token>` \
+                 with a `DPoP` proof header for a DPoP-bound token",
             ))),
         );
     }
@@ -450,6 +475,13 @@ mod tests {
                 "/api/partner/v1/pay/payment-links/{uid}/send-request-email",
                 "post",
             ),
+            ("/api/partner/v1/pay/customers", "post"),
+            ("/api/partner/v1/pay/customers", "get"),
+            ("/api/partner/v1/pay/customers/{customerId}/portal", "post"),
+            ("/api/partner/v1/pay/subscriptions", "post"),
+            ("/api/partner/v1/pay/subscriptions", "get"),
+            ("/api/partner/v1/pay/subscriptions/{uid}", "get"),
+            ("/api/partner/v1/pay/subscriptions/{uid}", "patch"),
             ("/api/partner/v1/pay/settings", "get"),
             ("/api/partner/v1/pay/settings", "put"),
             ("/api/partner/v1/pay/destination-assets", "get"),

@@ -27,18 +27,9 @@ use pay_webhooks::{HmacSigner, HttpTransport, TransportConfig};
 
 const CONCURRENCY: usize = 32;
 
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn flag(name: &str) -> bool {
-    std::env::args().any(|a| a == name)
-}
+#[path = "support/args.rs"]
+mod args;
+use args::{arg, flag};
 
 /// A rate that measured something.
 fn measured(what: &str, rate: f64) -> f64 {

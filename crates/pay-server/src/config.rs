@@ -31,6 +31,9 @@ pub struct Config {
     pub encryption_keys_old: Vec<String>,
     /// Development and tests: webhooks may reach http and private addresses.
     pub allow_private_targets: bool,
+    /// `PAY_DPOP_NONCES` (default false): require a server-issued nonce in every DPoP proof
+    /// (RFC 9449 sections 8 and 9), stateless, keyed from the keyring.
+    pub dpop_nonces: bool,
     /// Run the outbox workers (webhook dispatcher, mailer) inside `serve`.
     pub dispatcher: bool,
     /// `PAY_WEBHOOK_LEASE_SECS`: how long a claimed delivery stays hidden from other
@@ -49,6 +52,9 @@ pub struct Config {
     pub sandbox_prices_file: Option<String>,
     /// `PAY_RATE_LIMIT_*`: each `N/SECONDS`; the defaults are `RateLimits::default()`.
     pub rate_limits: RateLimits,
+    /// `PAY_BILLING_LEAD_SECS`: how long before a cycle's `dueAt` the billing scheduler
+    /// issues its invoice link (default 7 days).
+    pub billing_lead: Duration,
 }
 
 /// The rate-limit variables, each read as `N/SECONDS` (N hits per window of SECONDS).
@@ -120,19 +126,49 @@ pub const DEFAULT_WEBHOOK_LEASE: Duration = Duration::from_secs(60);
 /// The range `PAY_WEBHOOK_LEASE_SECS` may take.
 const WEBHOOK_LEASE_SECS: std::ops::RangeInclusive<u64> = 2..=3600;
 
-/// `PAY_WEBHOOK_LEASE_SECS`: whole seconds within `WEBHOOK_LEASE_SECS`.
-fn webhook_lease(v: Option<String>) -> anyhow::Result<Duration> {
+/// A duration variable `name` in whole seconds within `range`; `default` when unset.
+fn secs_var(
+    name: &str,
+    v: Option<String>,
+    default: Duration,
+    range: std::ops::RangeInclusive<u64>,
+) -> anyhow::Result<Duration> {
     let Some(v) = v else {
-        return Ok(DEFAULT_WEBHOOK_LEASE);
+        return Ok(default);
     };
     match v.trim().parse::<u64>() {
-        Ok(secs) if WEBHOOK_LEASE_SECS.contains(&secs) => Ok(Duration::from_secs(secs)),
+        Ok(secs) if range.contains(&secs) => Ok(Duration::from_secs(secs)),
         _ => bail!(
-            "PAY_WEBHOOK_LEASE_SECS must be whole seconds from {} to {}, got {v:?}",
-            WEBHOOK_LEASE_SECS.start(),
-            WEBHOOK_LEASE_SECS.end()
+            "{name} must be whole seconds from {} to {}, got {v:?}",
+            range.start(),
+            range.end()
         ),
     }
+}
+
+/// `PAY_WEBHOOK_LEASE_SECS`: whole seconds within `WEBHOOK_LEASE_SECS`.
+fn webhook_lease(v: Option<String>) -> anyhow::Result<Duration> {
+    secs_var(
+        "PAY_WEBHOOK_LEASE_SECS",
+        v,
+        DEFAULT_WEBHOOK_LEASE,
+        WEBHOOK_LEASE_SECS,
+    )
+}
+
+/// The invoice lead time when `PAY_BILLING_LEAD_SECS` is unset: 7 days.
+pub const DEFAULT_BILLING_LEAD: Duration = Duration::from_secs(7 * 24 * 3600);
+/// The range `PAY_BILLING_LEAD_SECS` may take: at due time to 90 days ahead.
+const BILLING_LEAD_SECS: std::ops::RangeInclusive<u64> = 0..=90 * 24 * 3600;
+
+/// `PAY_BILLING_LEAD_SECS`: whole seconds within `BILLING_LEAD_SECS`.
+fn billing_lead(v: Option<String>) -> anyhow::Result<Duration> {
+    secs_var(
+        "PAY_BILLING_LEAD_SECS",
+        v,
+        DEFAULT_BILLING_LEAD,
+        BILLING_LEAD_SECS,
+    )
 }
 
 /// `PAY_SMTP_URL`, checked at start (scheme, host, no password in clear to a remote host).
@@ -201,6 +237,7 @@ impl Config {
                 })
                 .unwrap_or_default(),
             allow_private_targets: bool_var("PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS", false)?,
+            dpop_nonces: bool_var("PAY_DPOP_NONCES", false)?,
             dispatcher: bool_var("PAY_DISPATCHER", true)?,
             webhook_lease: webhook_lease(var("PAY_WEBHOOK_LEASE_SECS"))?,
             smtp_url: smtp_url(var("PAY_SMTP_URL"))?,
@@ -208,6 +245,7 @@ impl Config {
             processor: processor(var("PAY_PROCESSOR"))?,
             sandbox_prices_file: var("PAY_SANDBOX_PRICES_FILE"),
             rate_limits: rate_limits()?,
+            billing_lead: billing_lead(var("PAY_BILLING_LEAD_SECS"))?,
         })
     }
 
@@ -229,6 +267,7 @@ impl Config {
             encryption_key: Some("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".into()),
             encryption_keys_old: vec![],
             allow_private_targets: true,
+            dpop_nonces: false,
             dispatcher: false,
             webhook_lease: DEFAULT_WEBHOOK_LEASE,
             smtp_url: None,
@@ -236,6 +275,17 @@ impl Config {
             processor: "sandbox".into(),
             sandbox_prices_file: None,
             rate_limits: RateLimits::default(),
+            billing_lead: DEFAULT_BILLING_LEAD,
+        }
+    }
+
+    /// The billing scheduler's settings: the lead time from `PAY_BILLING_LEAD_SECS`, the
+    /// domain's defaults otherwise.
+    pub fn billing(&self) -> pay_domain::subscriptions::BillingConfig {
+        pay_domain::subscriptions::BillingConfig {
+            invoice_lead: time::Duration::try_from(self.billing_lead)
+                .unwrap_or(time::Duration::days(7)),
+            ..Default::default()
         }
     }
 
@@ -452,6 +502,32 @@ mod tests {
             Config::for_database("sqlite://x.db").webhook_lease,
             DEFAULT_WEBHOOK_LEASE
         );
+    }
+
+    #[test]
+    fn the_billing_lead_is_a_week_unless_configured() {
+        assert_eq!(billing_lead(None).unwrap(), Duration::from_secs(604_800));
+        assert_eq!(
+            Config::for_database("sqlite://x.db").billing().invoice_lead,
+            pay_domain::subscriptions::BillingConfig::default().invoice_lead,
+            "the domain's default is the same week"
+        );
+        assert_eq!(billing_lead(Some("0".into())).unwrap(), Duration::ZERO);
+        assert_eq!(
+            billing_lead(Some(" 86400 ".into())).unwrap(),
+            Duration::from_secs(86_400)
+        );
+        assert_eq!(
+            billing_lead(Some("7776000".into())).unwrap(),
+            Duration::from_secs(90 * 86_400)
+        );
+        for bad in ["7776001", "-1", "1.5", "7d", "soon"] {
+            let e = billing_lead(Some(bad.into())).unwrap_err().to_string();
+            assert!(e.starts_with("PAY_BILLING_LEAD_SECS"), "{e}");
+        }
+        let mut c = Config::for_database("sqlite://x.db");
+        c.billing_lead = Duration::from_secs(3600);
+        assert_eq!(c.billing().invoice_lead, time::Duration::hours(1));
     }
 
     #[test]

@@ -14,15 +14,9 @@ pub async fn run(pay: Pay) {
     loop {
         tokio::time::sleep(EVERY).await;
         let p = pay.clone();
-        match tokio::task::spawn_blocking(move || p.prune()).await {
-            Ok(Ok(0)) => {}
-            Ok(Ok(rows)) => tracing::info!(rows, "pruned expired rows"),
-            Ok(Err(e)) => {
-                tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "pruning failed")
-            }
-            Err(e) => {
-                tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "pruning failed")
-            }
+        match crate::background_step("pruning", move || p.prune()).await {
+            Some(0) | None => {}
+            Some(rows) => tracing::info!(rows, "pruned expired rows"),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The composition root: configuration, wiring of the adapters around the domain, the CLI's
 //! commands and the server's life cycle. Tests build the same `Application` on port 0.
 
+pub mod billing;
 pub mod config;
 pub mod dispatcher;
 pub mod janitor;
@@ -19,6 +20,9 @@ use pay_domain::kernel::secret::Secret;
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::tenancy::BootstrapOutcome;
 use pay_http::HttpConfig;
+
+/// What the DPoP nonce key is derived for from the keyring (a new use gets a new label).
+pub const DPOP_NONCE_KEY_LABEL: &str = "pay dpop nonce v1";
 use pay_store::{DieselStore, StoreConfig};
 use pay_webhooks::{AeadSealer, HmacSigner, HttpTransport, TransportConfig};
 use serde_json::json;
@@ -26,6 +30,29 @@ use serde_json::json;
 pub use config::Config;
 pub use dispatcher::Dispatcher;
 pub use mailer::Mailer;
+
+/// Runs a store-bound step of a background loop on the blocking pool; its error (or the
+/// task's panic) is logged as `{what} failed` and read as `None` (the loop retries later).
+pub(crate) async fn background_step<T, E>(
+    what: &'static str,
+    f: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Option<T>
+where
+    T: Send + 'static,
+    E: std::error::Error + Send + 'static,
+{
+    match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(v)) => Some(v),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "{what} failed");
+            None
+        }
+        Err(e) => {
+            tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "{what} failed");
+            None
+        }
+    }
+}
 
 /// Real time.
 #[derive(Debug, Clone, Copy, Default)]
@@ -86,7 +113,7 @@ pub fn build_pay_with<C: Clock + 'static>(
             limits: config.rate_limits,
             sandbox: config.processor == "sandbox",
             allow_private_targets: config.allow_private_targets,
-            billing: Default::default(),
+            billing: config.billing(),
             oauth: Default::default(),
         },
         Stores::all_in(Arc::new(store)),
@@ -186,6 +213,15 @@ impl Application {
             secure_cookies: config.base_url.starts_with("https://"),
             blocking_threads_per_worker: (config.pool_size as usize).div_ceil(workers),
             base_url: config.base_url.clone(),
+            dpop_nonces: config
+                .dpop_nonces
+                .then(|| config.keyring())
+                .transpose()?
+                .map(|ring| {
+                    Arc::new(pay_dpop::NonceIssuer::new(
+                        &ring.derive(DPOP_NONCE_KEY_LABEL).0,
+                    ))
+                }),
         };
         let server = pay_http::build_server(pay.clone(), http, listener, config.workers)?;
         let dispatcher = build_dispatcher(config, pay.clone())?;
@@ -219,7 +255,8 @@ impl Application {
     }
 
     /// Runs until the server stops (SIGINT/SIGTERM: graceful shutdown), with the webhook
-    /// dispatcher and the mailer beside it unless configured off.
+    /// dispatcher and the mailer beside it unless configured off, and the expiry and billing
+    /// schedulers always.
     pub async fn run(self) -> std::io::Result<()> {
         if self.run_dispatcher {
             actix_rt::spawn(self.dispatcher.run());
@@ -227,6 +264,7 @@ impl Application {
         }
         actix_rt::spawn(janitor::run(self.pay.clone()));
         actix_rt::spawn(scheduler::run(self.pay.clone()));
+        actix_rt::spawn(billing::run(self.pay.clone()));
         self.server.await
     }
 

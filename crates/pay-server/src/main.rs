@@ -1,5 +1,5 @@
-//! `pay-server`: serve (default), worker, migrate, admin bootstrap, add-member and
-//! create-oauth-app.
+//! `pay-server`: serve (default), worker, migrate, admin bootstrap, add-member,
+//! verify-domain and create-oauth-app.
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -28,8 +28,8 @@ enum Command {
     Serve,
     /// Run pending database migrations and exit.
     Migrate,
-    /// Run only the outbox workers, the webhook dispatcher and the mailer (any number may run
-    /// beside the servers).
+    /// Run only the background workers: the webhook dispatcher, the mailer, the expiry and
+    /// billing schedulers (any number may run beside the servers).
     Worker,
     /// Operator commands.
     #[command(subcommand)]
@@ -61,6 +61,20 @@ enum Admin {
         /// Prefer PAY_MEMBER_PASSWORD in scripts.
         #[arg(long, env = "PAY_MEMBER_PASSWORD", hide_env_values = true)]
         password: String,
+    },
+    /// Mark a domain verified as the company's payment-link domain (once its DNS points at
+    /// this service, with TLS): its links' hosted checkout URLs in webhooks and mails, cycle
+    /// `paymentUrl`s and customer portal URLs are then on `https://<domain>`. Prints
+    /// `{"companyId", "paymentLinkDomain"}`. One company per domain.
+    VerifyDomain {
+        #[arg(long)]
+        company: String,
+        /// A host name such as pay.example.com (no scheme, port or path).
+        #[arg(long, required_unless_present = "clear")]
+        domain: Option<String>,
+        /// Remove the company's domain instead (back to PAY_PUBLIC_PAY_URL).
+        #[arg(long, conflicts_with = "domain")]
+        clear: bool,
     },
     /// Register an OAuth application; prints `{"clientId", "clientSecret"}`. The secret of a
     /// confidential application is shown this once (only its digest is stored); public
@@ -101,6 +115,7 @@ fn main() -> anyhow::Result<()> {
             actix_rt::System::new().block_on(async move {
                 actix_rt::spawn(pay_server::janitor::run(pay.clone()));
                 actix_rt::spawn(pay_server::scheduler::run(pay.clone()));
+                actix_rt::spawn(pay_server::billing::run(pay.clone()));
                 let dispatcher = build_dispatcher(&config, pay.clone())?;
                 let mailer = pay_server::Mailer::from_config(&config, pay)?;
                 tokio::select! {
@@ -140,6 +155,25 @@ fn main() -> anyhow::Result<()> {
                 .add_member(company, &email, &Secret::new(password), role)
                 .map_err(|e| anyhow::anyhow!("add-member failed: {e}"))?;
             println!("{}", serde_json::json!({ "userId": user.to_string() }));
+            Ok(())
+        }
+        Command::Admin(Admin::VerifyDomain {
+            company,
+            domain,
+            clear,
+        }) => {
+            let company = CompanyId::parse(&company)
+                .ok_or_else(|| anyhow::anyhow!("--company must be a company UUID"))?;
+            let pay = build_pay(&config, open_store(&config)?)?;
+            let domain = if clear { None } else { domain };
+            let set = pay
+                .tenancy()
+                .set_payment_link_domain(company, domain.as_deref())
+                .map_err(|e| anyhow::anyhow!("verify-domain failed: {e}"))?;
+            println!(
+                "{}",
+                serde_json::json!({ "companyId": company.to_string(), "paymentLinkDomain": set })
+            );
             Ok(())
         }
         Command::Admin(Admin::CreateOauthApp {

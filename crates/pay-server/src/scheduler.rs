@@ -15,24 +15,18 @@ pub async fn run_once(pay: &Pay) -> usize {
     let mut moved = 0;
     loop {
         let p = pay.clone();
-        match tokio::task::spawn_blocking(move || p.checkout().run_due_work(DUE_BATCH)).await {
-            Ok(Ok(report)) => {
-                for (session, e) in &report.failed {
-                    tracing::warn!(%session, error = %pay_domain::kernel::error::chain(e), "expiry move failed; retried next round");
-                }
-                moved += report.moved;
-                if report.moved < DUE_BATCH {
-                    return moved;
-                }
-            }
-            Ok(Err(e)) => {
-                tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "expiry work failed");
-                return moved;
-            }
-            Err(e) => {
-                tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "expiry work failed");
-                return moved;
-            }
+        let Some(report) =
+            crate::background_step("expiry work", move || p.checkout().run_due_work(DUE_BATCH))
+                .await
+        else {
+            return moved;
+        };
+        for (session, e) in &report.failed {
+            tracing::warn!(%session, error = %pay_domain::kernel::error::chain(e), "expiry move failed; retried next round");
+        }
+        moved += report.moved;
+        if report.moved < DUE_BATCH {
+            return moved;
         }
     }
 }

@@ -1,143 +1,38 @@
-//! The hosted checkout in a real headless Chromium, driven over WebDriver (chromedriver): a
+//! The hosted checkout and the customer portal in a real headless Chromium, driven over
+//! WebDriver (chromedriver). The checkout: a
 //! payer picks an asset, reviews and accepts the quote, sees the deposit address and QR code,
 //! the sandbox pays exactly the amount asked, the page turns to success by itself (polling)
 //! and the browser lands on the merchant's success URL; the merchant's receiver then gets the
-//! signed webhooks of the whole path. Screenshots of each state are taken on the way and, with
-//! `PAY_UPDATE_SCREENSHOTS=1`, written to `docs/images/checkout-<state>.png`.
+//! signed webhooks of the whole path. The portal: a customer opens the signed URL, sees the
+//! subscriptions and invoices, pays an open invoice through the hosted checkout, renames
+//! themself, pauses, resumes and cancels, and a tampered URL shows the refusal page.
+//! Screenshots of each state are taken on the way and, with `PAY_UPDATE_SCREENSHOTS=1`,
+//! written to `docs/images/checkout-<state>.png` and `docs/images/portal-<state>.png`.
 //!
 //! Without `chromium` and `chromedriver` the test prints a `SKIP:` line and passes, except
 //! under `PAY_REQUIRE_ALL_TESTS=1`, where a missing browser is a failure.
 
-use std::io::Write;
-use std::net::{SocketAddr, TcpListener};
+use std::net::TcpListener;
 use std::panic::AssertUnwindSafe;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
-use fantoccini::wd::Capabilities;
-use fantoccini::{Client, ClientBuilder, Locator};
+use fantoccini::{Client, Locator};
+use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 use pay_domain::kernel::secret::Secret;
-use pay_server::{Application, Config};
-use pay_store::testing::{require_all_tests, TestDb};
+use pay_store::testing::TestDb;
 use reqwest::Method;
 use serde_json::{json, Value};
 
+#[path = "support/browser.rs"]
+mod chromium;
+
+use chromium::*;
+
 const ETH: &str = "eip155:1/slip44:60";
 const BASE_USDC: &str = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
-const WAIT: Duration = Duration::from_secs(10);
-
-// ----- finding the browser -----
-
-fn on_path(names: &[&str]) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    names.iter().find_map(|name| {
-        std::env::split_paths(&path)
-            .map(|dir| dir.join(name))
-            .find(|p| p.is_file())
-    })
-}
-
-/// Chromium and chromedriver, or `None` after the SKIP line (a panic under
-/// `PAY_REQUIRE_ALL_TESTS=1`).
-fn browser() -> Option<(PathBuf, PathBuf)> {
-    let chromium = on_path(&["chromium", "chromium-browser", "google-chrome"]);
-    let driver = on_path(&["chromedriver"]);
-    match (chromium, driver) {
-        (Some(c), Some(d)) => Some((c, d)),
-        _ => {
-            let msg = "chromium and chromedriver are not installed \
-                       (apt-get install -y chromium chromium-driver)";
-            if require_all_tests() {
-                panic!("PAY_REQUIRE_ALL_TESTS=1 but {msg}");
-            }
-            // Straight to stderr, past the test harness's capture, so the skip is seen.
-            let _ = writeln!(std::io::stderr(), "SKIP: browser checkout test: {msg}");
-            None
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// chromedriver as a child process, ended (by its id) when dropped.
-struct Driver {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn start_driver(binary: &Path) -> Driver {
-    let port = free_port();
-    let child = Command::new(binary)
-        .arg(format!("--port={port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start chromedriver");
-    let driver = Driver {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-    };
-    let http = reqwest::Client::new();
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let ready = http
-            .get(format!("{}/status", driver.url))
-            .send()
-            .await
-            .ok()
-            .map(|r| r.status().is_success())
-            .unwrap_or(false);
-        if ready {
-            return driver;
-        }
-        assert!(Instant::now() < deadline, "chromedriver did not come up");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-async fn open_browser(driver: &Driver, chromium: &Path) -> Client {
-    let mut caps = Capabilities::new();
-    caps.insert(
-        "goog:chromeOptions".into(),
-        json!({
-            "binary": chromium,
-            "args": [
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--disable-background-networking",
-                "--disable-extensions",
-                "--no-first-run",
-                "--hide-scrollbars",
-                "--force-device-scale-factor=1",
-                "--window-size=520,1200",
-            ],
-        }),
-    );
-    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-        .capabilities(caps)
-        .connect(&driver.url)
-        .await
-        .expect("a WebDriver session")
-}
 
 // ----- the merchant's side: webhook receiver and shop pages -----
 
@@ -185,14 +80,7 @@ fn start_shop() -> Shop {
                     }
                 }),
             )
-            .default_service(web::to(|req: HttpRequest| async move {
-                HttpResponse::Ok()
-                    .content_type("text/html; charset=utf-8")
-                    .body(format!(
-                        "<!DOCTYPE html><title>Shop</title><h1>Shop page {}</h1>",
-                        req.path()
-                    ))
-            }))
+            .default_service(web::to(shop_page))
     })
     .workers(1)
     .listen(listener)
@@ -219,17 +107,10 @@ struct Service {
     _db: TestDb,
 }
 
-/// The real server on a free port, with its public pay URL on that port (so the page's form
-/// posts come from the public origin), on real time.
+/// The real server (`chromium::service`) with a bootstrapped company.
 async fn start_service() -> Service {
     let db = TestDb::sqlite();
-    let mut config = Config::for_database(&db.url);
-    let port = free_port();
-    config.listen = SocketAddr::from(([127, 0, 0, 1], port));
-    let base = format!("http://127.0.0.1:{port}");
-    config.base_url = base.clone();
-    config.public_pay_url = base.clone();
-    let app = Application::build(&config).expect("build the service");
+    let (base, app) = service(&db);
     let pay = app.pay().clone();
     let app_dispatcher = app.dispatcher();
     actix_rt::spawn(app.into_server());
@@ -341,65 +222,6 @@ impl Service {
 
 // ----- the browser's side -----
 
-/// Screenshots taken on the way, written to `docs/images` on request.
-struct Shots {
-    update: bool,
-    dir: PathBuf,
-    taken: Vec<String>,
-}
-
-impl Shots {
-    fn new() -> Shots {
-        Shots {
-            update: std::env::var("PAY_UPDATE_SCREENSHOTS").as_deref() == Ok("1"),
-            dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/images"),
-            taken: Vec::new(),
-        }
-    }
-
-    async fn take(&mut self, c: &Client, state: &str) {
-        let png = c.screenshot().await.expect("a screenshot");
-        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "{state}: not a PNG");
-        assert!(png.len() > 5_000, "{state}: an empty screenshot?");
-        if self.update {
-            std::fs::create_dir_all(&self.dir).unwrap();
-            let path = self.dir.join(format!("checkout-{state}.png"));
-            std::fs::write(&path, &png).unwrap();
-            eprintln!("wrote {}", path.display());
-        }
-        self.taken.push(state.to_owned());
-    }
-}
-
-/// Waits until the page's `<h1>` reads `heading` (the page may be loading or swapping).
-async fn wait_heading(c: &Client, heading: &str) {
-    let deadline = Instant::now() + WAIT;
-    let mut last = String::new();
-    while Instant::now() < deadline {
-        if let Ok(h1) = c.find(Locator::Css("h1")).await {
-            if let Ok(text) = h1.text().await {
-                if text == heading {
-                    return;
-                }
-                last = text;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("waited for heading {heading:?}; the page shows {last:?}");
-}
-
-async fn click(c: &Client, css: &str) {
-    c.wait()
-        .at_most(WAIT)
-        .for_element(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .click()
-        .await
-        .unwrap_or_else(|e| panic!("click {css}: {e}"));
-}
-
 async fn text_of(c: &Client, css: &str) -> String {
     c.find(Locator::Css(css))
         .await
@@ -407,10 +229,6 @@ async fn text_of(c: &Client, css: &str) -> String {
         .text()
         .await
         .unwrap()
-}
-
-async fn eval(c: &Client, script: &str) -> Value {
-    c.execute(script, vec![]).await.expect(script)
 }
 
 /// The style sheet and the script ran under the page's CSP, and no violation was reported
@@ -457,9 +275,20 @@ fn session_id(url: &url::Url) -> String {
 
 // ----- the test -----
 
-#[actix_rt::test]
-async fn a_payer_pays_in_chromium_and_the_merchant_hears_of_it() {
-    let Some((chromium, driver_bin)) = browser() else {
+/// What a browser run gets: the page, the service, the shop, the callback's secret, the shots.
+type RunFn = for<'a> fn(
+    &'a Client,
+    &'a Service,
+    &'a Shop,
+    &'a str,
+    &'a mut Shots,
+) -> BoxFuture<'a, Result<(), String>>;
+
+/// Starts the shop, the service (with its callback to the shop), chromedriver and Chromium, and
+/// runs `body`; the browser session ends even when `body` fails (chromedriver then quits
+/// Chromium), or the browser would outlive the test.
+async fn in_chromium(what: &str, prefix: &'static str, body: RunFn) {
+    let Some((chromium, driver_bin)) = browser(&format!("browser {what} test")) else {
         return;
     };
     let started = Instant::now();
@@ -468,10 +297,8 @@ async fn a_payer_pays_in_chromium_and_the_merchant_hears_of_it() {
     let secret = svc.set_callback(&format!("{}/hooks", shop.base)).await;
     let driver = start_driver(&driver_bin).await;
     let c = open_browser(&driver, &chromium).await;
-    let mut shots = Shots::new();
-    // A failed assertion must still end the browser session (chromedriver then quits
-    // Chromium), or the browser would outlive the test.
-    let result = AssertUnwindSafe(run(&c, &svc, &shop, &secret, &mut shots))
+    let mut shots = Shots::new(prefix);
+    let result = AssertUnwindSafe(body(&c, &svc, &shop, &secret, &mut shots))
         .catch_unwind()
         .await;
     let _ = c.close().await;
@@ -481,10 +308,18 @@ async fn a_payer_pays_in_chromium_and_the_merchant_hears_of_it() {
         Err(panic) => std::panic::resume_unwind(panic),
     }
     eprintln!(
-        "browser checkout: {} screenshots in {:.1} s",
+        "browser {what}: {} screenshots in {:.1} s",
         shots.taken.len(),
         started.elapsed().as_secs_f64()
     );
+}
+
+#[actix_rt::test]
+async fn a_payer_pays_in_chromium_and_the_merchant_hears_of_it() {
+    in_chromium("checkout", "checkout", |c, svc, shop, secret, shots| {
+        Box::pin(run(c, svc, shop, secret, shots))
+    })
+    .await;
 }
 
 async fn run(
@@ -742,5 +577,266 @@ async fn run(
     watch_csp(c).await;
     assert_page_healthy(c).await;
     shots.take(c, "deposit-dark").await;
+    Ok(())
+}
+
+// ----- the customer portal -----
+
+/// Clicks the button whose text is `label` (an XPath over the visible text).
+async fn click_button(c: &Client, scope: &str, label: &str) {
+    let xpath = format!("{scope}//button[normalize-space()='{label}']");
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::XPath(&xpath))
+        .await
+        .unwrap_or_else(|e| panic!("{xpath}: {e}"))
+        .click()
+        .await
+        .unwrap_or_else(|e| panic!("click {xpath}: {e}"));
+}
+
+/// The portal's own style applied and no CSP violation since `watch_csp`.
+async fn assert_portal_healthy(c: &Client) {
+    let v = eval(
+        c,
+        "return {\
+           styled: getComputedStyle(document.querySelector('.card')).borderRadius,\
+           wide: getComputedStyle(document.querySelector('main')).maxWidth,\
+           violations: window.__cspViolations || [],\
+           scripts: document.scripts.length\
+         };",
+    )
+    .await;
+    assert_eq!(v["styled"], "12px", "the inline style applied: {v}");
+    assert_eq!(v["wide"], "704px", "the portal's rules applied: {v}");
+    assert_eq!(v["violations"], json!([]), "CSP violations: {v}");
+    assert_eq!(v["scripts"], 0, "the portal runs no script: {v}");
+}
+
+/// The text of the subscription's status badge.
+async fn badge(c: &Client, sub: &str) -> String {
+    text_of(c, &format!("#sub-{sub} header .badge")).await
+}
+
+#[actix_rt::test]
+async fn a_customer_uses_the_portal_in_chromium() {
+    in_chromium("portal", "portal", |c, svc, shop, secret, shots| {
+        Box::pin(portal_run(c, svc, shop, secret, shots))
+    })
+    .await;
+}
+
+async fn portal_run(
+    c: &Client,
+    svc: &Service,
+    shop: &Shop,
+    secret: &str,
+    shots: &mut Shots,
+) -> Result<(), String> {
+    c.set_window_size(900, 1300)
+        .await
+        .map_err(|e| e.to_string())?;
+    let email = "ann@customer.example";
+    let (status, _) = svc
+        .api(
+            Method::POST,
+            "/api/partner/v1/pay/customers",
+            Some(json!({"email": email, "name": "Ann", "clientId": "CRM-1042"})),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let mut subs = vec![];
+    for body in [
+        json!({
+            "customerEmail": email, "label": "Team plan", "description": "5 seats, billed monthly",
+            "amountUsd": "25.00", "cadence": "monthly", "timezone": "Europe/Berlin",
+        }),
+        json!({
+            "customerEmail": email, "label": "Support add-on", "amountUsd": "9.50",
+            "cadence": "custom_months", "billingIntervalCount": 3, "timezone": "America/New_York",
+        }),
+    ] {
+        let (status, s) = svc
+            .api(
+                Method::POST,
+                "/api/partner/v1/pay/subscriptions",
+                Some(body),
+            )
+            .await;
+        assert_eq!(status, 201, "{s}");
+        subs.push(s);
+    }
+    let team = subs[0]["uid"].as_str().unwrap().to_owned();
+    let invoice = subs[0]["cycles"][0]["paymentLinkUid"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, customers) = svc
+        .api(Method::GET, "/api/partner/v1/pay/customers", None)
+        .await;
+    let customer = customers["data"][0]["uid"].as_str().unwrap().to_owned();
+    let (status, answer) = svc
+        .api(
+            Method::POST,
+            &format!("/api/partner/v1/pay/customers/{customer}/portal"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let portal = answer["customer"]["urls"]["customerPortal"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        portal.starts_with(&format!("{}/portal?", svc.base)),
+        "{portal}"
+    );
+
+    // The signed URL: subscriptions with their cycles, open invoices with a pay button.
+    c.goto(&portal).await.map_err(|e| e.to_string())?;
+    wait_heading(c, "Your subscriptions").await;
+    watch_csp(c).await;
+    assert_portal_healthy(c).await;
+    assert_eq!(text_of(c, ".merchant").await, "Acme Goods");
+    assert_eq!(text_of(c, "#client-id").await, "CRM-1042");
+    let name = c
+        .find(Locator::Css("#name"))
+        .await
+        .map_err(|e| e.to_string())?;
+    assert_eq!(
+        name.prop("value")
+            .await
+            .map_err(|e| e.to_string())?
+            .as_deref(),
+        Some("Ann")
+    );
+    assert_eq!(badge(c, &team).await, "active");
+    let pay_buttons = c
+        .find_all(Locator::Css(
+            "section[aria-labelledby='open'] a.btn.primary",
+        ))
+        .await
+        .map_err(|e| e.to_string())?;
+    assert_eq!(pay_buttons.len(), 2, "two open invoices");
+    assert!(text_of(c, "section[aria-labelledby='paid']")
+        .await
+        .contains("No payments yet."));
+    shots.take(c, "overview").await;
+
+    // Pay the Team plan's invoice through the hosted checkout (the sandbox pays it).
+    click(c, &format!("a[href$='/pay/{invoice}']")).await;
+    wait_heading(c, "Pay Acme Goods").await;
+    choose(c, BASE_USDC).await;
+    wait_heading(c, "Review your payment").await;
+    click(c, "form[action$='/accept'] button").await;
+    wait_heading(c, "Send your payment").await;
+    let amount = text_of(c, "#amount").await;
+    let done = svc
+        .sandbox(&invoice, json!({"type": "deposit", "amount": amount}))
+        .await;
+    assert_eq!(done["status"], "complete");
+    wait_heading(c, "Payment complete").await;
+    c.goto(&portal).await.map_err(|e| e.to_string())?;
+    wait_heading(c, "Your subscriptions").await;
+    let paid = text_of(c, "section[aria-labelledby='paid']").await;
+    assert!(
+        paid.contains("Team plan") && paid.contains("25.00 USD"),
+        "{paid}"
+    );
+    assert_eq!(
+        c.find_all(Locator::Css(
+            "section[aria-labelledby='open'] a.btn.primary"
+        ))
+        .await
+        .map_err(|e| e.to_string())?
+        .len(),
+        1,
+        "one open invoice left"
+    );
+    shots.take(c, "paid").await;
+
+    // Rename (the customer ID stays read-only).
+    let name = c
+        .find(Locator::Css("#name"))
+        .await
+        .map_err(|e| e.to_string())?;
+    name.clear().await.map_err(|e| e.to_string())?;
+    name.send_keys("Ann Lee").await.map_err(|e| e.to_string())?;
+    click_button(c, "", "Save name").await;
+    wait_heading(c, "Your subscriptions").await;
+    assert_eq!(text_of(c, ".notice").await, "Your name was saved.");
+    let (_, customers) = svc
+        .api(Method::GET, "/api/partner/v1/pay/customers", None)
+        .await;
+    assert_eq!(customers["data"][0]["name"], "Ann Lee");
+    assert_eq!(customers["data"][0]["clientId"], "CRM-1042");
+
+    // Pause, resume, cancel the Team plan.
+    let scope = format!("//article[@id='sub-{team}']");
+    click_button(c, &scope, "Pause").await;
+    wait_heading(c, "Your subscriptions").await;
+    assert_eq!(badge(c, &team).await, "paused");
+    watch_csp(c).await;
+    assert_portal_healthy(c).await;
+    shots.take(c, "paused").await;
+    click_button(c, &scope, "Resume").await;
+    wait_heading(c, "Your subscriptions").await;
+    assert_eq!(badge(c, &team).await, "active");
+    click_button(c, &scope, "Cancel subscription").await;
+    wait_heading(c, "Your subscriptions").await;
+    assert_eq!(badge(c, &team).await, "cancelled");
+    assert_eq!(
+        text_of(c, ".notice").await,
+        "The subscription is cancelled; its unpaid invoices are closed."
+    );
+    shots.take(c, "cancelled").await;
+    let (_, s) = svc
+        .api(
+            Method::GET,
+            &format!("/api/partner/v1/pay/subscriptions/{team}"),
+            None,
+        )
+        .await;
+    assert_eq!(s["status"], "cancelled");
+    assert_eq!(s["cycles"][0]["status"], "paid", "a paid cycle stays paid");
+
+    // Each move was one signed subscription webhook with the customer's reason.
+    svc.app_dispatcher
+        .drain()
+        .await
+        .map_err(|e| e.to_string())?;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let reasons: Vec<String> = shop
+        .got
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.event == "subscription_status_changed")
+        .map(|r| {
+            pay_webhooks::verify(secret, &r.signature, r.body.as_bytes(), now, 300)
+                .expect("a valid signature");
+            let b: Value = serde_json::from_str(&r.body).unwrap();
+            assert_eq!(b["subscription"]["uid"], team.as_str());
+            assert_eq!(b["event"]["trigger"], "customer_portal");
+            b["data"]["reason"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert_eq!(
+        reasons,
+        ["customer_paused", "customer_resumed", "customer_cancelled"]
+    );
+
+    // One changed character of the signature: the refusal page, nothing of the customer.
+    let at = portal.len() - 1;
+    let last = if portal.ends_with('0') { "1" } else { "0" };
+    let tampered = format!("{}{last}", &portal[..at]);
+    c.goto(&tampered).await.map_err(|e| e.to_string())?;
+    wait_heading(c, "This link is invalid or has expired").await;
+    let body = text_of(c, "body").await;
+    assert!(
+        !body.contains(email) && !body.contains("Team plan"),
+        "{body}"
+    );
+    shots.take(c, "refused").await;
     Ok(())
 }

@@ -39,6 +39,7 @@ mod checkout;
 mod clock;
 mod customers;
 mod gateway;
+mod grant_webhooks;
 mod health;
 mod links;
 mod mail;

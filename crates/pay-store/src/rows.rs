@@ -24,6 +24,7 @@ use crate::schema::{
 mod anonymous;
 mod checkout;
 mod customers;
+mod grant_webhooks;
 mod mail;
 pub(crate) mod oauth;
 mod payload;
@@ -33,6 +34,7 @@ mod webhooks;
 pub(crate) use anonymous::*;
 pub(crate) use checkout::*;
 pub(crate) use customers::*;
+pub(crate) use grant_webhooks::*;
 pub(crate) use mail::*;
 pub(crate) use subscriptions::*;
 pub(crate) use webhooks::*;
@@ -46,7 +48,7 @@ fn instant(ms: i64, column: &str) -> PortResult<Timestamp> {
     Timestamp::from_unix_millis(ms).ok_or_else(|| corrupt(column))
 }
 
-fn opt_instant(ms: Option<i64>, column: &str) -> PortResult<Option<Timestamp>> {
+pub(crate) fn opt_instant(ms: Option<i64>, column: &str) -> PortResult<Option<Timestamp>> {
     ms.map(|ms| instant(ms, column)).transpose()
 }
 
@@ -114,6 +116,7 @@ pub(crate) struct CompanyRow {
     theme: String,
     created_at: i64,
     test_clock_offset_ms: i64,
+    payment_link_domain: Option<String>,
 }
 
 impl TryFrom<CompanyRow> for Company {
@@ -128,6 +131,7 @@ impl TryFrom<CompanyRow> for Company {
             theme: Theme::parse(&r.theme).ok_or_else(|| corrupt("companies.theme"))?,
             created_at: instant(r.created_at, "companies.created_at")?,
             test_clock_offset_ms: r.test_clock_offset_ms,
+            payment_link_domain: r.payment_link_domain,
         })
     }
 }

@@ -19,6 +19,7 @@ diesel::table! {
         theme -> Text,
         created_at -> BigInt,
         test_clock_offset_ms -> BigInt,
+        payment_link_domain -> Nullable<Text>,
     }
 }
 
@@ -137,6 +138,44 @@ diesel::table! {
         body -> Text,
         created_at -> BigInt,
         lease_until -> Nullable<BigInt>,
+        grant_id -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    grant_webhook_subscriptions (id) {
+        id -> Text,
+        grant_id -> Text,
+        company_id -> Text,
+        url -> Text,
+        events -> Text,
+        description -> Nullable<Text>,
+        metadata -> Nullable<Text>,
+        secret_key_id -> Nullable<Text>,
+        secret_sealed -> Nullable<Text>,
+        secret_last4 -> Nullable<Text>,
+        secret_created_at -> Nullable<BigInt>,
+        prev_key_id -> Nullable<Text>,
+        prev_sealed -> Nullable<Text>,
+        prev_last4 -> Nullable<Text>,
+        prev_created_at -> Nullable<BigInt>,
+        prev_valid_until -> Nullable<BigInt>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+        version -> BigInt,
+    }
+}
+
+diesel::table! {
+    idempotency_keys (scope, idem_key) {
+        scope -> Text,
+        idem_key -> Text,
+        fingerprint -> Text,
+        token -> Text,
+        lease_until -> BigInt,
+        answer_key_id -> Nullable<Text>,
+        answer_sealed -> Nullable<Text>,
+        created_at -> BigInt,
     }
 }
 

@@ -129,6 +129,7 @@ fn anonymous_company_exists_after_migration(store: &DieselStore, _url: &str) {
             theme: Theme::System,
             created_at: ts(0),
             test_clock_offset_ms: 0,
+            payment_link_domain: None,
         }
     );
     assert_eq!(
@@ -308,6 +309,7 @@ fn enqueue_link_event_for_anonymous_link(store: &DieselStore, _url: &str) {
             last_error: None,
             payment_link_uid: Some(link.uid.to_string()),
             subscription_uid: None,
+            grant_id: None,
             order_id: link.payload.order_id.clone(),
             target: CallbackKind::AnonymousLink,
             url: hook.url.clone(),

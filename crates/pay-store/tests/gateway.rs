@@ -48,6 +48,7 @@ fn tenant(store: &DieselStore, name: &str) -> StoredIntegration {
         theme: Theme::System,
         created_at: ts(T0),
         test_clock_offset_ms: 0,
+        payment_link_domain: None,
     };
     let first = integration(company.id, &["https://shop.example"]);
     store

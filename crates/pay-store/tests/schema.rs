@@ -295,3 +295,31 @@ fn both_backends_end_at_the_same_schema() {
         "only on SQLite: {only_sqlite:#?}\nonly on PostgreSQL: {only_postgres:#?}"
     );
 }
+
+/// diesel keys a migration by the date-time before its first underscore: two folders with the
+/// same one would apply one and fail on (or skip) the other. Branches that each add one on the
+/// same day are the usual way to get there.
+#[test]
+fn migration_versions_are_unique() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
+    let mut seen = BTreeSet::new();
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).expect("the migrations folder") {
+        let name = entry.expect("a folder entry").file_name();
+        let name = name.to_string_lossy().into_owned();
+        if name.starts_with('.') || name.starts_with("00000000000000") {
+            continue;
+        }
+        let version = name.split('_').next().unwrap_or_default().to_owned();
+        assert!(
+            seen.insert(version.clone()),
+            "two migrations share version {version}: {name}"
+        );
+        count += 1;
+    }
+    assert!(
+        count >= 10,
+        "read {count} migrations from {}",
+        dir.display()
+    );
+}

@@ -55,6 +55,13 @@ conformance!(
     record_attempts_in_one_batch,
 );
 
+conformance!(
+    grant_webhooks:
+    grant_subscriptions_save_by_version,
+    keyed_write_commits_its_answer_with_it,
+    a_key_is_claimed_once_and_dead_claims_are_taken_over,
+);
+
 // ----- cases -----
 
 fn delivery_log_filters(store: &DieselStore, _url: &str) {

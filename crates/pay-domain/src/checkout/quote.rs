@@ -226,6 +226,7 @@ mod tests {
             theme: Theme::System,
             created_at: Timestamp::from_unix_millis(0).unwrap(),
             test_clock_offset_ms: 0,
+            payment_link_domain: None,
         };
         let payload = |skip: Option<bool>, fee: Option<&str>| {
             CreateLinkInput {

@@ -210,10 +210,18 @@ impl CheckoutService {
     /// The settings a link is paid under: its company's; anonymous links have no company
     /// and take the defaults (link fields still override them).
     fn link_settings(&self, link: &PaymentLink) -> CheckoutResult<PaySettings> {
-        if link.is_anonymous() {
-            return Ok(PaySettings::new_company_default(&self.k.assets));
-        }
-        Ok(self.tenancy.company_with_settings(link.company_id)?.1)
+        let company = if link.is_anonymous() {
+            PaySettings::new_company_default(&self.k.assets)
+        } else {
+            self.tenancy.company_with_settings(link.company_id)?.1
+        };
+        // The link's advanced settings were checked when it was made.
+        crate::settings::with_link_overrides(
+            &company,
+            link.payload.metadata.as_ref(),
+            &self.k.assets,
+        )
+        .map_err(|e| Fault::new(format!("stored link settings refused: {e}")).into())
     }
 
     /// The invoice unit of a link: its fiat currency, else its settlement asset.

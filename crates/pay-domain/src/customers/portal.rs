@@ -123,6 +123,42 @@ pub fn verify_signature(
     Err(PortalRefused)
 }
 
+/// The token the portal's state-changing forms carry: lower-case hex HMAC-SHA256, with the
+/// portal key, over `form:` + the signed string + `:` + the URL's signature. So it is bound to
+/// one signed URL (company, customer, expiry and signature): it dies with that URL, and a
+/// page of another customer, or of another URL, carries another one. Call it on parameters
+/// `verify_signature` accepted (their canonical forms).
+pub fn form_token(key: &PortalKey, params: &PortalParams) -> String {
+    let mut mac = key.mac();
+    mac.update(form_input(params).as_bytes());
+    hex(&mac.finalize().into_bytes())
+}
+
+fn form_input(p: &PortalParams) -> String {
+    format!(
+        "form:{SIGNATURE_VERSION}:{}:{}:{}:{}",
+        p.company, p.customer, p.expires, p.signature
+    )
+}
+
+/// Checks a form's token against each key (current first), in constant time. Reads nothing.
+pub fn verify_form_token(
+    keys: &[PortalKey],
+    params: &PortalParams,
+    token: &str,
+) -> Result<(), PortalRefused> {
+    let given = unhex(token).ok_or(PortalRefused)?;
+    let input = form_input(params);
+    for key in keys {
+        let mut mac = key.mac();
+        mac.update(input.as_bytes());
+        if mac.verify_slice(&given).is_ok() {
+            return Ok(());
+        }
+    }
+    Err(PortalRefused)
+}
+
 /// The 24-hour window: `expires` must be after `now` and at most 24 h ahead of it.
 pub fn check_expiry(expires: i64, now: Timestamp) -> Result<(), PortalRefused> {
     let at = expires.checked_mul(1000).ok_or(PortalRefused)?;
@@ -317,6 +353,36 @@ mod tests {
             PortalParams::default(),
         ] {
             assert_eq!(verify_signature(&[key(1)], &q), Err(PortalRefused));
+        }
+    }
+
+    #[test]
+    fn form_tokens_are_bound_to_one_signed_url() {
+        let expires = expiry_for(t(NOW));
+        let p = signed(&key(1), expires);
+        let token = form_token(&key(1), &p);
+        assert_eq!(token.len(), 64);
+        assert_ne!(token, p.signature, "not the URL's own signature");
+        assert_eq!(verify_form_token(&[key(1)], &p, &token), Ok(()));
+        assert_eq!(verify_form_token(&[key(2), key(1)], &p, &token), Ok(()));
+        assert_eq!(verify_form_token(&[key(2)], &p, &token), Err(PortalRefused));
+        // Another URL of the same customer (a later expiry): another token.
+        let later = signed(&key(1), expires + 60);
+        assert_eq!(
+            verify_form_token(&[key(1)], &later, &token),
+            Err(PortalRefused)
+        );
+        // Another customer's page.
+        let carol = PortalParams {
+            customer: "cus_ZyXwVuTsRqPoNmLkJiHgFeDc".into(),
+            ..p.clone()
+        };
+        assert_eq!(
+            verify_form_token(&[key(1)], &carol, &token),
+            Err(PortalRefused)
+        );
+        for bad in ["", "00", &token.to_uppercase(), &token[..63]] {
+            assert_eq!(verify_form_token(&[key(1)], &p, bad), Err(PortalRefused));
         }
     }
 

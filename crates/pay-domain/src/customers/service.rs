@@ -35,6 +35,7 @@ pub struct PortalAccess {
     pub(crate) company_id: CompanyId,
     pub(crate) contact: Contact,
     pub(crate) expires: i64,
+    pub(crate) form_token: String,
 }
 
 impl PortalAccess {
@@ -46,9 +47,26 @@ impl PortalAccess {
         &self.contact
     }
 
-    /// When the URL expires (unix seconds): what a form token bound to it may carry.
+    /// When the URL expires (unix seconds).
     pub fn expires(&self) -> i64 {
         self.expires
+    }
+
+    /// A visit as `open_portal` makes it, for renderers' tests only (feature `testing`).
+    #[cfg(feature = "testing")]
+    pub fn for_tests(company_id: CompanyId, contact: Contact, expires: i64, token: &str) -> Self {
+        PortalAccess {
+            company_id,
+            contact,
+            expires,
+            form_token: token.to_owned(),
+        }
+    }
+
+    /// The token the page's state-changing forms carry (`portal::form_token`), bound to the
+    /// signed URL of this visit.
+    pub fn form_token(&self) -> &str {
+        &self.form_token
     }
 }
 
@@ -154,9 +172,9 @@ impl CustomerService {
         let now = self.tenancy.company_now(p.company_id)?;
         let expires = portal::expiry_for(now);
         let signature = portal::sign(&self.keys.current(), p.company_id, &contact.uid, expires);
-        // Verified payment-link domains are not there yet: the public payment site.
+        // On the company's verified payment-link domain, else the public payment site.
         let url = portal::portal_url(
-            &self.k.public_pay_url,
+            &self.tenancy.pay_base(p.company_id)?,
             p.company_id,
             &contact.uid,
             expires,
@@ -177,9 +195,32 @@ impl CustomerService {
     /// window on the company's clock (a read of that company's clock only); only then the
     /// customer. Any refusal is `PortalRefused`, whichever check failed.
     pub fn open_portal(&self, params: &PortalParams) -> Result<PortalAccess, CustomerError> {
-        let mut keys = vec![self.keys.current()];
+        self.open(params, None)
+    }
+
+    /// Opens a portal visit for a state-changing form: as `open_portal`, and the form's token
+    /// must be the one bound to this signed URL (`portal::form_token`), checked with the
+    /// signature, before anything is read.
+    pub fn open_portal_form(
+        &self,
+        params: &PortalParams,
+        token: &str,
+    ) -> Result<PortalAccess, CustomerError> {
+        self.open(params, Some(token))
+    }
+
+    fn open(
+        &self,
+        params: &PortalParams,
+        token: Option<&str>,
+    ) -> Result<PortalAccess, CustomerError> {
+        let current = self.keys.current();
+        let mut keys = vec![current.clone()];
         keys.extend(self.keys.previous());
         let signed = portal::verify_signature(&keys, params)?;
+        if let Some(token) = token {
+            portal::verify_form_token(&keys, params, token)?;
+        }
         let now = self.tenancy.company_now(signed.company)?;
         portal::check_expiry(signed.expires, now)?;
         let contact = self
@@ -191,6 +232,7 @@ impl CustomerService {
             company_id: signed.company,
             contact,
             expires: signed.expires,
+            form_token: portal::form_token(&current, params),
         })
     }
 

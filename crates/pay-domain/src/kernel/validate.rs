@@ -102,6 +102,38 @@ pub fn origin(field: &str, value: &str) -> Result<(), FieldError> {
     Ok(())
 }
 
+/// A public DNS host name, as a payment-link domain: trimmed and lower-cased, two or more
+/// labels of `a-z`, `0-9` and inner `-` (1 to 63 each, 253 in all), a top-level label that
+/// is not all digits (no IP address), no scheme, port, path or trailing dot. Returns the
+/// normalised name.
+pub fn domain_name(field: &str, value: &str) -> Result<String, FieldError> {
+    let name = value.trim().to_ascii_lowercase();
+    let label_ok = |l: &str| {
+        (1..=63).contains(&l.len())
+            && l.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    let labels: Vec<&str> = name.split('.').collect();
+    let ok = name.len() <= 253
+        && labels.len() >= 2
+        && labels.iter().all(|l| label_ok(l))
+        && !labels
+            .last()
+            .is_some_and(|tld| tld.bytes().all(|b| b.is_ascii_digit()));
+    if ok {
+        Ok(name)
+    } else {
+        Err(FieldError::new(
+            field,
+            format!(
+                "{field} must be a host name such as pay.example.com (no scheme, port or path)"
+            ),
+        ))
+    }
+}
+
 /// A plausible e-mail address (one `@`, a dotted domain, no spaces), at most 254 characters.
 pub fn email(field: &str, value: &str) -> Result<(), FieldError> {
     let ok = value.len() <= 254

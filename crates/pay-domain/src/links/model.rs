@@ -201,10 +201,16 @@ pub struct PaymentLink {
     pub created_by: CreatedBy,
 }
 
+/// The hosted checkout page of the link `uid` under `base`.
+pub fn checkout_url(base: &str, uid: &LinkUid) -> String {
+    format!("{}/pay/{uid}", base.trim_end_matches('/'))
+}
+
 impl PaymentLink {
-    /// Hosted checkout URL on the public payment site.
-    pub fn public_url(&self, public_pay_url: &str) -> String {
-        format!("{}/pay/{}", public_pay_url.trim_end_matches('/'), self.uid)
+    /// Hosted checkout URL under `base` (the public payment site, or the company's
+    /// verified payment-link domain: `TenancyService::pay_base`).
+    pub fn public_url(&self, base: &str) -> String {
+        checkout_url(base, &self.uid)
     }
 
     pub fn grant_id(&self) -> Option<uuid::Uuid> {
@@ -297,6 +303,7 @@ impl CreateLinkInput {
         }
         if let Some(m) = &self.metadata {
             validate::metadata("metadata", m)?;
+            crate::settings::with_link_overrides(settings, Some(m), catalogue)?;
         }
         let expiration_time = match &self.expiration_time {
             None => ExpirationTime::H24,
@@ -481,6 +488,7 @@ impl CreateAnonymousLinkInput {
             theme,
             created_at: Timestamp::from_datetime(time::OffsetDateTime::UNIX_EPOCH),
             test_clock_offset_ms: 0,
+            payment_link_domain: None,
         };
         let mut payload = self.link.into_payload(catalogue, &settings, &company)?;
         if b.name.is_none() {
@@ -546,6 +554,7 @@ mod tests {
             theme: Theme::Dark,
             created_at: Timestamp::from_unix_millis(0).unwrap(),
             test_clock_offset_ms: 0,
+            payment_link_domain: None,
         }
     }
 

@@ -1,10 +1,11 @@
 //! Payment-link use cases: create, list, read and move the merchant's links. Anonymous links
 //! and the gateway form are in their own files of this context.
 
-use std::sync::{Arc, RwLock, Weak};
+use std::sync::Arc;
 
 use crate::kernel::error::{Fault, NotFound, PortResult};
 use crate::kernel::ids::{LinkUid, PaymentLinkId};
+use crate::kernel::observers::Observers;
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::ports::{LinkFilter, LinkObserver, LinkPorts};
@@ -23,7 +24,7 @@ pub struct LinkService {
     pub(super) store: Arc<dyn LinkPorts>,
     /// Development and tests: allow http and private addresses as callback targets.
     pub(super) allow_private_targets: bool,
-    observers: Arc<RwLock<Vec<Weak<dyn LinkObserver>>>>,
+    observers: Observers<dyn LinkObserver>,
 }
 
 impl std::fmt::Debug for LinkService {
@@ -44,33 +45,26 @@ impl LinkService {
             tenancy,
             store,
             allow_private_targets,
-            observers: Arc::default(),
+            observers: Observers::default(),
         }
     }
 
     /// Tells `observer` of link changes from now on. The service keeps a weak reference: the
     /// caller keeps the observer alive for as long as it wants to hear.
     pub fn observe(&self, observer: &Arc<dyn LinkObserver>) {
-        let mut list = self.observers.write().unwrap_or_else(|e| e.into_inner());
-        list.retain(|o| o.strong_count() > 0);
-        list.push(Arc::downgrade(observer));
-    }
-
-    fn each_observer(&self) -> Vec<Arc<dyn LinkObserver>> {
-        let list = self.observers.read().unwrap_or_else(|e| e.into_inner());
-        list.iter().filter_map(Weak::upgrade).collect()
+        self.observers.add(observer);
     }
 
     /// Some link's status or payability changed in this process.
     pub(crate) fn changed(&self) {
-        for o in self.each_observer() {
+        for o in self.observers.each() {
             o.links_changed();
         }
     }
 
     /// The merchant stopped `link`; its observers react (the checkout ends its sessions).
     fn stopped(&self, link: &PaymentLink) -> PortResult<()> {
-        for o in self.each_observer() {
+        for o in self.observers.each() {
             o.link_stopped(link)?;
         }
         Ok(())

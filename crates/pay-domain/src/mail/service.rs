@@ -82,7 +82,8 @@ impl MailService {
             &format!("request-email|to|{}", to.to_ascii_lowercase()),
             &self.k.limits.request_email_per_recipient,
         )?;
-        let rendered = render_payment_request(&link, &link.public_url(&self.k.public_pay_url));
+        let base = self.tenancy.pay_base(link.company_id)?;
+        let rendered = render_payment_request(&link, &link.public_url(&base));
         let mail = OutgoingMail {
             id: MailId(self.k.crypto.new_uuid()),
             company_id: link.company_id,

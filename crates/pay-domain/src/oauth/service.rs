@@ -395,6 +395,7 @@ fn principal_of(held: &Held<crate::oauth::StoredToken>) -> Principal {
         credential: Credential::OAuthGrant {
             grant_id: held.grant.id.0,
             scopes: canonical(intersect(&held.item.scopes, &held.grant.scopes)),
+            dpop_bound: held.item.jkt.is_some(),
         },
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod clock;
 mod error;
+pub mod ports;
 mod service;
 
 pub use error::SandboxError;

@@ -5,11 +5,16 @@ use crate::checkout::machine::{SessionEvent, SessionStatus};
 use crate::checkout::CheckoutError;
 use crate::checkout::{CheckoutService, PaymentSession, DUE_BATCH};
 use crate::kernel::amount::{Decimal, DecimalError};
-use crate::kernel::error::{FieldError, NotFound};
+use std::sync::Arc;
+
+use crate::kernel::error::{FieldError, NotFound, PortResult};
+use crate::kernel::ids::CompanyId;
+use crate::kernel::observers::Observers;
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::LinkService;
 use crate::sandbox::clock;
+use crate::sandbox::ports::ClockFollower;
 use crate::sandbox::SandboxError;
 use crate::tenancy::{Principal, Scope, TenancyService};
 
@@ -90,6 +95,8 @@ pub struct SandboxService {
     checkout: CheckoutService,
     /// Sandbox mode: the sandbox events route and the companies' test clocks are on.
     enabled: bool,
+    /// The work above the sandbox that follows a moved clock (the billing scheduler).
+    followers: Observers<dyn ClockFollower>,
 }
 
 impl std::fmt::Debug for SandboxService {
@@ -114,7 +121,14 @@ impl SandboxService {
             links,
             checkout,
             enabled,
+            followers: Observers::default(),
         }
+    }
+
+    /// `follower` walks with every moved test clock from now on (held weakly: the caller
+    /// keeps it alive).
+    pub fn follow(&self, follower: &Arc<dyn ClockFollower>) {
+        self.followers.add(follower);
     }
 
     /// A sandbox event on the link's latest session, or on `session` of the link (sandbox
@@ -210,9 +224,11 @@ impl SandboxService {
     }
 
     /// Moves the calling company's test clock forward by `seconds` (1 to one year; at most ten
-    /// years ahead in all) and runs the work that became due. Only that company's links,
-    /// sessions and retries follow it; a credential that may change the company's settings
-    /// moves it.
+    /// years ahead in all) and runs the work that became due, in order: the clock walks
+    /// through each instant a follower has work at (a cycle's issue, reminder or overdue
+    /// instant), and at each the due checkout work and the followers' work for this company
+    /// run, as if the time had passed. Only that company's links, sessions, retries and
+    /// subscriptions follow it; a credential that may change the company's settings moves it.
     pub fn advance_test_clock(
         &self,
         p: &Principal,
@@ -223,24 +239,70 @@ impl SandboxService {
         }
         p.authorize(Scope::SettingsWrite)?;
         let by = clock::advance_ms(seconds)?;
-        let offset = self
-            .tenancy
-            .advance_test_clock(p.company_id, by, clock::MAX_OFFSET_MS)?
-            .ok_or_else(|| {
-                FieldError::new(
-                    "advanceSeconds",
-                    "the test clock may run at most ten years ahead of real time",
-                )
-            })?;
+        let too_far = || {
+            FieldError::new(
+                "advanceSeconds",
+                "the test clock may run at most ten years ahead of real time",
+            )
+        };
+        let (company, _) = self.tenancy.company_with_settings(p.company_id)?;
+        if company.test_clock_offset_ms.saturating_add(by) > clock::MAX_OFFSET_MS {
+            return Err(too_far().into());
+        }
+        let mut at = self.tenancy.company_now_of(&company);
+        let target = at.plus(time::Duration::milliseconds(by));
+        let mut offset = company.test_clock_offset_ms;
+        // What is due already runs first; then each step ahead runs at its own instant.
+        self.run_due_at_step(p.company_id)?;
+        while at < target {
+            let step_to = self
+                .next_follower_instant(p.company_id, at)?
+                .filter(|t| *t < target)
+                .unwrap_or(target);
+            // The store's check stays the guard (another request may move it too).
+            offset = self
+                .tenancy
+                .advance_test_clock(
+                    p.company_id,
+                    step_to.unix_millis() - at.unix_millis(),
+                    clock::MAX_OFFSET_MS,
+                )?
+                .ok_or_else(too_far)?;
+            at = step_to;
+            self.run_due_at_step(p.company_id)?;
+        }
+        Ok(clock::company_now(self.k.now(), offset))
+    }
+
+    /// The earliest instant after `after` at which any follower has work for `company`.
+    fn next_follower_instant(
+        &self,
+        company: CompanyId,
+        after: Timestamp,
+    ) -> PortResult<Option<Timestamp>> {
+        let mut next: Option<Timestamp> = None;
+        for f in self.followers.each() {
+            if let Some(t) = f.next_due_after(company, after)? {
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+        }
+        Ok(next)
+    }
+
+    /// What a step of the clock makes due: link and session expiry (in bounded rounds), then
+    /// the followers' work for the company.
+    fn run_due_at_step(&self, company: CompanyId) -> Result<(), SandboxError> {
         // The company's links may have expired on its new clock.
         self.links.changed();
-        // Everything due now, in bounded rounds.
         for _ in 0..100 {
             let report = self.checkout.run_due_work(DUE_BATCH)?;
             if report.moved == 0 {
                 break;
             }
         }
-        Ok(clock::company_now(self.k.now(), offset))
+        for f in self.followers.each() {
+            f.run_due(company)?;
+        }
+        Ok(())
     }
 }

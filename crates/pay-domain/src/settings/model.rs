@@ -244,6 +244,81 @@ impl SettingsPatch {
     }
 }
 
+/// The metadata keys a link (and a subscription, for its cycle links) may carry to override
+/// the company's redirect and underpayment-tolerance settings for that link alone: the
+/// settings' own names and rules. A link's own `successUrl`/`failureUrl`/`returnUrl` still win.
+pub const LINK_SETTING_KEYS: &[&str] = &[
+    "returnRedirectUrl",
+    "successRedirectUrl",
+    "failureRedirectUrl",
+    "underpaymentPercentEnabled",
+    "underpaymentPercentThreshold",
+    "underpaymentFixedEnabled",
+    "underpaymentFixedThreshold",
+];
+
+/// The company's settings as one link sees them: the advanced settings of the link's
+/// `metadata` (`LINK_SETTING_KEYS`) applied over `company`, each checked by the settings' own
+/// rule; a bad one names `metadata.<key>`. Without such keys, `company` unchanged.
+pub fn with_link_overrides(
+    company: &PaySettings,
+    metadata: Option<&serde_json::Map<String, serde_json::Value>>,
+    catalogue: &AssetCatalogue,
+) -> Result<PaySettings, FieldError> {
+    use serde_json::Value;
+    let Some(m) = metadata else {
+        return Ok(company.clone());
+    };
+    let field = |k: &str| format!("metadata.{k}");
+    let url = |k: &str| -> Result<Option<Option<String>>, FieldError> {
+        match m.get(k) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(Some(s.clone()))),
+            Some(_) => Err(FieldError::new(
+                field(k),
+                format!("{} must be a URL string", field(k)),
+            )),
+        }
+    };
+    let flag = |k: &str| -> Result<Option<bool>, FieldError> {
+        match m.get(k) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            // The gateway form's metadata values are strings.
+            Some(Value::String(s)) if s == "true" || s == "false" => Ok(Some(s == "true")),
+            Some(_) => Err(FieldError::new(
+                field(k),
+                format!("{} must be true or false", field(k)),
+            )),
+        }
+    };
+    let number = |k: &str| -> Result<Option<String>, FieldError> {
+        match m.get(k) {
+            None => Ok(None),
+            Some(Value::Number(n)) => Ok(Some(n.to_string())),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(FieldError::new(
+                field(k),
+                format!("{} must be a number", field(k)),
+            )),
+        }
+    };
+    let patch = SettingsPatch {
+        return_redirect_url: url("returnRedirectUrl")?,
+        success_redirect_url: url("successRedirectUrl")?,
+        failure_redirect_url: url("failureRedirectUrl")?,
+        underpayment_percent_enabled: flag("underpaymentPercentEnabled")?,
+        underpayment_percent_threshold: number("underpaymentPercentThreshold")?,
+        underpayment_fixed_enabled: flag("underpaymentFixedEnabled")?,
+        underpayment_fixed_threshold: number("underpaymentFixedThreshold")?,
+        ..SettingsPatch::default()
+    };
+    patch.apply(company, catalogue).map_err(|e| match e {
+        SettingsError::Invalid(f) => FieldError::new(field(&f.field), f.message),
+        other => FieldError::new("metadata", other.to_string()),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,5 +489,74 @@ mod tests {
         assert!(s.skip_quote_acceptance);
         assert_eq!(s.status, ProductStatus::Paused);
         assert_eq!(s.fee_paid_by, FeePayer::Client);
+    }
+
+    #[test]
+    fn link_overrides_apply_the_settings_rules_under_metadata() {
+        let company = base();
+        let catalogue = AssetCatalogue::builtin();
+        let m = |v: serde_json::Value| v.as_object().unwrap().clone();
+        assert_eq!(
+            with_link_overrides(&company, None, &catalogue),
+            Ok(company.clone())
+        );
+        let plain = m(serde_json::json!({"order": "A-1"}));
+        assert_eq!(
+            with_link_overrides(&company, Some(&plain), &catalogue),
+            Ok(company.clone())
+        );
+        let s = with_link_overrides(
+            &company,
+            Some(&m(serde_json::json!({
+                "successRedirectUrl": "https://shop.example/ok",
+                "underpaymentFixedEnabled": true,
+                "underpaymentPercentEnabled": "true",
+                "underpaymentFixedThreshold": 1.5,
+                "underpaymentPercentThreshold": "2",
+            }))),
+            &catalogue,
+        )
+        .unwrap();
+        assert_eq!(
+            s.success_redirect_url.as_deref(),
+            Some("https://shop.example/ok")
+        );
+        assert!(s.underpayment_fixed_enabled && s.underpayment_percent_enabled);
+        assert_eq!(s.underpayment_fixed_threshold.to_string(), "1.5");
+        assert_eq!(s.underpayment_percent_threshold.to_string(), "2");
+        assert_eq!(s.fee_paid_by, company.fee_paid_by, "other settings stay");
+        for (bad, field) in [
+            (
+                serde_json::json!({"returnRedirectUrl": "nope"}),
+                "metadata.returnRedirectUrl",
+            ),
+            (
+                serde_json::json!({"failureRedirectUrl": 5}),
+                "metadata.failureRedirectUrl",
+            ),
+            (
+                serde_json::json!({"underpaymentPercentEnabled": 1}),
+                "metadata.underpaymentPercentEnabled",
+            ),
+            (
+                serde_json::json!({"underpaymentFixedEnabled": "yes"}),
+                "metadata.underpaymentFixedEnabled",
+            ),
+            (
+                serde_json::json!({"underpaymentPercentThreshold": 100.5}),
+                "metadata.underpaymentPercentThreshold",
+            ),
+            (
+                serde_json::json!({"underpaymentFixedThreshold": -1}),
+                "metadata.underpaymentFixedThreshold",
+            ),
+            (
+                serde_json::json!({"underpaymentFixedThreshold": null}),
+                "metadata.underpaymentFixedThreshold",
+            ),
+        ] {
+            let got = with_link_overrides(&company, Some(&m(bad.clone())), &catalogue);
+            assert_eq!(got.unwrap_err().field, field, "{bad}");
+        }
     }
 }

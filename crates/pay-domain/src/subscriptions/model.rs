@@ -204,7 +204,8 @@ impl CreateSubscriptionInput {
     /// required for `custom_months`, implied by the others), `timezone` (an IANA name of the
     /// bundled database), `settlementAsset` (an enabled asset; default: the company's),
     /// `startAt` (RFC 3339, at most a day in the past and five years ahead; default now),
-    /// `metadata` (the metadata limits).
+    /// `metadata` (the metadata limits; its advanced redirect and tolerance settings,
+    /// `settings::LINK_SETTING_KEYS`, by the settings' rules).
     pub fn check(
         self,
         catalogue: &AssetCatalogue,
@@ -264,6 +265,8 @@ impl CreateSubscriptionInput {
         };
         let metadata = self.metadata.unwrap_or_default();
         validate::metadata("metadata", &metadata)?;
+        // Its advanced settings go on every cycle link: checked as a link's are.
+        crate::settings::with_link_overrides(settings, Some(&metadata), catalogue)?;
         Ok(NewSubscription {
             customer_email,
             label: self.label,

@@ -72,7 +72,8 @@ pub trait SubscriptionStore {
     /// Atomically claims up to `limit` subscriptions whose `next_run_at` has come on their
     /// company's clock (`next_run_at <= now + that company's test-clock offset`) and that are
     /// not leased (`lease_until` unset or `<= now`; a lease runs on real time), earliest
-    /// first, and leases them until `lease_until`. Concurrent claimers MUST NOT receive the
+    /// first, and leases them until `lease_until`; with `only`, that company's alone (a moved
+    /// test clock runs its own company's work). Concurrent claimers MUST NOT receive the
     /// same subscription (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite: one writer). Reads
     /// only due rows (an index on `next_run_at`), never the whole table.
     fn claim_due_subscriptions(
@@ -80,7 +81,12 @@ pub trait SubscriptionStore {
         now: Timestamp,
         lease_until: Timestamp,
         limit: usize,
+        only: Option<CompanyId>,
     ) -> PortResult<Vec<Subscription>>;
+    /// The earliest `next_run_at` of the company's subscriptions strictly after `after`
+    /// (company clock), leased or not; `None` when none has a later run.
+    fn next_run_after(&self, company: CompanyId, after: Timestamp)
+        -> PortResult<Option<Timestamp>>;
     /// Ends a claimed run, only while the lease is still `lease_until` (false otherwise,
     /// writing nothing: another run took over): clears the lease and, while the status is
     /// still `status` (a person's move during the run decided these already), sets

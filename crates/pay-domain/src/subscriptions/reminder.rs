@@ -138,7 +138,9 @@ pub fn render_reminder(
     }
 }
 
-fn local_date(t: Timestamp, zone: Tz) -> String {
+/// The calendar date of `t` in `zone` (`2026-01-31`): what reminders and the customer portal
+/// show for a due date.
+pub fn local_date(t: Timestamp, zone: Tz) -> String {
     DateTime::from_timestamp_millis(t.unix_millis())
         .map(|d| d.with_timezone(&zone).date_naive().to_string())
         .unwrap_or_default()

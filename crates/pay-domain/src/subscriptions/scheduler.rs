@@ -7,8 +7,10 @@
 use time::Duration;
 
 use crate::kernel::error::{Fault, PortResult};
+use crate::kernel::ids::CompanyId;
 use crate::kernel::timestamp::Timestamp;
 use crate::mail::MailKind;
+use crate::sandbox::ports::ClockFollower;
 use crate::subscriptions::machine::{is_overdue, scheduled_status, OVERDUE_AFTER};
 use crate::subscriptions::service::SubscriptionService;
 use crate::subscriptions::{
@@ -81,11 +83,16 @@ pub(crate) fn next_run(
 impl SubscriptionService {
     /// One scheduler step over at most `limit` due subscriptions.
     pub fn run_due_billing(&self, limit: usize) -> PortResult<BillingRun> {
+        self.run_due_billing_of(None, limit)
+    }
+
+    /// One step over at most `limit` due subscriptions, of the company `only` when given.
+    fn run_due_billing_of(&self, only: Option<CompanyId>, limit: usize) -> PortResult<BillingRun> {
         let real = self.k.now();
         let lease_until = real.plus(self.config.lease);
         let subs = self
             .store
-            .claim_due_subscriptions(real, lease_until, limit)?;
+            .claim_due_subscriptions(real, lease_until, limit, only)?;
         let mut run = BillingRun {
             claimed: subs.len(),
             ..Default::default()
@@ -211,7 +218,7 @@ impl SubscriptionService {
         let Some(link) = self.links.link_of(sub.company_id, uid)? else {
             return Ok(false);
         };
-        let pay_url = link.public_url(&self.k.public_pay_url);
+        let pay_url = link.public_url(&self.tenancy.pay_base(sub.company_id)?);
         let rendered = render_reminder(sub, c, stage, &pay_url);
         self.mail.queue(
             &link,
@@ -221,5 +228,34 @@ impl SubscriptionService {
             now,
         )?;
         Ok(true)
+    }
+}
+
+/// Subscriptions per step when a moved test clock runs a company's billing.
+const CLOCK_BATCH: usize = 64;
+
+/// A moved test clock walks through each instant a subscription of the company has work at
+/// (`next_run_at`), and runs that company's due billing there.
+impl ClockFollower for SubscriptionService {
+    fn next_due_after(
+        &self,
+        company: CompanyId,
+        after: Timestamp,
+    ) -> PortResult<Option<Timestamp>> {
+        self.store.next_run_after(company, after)
+    }
+
+    /// Steps until fewer than a batch were due (each step leases what it claims, so a run
+    /// never takes one subscription twice; one still due after its run is taken again).
+    fn run_due(&self, company: CompanyId) -> PortResult<()> {
+        loop {
+            let mut run = self.run_due_billing_of(Some(company), CLOCK_BATCH)?;
+            if let Some(failed) = run.failures.pop() {
+                return Err(failed);
+            }
+            if run.claimed < CLOCK_BATCH {
+                return Ok(());
+            }
+        }
     }
 }

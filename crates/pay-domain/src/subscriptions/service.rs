@@ -12,7 +12,7 @@ use crate::kernel::error::{Fault, NotFound, PortResult};
 use crate::kernel::ids::{CycleId, SubscriptionId, SubscriptionUid};
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
-use crate::links::{CreateLinkInput, LinkService, PaymentLink};
+use crate::links::{checkout_url, CreateLinkInput, LinkService, PaymentLink};
 use crate::mail::MailService;
 use crate::subscriptions::machine::oldest_overdue;
 use crate::subscriptions::ports::{StatusWrite, SubscriptionFilter, SubscriptionStore};
@@ -37,6 +37,8 @@ pub struct SubscriptionView {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PortalView {
     pub access: PortalAccess,
+    /// The merchant's name, as its checkout shows it.
+    pub company_name: String,
     pub subscriptions: Vec<SubscriptionView>,
 }
 
@@ -90,12 +92,17 @@ impl SubscriptionService {
         }
     }
 
-    /// The hosted checkout URL of a cycle's invoice (`paymentUrl`), once issued.
+    /// The hosted checkout URL of a cycle's invoice (`paymentUrl`), once issued: on the
+    /// company's verified payment-link domain when it has one. Both hosts serve the same
+    /// checkout, so when the company row cannot be read (the store is failing; the read is
+    /// the cached one the caller's authentication made) the URL is on the public site.
     pub fn payment_url(&self, cycle: &Cycle) -> Option<String> {
-        cycle
-            .payment_link_uid
-            .as_ref()
-            .map(|uid| format!("{}/pay/{uid}", self.k.public_pay_url.trim_end_matches('/')))
+        let uid = cycle.payment_link_uid.as_ref()?;
+        let base = self
+            .tenancy
+            .pay_base(cycle.company_id)
+            .unwrap_or_else(|_| self.k.public_pay_url.to_string());
+        Some(checkout_url(&base, uid))
     }
 
     /// Creates a subscription: the customer is upserted by e-mail, cycle 0 is due at
@@ -190,14 +197,19 @@ impl SubscriptionService {
 
     /// The invoice link of a cycle: an ordinary payment link in USD settling to the
     /// subscription's asset, open until paid or cancelled, tagged in its metadata with the
-    /// subscription and the cycle, made by the credential that made the subscription.
+    /// subscription and the cycle, made by the credential that made the subscription. The
+    /// subscription's advanced redirect and tolerance settings (`settings::LINK_SETTING_KEYS`
+    /// of its metadata) go into the link's metadata, where the checkout applies them.
     pub(super) fn issue_cycle_link(
         &self,
         sub: &Subscription,
         cycle: &Cycle,
         client_id: Option<String>,
     ) -> Result<PaymentLink, SubscriptionError> {
-        let mut tags = Map::new();
+        let mut tags: Map<String, Value> = crate::settings::LINK_SETTING_KEYS
+            .iter()
+            .filter_map(|k| Some((k.to_string(), sub.metadata.get(*k)?.clone())))
+            .collect();
         tags.insert("subscriptionId".into(), Value::from(sub.id.to_string()));
         tags.insert("subscriptionUid".into(), Value::from(sub.uid.to_string()));
         tags.insert("subscriptionCycle".into(), Value::from(cycle.sequence));
@@ -309,21 +321,25 @@ impl SubscriptionService {
             .store
             .contact_subscriptions(access.company_id, access.contact.id)?;
         let subscriptions = self.with_cycles(access.company_id, subs)?;
+        let (company, _) = self.tenancy.company_with_settings(access.company_id)?;
         Ok(PortalView {
             access,
+            company_name: company.name,
             subscriptions,
         })
     }
 
-    /// The customer's own move from the portal (pause, resume, cancel): verified first; a
-    /// subscription of another customer is `NotFound`.
+    /// The customer's own move from the portal (pause, resume, cancel): the signed URL and the
+    /// form's token verified first (nothing read before); a subscription of another customer
+    /// is `NotFound`.
     pub fn portal_set_status(
         &self,
         params: &PortalParams,
+        token: &str,
         uid: &str,
         to: SubscriptionStatus,
     ) -> Result<SubscriptionView, SubscriptionError> {
-        let access = self.customers.open_portal(params)?;
+        let access = self.customers.open_portal_form(params, token)?;
         let uid = SubscriptionUid::parse(uid).ok_or(NOT_FOUND)?;
         let sub = self
             .store
@@ -371,7 +387,7 @@ impl SubscriptionService {
             }
             moved.next_sequence = next_sequence;
             let cancel = to == SubscriptionStatus::Cancelled;
-            let draft = self.draft(&moved, from, reason, actor, &cycles, now);
+            let draft = self.draft(&moved, from, reason, actor, &cycles, now)?;
             let write = StatusWrite {
                 company: sub.company_id,
                 subscription: sub.id,
@@ -411,7 +427,8 @@ impl SubscriptionService {
         actor: Actor,
         cycles: &[Cycle],
         now: Timestamp,
-    ) -> SubscriptionEventDraft {
+    ) -> PortResult<SubscriptionEventDraft> {
+        let base = self.tenancy.pay_base(moved.company_id)?;
         let about = match reason {
             Reason::CycleOneDayOverdue => oldest_overdue(cycles, now),
             _ => None,
@@ -434,11 +451,11 @@ impl SubscriptionService {
                 amount_usd: c.amount_usd.clone(),
                 payment_link_id: c.payment_link_id.map(|l| l.to_string()),
                 payment_link_uid: c.payment_link_uid.as_ref().map(|u| u.to_string()),
-                payment_url: self.payment_url(c),
+                payment_url: c.payment_link_uid.as_ref().map(|u| checkout_url(&base, u)),
                 status: status.as_str().to_owned(),
             }
         });
-        SubscriptionEventDraft {
+        Ok(SubscriptionEventDraft {
             company: moved.company_id,
             trigger: actor.trigger().to_owned(),
             subscription: snapshot(moved, from),
@@ -460,7 +477,7 @@ impl SubscriptionService {
                 reason: reason.as_str().to_owned(),
             },
             created_at: now,
-        }
+        })
     }
 }
 

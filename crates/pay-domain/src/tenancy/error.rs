@@ -1,6 +1,7 @@
 //! What tenancy refuses: credentials, permissions, sign-ins and key management.
 
 use crate::kernel::error::{Fault, FieldError, NotFound, RateLimited};
+use crate::tenancy::Scope;
 
 /// A caller that may not go on. Every context that takes a `Principal` can return it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -8,9 +9,17 @@ pub enum Denied {
     /// No credential, or half a key pair.
     #[error("Unauthorized")]
     Unauthenticated,
-    /// A wrong, disabled or insufficient credential (an OAuth grant without the scope too).
+    /// A wrong or disabled credential.
     #[error("Invalid pay API credentials")]
     InvalidCredentials,
+    /// An OAuth grant without the route's scope: the spec's same 401, answered with the
+    /// challenge of the token's scheme (`error="insufficient_scope"`, RFC 6750 section 3.1).
+    #[error("Invalid pay API credentials")]
+    MissingScope {
+        scope: Scope,
+        /// The token is DPoP-bound (so it was presented with the DPoP scheme).
+        dpop_bound: bool,
+    },
     /// A signed-in user who cannot access the team or lacks the permission.
     #[error("Forbidden")]
     Forbidden,

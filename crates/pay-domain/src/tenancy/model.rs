@@ -146,6 +146,8 @@ pub enum Credential {
     OAuthGrant {
         grant_id: uuid::Uuid,
         scopes: Vec<Scope>,
+        /// The access token is DPoP-bound (it authenticated with the DPoP scheme and a proof).
+        dpop_bound: bool,
     },
 }
 
@@ -170,12 +172,33 @@ impl Principal {
                     Ok(())
                 }
             }
-            Credential::OAuthGrant { scopes, .. } => {
+            Credential::OAuthGrant {
+                scopes, dpop_bound, ..
+            } => {
                 if scopes.contains(&scope) {
                     Ok(())
                 } else {
-                    Err(Denied::InvalidCredentials)
+                    Err(Denied::MissingScope {
+                        scope,
+                        dpop_bound: *dpop_bound,
+                    })
                 }
+            }
+        }
+    }
+
+    /// Checks a route that only a grant-bound OAuth token may use (the grant's own webhook
+    /// subscription): API keys and sessions are refused as invalid credentials there (spec:
+    /// "The webhook-subscription routes reject API keys"), a token without `scope` too.
+    /// Returns the grant.
+    pub fn authorize_grant(&self, scope: Scope) -> Result<uuid::Uuid, Denied> {
+        match &self.credential {
+            Credential::OAuthGrant { grant_id, .. } => {
+                self.authorize(scope)?;
+                Ok(*grant_id)
+            }
+            Credential::ApiKey { .. } | Credential::SignIn { .. } => {
+                Err(Denied::InvalidCredentials)
             }
         }
     }
@@ -201,6 +224,9 @@ pub struct Company {
     /// How far the company's sandbox test clock runs ahead of real time, in milliseconds (0
     /// until moved). Only what the company owns and schedules follows it (`crate::sandbox::clock`).
     pub test_clock_offset_ms: i64,
+    /// The payment-link domain an operator verified for the company (a lower-case host name,
+    /// `pay-server admin verify-domain`); its portal and hosted checkout URLs are on it.
+    pub payment_link_domain: Option<String>,
 }
 
 /// Merchant checkout theme.
@@ -308,15 +334,54 @@ mod tests {
 
     #[test]
     fn oauth_grants_hold_only_their_scopes() {
+        for dpop_bound in [false, true] {
+            let p = principal(Credential::OAuthGrant {
+                grant_id: uuid::Uuid::nil(),
+                scopes: vec![Scope::PaymentLinksRead],
+                dpop_bound,
+            });
+            assert_eq!(p.authorize(Scope::PaymentLinksRead), Ok(()));
+            assert_eq!(
+                p.authorize(Scope::PaymentLinksWrite),
+                Err(Denied::MissingScope {
+                    scope: Scope::PaymentLinksWrite,
+                    dpop_bound
+                })
+            );
+        }
+    }
+
+    #[test]
+    fn grant_only_routes_refuse_keys_and_sessions() {
+        let grant = uuid::Uuid::from_u128(7);
         let p = principal(Credential::OAuthGrant {
-            grant_id: uuid::Uuid::nil(),
-            scopes: vec![Scope::PaymentLinksRead],
+            grant_id: grant,
+            scopes: vec![Scope::WebhooksRead],
+            dpop_bound: false,
         });
-        assert_eq!(p.authorize(Scope::PaymentLinksRead), Ok(()));
+        assert_eq!(p.authorize_grant(Scope::WebhooksRead), Ok(grant));
         assert_eq!(
-            p.authorize(Scope::PaymentLinksWrite),
-            Err(Denied::InvalidCredentials)
+            p.authorize_grant(Scope::WebhooksWrite),
+            Err(Denied::MissingScope {
+                scope: Scope::WebhooksWrite,
+                dpop_bound: false
+            })
         );
+        for c in [
+            Credential::ApiKey {
+                partner_id: PartnerId(uuid::Uuid::nil()),
+            },
+            Credential::SignIn {
+                sign_in_id: SignInId(uuid::Uuid::nil()),
+                user_id: UserId(uuid::Uuid::nil()),
+                role: Role::Owner,
+            },
+        ] {
+            assert_eq!(
+                principal(c).authorize_grant(Scope::WebhooksRead),
+                Err(Denied::InvalidCredentials)
+            );
+        }
     }
 
     #[test]

@@ -54,11 +54,29 @@ pub trait TenancyStore {
         by_ms: i64,
         max_offset_ms: i64,
     ) -> PortResult<Option<i64>>;
+    /// Sets (or with `None` clears) the company's verified payment-link domain. A domain
+    /// belongs to one company at most (unique): `Taken` when another has it, writing nothing.
+    /// Later reads MUST see the change (a cached company read of this store is dropped).
+    fn set_payment_link_domain(
+        &self,
+        company: CompanyId,
+        domain: Option<&str>,
+    ) -> PortResult<DomainWrite>;
     /// A company and its settings, read together (one round trip where possible).
     fn company_with_settings(
         &self,
         company: CompanyId,
     ) -> PortResult<Option<(Company, PaySettings)>>;
+}
+
+/// What `set_payment_link_domain` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DomainWrite {
+    Written,
+    /// No such company.
+    NoCompany,
+    /// Another company has this domain.
+    Taken,
 }
 
 /// A signed-in browser session as stored (token and CSRF token as digests only).

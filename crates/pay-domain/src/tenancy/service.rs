@@ -18,9 +18,9 @@ use crate::settings::PaySettings;
 use crate::tenancy::keys::{
     needs_touch, Integration, NewIntegrationInput, StoredIntegration, APP_SLUG,
 };
-use crate::tenancy::ports::{NewTenant, StoredSignIn, TenancyPorts};
+use crate::tenancy::ports::{DomainWrite, NewTenant, StoredSignIn, TenancyPorts};
 use crate::tenancy::{
-    normalize_email, Company, Credential, Membership, Permission, Principal, Role, Theme,
+    normalize_email, Company, Credential, Membership, Permission, Principal, Role, Scope, Theme,
     UserRecord,
 };
 
@@ -202,6 +202,7 @@ impl TenancyService {
             theme: Theme::System,
             created_at: now,
             test_clock_offset_ms: 0,
+            payment_link_domain: None,
         };
         let (integration, secret) = self.new_integration(
             company.id,
@@ -469,6 +470,47 @@ impl TenancyService {
         }
     }
 
+    /// The operator marks `domain` verified as the company's payment-link domain (after
+    /// checking its DNS points here): from then on its hosted checkout links' `publicUrl` and
+    /// its customer portal URLs are on `https://{domain}`. `None` clears it. Returns the
+    /// normalised domain. No principal: an operator command (`admin verify-domain`).
+    pub fn set_payment_link_domain(
+        &self,
+        company: CompanyId,
+        domain: Option<&str>,
+    ) -> Result<Option<String>> {
+        let domain = domain
+            .map(|d| validate::domain_name("domain", d))
+            .transpose()?;
+        match self
+            .store
+            .set_payment_link_domain(company, domain.as_deref())?
+        {
+            DomainWrite::Written => Ok(domain),
+            DomainWrite::NoCompany => Err(NotFound { kind: "Company" }.into()),
+            DomainWrite::Taken => {
+                Err(FieldError::new("domain", "this domain is verified for another company").into())
+            }
+        }
+    }
+
+    /// Where the company's hosted pages live: `https://{its verified payment-link domain}`,
+    /// else the public payment site (`PAY_PUBLIC_PAY_URL`; anonymous links always).
+    pub fn pay_base(&self, company: CompanyId) -> PortResult<String> {
+        if company == crate::links::ANONYMOUS_COMPANY {
+            return Ok(self.k.public_pay_url.to_string());
+        }
+        let (c, _) = self.company_with_settings(company)?;
+        Ok(pay_base_of(&c, &self.k.public_pay_url))
+    }
+
+    /// The company the credential acts for (scope `company:read`; API keys and every member
+    /// of a signed-in session read it too).
+    pub fn company(&self, p: &Principal) -> Result<Company> {
+        p.authorize(Scope::CompanyRead)?;
+        Ok(self.company_with_settings(p.company_id)?.0)
+    }
+
     pub(crate) fn company_with_settings(
         &self,
         company: CompanyId,
@@ -476,5 +518,13 @@ impl TenancyService {
         self.store
             .company_with_settings(company)?
             .ok_or_else(|| Fault::new(format!("company {company} has no settings")))
+    }
+}
+
+/// `https://{domain}` for a company with a verified payment-link domain, else `public_pay_url`.
+pub(crate) fn pay_base_of(company: &Company, public_pay_url: &str) -> String {
+    match &company.payment_link_domain {
+        Some(d) => format!("https://{d}"),
+        None => public_pay_url.trim_end_matches('/').to_owned(),
     }
 }

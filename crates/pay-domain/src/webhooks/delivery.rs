@@ -126,6 +126,8 @@ pub struct Delivery {
     pub last_error: Option<AttemptError>,
     pub payment_link_uid: Option<String>,
     pub subscription_uid: Option<String>,
+    /// The OAuth grant whose subscription receives it (its link was made by that grant).
+    pub grant_id: Option<uuid::Uuid>,
     /// The merchant's order id, for the log's search.
     pub order_id: Option<String>,
     pub target: CallbackKind,
@@ -226,6 +228,8 @@ pub struct DeliveryFilter {
     /// Matches the delivery id, the event name, the link uid or the order id.
     pub search: Option<String>,
     pub limit: usize,
+    /// Only the deliveries of this OAuth grant (what a grant's token sees).
+    pub grant: Option<uuid::Uuid>,
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! fail only with a `Fault`.
 
 use crate::kernel::error::{Fault, FieldError, NotFound};
+use crate::kernel::idempotency::IdempotencyConflict;
 use crate::tenancy::Denied;
 
 crate::context_error! {
@@ -11,6 +12,7 @@ crate::context_error! {
         Invalid(FieldError),
         Denied(Denied),
         NotFound(NotFound),
+        Idempotency(IdempotencyConflict),
         Fault(Fault),
     }
 }

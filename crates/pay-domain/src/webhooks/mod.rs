@@ -7,6 +7,7 @@ pub mod envelope;
 mod error;
 pub mod event;
 pub mod failure;
+pub mod grant;
 pub mod ports;
 mod service;
 pub mod target;
@@ -16,6 +17,10 @@ pub use envelope::*;
 pub use error::WebhookError;
 pub use event::*;
 pub use failure::*;
+pub use grant::{
+    EventFilter, GrantSubscription, SubscriptionAnswer, SubscriptionInput, SubscriptionState,
+    SubscriptionView,
+};
 pub use service::{CallbackView, SubscriptionEventDraft, WebhookAdapters, WebhookService};
 pub use target::*;
 

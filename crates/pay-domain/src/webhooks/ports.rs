@@ -1,10 +1,12 @@
 //! What webhooks need from the outside: the outbox and callbacks in storage, and signatures.
 
 use crate::kernel::error::PortResult;
+use crate::kernel::idempotency::{Completion, IdempotencyStore};
 use crate::kernel::ids::CompanyId;
 use crate::kernel::timestamp::Timestamp;
 use crate::webhooks::{
     AfterAttempt, AttemptOutcome, CallbackKind, CompanyCallback, Delivery, DeliveryFilter,
+    GrantSubscription,
 };
 
 /// Webhook signatures.
@@ -29,8 +31,21 @@ pub struct AttemptRecord {
     pub outcome: AttemptOutcome,
 }
 
-/// The webhook outbox and callback configuration.
-pub trait WebhookStore {
+/// The webhook outbox, callback configuration and grant subscriptions (whose keyed writes
+/// store their idempotent answer in the same transaction).
+pub trait WebhookStore: IdempotencyStore {
+    /// The subscription of an OAuth grant, active or disabled; `None` before its first PUT.
+    fn grant_subscription(&self, grant: uuid::Uuid) -> PortResult<Option<GrantSubscription>>;
+    /// Compare-and-set, in ONE transaction with `completion`: writes `sub` only if the stored
+    /// row of its grant has version `sub.version - 1` (version 1: only if the grant has no
+    /// row), and, with a completion, marks that idempotency record answered with its sealed
+    /// answer only if it is still in flight under the completion's token. Returns false,
+    /// writing nothing, when another save came first or the claim was taken over.
+    fn save_grant_subscription(
+        &self,
+        sub: &GrantSubscription,
+        completion: Option<&Completion>,
+    ) -> PortResult<bool>;
     fn company_callback(
         &self,
         company: CompanyId,
@@ -73,7 +88,8 @@ pub trait WebhookStore {
     /// since they were queued): sets `url` of each listed delivery that is still pending or
     /// retrying, in ONE transaction.
     fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> PortResult<()>;
-    /// The company's deliveries matching the filter, newest first, at most `filter.limit`.
+    /// The company's deliveries matching the filter (with `filter.grant`, only that grant's),
+    /// newest first, at most `filter.limit`.
     fn deliveries(&self, company: CompanyId, filter: &DeliveryFilter) -> PortResult<Vec<Delivery>>;
     /// One delivery of the company.
     fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> PortResult<Option<Delivery>>;

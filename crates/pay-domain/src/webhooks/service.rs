@@ -23,17 +23,18 @@ use crate::webhooks::{
     after_attempt, last4, signing_secret, validate_callback_url, AfterAttempt, AttemptOutcome,
     CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryOrigin, DeliveryStatus,
     EventKind, LinkSnapshot, NotPrepared, OutboundRequest, PaymentEventDraft, SessionSnapshot,
-    StoredSigningSecret, CLAIM_LEASE, LOG_LIMIT_DEFAULT, LOG_LIMIT_MAX, ROTATION_GRACE,
-    SECRET_RANDOM_LEN, USER_AGENT,
+    StoredSigningSecret, SubscriptionState, CLAIM_LEASE, LOG_LIMIT_DEFAULT, LOG_LIMIT_MAX,
+    ROTATION_GRACE, SECRET_RANDOM_LEN, USER_AGENT,
 };
 
+mod grant;
 mod plan;
 mod subscription;
 mod targets;
 
 pub use subscription::SubscriptionEventDraft;
 
-use targets::{CurrentTarget, Owner};
+use targets::{CurrentTarget, Owner, Target};
 
 /// What reads of a callback show (never the secret).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +69,7 @@ fn company_kind(kind: CallbackKind) -> PortResult<CallbackKind> {
 #[derive(Clone)]
 pub struct WebhookService {
     k: Kernel,
-    tenancy: TenancyService,
+    pub(super) tenancy: TenancyService,
     links: LinkService,
     store: Arc<dyn WebhookStore + Send + Sync>,
     signer: Arc<dyn WebhookSigner>,
@@ -120,17 +121,14 @@ impl WebhookService {
         }
     }
 
+    /// A new signing secret sealed with `aad` (its row's associated data).
     fn new_signing_secret(
         &self,
-        company: CompanyId,
-        kind: CallbackKind,
+        aad: &str,
         now: Timestamp,
     ) -> PortResult<(Secret, StoredSigningSecret)> {
         let secret = signing_secret(&self.k.crypto.random_alphanumeric(SECRET_RANDOM_LEN));
-        let sealed = self
-            .k
-            .sealer
-            .seal(&secret, &CompanyCallback::aad(company, kind))?;
+        let sealed = self.k.sealer.seal(&secret, aad)?;
         let stored = StoredSigningSecret {
             sealed,
             last4: last4(&secret),
@@ -219,7 +217,8 @@ impl WebhookService {
                     )
                 }
                 None => {
-                    let (secret, stored) = self.new_signing_secret(company, kind, now)?;
+                    let (secret, stored) =
+                        self.new_signing_secret(&CompanyCallback::aad(company, kind), now)?;
                     (
                         CompanyCallback {
                             company_id: company,
@@ -261,8 +260,8 @@ impl WebhookService {
                 .company_callback(company, kind)?
                 .ok_or(NotFound { kind: "Callback" })?;
             let now = self.k.clock.now();
-            let (secret, stored) = self.new_signing_secret(company, kind, now)?;
             let aad = CompanyCallback::aad(company, kind);
+            let (secret, stored) = self.new_signing_secret(&aad, now)?;
             let previous = self.current_form(existing.secret.clone(), &aad)?;
             let callback = CompanyCallback {
                 previous: Some((previous, now.plus(ROTATION_GRACE))),
@@ -279,22 +278,34 @@ impl WebhookService {
     }
 
     /// Where a link's events go: the company payment callback, else the legacy shared one,
-    /// for links made by API keys and sessions. Grant-made links go to their grant's
-    /// subscription and anonymous links to their own URL (added with that work).
-    pub(crate) fn targets(&self, link: &PaymentLink) -> PortResult<Vec<(CallbackKind, String)>> {
-        match link.created_by {
-            CreatedBy::ApiKey(_) | CreatedBy::User(_) => Ok(self
+    /// for links made by API keys and sessions; the grant's own subscription while active
+    /// (and only the events it names) for links made by an OAuth grant (spec, Events: the
+    /// company callback never gets them); the link's own URL for anonymous links.
+    pub(crate) fn targets(&self, link: &PaymentLink) -> PortResult<Vec<Target>> {
+        Ok(match link.created_by {
+            CreatedBy::ApiKey(_) | CreatedBy::User(_) => self
                 .company_target(link.company_id)?
-                .map(|cb| vec![(cb.kind, cb.url)])
-                .unwrap_or_default()),
-            CreatedBy::Anonymous => Ok(self
+                .map(|cb| vec![Target::all(cb.kind, cb.url)])
+                .unwrap_or_default(),
+            CreatedBy::Anonymous => self
                 .links
                 .link_webhook(link.uid.as_str())?
-                .map(|w| vec![(CallbackKind::AnonymousLink, w.url)])
-                .unwrap_or_default()),
-            // The OAuth work routes these to the grant's webhook subscription.
-            CreatedBy::Grant(_) => Ok(vec![]),
-        }
+                .map(|w| vec![Target::all(CallbackKind::AnonymousLink, w.url)])
+                .unwrap_or_default(),
+            CreatedBy::Grant(grant) => self
+                .store
+                .grant_subscription(grant)?
+                .filter(|s| s.state() == SubscriptionState::Active)
+                .map(|s| {
+                    vec![Target {
+                        kind: CallbackKind::Grant,
+                        url: s.url,
+                        grant: Some(grant),
+                        events: Some(s.events),
+                    }]
+                })
+                .unwrap_or_default(),
+        })
     }
 
     /// Writes one event of a link into the outbox: one delivery per receiving callback, in
@@ -344,12 +355,26 @@ impl WebhookService {
         if filter.limit == 0 {
             filter.limit = LOG_LIMIT_DEFAULT;
         }
+        // A grant sees only its own deliveries.
+        filter.grant = p.grant_id();
         if filter.limit > LOG_LIMIT_MAX {
             return Err(
                 FieldError::new("limit", format!("limit must be 1 to {LOG_LIMIT_MAX}")).into(),
             );
         }
         Ok(self.store.deliveries(p.company_id, &filter)?)
+    }
+
+    /// One delivery of the caller's company (of its grant, for a grant's token); another
+    /// company's or grant's is not found.
+    fn visible_delivery(&self, p: &Principal, id: &str) -> WebhookResult<Delivery> {
+        let not_found = NotFound { kind: "Delivery" };
+        let id = uuid::Uuid::try_parse(id).map_err(|_| not_found)?;
+        let d = self.store.delivery(p.company_id, id)?.ok_or(not_found)?;
+        match p.grant_id() {
+            Some(grant) if d.grant_id != Some(grant) => Err(not_found.into()),
+            _ => Ok(d),
+        }
     }
 
     /// One delivery with its attempts.
@@ -359,9 +384,8 @@ impl WebhookService {
         id: &str,
     ) -> WebhookResult<(Delivery, Vec<AttemptRecord>)> {
         p.authorize(Scope::WebhooksRead)?;
-        let not_found = NotFound { kind: "Delivery" };
-        let id = uuid::Uuid::try_parse(id).map_err(|_| not_found)?;
-        let d = self.store.delivery(p.company_id, id)?.ok_or(not_found)?;
+        let d = self.visible_delivery(p, id)?;
+        let id = d.id;
         let attempts = self.store.attempts(p.company_id, id)?;
         Ok((d, attempts))
     }
@@ -370,12 +394,7 @@ impl WebhookService {
     /// and body (with its own `deliveryId`), due now.
     pub fn resend_delivery(&self, p: &Principal, id: &str) -> WebhookResult<Delivery> {
         p.authorize(Scope::WebhooksWrite)?;
-        let not_found = NotFound { kind: "Delivery" };
-        let old_id = uuid::Uuid::try_parse(id).map_err(|_| not_found)?;
-        let old = self
-            .store
-            .delivery(p.company_id, old_id)?
-            .ok_or(not_found)?;
+        let old = self.visible_delivery(p, id)?;
         let now = self.k.clock.now();
         let new_id = self.k.crypto.new_uuid();
         // It goes where the owner's callback points now (the dispatcher checks again when it

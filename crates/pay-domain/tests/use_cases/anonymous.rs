@@ -228,6 +228,7 @@ impl World {
                 theme: Theme::System,
                 created_at: self.now(),
                 test_clock_offset_ms: 0,
+                payment_link_domain: None,
             },
             PaySettings::new_company_default(&AssetCatalogue::builtin()),
         ));

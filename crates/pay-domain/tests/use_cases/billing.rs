@@ -18,9 +18,9 @@ use pay_domain::webhooks::EventKind;
 const BASE_USDC: &str = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 const HOOK: &str = "https://hooks.acme.example/pay";
 /// 2027-01-31T10:00:00Z (11:00 in Berlin).
-const JAN_31_MS: i64 = 1_801_389_600_000;
+pub(super) const JAN_31_MS: i64 = 1_801_389_600_000;
 
-fn monthly(email: &str) -> CreateSubscriptionInput {
+pub(super) fn monthly(email: &str) -> CreateSubscriptionInput {
     CreateSubscriptionInput {
         customer_email: email.into(),
         label: "Pro plan".into(),
@@ -31,7 +31,7 @@ fn monthly(email: &str) -> CreateSubscriptionInput {
     }
 }
 
-fn shop(w: &World) -> (Principal, CompanyId) {
+pub(super) fn shop(w: &World) -> (Principal, CompanyId) {
     let b = w.tenant("Acme", "ann@acme.example");
     let (_, owner) = w.sign_in("ann@acme.example");
     w.pay
@@ -41,7 +41,7 @@ fn shop(w: &World) -> (Principal, CompanyId) {
     (w.key_principal(&b), b.company_id)
 }
 
-fn pay_link(w: &World, key: &Principal, uid: &str) {
+pub(super) fn pay_link(w: &World, key: &Principal, uid: &str) {
     let s = w
         .pay
         .checkout()
@@ -73,7 +73,7 @@ fn pay_link(w: &World, key: &Principal, uid: &str) {
 }
 
 /// (nextStatus, reason) of each subscription webhook of `uid`, in order.
-fn sub_events(w: &World, uid: &str) -> Vec<(String, String)> {
+pub(super) fn sub_events(w: &World, uid: &str) -> Vec<(String, String)> {
     let mut v: Vec<(Timestamp, uuid::Uuid, String, String)> = w
         .store
         .stored_deliveries()
@@ -106,7 +106,7 @@ fn sub_events(w: &World, uid: &str) -> Vec<(String, String)> {
     v.into_iter().map(|(_, _, s, r)| (s, r)).collect()
 }
 
-fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+pub(super) fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
     v.iter()
         .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
         .collect()
@@ -401,4 +401,49 @@ fn cancel_archives_open_cycle_links_and_is_terminal() {
         sub_events(&w, uid),
         pairs(&[("cancelled", "merchant_cancelled")])
     );
+}
+
+#[test]
+fn a_grants_webhook_subscription_never_gets_subscription_events() {
+    let w = world();
+    w.clock.0.store(JAN_31_MS, Ordering::SeqCst);
+    let (_, company) = shop(&w);
+    let g = grant(
+        company,
+        9,
+        &[
+            Scope::SubscriptionsRead,
+            Scope::SubscriptionsWrite,
+            Scope::WebhooksWrite,
+        ],
+    );
+    let input = pay_domain::webhooks::SubscriptionInput {
+        urls: vec![("url", "https://grant.shop.example/hooks".into())],
+        ..Default::default()
+    };
+    let made = w
+        .pay
+        .webhooks()
+        .put_grant_subscription(&g, input, None, "")
+        .unwrap();
+    assert!(made.created && made.signing_secret.is_some());
+    let s = w.pay.subscriptions();
+    let sub = s
+        .create_subscription(&g, monthly("bob@shop.example"))
+        .unwrap()
+        .subscription;
+    s.set_subscription_status(&g, sub.uid.as_str(), SubscriptionStatus::Paused)
+        .unwrap();
+    // The move's webhook goes to the company callback (`sub_events` checks the URL), never to
+    // the grant's subscription, even for a subscription the grant made.
+    assert_eq!(
+        sub_events(&w, sub.uid.as_str()),
+        pairs(&[("paused", "merchant_paused")])
+    );
+    assert!(w
+        .store
+        .stored_deliveries()
+        .iter()
+        .filter(|d| d.event == EventKind::SubscriptionStatusChanged)
+        .all(|d| d.grant_id.is_none() && d.target != CallbackKind::Grant));
 }

@@ -86,7 +86,10 @@ fn upsert_by_trimmed_case_insensitive_email() {
     assert!(c.list_customers(&reader).is_ok());
     assert_eq!(
         c.upsert_customer(&reader, upsert("x@y.example", None)),
-        Err(CustomerError::Denied(Denied::InvalidCredentials))
+        Err(CustomerError::Denied(Denied::MissingScope {
+            scope: Scope::CustomersWrite,
+            dpop_bound: false
+        }))
     );
     let links_only = grant(b.company_id, 2, &[Scope::PaymentLinksRead]);
     assert!(matches!(
@@ -180,6 +183,47 @@ fn portal_urls_verify_before_any_read() {
     // The portal edits the name.
     let fresh = params_of(&c.portal_link(&key, bob.uid.as_str()).unwrap().url);
     let access = c.open_portal(&fresh).unwrap();
+    // State-changing forms carry the token bound to this URL; without it, with another
+    // customer's, or with an older URL's, they are refused before anything is read.
+    let carols = params_of(&c.portal_link(&key, carol.uid.as_str()).unwrap().url);
+    let carols_token = c.open_portal(&carols).unwrap().form_token().to_owned();
+    w.advance(Duration::seconds(1));
+    let newer = params_of(&c.portal_link(&key, bob.uid.as_str()).unwrap().url);
+    assert_ne!(newer, fresh);
+    let newer_token = c.open_portal(&newer).unwrap().form_token().to_owned();
+    for token in ["", "nope", carols_token.as_str(), newer_token.as_str()] {
+        w.store.reset_calls();
+        assert_eq!(
+            c.open_portal_form(&fresh, token),
+            Err(CustomerError::Portal(PortalRefused)),
+            "{token}"
+        );
+        assert_eq!(
+            w.pay
+                .subscriptions()
+                .portal_set_status(
+                    &fresh,
+                    token,
+                    "sub_AAAAAAAAAAAAAAAAAAAAAAAA",
+                    pay_domain::subscriptions::SubscriptionStatus::Paused
+                )
+                .unwrap_err()
+                .to_string(),
+            PortalRefused.to_string()
+        );
+        assert_eq!(
+            w.store.calls.lock().unwrap().values().sum::<usize>(),
+            0,
+            "no store call on a refused form"
+        );
+    }
+    assert_eq!(
+        c.open_portal_form(&fresh, access.form_token())
+            .unwrap()
+            .contact()
+            .id,
+        bob.id
+    );
     let renamed = c.rename_in_portal(&access, "  Robert  ").unwrap();
     assert_eq!(renamed.name.as_deref(), Some("Robert"));
     assert_eq!(

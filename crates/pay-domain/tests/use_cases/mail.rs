@@ -215,7 +215,11 @@ fn authorised_like_every_link_mutation() {
     let reader = grant(b.company_id, 1, &[Scope::PaymentLinksRead]);
     assert_eq!(
         w.pay.mail().send_request_email(&reader, uid, None),
-        Err(Denied::InvalidCredentials.into())
+        Err(Denied::MissingScope {
+            scope: Scope::PaymentLinksWrite,
+            dpop_bound: false
+        }
+        .into())
     );
     let writer = grant(
         b.company_id,

@@ -47,8 +47,10 @@ use pay_domain::webhooks::{
 
 mod anonymous;
 mod billing;
+mod billing_clock;
 mod checkout;
 mod customers;
+mod domains;
 mod gateway;
 mod mail;
 mod oauth;
@@ -240,6 +242,7 @@ fn grant(company: CompanyId, id: u128, scopes: &[Scope]) -> Principal {
         credential: Credential::OAuthGrant {
             grant_id: uuid::Uuid::from_u128(id),
             scopes: scopes.to_vec(),
+            dpop_bound: false,
         },
     }
 }
@@ -1420,11 +1423,19 @@ fn oauth_grants_see_only_their_own_links() {
     let write_only = grant(a.company_id, 1, &[Scope::PaymentLinksWrite]);
     assert_eq!(
         w.pay.links().list_links(&write_only),
-        Err(Denied::InvalidCredentials.into())
+        Err(Denied::MissingScope {
+            scope: Scope::PaymentLinksRead,
+            dpop_bound: false
+        }
+        .into())
     );
     assert_eq!(
         w.pay.links().get_link(&write_only, by_g1.uid.as_str()),
-        Err(Denied::InvalidCredentials.into())
+        Err(Denied::MissingScope {
+            scope: Scope::PaymentLinksRead,
+            dpop_bound: false
+        }
+        .into())
     );
     let read_only = grant(a.company_id, 1, &[Scope::PaymentLinksRead]);
     assert_eq!(
@@ -1432,14 +1443,22 @@ fn oauth_grants_see_only_their_own_links() {
             .links()
             .create_link(&read_only, amount("1"))
             .map(|_| ()),
-        Err(Denied::InvalidCredentials.into())
+        Err(Denied::MissingScope {
+            scope: Scope::PaymentLinksWrite,
+            dpop_bound: false
+        }
+        .into())
     );
     assert_eq!(
         w.pay
             .links()
             .set_link_status(&read_only, by_g1.uid.as_str(), LinkStatus::Paused)
             .map(|_| ()),
-        Err(Denied::InvalidCredentials.into())
+        Err(Denied::MissingScope {
+            scope: Scope::PaymentLinksWrite,
+            dpop_bound: false
+        }
+        .into())
     );
 }
 
@@ -1915,7 +1934,11 @@ fn members_read_settings_but_cannot_update_them() {
     let read_only = grant(a.company_id, 9, &[Scope::SettingsRead]);
     assert_eq!(
         w.pay.settings().update_settings(&read_only, pause.clone()),
-        Err(Denied::InvalidCredentials.into())
+        Err(Denied::MissingScope {
+            scope: Scope::SettingsWrite,
+            dpop_bound: false
+        }
+        .into())
     );
     assert_eq!(w.store.calls("save_settings"), 0);
     assert_eq!(

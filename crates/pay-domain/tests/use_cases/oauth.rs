@@ -383,12 +383,16 @@ fn an_access_token_resolves_to_the_grants_company_and_scopes() {
         p.credential,
         Credential::OAuthGrant {
             grant_id: grant_id.0,
-            scopes: vec![Scope::CompanyRead, Scope::PaymentLinksRead]
+            scopes: vec![Scope::CompanyRead, Scope::PaymentLinksRead],
+            dpop_bound: false,
         }
     );
     assert_eq!(
         p.authorize(Scope::PaymentLinksWrite),
-        Err(Denied::InvalidCredentials)
+        Err(Denied::MissingScope {
+            scope: Scope::PaymentLinksWrite,
+            dpop_bound: false
+        })
     );
     // Another company's link is not found through this token.
     let other = c.w.tenant("Other", "bob@example.com");
@@ -400,7 +404,10 @@ fn an_access_token_resolves_to_the_grants_company_and_scopes() {
     let p = c.auth(&t, None).unwrap();
     assert_eq!(
         p.authorize(Scope::PaymentLinksRead),
-        Err(Denied::InvalidCredentials)
+        Err(Denied::MissingScope {
+            scope: Scope::PaymentLinksRead,
+            dpop_bound: false
+        })
     );
     assert_eq!(p.authorize(Scope::CompanyRead), Ok(()));
 }

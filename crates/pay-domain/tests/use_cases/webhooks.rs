@@ -897,7 +897,11 @@ fn send_test_event_needs_webhooks_write_and_a_visible_link() {
         w.pay
             .webhooks()
             .send_test_event(&no_write, link.uid.as_str()),
-        Err(Denied::InvalidCredentials.into())
+        Err(Denied::MissingScope {
+            scope: Scope::WebhooksWrite,
+            dpop_bound: false
+        }
+        .into())
     );
     let member = w.member(a.company, "m@acme.example", Role::Member);
     assert_eq!(
@@ -1378,50 +1382,92 @@ fn delivery_log_and_resend_need_their_scopes() {
     );
     assert_eq!(
         w.pay.webhooks().deliveries(&none, filter()),
-        Err(Denied::InvalidCredentials.into())
+        Err(Denied::MissingScope {
+            scope: Scope::WebhooksRead,
+            dpop_bound: false
+        }
+        .into())
     );
     assert_eq!(
         w.pay.webhooks().delivery(&none, &id).map(|_| ()),
-        Err(Denied::InvalidCredentials.into())
+        Err(Denied::MissingScope {
+            scope: Scope::WebhooksRead,
+            dpop_bound: false
+        }
+        .into())
     );
+    // A grant sees only its own grant's deliveries: the key's link's is not found.
     let read = grant(a.company, 2, &[Scope::WebhooksRead]);
+    let own = |n: u128| Delivery {
+        id: uuid::Uuid::from_u128(n),
+        grant_id: Some(uuid::Uuid::from_u128(n)),
+        ..d.clone()
+    };
+    pay_domain::webhooks::ports::WebhookStore::insert_deliveries(&*w.store, &[own(2), own(3)])
+        .unwrap();
+    w.store.reset_calls();
     assert_eq!(
         w.pay
             .webhooks()
             .deliveries(&read, filter())
             .map(|l| ids(&l)),
-        Ok(vec![d.id])
+        Ok(vec![own(2).id])
     );
     assert_eq!(
-        w.pay.webhooks().delivery(&read, &id).map(|(x, _)| x.id),
-        Ok(d.id)
+        w.pay.webhooks().delivery(&read, &id).map(|_| ()),
+        Err(NotFound { kind: "Delivery" }.into())
+    );
+    let mine = own(2).id.to_string();
+    assert_eq!(
+        w.pay.webhooks().delivery(&read, &mine).map(|(x, _)| x.id),
+        Ok(own(2).id)
     );
     assert_eq!(
-        w.pay.webhooks().resend_delivery(&read, &id).map(|_| ()),
-        Err(Denied::InvalidCredentials.into())
+        w.pay.webhooks().resend_delivery(&read, &mine).map(|_| ()),
+        Err(Denied::MissingScope {
+            scope: Scope::WebhooksWrite,
+            dpop_bound: false
+        }
+        .into())
     );
     let write = grant(a.company, 3, &[Scope::WebhooksWrite]);
     assert_eq!(
         w.pay.webhooks().deliveries(&write, filter()),
-        Err(Denied::InvalidCredentials.into())
+        Err(Denied::MissingScope {
+            scope: Scope::WebhooksRead,
+            dpop_bound: false
+        }
+        .into())
     );
     assert_eq!(
         w.pay.webhooks().delivery(&write, &id).map(|_| ()),
-        Err(Denied::InvalidCredentials.into())
+        Err(Denied::MissingScope {
+            scope: Scope::WebhooksRead,
+            dpop_bound: false
+        }
+        .into())
     );
     // Members read the log but cannot resend.
     let member = w.member(a.company, "m@acme.example", Role::Member);
     let pm = w.sign_in_principal(&member);
+    // (the whole company's, the grants' deliveries included)
     assert_eq!(
         w.pay.webhooks().deliveries(&pm, filter()).map(|l| ids(&l)),
-        Ok(vec![d.id])
+        Ok(vec![d.id, own(3).id, own(2).id])
     );
     assert_eq!(
         w.pay.webhooks().resend_delivery(&pm, &id).map(|_| ()),
         Err(Denied::Forbidden.into())
     );
     assert_eq!(w.store.calls("insert_deliveries"), 0);
-    assert!(w.pay.webhooks().resend_delivery(&write, &id).is_ok());
+    // Another grant's delivery is not found for the resend either; its own is resent.
+    assert_eq!(
+        w.pay.webhooks().resend_delivery(&write, &mine).map(|_| ()),
+        Err(NotFound { kind: "Delivery" }.into())
+    );
+    assert_eq!(w.store.calls("insert_deliveries"), 0);
+    let theirs = own(3).id.to_string();
+    assert!(w.pay.webhooks().resend_delivery(&write, &theirs).is_ok());
     assert_eq!(w.store.calls("insert_deliveries"), 1);
 }
 
@@ -1751,3 +1797,66 @@ fn a_round_is_prepared_with_one_secret_read_and_recorded_at_once() {
 }
 
 mod current_target;
+
+// =====================================================================================
+// Grant webhook subscription: keyed writes
+// =====================================================================================
+
+#[test]
+fn a_keyed_write_while_the_first_runs_is_in_flight_then_taken_over() {
+    use pay_domain::kernel::idempotency::{IdempotencyConflict, IdempotencyKey, IdempotentRequest};
+    use pay_domain::kernel::idempotency::{IdempotencyStore, CLAIM_LEASE};
+    use pay_domain::webhooks::SubscriptionInput;
+
+    let w = world();
+    let a = w.team("Acme", "ops@acme.example");
+    let g = grant(a.company, 5, &[Scope::WebhooksRead, Scope::WebhooksWrite]);
+    let body = r#"{"url": "https://hooks.acme.example/pay"}"#;
+    let input = || SubscriptionInput {
+        urls: vec![("url", "https://hooks.acme.example/pay".into())],
+        ..Default::default()
+    };
+    // The first request's claim, as it stands while that request still runs.
+    let first = IdempotentRequest {
+        scope: format!(
+            "grant:{}:PUT:webhook-subscriptions/current",
+            uuid::Uuid::from_u128(5)
+        ),
+        key: IdempotencyKey::parse("k-1").unwrap(),
+        fingerprint: format!("d:{body}"),
+    };
+    let now = w.pay.now();
+    w.store
+        .claim_idempotency_key(&first, "first", now, now.plus(CLAIM_LEASE))
+        .unwrap();
+    let webhooks = w.pay.webhooks();
+    assert_eq!(
+        webhooks.put_grant_subscription(&g, input(), Some("k-1"), body),
+        Err(IdempotencyConflict::InFlight.into())
+    );
+    assert_eq!(
+        webhooks.put_grant_subscription(&g, input(), Some("k-1"), "{}"),
+        Err(IdempotencyConflict::Reused.into())
+    );
+    assert_eq!(
+        w.store.snapshot().grant_subscriptions.len(),
+        0,
+        "nothing written"
+    );
+    // The first died: after its lease, the same request takes the key over and runs once.
+    w.advance(CLAIM_LEASE);
+    let ran = webhooks
+        .put_grant_subscription(&g, input(), Some("k-1"), body)
+        .unwrap();
+    assert!(ran.created && !ran.replayed && ran.signing_secret.is_some());
+    let again = webhooks
+        .put_grant_subscription(&g, input(), Some("k-1"), body)
+        .unwrap();
+    assert!(again.replayed);
+    assert_eq!(again.signing_secret, ran.signing_secret);
+    assert_eq!(w.store.snapshot().grant_subscriptions.len(), 1);
+    // The answer is stored sealed, bound to its record.
+    let stored = w.store.snapshot().idempotency;
+    assert_eq!(stored.len(), 1);
+    assert!(stored[0].answer.is_some());
+}

@@ -7,6 +7,8 @@ mod dto_macros;
 
 pub mod checkout;
 pub mod companies;
+pub mod company;
+pub mod customers;
 pub mod links;
 pub mod mail;
 pub mod meta;
@@ -14,4 +16,6 @@ pub mod oauth;
 pub mod schema;
 pub mod session;
 pub mod settings;
+pub mod subscriptions;
+pub mod webhook_subscription;
 pub mod webhooks;

@@ -233,6 +233,36 @@ pub fn callback_target() -> Object {
     )
 }
 
+/// The events of a grant's webhook subscription: 1 to 32 distinct names, each the wildcard
+/// or a payment event of the spec's table.
+pub fn subscription_events() -> utoipa::openapi::schema::Array {
+    use pay_domain::webhooks::grant::{MAX_EVENTS, WILDCARD};
+    let names = std::iter::once(WILDCARD.to_owned()).chain(
+        pay_domain::webhooks::PaymentEvent::ALL
+            .iter()
+            .map(|e| format!("pay.payment.{}", e.as_str())),
+    );
+    let item = ObjectBuilder::new()
+        .schema_type(SchemaType::Type(Type::String))
+        .enum_values(Some(names))
+        .build();
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .items(item)
+        .min_items(Some(1))
+        .max_items(Some(MAX_EVENTS))
+        .unique_items(true)
+        .description(Some("Default `[\"pay.payment.*\"]`"))
+        .build()
+}
+
+/// A grant subscription's description: at most 500 characters, no control characters.
+pub fn grant_subscription_description() -> Object {
+    string(false)
+        .max_length(Some(pay_domain::webhooks::grant::MAX_DESCRIPTION))
+        .pattern(Some(format!("^{ALLOWED_IN_TEXT}*$")))
+        .build()
+}
+
 pub fn logo_url() -> Object {
     http_url(
         true,
@@ -286,4 +316,125 @@ pub fn recipient_email() -> Object {
         ))
         .examples(["payer@example.com"])
         .build()
+}
+
+/// A contact's e-mail (`validate::email`, after trimming): the customer upsert key.
+pub fn contact_email() -> Object {
+    string(false)
+        .max_length(Some(254))
+        .pattern(Some(r"^\s*[^\s@]+@[^\s@]+\.[^\s@]+\s*$"))
+        .description(Some(
+            "An e-mail address (trimmed; compared without case): one `@`, a dotted domain, no \
+             spaces, at most 254 characters.",
+        ))
+        .examples(["ann@example.com"])
+        .build()
+}
+
+pub fn contact_name() -> Object {
+    text(
+        200,
+        true,
+        "1 to 200 characters, not blank, no control characters; absent or `null` keeps it.",
+    )
+}
+
+pub fn subscription_label() -> Object {
+    text(
+        200,
+        false,
+        "Customer-facing label, 1 to 200 characters, not blank, no control characters.",
+    )
+}
+
+pub fn subscription_description() -> Object {
+    string(true)
+        .max_length(Some(2000))
+        .pattern(Some(format!("^{ALLOWED_IN_TEXT}*$")))
+        .description(Some("At most 2,000 characters, no control characters."))
+        .build()
+}
+
+/// `amountUsd`: a positive decimal string with at most 2 decimals (the server takes up to 18
+/// integer digits; the schema says 12).
+pub fn amount_usd() -> Object {
+    string(false)
+        .pattern(Some(
+            r"^(?:[1-9][0-9]{0,11}(?:\.[0-9]{1,2})?|0\.(?:[1-9][0-9]?|0[1-9]))$",
+        ))
+        .description(Some(
+            "Positive USD decimal string (`\"19.99\"`, no exponent), at most 2 decimals.",
+        ))
+        .examples(["19.99"])
+        .build()
+}
+
+pub fn cadence() -> Object {
+    use pay_domain::subscriptions::calendar::Cadence;
+    let mut o = one_of(Cadence::ALL.map(Cadence::as_str), false);
+    o.description = Some(
+        "`weekly` (1 week), `biweekly` (2 weeks), `monthly` (1 month), `yearly` (1 year), or \
+         `custom_months` (`billingIntervalCount` months)."
+            .into(),
+    );
+    o
+}
+
+pub fn timezone() -> Object {
+    string(false)
+        .min_length(Some(1))
+        .max_length(Some(64))
+        .description(Some(
+            "An IANA zone name from `GET /api/partner/v1/timezones`.",
+        ))
+        .examples(["Europe/Berlin"])
+        .build()
+}
+
+pub fn billing_interval_count() -> Object {
+    use pay_domain::subscriptions::calendar::{MAX_INTERVAL_COUNT, MIN_INTERVAL_COUNT};
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::Integer, Type::Null]))
+        .minimum(Some(MIN_INTERVAL_COUNT))
+        .maximum(Some(MAX_INTERVAL_COUNT))
+        .description(Some(
+            "Months between cycles: required with `custom_months`; with another cadence it \
+             may only repeat what the cadence implies (1, or 2 for `biweekly`).",
+        ))
+        .build()
+}
+
+pub fn start_at() -> Object {
+    string(true)
+        .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+            utoipa::openapi::KnownFormat::DateTime,
+        )))
+        .description(Some(
+            "RFC 3339 instant of cycle 0, at most a day in the past and five years ahead; \
+             default now.",
+        ))
+        .build()
+}
+
+pub fn settlement_asset() -> Object {
+    string(true)
+        .description(Some(
+            "One of the company's enabled destination assets; default the company's default.",
+        ))
+        .examples(["eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"])
+        .build()
+}
+
+pub fn subscription_status() -> Object {
+    use pay_domain::subscriptions::SubscriptionStatus;
+    let mut o = one_of(
+        SubscriptionStatus::ALL.map(SubscriptionStatus::as_str),
+        false,
+    );
+    o.description = Some(
+        "`paused` (from active or overdue), `active` (from paused), `cancelled` (from any but \
+         cancelled); `overdue` is the scheduler's alone."
+            .into(),
+    );
+    o
 }

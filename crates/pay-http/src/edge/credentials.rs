@@ -4,6 +4,7 @@
 //! `DPoP` proof, verified there too against the configured base URL (never `Host`).
 
 use std::future::{ready, Ready};
+use std::sync::Arc;
 
 use actix_web::dev::Payload;
 use actix_web::http::Method;
@@ -14,6 +15,7 @@ use pay_domain::tenancy::Principal;
 use pay_domain::tenancy::SignedIn;
 use pay_domain::tenancy::{Denied, TenancyError};
 use pay_domain::Fault;
+use pay_dpop::NonceIssuer;
 
 use crate::edge::error::{ApiError, TokenChallenge};
 use crate::HttpConfig;
@@ -38,6 +40,8 @@ pub struct OAuthToken {
     pub method: String,
     /// The configured base URL plus the request path; `None` without a configuration.
     pub target: Option<String>,
+    /// The nonce issuer when proofs must carry a server nonce (`PAY_DPOP_NONCES`).
+    pub nonces: Option<Arc<NonceIssuer>>,
 }
 
 /// What the request presented.
@@ -107,6 +111,9 @@ impl Credentials {
                     proofs: all_values(req, DPOP_HEADER),
                     method: req.method().as_str().to_owned(),
                     target: target_uri(req),
+                    nonces: req
+                        .app_data::<actix_web::web::Data<HttpConfig>>()
+                        .and_then(|c| c.dpop_nonces.clone()),
                 }),
                 None => Credentials::Authorization,
             };
@@ -193,25 +200,36 @@ pub fn target_uri(req: &HttpRequest) -> Option<String> {
     ))
 }
 
+/// The system's real time, unix seconds: what DPoP `iat` windows and nonces run on.
+pub fn real_now_unix() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp()
+}
+
 /// Verifies a request's DPoP proof for `method` at `target`, with `ath` of `access_token`
-/// when one is presented; the facts the domain binds or records. The `iat` window runs on the
-/// system's real time, like webhook signature timestamps: it is checked against the client's
-/// clock, so no process or test clock may move it (architecture, "Two clocks").
+/// when one is presented, and one of the live nonces of `nonces` when given; the facts the
+/// domain binds or records. The `iat` window runs on the system's real time, like webhook
+/// signature timestamps: it is checked against the client's clock, so no process or test
+/// clock may move it (architecture, "Two clocks").
 pub fn verify_dpop(
     pay: &Pay,
     proofs: &[String],
     method: &str,
     target: Option<&str>,
     access_token: Option<&str>,
+    nonces: Option<&NonceIssuer>,
 ) -> Result<ProofFacts, pay_dpop::ProofError> {
     let values: Vec<&str> = proofs.iter().map(String::as_str).collect();
     let target = target.ok_or(pay_dpop::ProofError::InvalidTargetUri)?;
     let max_age = pay.oauth().config().dpop_max_age.whole_seconds();
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let now = real_now_unix();
     let mut check = pay_dpop::ProofCheck::new(method, target, now);
     check.max_age_secs = max_age;
     if let Some(token) = access_token {
         check = check.with_access_token(token);
+    }
+    let accepted = nonces.map(|n| n.accepted(now));
+    if let Some([current, previous]) = &accepted {
+        check = check.with_nonces(current, previous);
     }
     let proof = pay_dpop::verify_proof(&values, &check)?;
     Ok(ProofFacts {
@@ -231,6 +249,13 @@ impl OAuthToken {
                 dpop: self.dpop,
                 error,
                 description,
+                scope: None,
+                // `use_dpop_nonce` carries the nonce to retry with (RFC 9449 section 9).
+                nonce: self
+                    .nonces
+                    .as_ref()
+                    .filter(|_| error == pay_dpop::USE_DPOP_NONCE)
+                    .map(|n| n.current(real_now_unix())),
             })
         };
         let facts = if self.dpop {
@@ -240,6 +265,7 @@ impl OAuthToken {
                 &self.method,
                 self.target.as_deref(),
                 Some(&self.token),
+                self.nonces.as_deref(),
             )
             .map_err(|e| challenge(e.www_authenticate_error(), e.to_string()))?;
             Some(facts)

@@ -10,13 +10,14 @@ use pay_domain::checkout::{
 use pay_domain::customers::{CustomerError, PortalRefused};
 use pay_domain::kernel::assets::AssetRefusal;
 use pay_domain::kernel::error::{Fault, FieldError, NotFound, RateLimited, UnknownField};
+use pay_domain::kernel::idempotency::IdempotencyConflict;
 use pay_domain::links::{InvalidTransition, LinkError, LinkNotActive};
 use pay_domain::mail::{MailError, MissingEmail};
 use pay_domain::oauth::{NoRedirect, OAuthError, OAuthErrorCode, OAuthRefusal, ResourceRefusal};
 use pay_domain::sandbox::SandboxError;
 use pay_domain::settings::SettingsError;
 use pay_domain::subscriptions::{InvalidSubscriptionTransition, SubscriptionError};
-use pay_domain::tenancy::{ApiKeyNotFound, Denied, InvalidLogin, TenancyError};
+use pay_domain::tenancy::{ApiKeyNotFound, Denied, InvalidLogin, Scope, TenancyError};
 use pay_domain::webhooks::WebhookError;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -45,11 +46,18 @@ pub struct ErrorBody {
 pub struct TokenChallenge {
     /// The request used `Authorization: DPoP` (else `Bearer`).
     pub dpop: bool,
-    /// `invalid_token`, `invalid_dpop_proof` or `use_dpop_nonce`.
+    /// `invalid_token`, `invalid_dpop_proof`, `use_dpop_nonce` or `insufficient_scope`.
     pub error: &'static str,
     /// Names the rule, never a value the client sent.
     pub description: String,
+    /// The scope the route needs (`insufficient_scope` only).
+    pub scope: Option<&'static str>,
+    /// The nonce to retry with, sent as `DPoP-Nonce` (`use_dpop_nonce` only).
+    pub nonce: Option<String>,
 }
+
+/// The header carrying a server-issued DPoP nonce (RFC 9449 section 8.1).
+pub const DPOP_NONCE_HEADER: &str = "DPoP-Nonce";
 
 impl From<ResourceRefusal> for ApiError {
     /// A refusal of the domain without the request's scheme: the DPoP one (only the edge's
@@ -59,6 +67,8 @@ impl From<ResourceRefusal> for ApiError {
             dpop: true,
             error: r.code.as_str(),
             description: r.description.into(),
+            scope: None,
+            nonce: None,
         })
     }
 }
@@ -78,24 +88,42 @@ fn quoted(s: &str) -> String {
 }
 
 impl TokenChallenge {
+    /// A token without the route's scope: the challenge of the scheme the token is used with
+    /// (a DPoP-bound token authenticates only with DPoP, an unbound one only with Bearer).
+    pub fn insufficient_scope(scope: Scope, dpop: bool) -> TokenChallenge {
+        TokenChallenge {
+            dpop,
+            error: "insufficient_scope",
+            description: format!("the access token lacks the scope {}", scope.as_str()),
+            scope: Some(scope.as_str()),
+            nonce: None,
+        }
+    }
+
     /// The `WWW-Authenticate` values: for DPoP one challenge with `algs`; for Bearer the
     /// Bearer challenge plus a DPoP one with the same error, since a DPoP-bound token sent as
     /// Bearer must be told to use DPoP (design/security.md) and the scheme is offered anyway
     /// (RFC 9449 section 7.2).
+    /// A missing scope is told in the scheme used, with `scope` (RFC 6750 section 3).
     pub fn www_authenticate(&self) -> Vec<String> {
         let d = quoted(&self.description);
+        let scope = self
+            .scope
+            .map(|s| format!(", scope=\"{s}\""))
+            .unwrap_or_default();
         let dpop = format!(
-            "DPoP error=\"{}\", error_description=\"{d}\", algs=\"{}\"",
+            "DPoP error=\"{}\", error_description=\"{d}\"{scope}, algs=\"{}\"",
             self.error,
             pay_dpop::SUPPORTED_ALGS
         );
-        if self.dpop {
-            vec![dpop]
-        } else {
-            vec![
-                format!("Bearer error=\"{}\", error_description=\"{d}\"", self.error),
-                dpop,
-            ]
+        let bearer = format!(
+            "Bearer error=\"{}\", error_description=\"{d}\"{scope}",
+            self.error
+        );
+        match (self.dpop, self.scope.is_some()) {
+            (true, _) => vec![dpop],
+            (false, true) => vec![bearer],
+            (false, false) => vec![bearer, dpop],
         }
     }
 }
@@ -151,6 +179,8 @@ pub enum ApiError {
     #[error(transparent)]
     RateLimited(#[from] RateLimited),
     #[error(transparent)]
+    Idempotency(#[from] IdempotencyConflict),
+    #[error(transparent)]
     OAuth(#[from] OAuthRefusal),
     /// A token request's DPoP proof refused by the verifier (RFC 9449 section 5).
     #[error(transparent)]
@@ -199,7 +229,7 @@ from_context! {
         Invalid, Denied, NotFound, Transition, NotActive, AlreadyPaid, StartBlocked,
         RefundAddressSet, RateLimited, Fault,
     }
-    WebhookError { Invalid, Denied, NotFound, Fault }
+    WebhookError { Invalid, Denied, NotFound, Idempotency, Fault }
     MailError { Invalid, Denied, NotFound, NotActive, MissingEmail, RateLimited, Fault }
     SettingsError { Invalid, Asset, Denied, Fault }
     SandboxError { Invalid, Denied, NotFound, Fault }
@@ -253,7 +283,7 @@ impl ApiError {
             },
             ApiError::Denied(d) => match d {
                 Denied::Unauthenticated => plain(StatusCode::UNAUTHORIZED, "unauthorized"),
-                Denied::InvalidCredentials => {
+                Denied::InvalidCredentials | Denied::MissingScope { .. } => {
                     plain(StatusCode::UNAUTHORIZED, "invalid_credentials")
                 }
                 Denied::Forbidden => plain(StatusCode::FORBIDDEN, "forbidden"),
@@ -289,6 +319,13 @@ impl ApiError {
                 Some("email".into()),
             ),
             ApiError::RateLimited(_) => plain(StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+            ApiError::Idempotency(c) => plain(
+                StatusCode::CONFLICT,
+                match c {
+                    IdempotencyConflict::Reused => "idempotency_key_reused",
+                    IdempotencyConflict::InFlight => "idempotency_key_in_flight",
+                },
+            ),
             // RFC 6749 section 5.2: 401 for a client that failed to authenticate, else 400.
             ApiError::OAuth(r) => (
                 if r.code == OAuthErrorCode::InvalidClient {
@@ -378,9 +415,21 @@ impl ResponseError for ApiError {
                 error_description: message,
             });
         }
-        if let ApiError::Token(c) = self {
+        let missing_scope = match self {
+            ApiError::Denied(Denied::MissingScope { scope, dpop_bound }) => {
+                Some(TokenChallenge::insufficient_scope(*scope, *dpop_bound))
+            }
+            _ => None,
+        };
+        if let Some(c) = missing_scope.as_ref().or(match self {
+            ApiError::Token(c) => Some(c),
+            _ => None,
+        }) {
             for value in c.www_authenticate() {
                 res.append_header((header::WWW_AUTHENTICATE, value));
+            }
+            if let Some(nonce) = &c.nonce {
+                res.insert_header((DPOP_NONCE_HEADER, nonce.as_str()));
             }
             return res.json(ErrorBody {
                 error: message,

@@ -38,19 +38,21 @@ impl FromRequest for JsonBody {
     type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let json = is_json_content_type(req);
-        let declared = body::declared_length(req);
-        let mut payload = payload.take();
-        Box::pin(async move { Ok(JsonBody(read(json, declared, &mut payload).await)) })
+        let bytes = json_bytes(req, payload);
+        Box::pin(async move { Ok(JsonBody(bytes.await.and_then(|b| parse_object(&b)))) })
     }
 }
 
-async fn read(
-    json: bool,
-    declared: Option<usize>,
+/// The bytes of a JSON body as `read_bytes` takes them (an extractor that needs them exactly,
+/// an idempotent retry's fingerprint, say, parses them itself with `parse_object`).
+pub(crate) fn json_bytes(
+    req: &HttpRequest,
     payload: &mut Payload,
-) -> Result<Map<String, Value>, ApiError> {
-    parse_object(&read_bytes(json, declared, payload).await?)
+) -> LocalBoxFuture<'static, Result<Vec<u8>, ApiError>> {
+    let json = is_json_content_type(req);
+    let declared = body::declared_length(req);
+    let mut payload = payload.take();
+    Box::pin(async move { read_bytes(json, declared, &mut payload).await })
 }
 
 /// A JSON body's bytes: `application/json` only, at most `MAX_JSON_BYTES` (the one capped

@@ -1,6 +1,7 @@
-//! Server-rendered pages: the hosted checkout, the gateway form's answers, and the OAuth
-//! sign-in and consent pages.
+//! Server-rendered pages: the hosted checkout, the gateway form's answers, the OAuth sign-in
+//! and consent pages, and the customer portal.
 
 pub mod checkout;
 pub mod gateway;
 pub mod oauth;
+pub mod portal;

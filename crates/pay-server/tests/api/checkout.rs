@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::helpers::{assert_error, read, TestApp};
 use crate::on_both_backends;
-use crate::webhooks::{now_secs, set_callback, Receiver};
+use crate::webhooks::{set_callback, verified_bodies, Receiver};
 
 const ETH: &str = "eip155:1/slip44:60";
 const BASE_USDC: &str = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
@@ -61,19 +61,9 @@ async fn event(app: &TestApp, uid: &str, body: Value) -> (reqwest::StatusCode, V
 /// The (event, previousStatus -> status) pairs the receiver got, in sequence order, each
 /// signature checked.
 fn received_events(rx: &Receiver, secret: &str) -> Vec<(String, String)> {
-    let mut got: Vec<(u64, String, String)> = rx
-        .received()
-        .iter()
-        .map(|r| {
-            pay_webhooks::verify(
-                secret,
-                &r.headers["x-pay-signature"],
-                r.body.as_bytes(),
-                now_secs(),
-                300,
-            )
-            .expect("a valid signature");
-            let b: Value = serde_json::from_str(&r.body).unwrap();
+    let mut got: Vec<(u64, String, String)> = verified_bodies(rx, secret)
+        .into_iter()
+        .map(|(r, b)| {
             assert_eq!(r.headers["x-pay-event"], b["event"]["type"]);
             (
                 b["sequence"].as_u64().unwrap(),

@@ -10,7 +10,7 @@ const LINKS: &str = "/api/partner/v1/pay/payment-links";
 const BASE_USDC: &str = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 const ETH_USDT: &str = "eip155:1/erc20:0xdAC17F958D2ee523a2206206994597C13D831ec7";
 
-fn millis(ts: &str) -> i64 {
+pub fn millis(ts: &str) -> i64 {
     let dt =
         time::OffsetDateTime::parse(ts, &time::format_description::well_known::Rfc3339).unwrap();
     (dt.unix_timestamp_nanos() / 1_000_000) as i64

@@ -6,20 +6,27 @@
 mod helpers;
 
 mod anonymous;
+mod billing_year;
 mod checkout;
 mod checkout_page;
 mod clocks;
 mod companies;
+mod company;
 mod credentials;
+mod customers;
 mod gateway;
+mod grant_webhooks;
 mod links;
 mod mail;
 mod meta;
 mod oauth;
+mod oauth_nonces;
 mod oauth_pages;
 mod oauth_support;
+mod portal;
 mod refund_address;
 mod settings;
 mod strict_json;
+mod subscriptions;
 mod webhook_safety;
 mod webhooks;

@@ -99,6 +99,12 @@ async fn decide(app: &TestApp, cookies: &str, authorize: &str, decision: &str) -
         .await
         .unwrap();
     assert_eq!(res.status(), 200);
+    // Browsers hold the post's redirect to `form-action` too: the redirect URI's origin is in it.
+    let csp = res.headers()["content-security-policy"].to_str().unwrap();
+    assert!(
+        csp.contains("form-action 'self' https://shop.example;"),
+        "{csp}"
+    );
     let html = res.text().await.unwrap();
     assert!(html.contains("Shop &lt;Plugin&gt;"), "{html}");
     assert!(html.contains("Create payment links"), "{html}");
@@ -372,6 +378,25 @@ async fn authorization_refusals(app: TestApp) {
         .await
         .unwrap()
         .contains("Invalid e-mail or password"));
+    // The right password from another site's form: the 403 page, no session cookie.
+    let res = app
+        .anon(Method::POST, "/signin")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("origin", "https://evil.example")
+        .body(form(&[
+            ("email", &app.t.email),
+            ("password", &app.t.password),
+        ]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+    assert!(res.headers().get("set-cookie").is_none());
+    assert!(res
+        .text()
+        .await
+        .unwrap()
+        .contains("This form was sent from another site."));
 }
 
 on_both_backends!(full_flow_through_the_consent_page, authorization_refusals);

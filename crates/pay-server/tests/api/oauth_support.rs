@@ -57,6 +57,17 @@ impl DpopKey {
 
     /// A fresh proof for `method` at `htu`, with `ath` of `token` when given.
     pub fn proof(&self, method: &str, htu: &str, token: Option<&str>) -> String {
+        self.proof_with_nonce(method, htu, token, None)
+    }
+
+    /// The same carrying a server-issued `nonce` when given.
+    pub fn proof_with_nonce(
+        &self,
+        method: &str,
+        htu: &str,
+        token: Option<&str>,
+        nonce: Option<&str>,
+    ) -> String {
         let mut claims = json!({
             "jti": uuid::Uuid::new_v4().to_string(),
             "htm": method,
@@ -65,6 +76,9 @@ impl DpopKey {
         });
         if let Some(t) = token {
             claims["ath"] = json!(pay_dpop::access_token_hash(t));
+        }
+        if let Some(n) = nonce {
+            claims["nonce"] = json!(n);
         }
         self.sign(&claims)
     }
@@ -150,6 +164,17 @@ pub async fn token(
     pairs: &[(&str, &str)],
     key: Option<&DpopKey>,
 ) -> (reqwest::StatusCode, Value, reqwest::header::HeaderMap) {
+    let proof = key.map(|k| k.proof("POST", &htu(app, "/oauth/token"), None));
+    token_with_proof(app, client, pairs, proof).await
+}
+
+/// The same with this `DPoP` header, when given.
+pub async fn token_with_proof(
+    app: &TestApp,
+    client: &App,
+    pairs: &[(&str, &str)],
+    proof: Option<String>,
+) -> (reqwest::StatusCode, Value, reqwest::header::HeaderMap) {
     let mut pairs = pairs.to_vec();
     let mut req = app
         .anon(Method::POST, "/oauth/token")
@@ -158,8 +183,8 @@ pub async fn token(
         Some(secret) => req = req.basic_auth(&client.client_id, Some(secret)),
         None => pairs.push(("client_id", &client.client_id)),
     }
-    if let Some(k) = key {
-        req = req.header("DPoP", k.proof("POST", &htu(app, "/oauth/token"), None));
+    if let Some(p) = proof {
+        req = req.header("DPoP", p);
     }
     let res = req.body(form(&pairs)).send().await.unwrap();
     let headers = res.headers().clone();
@@ -209,4 +234,14 @@ pub fn challenges(headers: &reqwest::header::HeaderMap) -> String {
         .map(|v| v.to_str().unwrap().to_owned())
         .collect::<Vec<_>>()
         .join(" | ")
+}
+
+/// A Bearer access token of a confidential application holding `scope`, approved by the main
+/// tenant's owner.
+pub async fn access_token(app: &TestApp, scope: &str) -> String {
+    let client = register(app, scope, false, false).await;
+    let code = code_for(app, &app.t, &client, scope).await;
+    let (status, t, _) = exchange(app, &client, &code, None).await;
+    assert_eq!(status, 200, "{t}");
+    t["access_token"].as_str().unwrap().to_owned()
 }

@@ -136,6 +136,26 @@ fn stripe_verifies(payload: &str, header: &str, secret: &str) -> Option<bool> {
     Some(out.status.success())
 }
 
+/// Each request the receiver got, in arrival order, with its JSON body, every signature
+/// checked against `secret`.
+pub fn verified_bodies(rx: &Receiver, secret: &str) -> Vec<(Received, Value)> {
+    rx.received()
+        .into_iter()
+        .map(|r| {
+            pay_webhooks::verify(
+                secret,
+                &r.headers["x-pay-signature"],
+                r.body.as_bytes(),
+                now_secs(),
+                300,
+            )
+            .expect("a valid signature");
+            let b: Value = serde_json::from_str(&r.body).unwrap();
+            (r, b)
+        })
+        .collect()
+}
+
 pub fn now_secs() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
 }

@@ -178,3 +178,53 @@ pub fn wait_until(within: Duration, mut done: impl FnMut() -> bool) -> bool {
     }
     done()
 }
+
+/// A one-thread HTTP receiver: answers 200 to every request and hands over each body.
+pub fn receiver() -> (String, std::sync::mpsc::Receiver<(String, String)>) {
+    receiver_failing_first(0)
+}
+
+/// The same, answering 503 to its first `failing` requests; it hands over every arrival.
+pub fn receiver_failing_first(
+    failing: usize,
+) -> (String, std::sync::mpsc::Receiver<(String, String)>) {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/hook",
+        listener.local_addr().unwrap().port()
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0u8; len];
+            if reader.read_exact(&mut body).is_ok() {
+                let answer: &[u8] = if n < failing {
+                    b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                } else {
+                    b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok"
+                };
+                let _ = stream.write_all(answer);
+                let _ = tx.send((head, String::from_utf8_lossy(&body).into_owned()));
+            }
+        }
+    });
+    (url, rx)
+}

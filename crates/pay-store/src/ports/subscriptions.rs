@@ -228,6 +228,7 @@ impl SubscriptionStore for DieselStore {
         now: Timestamp,
         lease_until: Timestamp,
         limit: usize,
+        only: Option<CompanyId>,
     ) -> PortResult<Vec<Subscription>> {
         let now = now.unix_millis();
         let lease = lease_until.unix_millis();
@@ -235,23 +236,54 @@ impl SubscriptionStore for DieselStore {
         if limit == 0 {
             return Ok(Vec::new());
         }
+        let only = only.map(|c| c.to_string());
         let rows: Vec<SubscriptionRow> = self.write("claim due subscriptions", |conn| {
             write_transaction(conn, |conn| {
                 let moved = clock::max_clock_offset(conn)?;
-                Ok(claim_due!(
-                    conn,
-                    subscriptions,
-                    SubscriptionRow,
-                    due_subscriptions(now.saturating_add(moved), limit),
-                    due = next_run_at,
-                    set = |lease: i64| subscriptions::lease_until.eq(lease),
-                    now = now,
-                    lease = lease,
-                    moved = moved,
-                ))
+                let by = now.saturating_add(moved);
+                Ok(match &only {
+                    None => claim_due!(
+                        conn,
+                        subscriptions,
+                        SubscriptionRow,
+                        due_subscriptions(by, limit),
+                        due = next_run_at,
+                        set = |lease: i64| subscriptions::lease_until.eq(lease),
+                        now = now,
+                        lease = lease,
+                        moved = moved,
+                    ),
+                    // A moved test clock runs its own company's work alone.
+                    Some(company) => claim_due!(
+                        conn,
+                        subscriptions,
+                        SubscriptionRow,
+                        due_subscriptions(by, limit).filter(subscriptions::company_id.eq(company)),
+                        due = next_run_at,
+                        set = |lease: i64| subscriptions::lease_until.eq(lease),
+                        now = now,
+                        lease = lease,
+                        moved = moved,
+                    ),
+                })
             })
         })?;
         to_subscriptions(rows)
+    }
+
+    fn next_run_after(
+        &self,
+        company: CompanyId,
+        after: Timestamp,
+    ) -> PortResult<Option<Timestamp>> {
+        let next: Option<i64> = self.run("next run after", |conn| {
+            subscriptions::table
+                .filter(subscriptions::company_id.eq(company.to_string()))
+                .filter(subscriptions::next_run_at.gt(after.unix_millis()))
+                .select(diesel::dsl::min(subscriptions::next_run_at))
+                .first(conn)
+        })?;
+        crate::rows::opt_instant(next, "subscriptions.next_run_at")
     }
 
     fn finish_run(

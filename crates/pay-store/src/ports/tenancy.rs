@@ -1,6 +1,8 @@
 //! Tenancy's ports: users, companies and memberships, sign-in sessions, API keys.
 
 use super::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use pay_domain::tenancy::ports::DomainWrite;
 
 impl TenancyStore for DieselStore {
     fn create_tenant(&self, t: &NewTenant) -> PortResult<()> {
@@ -110,6 +112,31 @@ impl TenancyStore for DieselStore {
         })?
         .map(|r| parse_role(&r))
         .transpose()
+    }
+
+    fn set_payment_link_domain(
+        &self,
+        company: CompanyId,
+        domain: Option<&str>,
+    ) -> PortResult<DomainWrite> {
+        let id = company.to_string();
+        self.cache.forget_company(company);
+        let written = self.write("set payment link domain", |conn| {
+            match diesel::update(companies::table.filter(companies::id.eq(&id)))
+                .set(companies::payment_link_domain.eq(domain))
+                .execute(conn)
+            {
+                Ok(0) => Ok(DomainWrite::NoCompany),
+                Ok(_) => Ok(DomainWrite::Written),
+                Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => {
+                    Ok(DomainWrite::Taken)
+                }
+                Err(e) => Err(e),
+            }
+        })?;
+        // Dropped again: a read racing the write may have cached the old row meanwhile.
+        self.cache.forget_company(company);
+        Ok(written)
     }
 
     fn advance_test_clock(

@@ -4,11 +4,13 @@
 
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
+use pay_domain::kernel::idempotency::Completion;
 use pay_domain::kernel::ids::{CompanyId, PaymentLinkId};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::webhooks::ports::{AttemptRecord, WebhookStore};
 use pay_domain::webhooks::{
     AfterAttempt, CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryStatus,
+    GrantSubscription,
 };
 use pay_domain::{Fault, PortResult};
 
@@ -97,6 +99,18 @@ pub(super) fn insert_delivery_rows(
 }
 
 impl WebhookStore for DieselStore {
+    fn grant_subscription(&self, grant: uuid::Uuid) -> PortResult<Option<GrantSubscription>> {
+        super::grant_webhooks::grant_subscription(self, grant)
+    }
+
+    fn save_grant_subscription(
+        &self,
+        sub: &GrantSubscription,
+        completion: Option<&Completion>,
+    ) -> PortResult<bool> {
+        super::grant_webhooks::save_grant_subscription(self, sub, completion)
+    }
+
     fn company_callback(
         &self,
         company: CompanyId,
@@ -291,6 +305,9 @@ impl WebhookStore for DieselStore {
             }
             if let Some(status) = filter.status {
                 q = q.filter(webhook_deliveries::status.eq(status.as_str()));
+            }
+            if let Some(grant) = filter.grant {
+                q = q.filter(webhook_deliveries::grant_id.eq(uuid_text(grant)));
             }
             if let Some((id, event, exact)) = &search {
                 q = q.filter(

@@ -19,7 +19,7 @@ pub(crate) fn uuid_text(u: uuid::Uuid) -> String {
     u.hyphenated().to_string()
 }
 
-fn uuid(text: &str, column: &str) -> PortResult<uuid::Uuid> {
+pub(super) fn uuid(text: &str, column: &str) -> PortResult<uuid::Uuid> {
     uuid::Uuid::try_parse(text).map_err(|_| corrupt(column))
 }
 
@@ -31,6 +31,52 @@ fn count(n: i64, column: &str) -> PortResult<u32> {
 fn http_status(code: Option<i32>, column: &str) -> PortResult<Option<u16>> {
     code.map(|c| u16::try_from(c).map_err(|_| corrupt(column)))
         .transpose()
+}
+
+/// A sealed secret from its two columns; `None` when both are NULL.
+pub(super) fn stored_secret(
+    key_id: Option<String>,
+    sealed: Option<String>,
+    last4: Option<String>,
+    created_at: Option<i64>,
+    column: &str,
+) -> PortResult<Option<StoredSigningSecret>> {
+    match (key_id, sealed, last4, created_at) {
+        (None, None, None, None) => Ok(None),
+        (Some(key_id), Some(sealed), Some(last4), Some(created_at)) => {
+            Ok(Some(StoredSigningSecret {
+                sealed: SealedSecret { key_id, sealed },
+                last4,
+                created_at: instant(created_at, column)?,
+            }))
+        }
+        _ => Err(corrupt(column)),
+    }
+}
+
+/// The four columns of an optional sealed secret: key id, sealed bytes, last four, created.
+pub(super) fn secret_columns(
+    s: Option<&StoredSigningSecret>,
+) -> (Option<&str>, Option<&str>, Option<&str>, Option<i64>) {
+    (
+        s.map(|x| x.sealed.key_id.as_str()),
+        s.map(|x| x.sealed.sealed.as_str()),
+        s.map(|x| x.last4.as_str()),
+        s.map(|x| x.created_at.unix_millis()),
+    )
+}
+
+/// The previous secret and until when it signs: both or neither.
+pub(super) fn previous_secret(
+    secret: Option<StoredSigningSecret>,
+    until: Option<i64>,
+    column: &str,
+) -> PortResult<Option<(StoredSigningSecret, Timestamp)>> {
+    match (secret, until) {
+        (None, None) => Ok(None),
+        (Some(s), Some(until)) => Ok(Some((s, instant(until, column)?))),
+        _ => Err(corrupt(column)),
+    }
 }
 
 fn callback_kind(text: &str, column: &str) -> PortResult<CallbackKind> {
@@ -63,24 +109,17 @@ impl TryFrom<CallbackRow> for CompanyCallback {
 
     fn try_from(r: CallbackRow) -> PortResult<CompanyCallback> {
         // The previous secret is all five columns or none of them.
-        let previous = match (
-            r.prev_key_id,
-            r.prev_sealed,
-            r.prev_last4,
-            r.prev_created_at,
+        let previous = previous_secret(
+            stored_secret(
+                r.prev_key_id,
+                r.prev_sealed,
+                r.prev_last4,
+                r.prev_created_at,
+                "webhook_callbacks.prev_*",
+            )?,
             r.prev_valid_until,
-        ) {
-            (None, None, None, None, None) => None,
-            (Some(key_id), Some(sealed), Some(last4), Some(created_at), Some(until)) => Some((
-                StoredSigningSecret {
-                    sealed: SealedSecret { key_id, sealed },
-                    last4,
-                    created_at: instant(created_at, "webhook_callbacks.prev_created_at")?,
-                },
-                instant(until, "webhook_callbacks.prev_valid_until")?,
-            )),
-            _ => return Err(corrupt("webhook_callbacks.prev_*")),
-        };
+            "webhook_callbacks.prev_*",
+        )?;
         Ok(CompanyCallback {
             company_id: id(
                 &r.company_id,
@@ -132,7 +171,8 @@ pub(crate) struct NewCallbackRow<'a> {
 
 impl<'a> From<&'a CompanyCallback> for NewCallbackRow<'a> {
     fn from(c: &'a CompanyCallback) -> Self {
-        let prev = c.previous.as_ref();
+        let (prev_key_id, prev_sealed, prev_last4, prev_created_at) =
+            secret_columns(c.previous.as_ref().map(|(s, _)| s));
         NewCallbackRow {
             company_id: c.company_id.to_string(),
             kind: c.kind.as_str(),
@@ -141,11 +181,11 @@ impl<'a> From<&'a CompanyCallback> for NewCallbackRow<'a> {
             secret_sealed: &c.secret.sealed.sealed,
             secret_last4: &c.secret.last4,
             secret_created_at: c.secret.created_at.unix_millis(),
-            prev_key_id: prev.map(|(s, _)| s.sealed.key_id.as_str()),
-            prev_sealed: prev.map(|(s, _)| s.sealed.sealed.as_str()),
-            prev_last4: prev.map(|(s, _)| s.last4.as_str()),
-            prev_created_at: prev.map(|(s, _)| s.created_at.unix_millis()),
-            prev_valid_until: prev.map(|(_, until)| until.unix_millis()),
+            prev_key_id,
+            prev_sealed,
+            prev_last4,
+            prev_created_at,
+            prev_valid_until: c.previous.as_ref().map(|(_, until)| until.unix_millis()),
             updated_at: c.updated_at.unix_millis(),
             version: c.version as i64,
         }
@@ -175,6 +215,7 @@ pub(crate) struct DeliveryRow {
     url: String,
     body: String,
     created_at: i64,
+    grant_id: Option<String>,
 }
 
 impl crate::ports::outbox::OutboxRow for DeliveryRow {
@@ -221,6 +262,10 @@ impl TryFrom<DeliveryRow> for Delivery {
             url: r.url,
             body: r.body,
             created_at: instant(r.created_at, "webhook_deliveries.created_at")?,
+            grant_id: r
+                .grant_id
+                .map(|g| uuid(&g, "webhook_deliveries.grant_id"))
+                .transpose()?,
         })
     }
 }
@@ -246,6 +291,7 @@ pub(crate) struct NewDeliveryRow<'a> {
     url: &'a str,
     body: &'a str,
     created_at: i64,
+    grant_id: Option<String>,
 }
 
 impl<'a> From<&'a Delivery> for NewDeliveryRow<'a> {
@@ -269,6 +315,7 @@ impl<'a> From<&'a Delivery> for NewDeliveryRow<'a> {
             url: &d.url,
             body: &d.body,
             created_at: d.created_at.unix_millis(),
+            grant_id: d.grant_id.map(uuid_text),
         }
     }
 }

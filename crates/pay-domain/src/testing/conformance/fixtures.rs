@@ -60,6 +60,7 @@ pub fn company<S: TenancyStore + ?Sized>(store: &S) -> CompanyId {
         theme: Theme::Dark,
         created_at: ts(T0),
         test_clock_offset_ms: 0,
+        payment_link_domain: None,
     };
     let tenant = NewTenant {
         owner: user.id,
@@ -163,6 +164,7 @@ pub fn delivery(company: CompanyId, created_at: i64, due: i64) -> Delivery {
         last_error: None,
         payment_link_uid: None,
         subscription_uid: None,
+        grant_id: None,
         order_id: None,
         target: CallbackKind::CompanyPayment,
         url: "https://hooks.shop.example/pay".into(),

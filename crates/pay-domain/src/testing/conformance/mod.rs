@@ -5,9 +5,11 @@
 
 pub mod checkout;
 pub mod fixtures;
+pub mod grant_webhooks;
 pub mod links;
 pub mod mail;
 pub mod oauth;
 pub mod ratelimit;
 pub mod subscriptions;
+pub mod tenancy;
 pub mod webhooks;

@@ -44,7 +44,8 @@ impl<T> Ports for T where
 {
 }
 
-fn contact(company: CompanyId, email: &str) -> Contact {
+/// A customer of `company` with this e-mail (named Bob), as stored.
+pub fn contact(company: CompanyId, email: &str) -> Contact {
     Contact {
         id: ContactId(Uuid::now_v7()),
         uid: ContactUid::from_random(&random_alnum(24)).unwrap(),
@@ -59,7 +60,12 @@ fn contact(company: CompanyId, email: &str) -> Contact {
     }
 }
 
-fn subscription(company: CompanyId, contact: ContactId, next_run: i64) -> (Subscription, Cycle) {
+/// An active monthly subscription of `contact` and its cycle 0 (scheduled), as stored.
+pub fn subscription(
+    company: CompanyId,
+    contact: ContactId,
+    next_run: i64,
+) -> (Subscription, Cycle) {
     let s = Subscription {
         id: SubscriptionId(Uuid::now_v7()),
         uid: SubscriptionUid::from_random(&random_alnum(24)).unwrap(),
@@ -85,7 +91,8 @@ fn subscription(company: CompanyId, contact: ContactId, next_run: i64) -> (Subsc
     (s, c)
 }
 
-fn cycle(s: &Subscription, sequence: u32) -> Cycle {
+/// A scheduled cycle of `s`.
+pub fn cycle(s: &Subscription, sequence: u32) -> Cycle {
     Cycle {
         id: CycleId(Uuid::now_v7()),
         subscription_id: s.id,
@@ -189,7 +196,7 @@ pub fn claim_leases_each_due_subscription_once<S: Ports>(store: &S) {
             .map(|_| {
                 sc.spawn(|| {
                     store
-                        .claim_due_subscriptions(now, lease, 7)
+                        .claim_due_subscriptions(now, lease, 7, None)
                         .unwrap()
                         .into_iter()
                         .map(|s| s.id)
@@ -204,7 +211,7 @@ pub fn claim_leases_each_due_subscription_once<S: Ports>(store: &S) {
     assert_eq!(all.len(), set.len(), "no subscription claimed twice");
     assert_eq!(set, due, "every due one, not the later one");
     assert!(store
-        .claim_due_subscriptions(now, lease, 50)
+        .claim_due_subscriptions(now, lease, 50, None)
         .unwrap()
         .is_empty());
     // Finishing with the lease ends it; a stale lease writes nothing.
@@ -221,17 +228,69 @@ pub fn claim_leases_each_due_subscription_once<S: Ports>(store: &S) {
     assert!(store
         .finish_run(one, lease, SubscriptionStatus::Active, 2, Some(ts(T0 + 50)))
         .unwrap());
-    let again = store.claim_due_subscriptions(now, lease, 50).unwrap();
+    let again = store.claim_due_subscriptions(now, lease, 50, None).unwrap();
     assert_eq!(again.len(), 1);
     assert_eq!((again[0].id, again[0].next_sequence), (one, 2));
     // After the lease, every due one is claimable again (the later one is due by then too).
     assert_eq!(
         store
-            .claim_due_subscriptions(ts(T0 + 60_000), ts(T0 + 120_000), 50)
+            .claim_due_subscriptions(ts(T0 + 60_000), ts(T0 + 120_000), 50, None)
             .unwrap()
             .len(),
         21
     );
+}
+
+/// A moved test clock runs its own company's billing: the claim limited to one company takes
+/// none of another's, and the next run after an instant is the company's own earliest later
+/// one (leased or not).
+pub fn a_company_claim_and_its_next_run_stay_in_the_company<S: Ports>(store: &S) {
+    let (a, b) = (company(store), company(store));
+    let mut due_a = HashSet::new();
+    for (co, next_runs) in [(a, [T0 + 10, T0 + 20]), (b, [T0 + 5, T0 + 15])] {
+        let bob = store
+            .upsert_contact(&contact(co, "bob@shop.example"), GivenFields::default())
+            .unwrap()
+            .into_contact();
+        for at in next_runs.into_iter().chain([T0 + 5_000]) {
+            let (s, c) = subscription(co, bob.id, at);
+            store.insert_subscription(&s, &c).unwrap();
+            if co == a && at < T0 + 100 {
+                due_a.insert(s.id);
+            }
+        }
+    }
+    assert_eq!(store.next_run_after(a, ts(T0)).unwrap(), Some(ts(T0 + 10)));
+    assert_eq!(store.next_run_after(b, ts(T0)).unwrap(), Some(ts(T0 + 5)));
+    assert_eq!(
+        store.next_run_after(a, ts(T0 + 10)).unwrap(),
+        Some(ts(T0 + 20)),
+        "strictly after"
+    );
+    assert_eq!(store.next_run_after(a, ts(T0 + 5_000)).unwrap(), None);
+    let (now, lease) = (ts(T0 + 100), ts(T0 + 60_000));
+    let claimed: HashSet<SubscriptionId> = store
+        .claim_due_subscriptions(now, lease, 50, Some(a))
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(
+        claimed, due_a,
+        "a's due ones only, not b's, not a's later one"
+    );
+    assert!(store
+        .claim_due_subscriptions(now, lease, 50, Some(a))
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        store.next_run_after(a, ts(T0)).unwrap(),
+        Some(ts(T0 + 10)),
+        "a leased subscription still names its next run"
+    );
+    let rest = store.claim_due_subscriptions(now, lease, 50, None).unwrap();
+    assert_eq!(rest.len(), 2, "b's two due ones are left: {rest:?}");
+    assert!(rest.iter().all(|s| s.company_id == b));
 }
 
 pub fn a_cycle_is_created_once<S: Ports>(store: &S) {

@@ -12,6 +12,7 @@ mod tenancy;
 mod webhooks;
 
 pub use oauth::OAuthTables;
+pub use webhooks::IdempotencyRow;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
@@ -65,6 +66,8 @@ pub struct Tables {
     pub subscription_leases: Vec<(SubscriptionId, Timestamp)>,
     pub cycles: Vec<crate::subscriptions::Cycle>,
     pub oauth: OAuthTables,
+    pub grant_subscriptions: Vec<crate::webhooks::GrantSubscription>,
+    pub idempotency: Vec<webhooks::IdempotencyRow>,
 }
 
 /// Every store port over `Mutex`ed vectors, with a call counter per method.
@@ -88,6 +91,7 @@ pub const WRITE_METHODS: &[&str] = &[
     "rate_hit",
     "clear_hits",
     "advance_test_clock",
+    "set_payment_link_domain",
     "insert_integration",
     "set_integration_enabled",
     "delete_integration",
@@ -96,6 +100,10 @@ pub const WRITE_METHODS: &[&str] = &[
     "set_link_status",
     "save_settings",
     "save_company_callback",
+    "save_grant_subscription",
+    "claim_idempotency_key",
+    "release_idempotency_key",
+    "prune_idempotency_keys",
     "insert_deliveries",
     "claim_due_deliveries",
     "record_attempt",

@@ -154,6 +154,7 @@ impl SubscriptionStore for MemStore {
         now: Timestamp,
         lease_until: Timestamp,
         limit: usize,
+        only: Option<CompanyId>,
     ) -> PortResult<Vec<Subscription>> {
         self.count_call("claim_due_subscriptions");
         let mut guard = self.tables();
@@ -161,6 +162,7 @@ impl SubscriptionStore for MemStore {
         let mut due: Vec<Subscription> = t
             .subscriptions
             .iter()
+            .filter(|s| only.is_none_or(|c| c == s.company_id))
             .filter(|s| {
                 let local = now.plus(time::Duration::milliseconds(offset_of(t, s.company_id)));
                 s.next_run_at.is_some_and(|at| at <= local)
@@ -178,6 +180,22 @@ impl SubscriptionStore for MemStore {
             t.subscription_leases.push((s.id, lease_until));
         }
         Ok(due)
+    }
+
+    fn next_run_after(
+        &self,
+        company: CompanyId,
+        after: Timestamp,
+    ) -> PortResult<Option<Timestamp>> {
+        self.count_call("next_run_after");
+        Ok(self
+            .tables()
+            .subscriptions
+            .iter()
+            .filter(|s| s.company_id == company)
+            .filter_map(|s| s.next_run_at)
+            .filter(|at| *at > after)
+            .min())
     }
 
     fn finish_run(

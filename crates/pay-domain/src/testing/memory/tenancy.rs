@@ -9,7 +9,9 @@ use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
 use crate::settings::PaySettings;
 use crate::tenancy::keys::{Integration, StoredIntegration};
-use crate::tenancy::ports::{IntegrationStore, NewTenant, SignInStore, StoredSignIn, TenancyStore};
+use crate::tenancy::ports::{
+    DomainWrite, IntegrationStore, NewTenant, SignInStore, StoredSignIn, TenancyStore,
+};
 use crate::tenancy::{Company, Membership, Role, UserRecord};
 use time::Duration;
 
@@ -178,6 +180,28 @@ impl TenancyStore for MemStore {
         }
         c.test_clock_offset_ms += by_ms;
         Ok(Some(c.test_clock_offset_ms))
+    }
+
+    fn set_payment_link_domain(
+        &self,
+        company: CompanyId,
+        domain: Option<&str>,
+    ) -> PortResult<DomainWrite> {
+        self.count_call("set_payment_link_domain");
+        let mut t = self.tables();
+        if let Some(d) = domain {
+            if t.companies
+                .iter()
+                .any(|(c, _)| c.id != company && c.payment_link_domain.as_deref() == Some(d))
+            {
+                return Ok(DomainWrite::Taken);
+            }
+        }
+        let Some((c, _)) = t.companies.iter_mut().find(|(c, _)| c.id == company) else {
+            return Ok(DomainWrite::NoCompany);
+        };
+        c.payment_link_domain = domain.map(str::to_owned);
+        Ok(DomainWrite::Written)
     }
 }
 

@@ -2,14 +2,144 @@
 
 use super::{check_new_deliveries, matches_search, unique_violation, MemStore};
 use crate::kernel::error::{Fault, PortResult};
+use crate::kernel::idempotency::{
+    claim_step, Claim, ClaimStep, Completion, Found, IdempotencyStore, IdempotentRequest,
+};
 use crate::kernel::ids::*;
 use crate::kernel::timestamp::Timestamp;
 use crate::webhooks::ports::{AttemptRecord, WebhookStore};
 use crate::webhooks::{
     AfterAttempt, CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryStatus,
+    GrantSubscription, SealedSecret,
 };
 
+/// An idempotency record as the fake stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyRow {
+    pub scope: String,
+    pub key: String,
+    pub fingerprint: String,
+    pub token: String,
+    pub lease_until: Timestamp,
+    pub answer: Option<SealedSecret>,
+    pub created_at: Timestamp,
+}
+
+impl IdempotencyStore for MemStore {
+    fn claim_idempotency_key(
+        &self,
+        request: &IdempotentRequest,
+        token: &str,
+        now: Timestamp,
+        lease_until: Timestamp,
+    ) -> PortResult<Claim> {
+        self.count_call("claim_idempotency_key");
+        let mut t = self.tables();
+        let key = request.key.as_str();
+        let at = t
+            .idempotency
+            .iter()
+            .position(|r| r.scope == request.scope && r.key == key);
+        let found = at.map(|i| {
+            let r = &t.idempotency[i];
+            Found {
+                fingerprint: r.fingerprint.clone(),
+                answer: r.answer.clone(),
+                lease_until: r.lease_until,
+            }
+        });
+        let claimed = Claim::Claimed {
+            token: token.to_owned(),
+        };
+        Ok(match (claim_step(found, request, now), at) {
+            (ClaimStep::Decided(claim), _) => claim,
+            (ClaimStep::TakeOver, Some(i)) => {
+                let row = &mut t.idempotency[i];
+                row.token = token.to_owned();
+                row.lease_until = lease_until;
+                claimed
+            }
+            _ => {
+                t.idempotency.push(IdempotencyRow {
+                    scope: request.scope.clone(),
+                    key: key.to_owned(),
+                    fingerprint: request.fingerprint.clone(),
+                    token: token.to_owned(),
+                    lease_until,
+                    answer: None,
+                    created_at: now,
+                });
+                claimed
+            }
+        })
+    }
+
+    fn release_idempotency_key(&self, scope: &str, key: &str, token: &str) -> PortResult<()> {
+        self.count_call("release_idempotency_key");
+        self.tables().idempotency.retain(|r| {
+            !(r.scope == scope && r.key == key && r.token == token && r.answer.is_none())
+        });
+        Ok(())
+    }
+
+    fn prune_idempotency_keys(&self, before: Timestamp) -> PortResult<u64> {
+        self.count_call("prune_idempotency_keys");
+        let mut t = self.tables();
+        let n = t.idempotency.len();
+        t.idempotency.retain(|r| r.created_at >= before);
+        Ok((n - t.idempotency.len()) as u64)
+    }
+}
+
 impl WebhookStore for MemStore {
+    fn grant_subscription(&self, grant: uuid::Uuid) -> PortResult<Option<GrantSubscription>> {
+        self.count_call("grant_subscription");
+        Ok(self
+            .tables()
+            .grant_subscriptions
+            .iter()
+            .find(|s| s.grant_id == grant)
+            .cloned())
+    }
+
+    fn save_grant_subscription(
+        &self,
+        sub: &GrantSubscription,
+        completion: Option<&Completion>,
+    ) -> PortResult<bool> {
+        self.count_call("save_grant_subscription");
+        // One lock: the write and the answer are one transaction.
+        let mut guard = self.tables();
+        let t = &mut *guard;
+        if !t.companies.iter().any(|(c, _)| c.id == sub.company_id) {
+            return Err(Fault::new("foreign key: company"));
+        }
+        let claim = match completion {
+            Some(c) => match t.idempotency.iter().position(|r| {
+                r.scope == c.scope && r.key == c.key && r.token == c.token && r.answer.is_none()
+            }) {
+                Some(i) => Some(i),
+                None => return Ok(false),
+            },
+            None => None,
+        };
+        let at = t
+            .grant_subscriptions
+            .iter()
+            .position(|s| s.grant_id == sub.grant_id);
+        match at {
+            Some(i) if t.grant_subscriptions[i].version + 1 == sub.version => {
+                t.grant_subscriptions[i] = sub.clone()
+            }
+            None if sub.version == 1 => t.grant_subscriptions.push(sub.clone()),
+            _ => return Ok(false),
+        }
+        if let (Some(i), Some(c)) = (claim, completion) {
+            t.idempotency[i].answer = Some(c.answer.clone());
+        }
+        Ok(true)
+    }
+
     fn company_callback(
         &self,
         company: CompanyId,
@@ -148,6 +278,7 @@ impl WebhookStore for MemStore {
                     .is_none_or(|u| d.payment_link_uid.as_ref() == Some(u))
             })
             .filter(|d| filter.status.is_none_or(|s| d.status == s))
+            .filter(|d| filter.grant.is_none_or(|g| d.grant_id == Some(g)))
             .filter(|d| {
                 filter
                     .search

@@ -8,7 +8,7 @@ use super::*;
 /// the store has handed out the first sequence number.
 pub(crate) struct PlannedEvents {
     planned: Vec<(EventKind, uuid::Uuid, Vec<uuid::Uuid>)>,
-    targets: Vec<(CallbackKind, String)>,
+    targets: Vec<Target>,
     snapshot: LinkSnapshot,
     session: SessionSnapshot,
     company: CompanyId,
@@ -19,9 +19,12 @@ pub(crate) struct PlannedEvents {
 }
 
 impl PlannedEvents {
-    /// Whether no callback receives the link's events.
+    /// Whether no callback receives any of the planned events.
     pub(crate) fn has_no_target(&self) -> bool {
-        self.targets.is_empty()
+        !self
+            .planned
+            .iter()
+            .any(|(event, _, _)| self.targets.iter().any(|t| t.accepts(*event)))
     }
 
     pub(crate) fn build(&self, first: u64) -> Vec<Delivery> {
@@ -35,7 +38,10 @@ impl PlannedEvents {
                 created_at: self.now,
                 sequence: first + i as u64,
             };
-            for ((target, url), id) in self.targets.iter().zip(ids) {
+            for (target, id) in self.targets.iter().zip(ids) {
+                if !target.accepts(*event) {
+                    continue;
+                }
                 out.push(Delivery {
                     id: *id,
                     group_id: *group_id,
@@ -50,9 +56,10 @@ impl PlannedEvents {
                     last_error: None,
                     payment_link_uid: Some(self.uid.clone()),
                     subscription_uid: None,
+                    grant_id: target.grant,
                     order_id: self.order_id.clone(),
-                    target: *target,
-                    url: url.clone(),
+                    target: target.kind,
+                    url: target.url.clone(),
                     body: draft.body_for(*id),
                     created_at: self.now,
                 });
@@ -73,7 +80,7 @@ impl WebhookService {
         now: Timestamp,
     ) -> PortResult<PlannedEvents> {
         let targets = self.targets(link)?;
-        let snapshot = LinkSnapshot::of(link, &self.k.public_pay_url);
+        let snapshot = LinkSnapshot::of(link, &self.tenancy.pay_base(link.company_id)?);
         let planned = events
             .iter()
             .map(|e| {

@@ -65,6 +65,8 @@ impl WebhookService {
             last_error: None,
             payment_link_uid: draft.cycle.payment_link_uid.clone(),
             subscription_uid: Some(draft.subscription.uid.clone()),
+            // Grant subscriptions never receive subscription events.
+            grant_id: None,
             order_id: None,
             target: cb.kind,
             url: cb.url,

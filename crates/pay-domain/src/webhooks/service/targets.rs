@@ -6,16 +6,45 @@ use crate::kernel::ids::CompanyId;
 use crate::kernel::secret::Secret;
 use crate::webhooks::WebhookService;
 use crate::webhooks::{
-    AttemptError, CallbackKind, CompanyCallback, Delivery, LinkWebhook, NotPrepared,
+    AttemptError, CallbackKind, CompanyCallback, Delivery, EventFilter, EventKind,
+    GrantSubscription, LinkWebhook, NotPrepared, StoredSigningSecret,
 };
 
+/// A callback that receives a link's events when they are emitted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Target {
+    pub(crate) kind: CallbackKind,
+    pub(crate) url: String,
+    /// The grant whose subscription it is.
+    pub(crate) grant: Option<uuid::Uuid>,
+    /// The events it takes; `None`: every event.
+    pub(crate) events: Option<EventFilter>,
+}
+
+impl Target {
+    /// A callback that takes every event of the links it receives.
+    pub(crate) fn all(kind: CallbackKind, url: String) -> Target {
+        Target {
+            kind,
+            url,
+            grant: None,
+            events: None,
+        }
+    }
+
+    pub(crate) fn accepts(&self, event: EventKind) -> bool {
+        self.events.as_ref().is_none_or(|f| f.accepts(event))
+    }
+}
+
 /// Whose callback a delivery belongs to, for as long as it is retried: a company's (its
-/// payment callback, else its legacy shared one, whichever is set when it is attempted) or
-/// one anonymous link's (fixed at the link's creation).
+/// payment callback, else its legacy shared one, whichever is set when it is attempted), one
+/// anonymous link's (fixed at the link's creation) or one OAuth grant's subscription.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) enum Owner {
     Company(CompanyId),
     Link(String),
+    Grant(uuid::Uuid),
 }
 
 impl Owner {
@@ -29,9 +58,10 @@ impl Owner {
                 .clone()
                 .map(Owner::Link)
                 .ok_or_else(|| NotPrepared::internal("anonymous delivery without a link")),
-            CallbackKind::Grant => Err(NotPrepared::internal(
-                "grant callbacks arrive with the OAuth work",
-            )),
+            CallbackKind::Grant => d
+                .grant_id
+                .map(Owner::Grant)
+                .ok_or_else(|| NotPrepared::internal("grant delivery without a grant")),
         }
     }
 }
@@ -68,14 +98,24 @@ impl WebhookService {
                     .map_err(NotPrepared::internal)?
                     .ok_or_else(gone)?;
                 let aad = CompanyCallback::aad(*company, cb.kind);
-                let secrets = cb
-                    .live_secrets(self.k.clock.now())
-                    .into_iter()
-                    .map(|s| sealer.open(&s.sealed, &aad))
-                    .collect::<PortResult<_>>()
-                    .map_err(NotPrepared::internal)?;
+                let secrets = self.open_all(&cb.live_secrets(self.k.clock.now()), &aad)?;
                 Ok(CurrentTarget {
                     url: cb.url,
+                    secrets,
+                })
+            }
+            Owner::Grant(grant) => {
+                // Disabled (its secret erased) is as gone as deleted: nothing signs for it.
+                let sub = self
+                    .store
+                    .grant_subscription(*grant)
+                    .map_err(NotPrepared::internal)?
+                    .filter(|s| s.secret.is_some())
+                    .ok_or_else(gone)?;
+                let aad = GrantSubscription::aad(sub.id);
+                let secrets = self.open_all(&sub.live_secrets(self.k.clock.now()), &aad)?;
+                Ok(CurrentTarget {
+                    url: sub.url,
                     secrets,
                 })
             }
@@ -96,11 +136,28 @@ impl WebhookService {
         }
     }
 
+    /// Opens the live secrets of a callback row.
+    fn open_all(
+        &self,
+        live: &[&StoredSigningSecret],
+        aad: &str,
+    ) -> Result<Vec<Secret>, NotPrepared> {
+        live.iter()
+            .map(|s| self.k.sealer.open(&s.sealed, aad))
+            .collect::<PortResult<_>>()
+            .map_err(NotPrepared::internal)
+    }
+
     /// The URL of an owner's callback now, without opening its secrets.
     pub(super) fn current_url(&self, owner: &Owner) -> PortResult<Option<String>> {
         Ok(match owner {
             Owner::Company(company) => self.company_target(*company)?.map(|cb| cb.url),
             Owner::Link(uid) => self.links.link_webhook(uid)?.map(|w| w.url),
+            Owner::Grant(grant) => self
+                .store
+                .grant_subscription(*grant)?
+                .filter(|s| s.secret.is_some())
+                .map(|s| s.url),
         })
     }
 }

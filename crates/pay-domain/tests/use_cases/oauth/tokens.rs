@@ -244,7 +244,10 @@ fn refresh_may_narrow_but_never_widen_scopes() {
     let p = c.auth(&narrow, None).unwrap();
     assert_eq!(
         p.authorize(Scope::PaymentLinksRead),
-        Err(Denied::InvalidCredentials)
+        Err(Denied::MissingScope {
+            scope: Scope::PaymentLinksRead,
+            dpop_bound: false
+        })
     );
     // The refresh token keeps the family's scopes: the next refresh may ask for both again.
     let both = c.refresh(&narrow, None, None).unwrap();

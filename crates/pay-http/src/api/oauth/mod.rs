@@ -14,8 +14,8 @@ use pay_domain::oauth::{scope_string, ClientAuth, OAuthErrorCode as C, OAuthRefu
 use pay_domain::tenancy::Scope;
 
 use crate::api::oauth::dto::{RevokeRequest, ServerMetadata, TokenRequest, TokenResponseDto};
-use crate::edge::credentials::{blocking, target_uri, verify_dpop, DPOP_HEADER};
-use crate::edge::error::{ApiError, OAuthErrorBody};
+use crate::edge::credentials::{blocking, real_now_unix, target_uri, verify_dpop, DPOP_HEADER};
+use crate::edge::error::{ApiError, OAuthErrorBody, DPOP_NONCE_HEADER};
 use crate::edge::form;
 use crate::pages::gateway::{FormBody, FormError};
 use crate::HttpConfig;
@@ -160,11 +160,22 @@ pub async fn token(
         .map(|v| v.to_str().unwrap_or("\u{0}").to_owned())
         .collect();
     let target = target_uri(&req);
+    let nonces = req
+        .app_data::<web::Data<HttpConfig>>()
+        .and_then(|c| c.dpop_nonces.clone());
+    let issuer = nonces.clone();
     let issued = blocking(move || {
         let proof = if proofs.is_empty() {
             None
         } else {
-            Some(verify_dpop(&pay, &proofs, "POST", target.as_deref(), None)?)
+            Some(verify_dpop(
+                &pay,
+                &proofs,
+                "POST",
+                target.as_deref(),
+                None,
+                issuer.as_deref(),
+            )?)
         };
         let missing = |what: &'static str| refusal(C::InvalidRequest, what);
         let oauth = pay.oauth();
@@ -198,8 +209,30 @@ pub async fn token(
             }
         })
     })
-    .await?;
-    Ok(HttpResponse::Ok()
+    .await;
+    // RFC 9449 section 8: a missing or stale nonce is `use_dpop_nonce` with the nonce to use;
+    // every answer carries the current one, so a client keeps up as windows pass.
+    let nonce = nonces.map(|n| n.current(real_now_unix()));
+    let issued = match issued {
+        Err(ApiError::TokenProof(e)) if e.www_authenticate_error() == pay_dpop::USE_DPOP_NONCE => {
+            let mut res = oauth_error_response(
+                actix_web::http::StatusCode::BAD_REQUEST,
+                pay_dpop::USE_DPOP_NONCE,
+                e.to_string(),
+            );
+            if let Some(n) = nonce.and_then(|n| header::HeaderValue::from_str(&n).ok()) {
+                res.headers_mut()
+                    .insert(header::HeaderName::from_static("dpop-nonce"), n);
+            }
+            return Ok(res);
+        }
+        other => other?,
+    };
+    let mut res = HttpResponse::Ok();
+    if let Some(n) = nonce {
+        res.insert_header((DPOP_NONCE_HEADER, n));
+    }
+    Ok(res
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header((header::PRAGMA, "no-cache"))
         .json(TokenResponseDto {

@@ -62,16 +62,46 @@ pub(crate) fn origin_allowed(public_pay_url: &str, req: &HttpRequest) -> bool {
 /// The Content-Security-Policy of a page: nothing but the nonce'd inline style and script,
 /// same-origin fetches and form posts, images from here, `data:` and the logo's origin.
 pub fn csp(nonce: &str, logo_origin: Option<&str>) -> String {
+    csp_with_form_target(nonce, logo_origin, None)
+}
+
+/// `csp`, with form posts also allowed to end at `form_origin`: browsers apply `form-action`
+/// to the redirects a post answers with too, so the OAuth consent form, answered by 303 to the
+/// application's redirect URI, needs that URI's origin.
+pub fn csp_with_form_target(
+    nonce: &str,
+    logo_origin: Option<&str>,
+    form_origin: Option<&str>,
+) -> String {
     let logo = logo_origin.map(|o| format!(" {o}")).unwrap_or_default();
+    let form = form_origin.map(|o| format!(" {o}")).unwrap_or_default();
     format!(
         "default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; \
-         img-src 'self' data:{logo}; connect-src 'self'; form-action 'self'; \
+         img-src 'self' data:{logo}; connect-src 'self'; form-action 'self'{form}; \
          frame-ancestors 'none'; base-uri 'none'"
     )
 }
 
-/// A rendered page with its security headers.
-fn respond(
+/// What a page says about a form it could not read: status, heading and message (the
+/// checkout's and the portal's pages).
+pub(crate) fn form_problem(e: &FormError) -> (StatusCode, &'static str, &str) {
+    match e {
+        FormError::NotAForm => (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "This is not a form submission",
+            "Send the form as application/x-www-form-urlencoded.",
+        ),
+        FormError::TooLarge => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "The form is too large",
+            "The form body is larger than this page accepts.",
+        ),
+        FormError::Malformed(why) => (StatusCode::BAD_REQUEST, "The form could not be read", why),
+    }
+}
+
+/// A rendered page with its security headers (the checkout's and the portal's).
+pub(crate) fn respond(
     status: StatusCode,
     nonce: &str,
     logo_origin: Option<&str>,
@@ -197,26 +227,8 @@ impl Page {
     }
 
     fn form_error(&self, e: &FormError) -> HttpResponse {
-        match e {
-            FormError::NotAForm => self.problem(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "This is not a form submission",
-                "Send the form as application/x-www-form-urlencoded.",
-                None,
-            ),
-            FormError::TooLarge => self.problem(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "The form is too large",
-                "The form body is larger than this page accepts.",
-                None,
-            ),
-            FormError::Malformed(why) => self.problem(
-                StatusCode::BAD_REQUEST,
-                "The form could not be read",
-                why,
-                None,
-            ),
-        }
+        let (status, heading, message) = form_problem(e);
+        self.problem(status, heading, message, None)
     }
 
     fn foreign_origin(&self) -> HttpResponse {
@@ -253,7 +265,10 @@ fn session_param(req: &HttpRequest) -> Option<String> {
 }
 
 /// Exactly the named fields, each at most once; anything else is refused by name.
-fn fields(form: Vec<(String, String)>, allowed: &[&str]) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn fields(
+    form: Vec<(String, String)>,
+    allowed: &[&str],
+) -> Result<Vec<(String, String)>, String> {
     let mut seen: Vec<&str> = Vec::new();
     for (k, _) in &form {
         if !allowed.contains(&k.as_str()) {
@@ -269,7 +284,7 @@ fn fields(form: Vec<(String, String)>, allowed: &[&str]) -> Result<Vec<(String, 
     Ok(form)
 }
 
-fn field(form: &[(String, String)], name: &str) -> Option<String> {
+pub(crate) fn field(form: &[(String, String)], name: &str) -> Option<String> {
     form.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
 }
 

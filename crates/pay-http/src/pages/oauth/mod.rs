@@ -20,7 +20,7 @@ use pay_domain::tenancy::{Membership, Permission, TenancyError, SIGN_IN_TTL};
 use crate::edge::credentials::{blocking, CSRF_COOKIE, SESSION_COOKIE};
 use crate::edge::error::ApiError;
 use crate::edge::form;
-use crate::pages::checkout::{csp, path_prefix};
+use crate::pages::checkout::{csp_with_form_target, path_prefix};
 use crate::pages::gateway::{decode_form, FormBody};
 use crate::HttpConfig;
 use forms::{AuthorizeQuery, ConsentForm, SignInForm};
@@ -56,6 +56,11 @@ fn render(pay: &Pay, config: &HttpConfig, answer: Answer) -> HttpResponse {
     };
     let nonce = pay.random_alphanumeric(NONCE_LEN);
     let prefix = path_prefix(&config.base_url);
+    // The consent form is answered by a redirect to the application's redirect URI.
+    let form_origin = match &html {
+        Html::Consent(view, ..) => redirect_origin(&view.redirect_uri),
+        _ => None,
+    };
     let body = match html {
         Html::Problem(heading, message) => render::problem(&nonce, heading, &message),
         Html::SignIn(return_to, error) => render::signin(
@@ -80,8 +85,17 @@ fn render(pay: &Pay, config: &HttpConfig, answer: Answer) -> HttpResponse {
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header((header::REFERRER_POLICY, "same-origin"))
-        .insert_header((header::CONTENT_SECURITY_POLICY, csp(&nonce, None)))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            csp_with_form_target(&nonce, None, form_origin.as_deref()),
+        ))
         .body(body)
+}
+
+/// The origin of a registered redirect URI (https, or http on loopback), as a CSP source.
+fn redirect_origin(uri: &str) -> Option<String> {
+    let origin = url::Url::parse(uri).ok()?.origin();
+    origin.is_tuple().then(|| origin.ascii_serialization())
 }
 
 /// A form post may come from no `Origin` (older browsers) or exactly the configured one.
@@ -272,6 +286,18 @@ pub async fn authorize_page(
     Ok(render(&pay, &config, answer))
 }
 
+/// The 403 page for a form another site sent (its `Origin` is not ours), else `None`.
+fn cross_site(pay: &Pay, config: &HttpConfig, req: &HttpRequest) -> Option<HttpResponse> {
+    (!origin_allowed(config, req)).then(|| {
+        let a = problem(
+            StatusCode::FORBIDDEN,
+            "Cannot continue",
+            "This form was sent from another site.",
+        );
+        render(pay, config, a)
+    })
+}
+
 /// The merchant's decision (the consent page's form): 303 to `redirect_uri` with `code` and
 /// `state` on `approve`, `error=access_denied` on `deny`.
 #[utoipa::path(
@@ -292,13 +318,8 @@ pub async fn authorize_decision(
     req: HttpRequest,
     body: FormBody,
 ) -> Result<HttpResponse, ApiError> {
-    if !origin_allowed(&config, &req) {
-        let a = problem(
-            StatusCode::FORBIDDEN,
-            "Cannot continue",
-            "This form was sent from another site.",
-        );
-        return Ok(render(&pay, &config, a));
+    if let Some(refused) = cross_site(&pay, &config, &req) {
+        return Ok(refused);
     }
     let session = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
     let p = pay.clone();
@@ -440,13 +461,8 @@ pub async fn signin(
     req: HttpRequest,
     body: FormBody,
 ) -> Result<HttpResponse, ApiError> {
-    if !origin_allowed(&config, &req) {
-        let a = problem(
-            StatusCode::FORBIDDEN,
-            "Cannot continue",
-            "This form was sent from another site.",
-        );
-        return Ok(render(&pay, &config, a));
+    if let Some(refused) = cross_site(&pay, &config, &req) {
+        return Ok(refused);
     }
     let addr = crate::edge::client_addr(&req);
     let f = match body

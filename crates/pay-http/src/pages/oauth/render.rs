@@ -10,7 +10,7 @@ use pay_domain::tenancy::{Membership, Scope};
 /// What the merchant reads for each scope on the consent page.
 pub fn scope_words(scope: Scope) -> &'static str {
     match scope {
-        Scope::CompanyRead => "See your company's name and website",
+        Scope::CompanyRead => "See your company's name and when it joined",
         Scope::PaymentLinksRead => "See your payment links and their payments",
         Scope::PaymentLinksWrite => "Create payment links and pause, resume or archive them",
         Scope::CustomersRead => "See your customers",
@@ -165,7 +165,7 @@ mod tests {
         assert!(!html.contains("\"><x"));
         assert!(html.contains("<style nonce=\"n0\">"));
         assert!(
-            html.contains("See your company's name and website")
+            html.contains("See your company's name and when it joined")
                 || html.contains("See your company&#39;s")
         );
     }

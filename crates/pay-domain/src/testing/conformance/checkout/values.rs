@@ -175,6 +175,7 @@ pub fn builder(
                     last_error: None,
                     payment_link_uid: Some(l.uid.to_string()),
                     subscription_uid: None,
+                    grant_id: None,
                     order_id: Some("o-1".into()),
                     target: CallbackKind::CompanyPayment,
                     url: "https://hooks.shop.example/pay".into(),

@@ -49,6 +49,7 @@ pub fn tenant_of(owner: UserId, new_user: Option<UserRecord>) -> NewTenant {
         theme: Theme::Dark,
         created_at: ts(T0),
         test_clock_offset_ms: 0,
+        payment_link_domain: None,
     };
     NewTenant {
         new_user,

@@ -1,0 +1,122 @@
+//! DPoP proofs for the DPoP benchmark (`bench/dpop.py`), and its ceiling: a bare loop verifying
+//! the same ES256 proofs with `pay_dpop::verify_proof`, on the same cores.
+//!
+//! ```text
+//! dpop-proofs key FILE                          new P-256 key (PKCS#8, base64) into FILE
+//! dpop-proofs one FILE HTM HTU [TOKEN]          one proof, with `ath` of TOKEN when given
+//! dpop-proofs many FILE HTM HTU TOKEN N OUT     N proofs with `ath` of TOKEN, one per line
+//! dpop-proofs verify PROOFS HTM HTU TOKEN T     every proof of PROOFS verified on T threads:
+//!                                               {"verified": n, "seconds": s, "per_sec": r}
+//! ```
+
+use std::io::Write;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::Engine;
+use ring::rand::{SecureRandom, SystemRandom};
+use ring::signature::{EcdsaKeyPair, KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+use serde_json::json;
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+fn load(file: &str) -> EcdsaKeyPair {
+    let pkcs8 = STANDARD
+        .decode(std::fs::read_to_string(file).unwrap().trim())
+        .unwrap();
+    EcdsaKeyPair::from_pkcs8(
+        &ECDSA_P256_SHA256_FIXED_SIGNING,
+        &pkcs8,
+        &SystemRandom::new(),
+    )
+    .unwrap()
+}
+
+/// One signed proof; `ath` of `token` when given.
+fn proof(
+    key: &EcdsaKeyPair,
+    rng: &SystemRandom,
+    htm: &str,
+    htu: &str,
+    token: Option<&str>,
+) -> String {
+    let point = key.public_key().as_ref();
+    let jwk = json!({"kty": "EC", "crv": "P-256",
+        "x": URL_SAFE_NO_PAD.encode(&point[1..33]), "y": URL_SAFE_NO_PAD.encode(&point[33..65])});
+    let mut jti = [0u8; 16];
+    rng.fill(&mut jti).unwrap();
+    let mut claims =
+        json!({"jti": URL_SAFE_NO_PAD.encode(jti), "htm": htm, "htu": htu, "iat": now()});
+    if let Some(t) = token {
+        claims["ath"] = json!(pay_dpop::access_token_hash(t));
+    }
+    let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk});
+    let input = format!(
+        "{}.{}",
+        URL_SAFE_NO_PAD.encode(header.to_string()),
+        URL_SAFE_NO_PAD.encode(claims.to_string())
+    );
+    let sig = key.sign(rng, input.as_bytes()).unwrap();
+    format!("{input}.{}", URL_SAFE_NO_PAD.encode(sig.as_ref()))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let rng = SystemRandom::new();
+    match a.as_slice() {
+        ["key", file] => {
+            let pkcs8 =
+                EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+            std::fs::write(file, STANDARD.encode(pkcs8.as_ref())).unwrap();
+        }
+        ["one", file, htm, htu] => println!("{}", proof(&load(file), &rng, htm, htu, None)),
+        ["one", file, htm, htu, token] => {
+            println!("{}", proof(&load(file), &rng, htm, htu, Some(token)))
+        }
+        ["many", file, htm, htu, token, n, out] => {
+            let key = load(file);
+            let mut w = std::io::BufWriter::new(std::fs::File::create(out).unwrap());
+            for _ in 0..n.parse::<usize>().unwrap() {
+                writeln!(w, "{}", proof(&key, &rng, htm, htu, Some(token))).unwrap();
+            }
+        }
+        ["verify", file, htm, htu, token, threads] => {
+            let text = std::fs::read_to_string(file).unwrap();
+            let proofs: Vec<&str> = text.lines().collect();
+            let threads: usize = threads.parse().unwrap();
+            let started = Instant::now();
+            let verified: usize = std::thread::scope(|s| {
+                let handles: Vec<_> = proofs
+                    .chunks(proofs.len().div_ceil(threads))
+                    .map(|chunk| {
+                        s.spawn(move || {
+                            let check =
+                                pay_dpop::ProofCheck::new(htm, htu, now()).with_access_token(token);
+                            chunk
+                                .iter()
+                                .filter(|p| pay_dpop::verify_proof(&[**p], &check).is_ok())
+                                .count()
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).sum()
+            });
+            let seconds = started.elapsed().as_secs_f64();
+            assert_eq!(verified, proofs.len(), "every proof verifies");
+            println!(
+                "{}",
+                json!({"verified": verified, "seconds": seconds, "per_sec": verified as f64 / seconds})
+            );
+        }
+        _ => {
+            eprintln!("usage: see the comment at the top of bench/ceiling/src/bin/dpop_proofs.rs");
+            std::process::exit(2);
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! What the sandbox publishes to the contexts above it: a moved test clock reaches the work
+//! those contexts schedule on the company's clock (the billing scheduler) through
+//! `ClockFollower`, registered when `Pay` is built, so the sandbox never depends on them.
+
+use crate::kernel::error::PortResult;
+use crate::kernel::ids::CompanyId;
+use crate::kernel::timestamp::Timestamp;
+
+/// Work that follows a company's test clock. Advancing the clock walks it through each
+/// instant a follower names, running the due work at each, so a year passes step by step
+/// (a cycle issued, reminded, overdue, each at its own instant), never all at the end.
+pub trait ClockFollower: Send + Sync {
+    /// The earliest instant strictly after `after` (on the company's clock) at which this
+    /// follower has work for `company`; `None` when it has none.
+    fn next_due_after(&self, company: CompanyId, after: Timestamp)
+        -> PortResult<Option<Timestamp>>;
+    /// Runs the company's work that is due now on its clock; MUST touch no other company's.
+    fn run_due(&self, company: CompanyId) -> PortResult<()>;
+}

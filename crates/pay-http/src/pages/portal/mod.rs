@@ -1,0 +1,281 @@
+//! The customer portal at the signed URL (`/portal?company=&customer=&expires=&signature=`):
+//! server-rendered like the hosted checkout (the same CSP with a fresh nonce, no third-party
+//! origin, no script). A refused URL (expired, tampered, another customer's or company's) is a
+//! 403 page before anything of the portal is read. The page shows the customer's
+//! subscriptions with their cycles, open invoices with a pay button to the hosted checkout and
+//! the paid history; its forms rename the customer and pause, resume or cancel a subscription,
+//! each carrying the token bound to the signed URL, and answer 303 back to the portal.
+
+pub mod forms;
+pub mod render;
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{get, post, web, HttpRequest, HttpResponse};
+use pay_domain::app::Pay;
+use pay_domain::customers::portal::PortalParams;
+use pay_domain::subscriptions::SubscriptionStatus;
+
+use crate::edge::credentials::blocking;
+use crate::edge::error::ApiError;
+use crate::pages::checkout::{field, fields, form_problem, origin_allowed, path_prefix, respond};
+use crate::pages::gateway::{decode_form, FormBody, FormError};
+use render::Ctx;
+
+const NONCE_LEN: usize = 22;
+/// The signed URL's parameters.
+const SIGNED: [&str; 4] = ["company", "customer", "expires", "signature"];
+
+/// Per-request rendering state.
+struct Page {
+    nonce: String,
+    prefix: String,
+}
+
+impl Page {
+    fn new(pay: &Pay) -> Page {
+        Page {
+            nonce: pay.random_alphanumeric(NONCE_LEN),
+            prefix: path_prefix(pay.public_pay_url()),
+        }
+    }
+
+    fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            nonce: &self.nonce,
+            prefix: &self.prefix,
+        }
+    }
+
+    fn respond(&self, status: StatusCode, html: String) -> HttpResponse {
+        respond(status, &self.nonce, None, html)
+    }
+
+    fn problem(
+        &self,
+        status: StatusCode,
+        heading: &str,
+        message: &str,
+        back: Option<&PortalParams>,
+    ) -> HttpResponse {
+        let back = back.map(|p| render::portal_href(&self.prefix, p));
+        self.respond(
+            status,
+            render::problem(self.ctx(), heading, message, back.as_deref()),
+        )
+    }
+
+    fn refused(&self) -> HttpResponse {
+        self.problem(
+            StatusCode::FORBIDDEN,
+            "This link is invalid or has expired",
+            "Portal links work for 24 hours. Ask the merchant for a new link to your subscriptions.",
+            None,
+        )
+    }
+
+    /// The page of a refused use case: a refused URL or form token is the 403 page; anything
+    /// else says what happened, with a way back to the portal.
+    fn error(&self, e: &ApiError, back: &PortalParams) -> HttpResponse {
+        let (status, _, message, _) = e.parts();
+        match e {
+            ApiError::PortalRefused(_) => self.refused(),
+            _ if status.is_server_error() => self.problem(
+                status,
+                "Something went wrong",
+                "Please try again in a moment.",
+                Some(back),
+            ),
+            ApiError::NotFound(_) => self.problem(
+                status,
+                "Subscription not found",
+                "This subscription is not one of yours.",
+                Some(back),
+            ),
+            ApiError::SubscriptionTransition(_) => self.problem(
+                status,
+                "This change is not possible",
+                "The subscription changed since this page was shown. Here it is as it is now.",
+                Some(back),
+            ),
+            _ => self.problem(status, "This did not work", &message, Some(back)),
+        }
+    }
+
+    fn form_error(&self, e: &FormError) -> HttpResponse {
+        let (status, heading, message) = form_problem(e);
+        self.problem(status, heading, message, None)
+    }
+
+    fn back(&self, p: &PortalParams, done: &str) -> HttpResponse {
+        HttpResponse::SeeOther()
+            .insert_header((
+                header::LOCATION,
+                format!("{}&done={done}", render::portal_href(&self.prefix, p)),
+            ))
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .finish()
+    }
+}
+
+/// The signed parameters of a query or form; `None` when one is missing.
+fn signed_params(form: &[(String, String)]) -> Option<PortalParams> {
+    Some(PortalParams {
+        company: field(form, "company")?,
+        customer: field(form, "customer")?,
+        expires: field(form, "expires")?,
+        signature: field(form, "signature")?,
+    })
+}
+
+/// A posted form: the origin checked, exactly `SIGNED` + `token` + `extra`, each once.
+fn read_form(
+    pay: &Pay,
+    page: &Page,
+    req: &HttpRequest,
+    body: FormBody,
+    extra: &str,
+) -> Result<(PortalParams, String, String), Box<HttpResponse>> {
+    if !origin_allowed(pay.public_pay_url(), req) {
+        return Err(Box::new(page.problem(
+            StatusCode::FORBIDDEN,
+            "This form came from another site",
+            "Portal forms are only accepted from the portal page itself.",
+            None,
+        )));
+    }
+    let form = body.0.map_err(|e| Box::new(page.form_error(&e)))?;
+    let names = [SIGNED[0], SIGNED[1], SIGNED[2], SIGNED[3], "token", extra];
+    let form = fields(form, &names).map_err(|why| {
+        Box::new(page.problem(
+            StatusCode::BAD_REQUEST,
+            "The form could not be read",
+            &why,
+            None,
+        ))
+    })?;
+    // Without the signed parameters or the token nothing can be checked: refused as a bad URL.
+    let params = signed_params(&form).ok_or_else(|| Box::new(page.refused()))?;
+    let token = field(&form, "token").ok_or_else(|| Box::new(page.refused()))?;
+    let value = field(&form, extra).unwrap_or_default();
+    Ok((params, token, value))
+}
+
+/// The customer portal of a signed URL.
+#[utoipa::path(
+    tag = "Customer portal",
+    params(
+        ("company" = String, Query, description = "Company account id"),
+        ("customer" = String, Query, description = "Customer uid"),
+        ("expires" = String, Query, description = "Unix seconds; at most 24 hours ahead"),
+        ("signature" = String, Query, description = "Hex HMAC-SHA256 over `v1:{company}:{customer}:{expires}`"),
+        ("done" = Option<String>, Query, description = "Set by the page's own forms: what was just done"),
+    ),
+    responses(
+        (status = 200, description = "The customer's subscriptions, open invoices and paid history (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "Expired, tampered, another customer's or another company's URL: nothing is read (HTML)", content_type = "text/html", body = String),
+    )
+)]
+#[get("/portal")]
+pub async fn portal_page(pay: web::Data<Pay>, req: HttpRequest) -> HttpResponse {
+    let page = Page::new(&pay);
+    let query = decode_form(req.query_string().as_bytes())
+        .ok()
+        .and_then(|q| fields(q, &[SIGNED[0], SIGNED[1], SIGNED[2], SIGNED[3], "done"]).ok());
+    let Some(query) = query else {
+        return page.refused();
+    };
+    let Some(params) = signed_params(&query) else {
+        return page.refused();
+    };
+    let done = field(&query, "done");
+    let p = pay.clone();
+    let q = params.clone();
+    let view = match blocking(move || Ok(p.subscriptions().portal(&q)?)).await {
+        Ok(v) => v,
+        Err(ApiError::PortalRefused(_)) => return page.refused(),
+        Err(e) => return page.error(&e, &params),
+    };
+    let notice = done.as_deref().and_then(render::notice_words);
+    let html = render::portal(page.ctx(), &view, &params, notice, &|c| {
+        pay.subscriptions().payment_url(c)
+    });
+    page.respond(StatusCode::OK, html)
+}
+
+/// Renames the customer (`clientId` stays read-only); 303 back to the portal.
+#[utoipa::path(
+    tag = "Customer portal",
+    request_body(content_type = "application/x-www-form-urlencoded", description = "The signed URL's parameters, the page's `token` and `name`", content = crate::pages::portal::forms::RenameForm),
+    responses(
+        (status = 303, description = "Back to the portal", headers(("Location" = String, description = "/portal?...&done=renamed"))),
+        (status = 400, description = "A bad name, or a malformed form (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "Refused URL or token, or another site's `Origin`; nothing is read (HTML)", content_type = "text/html", body = String),
+    )
+)]
+#[post("/portal/name")]
+pub async fn rename(pay: web::Data<Pay>, req: HttpRequest, body: FormBody) -> HttpResponse {
+    let page = Page::new(&pay);
+    let (params, token, name) = match read_form(&pay, &page, &req, body, "name") {
+        Ok(f) => f,
+        Err(res) => return *res,
+    };
+    let p = pay.clone();
+    let q = params.clone();
+    let result = blocking(move || {
+        let access = p.customers().open_portal_form(&q, &token)?;
+        Ok(p.customers().rename_in_portal(&access, &name)?)
+    })
+    .await;
+    match result {
+        Ok(_) => page.back(&params, "renamed"),
+        Err(e) => page.error(&e, &params),
+    }
+}
+
+/// Pauses, resumes or cancels one of the customer's own subscriptions (one
+/// `pay.subscription.status_changed` webhook each, reason `customer_*`); 303 back.
+#[utoipa::path(
+    tag = "Customer portal",
+    params(("uid" = String, Path, description = "The subscription's uid")),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "The signed URL's parameters, the page's `token` and `status` (`paused`, `active` or `cancelled`)", content = crate::pages::portal::forms::StatusForm),
+    responses(
+        (status = 303, description = "Back to the portal", headers(("Location" = String, description = "/portal?...&done={status}"))),
+        (status = 400, description = "A malformed form or status (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "Refused URL or token, or another site's `Origin`; nothing is read (HTML)", content_type = "text/html", body = String),
+        (status = 404, description = "Not one of this customer's subscriptions (HTML)", content_type = "text/html", body = String),
+        (status = 409, description = "A move the subscription's status does not allow (HTML)", content_type = "text/html", body = String),
+    )
+)]
+#[post("/portal/subscriptions/{uid}/status")]
+pub async fn set_status(
+    pay: web::Data<Pay>,
+    req: HttpRequest,
+    uid: web::Path<String>,
+    body: FormBody,
+) -> HttpResponse {
+    let page = Page::new(&pay);
+    let (params, token, status) = match read_form(&pay, &page, &req, body, "status") {
+        Ok(f) => f,
+        Err(res) => return *res,
+    };
+    let Some(to) = SubscriptionStatus::parse(&status) else {
+        return page.problem(
+            StatusCode::BAD_REQUEST,
+            "This did not work",
+            "status must be paused, active or cancelled",
+            Some(&params),
+        );
+    };
+    let p = pay.clone();
+    let q = params.clone();
+    let uid = uid.into_inner();
+    let result =
+        blocking(move || Ok(p.subscriptions().portal_set_status(&q, &token, &uid, to)?)).await;
+    match result {
+        Ok(_) => page.back(&params, to.as_str()),
+        Err(e) => page.error(&e, &params),
+    }
+}
+
+#[cfg(test)]
+mod tests;

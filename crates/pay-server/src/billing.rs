@@ -1,0 +1,61 @@
+//! The billing scheduler in the background: every second, the subscriptions whose next work
+//! has come (on their company's clock) are claimed in batches and run (cycles issued their
+//! invoice link `PAY_BILLING_LEAD_SECS` before due, reminders queued, overdue moves). Safe on
+//! every instance at once: the claim is a lease in the database (`FOR UPDATE SKIP LOCKED` on
+//! PostgreSQL), and each cycle is created once (unique sequence) and opened by compare-and-set.
+//! A process stopped mid-run leaves its lease to run out; another run takes the work over.
+
+use std::time::Duration;
+
+use pay_domain::app::Pay;
+use pay_domain::subscriptions::BillingRun;
+
+/// How often the due subscriptions are looked for.
+pub const EVERY: Duration = Duration::from_secs(1);
+/// Subscriptions claimed per step (one lease each).
+pub const BATCH: usize = 64;
+
+/// One round: steps until fewer than a batch were due. Returns what the round did in all.
+pub async fn run_once(pay: &Pay) -> BillingRun {
+    let mut total = BillingRun::default();
+    loop {
+        let p = pay.clone();
+        let Some(run) = crate::background_step("billing step", move || {
+            p.subscriptions().run_due_billing(BATCH)
+        })
+        .await
+        else {
+            return total;
+        };
+        for e in &run.failures {
+            tracing::warn!(error = %pay_domain::kernel::error::chain(e), "billing run of a subscription failed; retried when its lease runs out");
+        }
+        let full = run.claimed >= BATCH;
+        total.claimed += run.claimed;
+        total.cycles_issued += run.cycles_issued;
+        total.reminders_queued += run.reminders_queued;
+        total.status_moves += run.status_moves;
+        total.failures.extend(run.failures);
+        if !full {
+            return total;
+        }
+    }
+}
+
+/// Runs until the process stops.
+pub async fn run(pay: Pay) {
+    tracing::info!("billing scheduler running");
+    loop {
+        tokio::time::sleep(EVERY).await;
+        let round = run_once(&pay).await;
+        if round.cycles_issued + round.reminders_queued + round.status_moves > 0 {
+            tracing::info!(
+                subscriptions = round.claimed,
+                cycles_issued = round.cycles_issued,
+                reminders_queued = round.reminders_queued,
+                status_moves = round.status_moves,
+                "billing round"
+            );
+        }
+    }
+}

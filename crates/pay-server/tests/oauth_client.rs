@@ -1,0 +1,271 @@
+//! A real third-party OAuth client drives the whole flow against the real binary: the npm
+//! packages `oauth4webapi` and `dpop` on Node (`tests/oauth-client/flow.mjs`) discover the
+//! server, sign the merchant in and approve on the server's own pages, exchange the code with
+//! PKCE and a DPoP proof, create and read a payment link and read the company with DPoP
+//! proofs, refresh, and then either detect rotation (the spent refresh token refused, its
+//! family revoked) or revoke.
+//! It runs once with an ES256 key and once with an Ed25519 key (the `dpop` package writes
+//! `alg: Ed25519`), on SQLite and on PostgreSQL, and again on a server requiring DPoP nonces
+//! (`PAY_DPOP_NONCES`), whose `use_dpop_nonce` answers both libraries follow.
+//!
+//! The packages are installed with `npm ci` (from the committed `package-lock.json`) when
+//! `node_modules` is missing. Without `node` or `npm` the test prints a `SKIP:` line and passes,
+//! except under `PAY_REQUIRE_ALL_TESTS=1`, where it fails.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use pay_store::testing::TestDb;
+use serde_json::Value;
+
+#[path = "support/process.rs"]
+mod process;
+
+use process::*;
+
+const EMAIL: &str = "owner@shop.example";
+const PASSWORD: &str = "client password 1";
+const REDIRECT: &str = "http://127.0.0.1:9/oauth/callback";
+const SCOPES: &str = "company:read pay:payment-links:read pay:payment-links:write";
+/// A fixed key sealing secrets at rest (PostgreSQL requires one).
+const ENCRYPTION_KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+
+fn client_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oauth-client")
+}
+
+fn require_all() -> bool {
+    std::env::var("PAY_REQUIRE_ALL_TESTS").as_deref() == Ok("1")
+}
+
+/// `program --version`, when it runs.
+fn version(program: &str) -> Option<String> {
+    let out = Command::new(program).arg("--version").output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// Node's major version from `v20.1.0`.
+fn node_major(v: &str) -> Option<u32> {
+    v.strip_prefix('v')?.split('.').next()?.parse().ok()
+}
+
+/// The client's directory with its packages installed, or `None` after the SKIP line (a
+/// panic under `PAY_REQUIRE_ALL_TESTS=1`).
+fn client() -> Option<PathBuf> {
+    let node = version("node").and_then(|v| node_major(&v));
+    if node.is_none_or(|major| major < 20) || version("npm").is_none() {
+        let msg = "node (20 or later) and npm are needed";
+        assert!(!require_all(), "PAY_REQUIRE_ALL_TESTS=1 but {msg}");
+        eprintln!("SKIP: OAuth client test with oauth4webapi and dpop: {msg}");
+        return None;
+    }
+    let dir = client_dir();
+    // The two tests of this binary run at once: one installs, the other waits for it.
+    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _installing = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    if !dir.join("node_modules/oauth4webapi").is_dir() || !dir.join("node_modules/dpop").is_dir() {
+        let out = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "npm ci failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Some(dir)
+}
+
+/// Runs `pay-server` `args` on `db` and returns the JSON it prints.
+fn admin(db: &str, args: &[&str]) -> Value {
+    let out = Command::new(BIN)
+        .args(args)
+        .env("PAY_DATABASE_URL", db)
+        .env("PAY_ENCRYPTION_KEY", ENCRYPTION_KEY)
+        .env("PAY_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// One run of the client: its steps (one JSON object per line).
+fn run_client(dir: &Path, server: &Server, env: &[(&str, &str)]) -> Vec<Value> {
+    let out = Command::new("node")
+        .arg("flow.mjs")
+        .current_dir(dir)
+        .env("PAY_BASE", &server.base)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "the client failed:\n{stdout}\n{}\nserver log:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.log()
+    );
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn step<'a>(steps: &'a [Value], name: &str) -> &'a Value {
+    steps
+        .iter()
+        .find(|s| s["step"] == name)
+        .unwrap_or_else(|| panic!("no step {name} in {steps:?}"))
+}
+
+/// The flow on `db`, with server DPoP nonces (`PAY_DPOP_NONCES`) when `nonces`.
+fn whole_flow(db: &str, nonces: bool) {
+    let Some(dir) = client() else { return };
+    let owner = admin(
+        db,
+        &[
+            "admin",
+            "bootstrap",
+            "--company",
+            "Client Shop",
+            "--email",
+            EMAIL,
+            "--password",
+            PASSWORD,
+        ],
+    );
+    let app = admin(
+        db,
+        &[
+            "admin",
+            "create-oauth-app",
+            "--name",
+            "Node Plugin",
+            "--redirect-uri",
+            REDIRECT,
+            "--scopes",
+            SCOPES,
+            "--public",
+            "--dpop-bound",
+        ],
+    );
+    assert!(app.get("clientSecret").is_none(), "a public app: {app}");
+    let mut command = Command::new(BIN);
+    command
+        .env("PAY_DATABASE_URL", db)
+        .env("PAY_ENCRYPTION_KEY", ENCRYPTION_KEY)
+        .env("PAY_LOG", "warn")
+        .env("PAY_DPOP_NONCES", if nonces { "true" } else { "false" })
+        .env_remove("PAY_BASE_URL")
+        .env_remove("PAY_DEMO");
+    let server = Server::spawn(command);
+    let company = owner["companyId"].as_str().unwrap();
+    let client_id = app["clientId"].as_str().unwrap();
+    let mut uids = Vec::new();
+    for (alg, end) in [("ES256", "reuse"), ("Ed25519", "revoke")] {
+        let steps = run_client(
+            &dir,
+            &server,
+            &[
+                ("CLIENT_ID", client_id),
+                ("REDIRECT_URI", REDIRECT),
+                ("EMAIL", EMAIL),
+                ("PASSWORD", PASSWORD),
+                ("COMPANY_ID", company),
+                ("ALG", alg),
+                ("END", end),
+            ],
+        );
+        let algs = &step(&steps, "discovery")["algs"];
+        for listed in ["ES256", "EdDSA", "Ed25519"] {
+            assert!(
+                algs.as_array().unwrap().iter().any(|a| a == listed),
+                "{algs}"
+            );
+        }
+        assert_eq!(step(&steps, "proof_alg")["alg"], alg);
+        let token = step(&steps, "token");
+        assert_eq!(token["token_type"], "dpop");
+        assert_eq!(token["scope"], SCOPES);
+        assert_eq!(token["expires_in"], 900);
+        step(&steps, "signed_in");
+        step(&steps, "approved");
+        let identity = step(&steps, "company");
+        assert_eq!(
+            (&identity["id"], &identity["name"]),
+            (&owner["companyId"], &Value::from("Client Shop"))
+        );
+        step(&steps, "replay_refused");
+        step(&steps, "refreshed");
+        step(
+            &steps,
+            if end == "reuse" {
+                "rotation_detected"
+            } else {
+                "revoked"
+            },
+        );
+        step(&steps, "done");
+        // With nonces, oauth4webapi retried the code exchange and the `dpop` calls retried
+        // their first request, each with the nonce the server sent; without, nothing retried.
+        let retries = steps
+            .iter()
+            .filter(|s| s["step"] == "dpop_nonce_retry")
+            .count();
+        assert_eq!(retries, if nonces { 2 } else { 0 }, "{steps:?}");
+        uids.push(step(&steps, "link")["uid"].as_str().unwrap().to_owned());
+    }
+    // What the client created is the company's, seen through the owner's API key.
+    let key = [
+        ("x-svc-key-id", owner["keyId"].as_str().unwrap()),
+        ("x-svc-key-secret", owner["keySecret"].as_str().unwrap()),
+    ];
+    for uid in &uids {
+        let (status, body, _) = call(
+            "GET",
+            &format!("{}/api/partner/v1/pay/payment-links/{uid}", server.base),
+            &key,
+            None,
+        );
+        assert_eq!(status, 200, "{body}");
+        let title = body["payload"]["title"].as_str().unwrap_or_default();
+        assert!(title.starts_with("Order via "), "{body}");
+    }
+    server.stop();
+}
+
+#[test]
+fn oauth4webapi_and_dpop_drive_the_whole_flow_on_sqlite() {
+    let db = TestDb::sqlite();
+    whole_flow(&db.url, false);
+}
+
+#[test]
+fn oauth4webapi_and_dpop_follow_server_nonces_on_sqlite() {
+    let db = TestDb::sqlite();
+    whole_flow(&db.url, true);
+}
+
+#[test]
+fn oauth4webapi_and_dpop_follow_server_nonces_on_postgres() {
+    let Some(db) = TestDb::postgres() else {
+        return;
+    };
+    whole_flow(&db.url, true);
+}
+
+#[test]
+fn oauth4webapi_and_dpop_drive_the_whole_flow_on_postgres() {
+    let Some(db) = TestDb::postgres() else {
+        return;
+    };
+    whole_flow(&db.url, false);
+}

@@ -1,0 +1,2 @@
+DROP INDEX companies_payment_link_domain;
+ALTER TABLE companies DROP COLUMN payment_link_domain;
