@@ -2,6 +2,7 @@
 //! resend, emitting a link's event into the outbox, and the dispatcher's three steps (claim,
 //! prepare a signed request, record the outcome).
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use std::sync::Arc;
@@ -523,17 +524,26 @@ impl WebhookService {
         d: &Delivery,
         outcome: AttemptOutcome,
     ) -> PortResult<AfterAttempt> {
-        let (record, after) = self.decide(d, outcome)?;
+        let now = self.tenancy.company_now(d.company_id)?;
+        let (record, after) = decide(d, outcome, now)?;
         self.store.record_attempt(&record, &after)?;
         Ok(after)
     }
 
     /// Step 3 for a whole round, in as few transactions as the store can. Returns how many
-    /// were recorded (an attempt on a claim that moved on is skipped).
+    /// were recorded (an attempt on a claim that moved on is skipped). Each company's clock
+    /// is read once per round, not once per delivery.
     pub fn record_attempts(&self, round: Vec<(Delivery, AttemptOutcome)>) -> PortResult<usize> {
+        let mut clocks: HashMap<CompanyId, Timestamp> = HashMap::new();
         let batch: Vec<(AttemptRecord, AfterAttempt)> = round
             .into_iter()
-            .map(|(d, outcome)| self.decide(&d, outcome))
+            .map(|(d, outcome)| {
+                let now = match clocks.entry(d.company_id) {
+                    Entry::Occupied(e) => *e.get(),
+                    Entry::Vacant(e) => *e.insert(self.tenancy.company_now(d.company_id)?),
+                };
+                decide(&d, outcome, now)
+            })
             .collect::<PortResult<_>>()?;
         Ok(self
             .store
@@ -542,24 +552,24 @@ impl WebhookService {
             .filter(|recorded| *recorded)
             .count())
     }
+}
 
-    fn decide(
-        &self,
-        d: &Delivery,
-        outcome: AttemptOutcome,
-    ) -> PortResult<(AttemptRecord, AfterAttempt)> {
-        // The next retry falls due on the delivery's company clock.
-        let now = self.tenancy.company_now(d.company_id)?;
-        let attempt = d.attempts + 1;
-        let after = after_attempt(d.status, attempt, &outcome, now)?;
-        Ok((
-            AttemptRecord {
-                delivery_id: d.id,
-                number: attempt,
-                at: now,
-                outcome,
-            },
-            after,
-        ))
-    }
+/// The attempt's record and what follows it, at `now` on the delivery's company clock (the
+/// next retry falls due on that clock).
+fn decide(
+    d: &Delivery,
+    outcome: AttemptOutcome,
+    now: Timestamp,
+) -> PortResult<(AttemptRecord, AfterAttempt)> {
+    let attempt = d.attempts + 1;
+    let after = after_attempt(d.status, attempt, &outcome, now)?;
+    Ok((
+        AttemptRecord {
+            delivery_id: d.id,
+            number: attempt,
+            at: now,
+            outcome,
+        },
+        after,
+    ))
 }
