@@ -504,6 +504,16 @@ impl TenancyService {
         Ok(pay_base_of(&c, &self.k.public_pay_url))
     }
 
+    /// Whether `host` is `company`'s verified payment-link domain (its hosted pages' forms may
+    /// come from `https://{host}`). An unknown company has none.
+    pub fn pays_on(&self, company: CompanyId, host: &str) -> PortResult<bool> {
+        Ok(self
+            .store
+            .company_with_settings(company)?
+            .and_then(|(c, _)| c.payment_link_domain)
+            .is_some_and(|d| d.eq_ignore_ascii_case(host)))
+    }
+
     /// The company the credential acts for (scope `company:read`; API keys and every member
     /// of a signed-in session read it too).
     pub fn company(&self, p: &Principal) -> Result<Company> {

@@ -685,7 +685,60 @@ async fn a_paused_link_is_not_served_from_the_page_cache(app: TestApp) {
     assert!(p.html.contains("data-state=\"paused\""));
 }
 
+/// A page opened on the company's verified payment-link domain posts from that origin: taken.
+/// Another company's verified domain, the domain over http, on another port or with a path,
+/// is refused and starts or changes nothing.
+async fn forms_from_the_company_verified_domain(app: TestApp) {
+    app.verify_domain(&app.t.company_id, "pay.acme.example")
+        .await;
+    let other = app.new_tenant("Beta").await;
+    app.verify_domain(&other.company_id, "pay.beta.example")
+        .await;
+    let uid = shop_link(&app, "10").await;
+    let path = format!("/pay/{uid}/start");
+    for origin in [
+        "https://pay.beta.example",
+        "http://pay.acme.example",
+        "https://pay.acme.example:8443",
+        "https://pay.acme.example/",
+        "https://acme.example",
+    ] {
+        let p = form(&app, &path, &[("payAsset", ETH)], Some(origin)).await;
+        assert_eq!(p.status, 403, "{origin}");
+        p.check(&[]);
+        assert_eq!(p.heading(), "This form came from another site");
+    }
+    let got = read(
+        app.req(
+            Method::GET,
+            &format!("/api/partner/v1/pay/payment-links/{uid}"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(got.1["latestSession"], Value::Null);
+
+    let p = form(
+        &app,
+        &path,
+        &[("payAsset", ETH)],
+        Some("https://PAY.acme.example"),
+    )
+    .await;
+    let id = session_of(&see_other(&p, &uid));
+    let cancel = format!("/pay/{uid}/s/{id}/cancel");
+    let p = form(&app, &cancel, &[], Some("https://pay.beta.example")).await;
+    assert_eq!(p.status, 403);
+    assert_eq!(session_json(&app, &uid, &id).await["status"], "quote");
+    let p = form(&app, &cancel, &[], Some("https://pay.acme.example")).await;
+    see_other(&p, &uid);
+    assert_ne!(session_json(&app, &uid, &id).await["status"], "quote");
+}
+
 on_both_backends!(
+    forms_from_the_company_verified_domain,
     a_paused_link_is_not_served_from_the_page_cache,
     the_no_js_path_through_every_state,
     stopped_links_show_a_clear_page,

@@ -327,6 +327,21 @@ impl TestApp {
 }
 
 impl TestApp {
+    /// Marks `domain` as the company's verified payment-link domain (`admin verify-domain`).
+    pub async fn verify_domain(&self, company_id: &str, domain: &str) {
+        let pay = self.pay.clone();
+        let company = pay_domain::kernel::ids::CompanyId::parse(company_id).unwrap();
+        let domain = domain.to_owned();
+        let set = tokio::task::spawn_blocking(move || {
+            pay.tenancy()
+                .set_payment_link_domain(company, Some(&domain))
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        assert!(set.is_some());
+    }
+
     /// Adds a new user to the tenant's company with `role`; returns their e-mail and password.
     pub async fn add_member(&self, t: &Tenant, role: &str) -> (String, String) {
         let pay = self.pay.clone();

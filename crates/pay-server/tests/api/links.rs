@@ -583,7 +583,83 @@ async fn status_body_rules(app: TestApp) {
     assert_eq!(still["status"], "active");
 }
 
+/// With a verified payment-link domain, every `publicUrl` the API answers for the company's
+/// links (create, list, detail, status change) is on it, old links included; another company
+/// stays on the public payment site.
+async fn public_url_on_the_verified_domain(app: TestApp) {
+    let old = app.create_link(json!({"amount": "1"})).await;
+    let old_uid = old["uid"].as_str().unwrap().to_owned();
+    assert_eq!(
+        old["publicUrl"],
+        format!("https://pay.test.example/pay/{old_uid}")
+    );
+    app.verify_domain(&app.t.company_id, "pay.acme.example")
+        .await;
+    let on_domain = |uid: &str| format!("https://pay.acme.example/pay/{uid}");
+
+    let new = app.create_link(json!({"amount": "2"})).await;
+    let uid = new["uid"].as_str().unwrap().to_owned();
+    assert_eq!(new["publicUrl"], on_domain(&uid));
+    let list = read(
+        app.req(Method::GET, "/api/partner/v1/pay/payment-links")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(list.0, 200);
+    let data = list.1["data"].as_array().unwrap();
+    assert_eq!(data.len(), 2);
+    for l in data {
+        assert_eq!(l["publicUrl"], on_domain(l["uid"].as_str().unwrap()), "{l}");
+    }
+    let detail = read(
+        app.req(
+            Method::GET,
+            &format!("/api/partner/v1/pay/payment-links/{old_uid}"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(detail.0, 200);
+    assert_eq!(detail.1["publicUrl"], on_domain(&old_uid));
+    let paused = read(
+        app.req(
+            Method::PATCH,
+            &format!("/api/partner/v1/pay/payment-links/{uid}"),
+        )
+        .json(&json!({"status": "paused"}))
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(paused.0, 200, "{}", paused.1);
+    assert_eq!(paused.1["publicUrl"], on_domain(&uid));
+
+    let other = app.new_tenant("Beta").await;
+    let theirs = read(
+        app.as_tenant(&other, Method::POST, "/api/partner/v1/pay/payment-links")
+            .json(&json!({"amount": "3"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(theirs.0, 201);
+    assert_eq!(
+        theirs.1["publicUrl"],
+        format!(
+            "https://pay.test.example/pay/{}",
+            theirs.1["uid"].as_str().unwrap()
+        )
+    );
+}
+
 on_both_backends!(
+    public_url_on_the_verified_domain,
     create_happy_path,
     create_minimal_uses_defaults,
     expiration_times,

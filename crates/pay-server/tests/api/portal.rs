@@ -82,19 +82,32 @@ async fn post_form(
     token: &str,
     extra: (&str, &str),
 ) -> (u16, String, Option<String>) {
+    post_form_from(app, action, path, token, extra, None).await
+}
+
+/// `post_form` with an `Origin` header.
+async fn post_form_from(
+    app: &TestApp,
+    action: &str,
+    path: &str,
+    token: &str,
+    extra: (&str, &str),
+    origin: Option<&str>,
+) -> (u16, String, Option<String>) {
     let mut pairs = query(path);
     pairs.push(("token".into(), token.into()));
     pairs.push((extra.0.into(), extra.1.into()));
     let body = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(&pairs)
         .finish();
-    let res = app
+    let mut req = app
         .anon(Method::POST, action)
         .header("content-type", "application/x-www-form-urlencoded")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+        .body(body);
+    if let Some(o) = origin {
+        req = req.header("origin", o);
+    }
+    let res = req.send().await.unwrap();
     let status = res.status().as_u16();
     let location = res
         .headers()
@@ -362,7 +375,60 @@ async fn the_forms_rename_pause_resume_and_cancel(app: TestApp) {
     assert_eq!(status, 403);
 }
 
+/// With a verified payment-link domain the portal URL is on it, and the page's forms posted
+/// from that origin are taken; another company's verified domain, the domain over http or on
+/// another port, is refused and changes nothing.
+async fn forms_from_the_company_verified_domain(app: TestApp) {
+    app.verify_domain(&app.t.company_id, "pay.acme.example")
+        .await;
+    let other = app.new_tenant("Beta").await;
+    app.verify_domain(&other.company_id, "pay.beta.example")
+        .await;
+    created(&app, monthly("ann@example.com")).await;
+    let c = customer(&app, "ann@example.com").await;
+    let answer = portal_url_of(&app, c["uid"].as_str().unwrap()).await;
+    let url = answer["customer"]["urls"]["customerPortal"]
+        .as_str()
+        .unwrap();
+    let path = url
+        .strip_prefix("https://pay.acme.example")
+        .unwrap_or_else(|| panic!("not on the verified domain: {url}"))
+        .to_owned();
+    let token = token_of(&page(&app, &path).await.1);
+    for origin in [
+        "https://pay.beta.example",
+        "http://pay.acme.example",
+        "https://pay.acme.example:8443",
+        "https://evil.example",
+    ] {
+        let (status, html, _) = post_form_from(
+            &app,
+            "/portal/name",
+            &path,
+            &token,
+            ("name", "Mallory"),
+            Some(origin),
+        )
+        .await;
+        assert_eq!(status, 403, "{origin}");
+        assert!(html.contains("This form came from another site"), "{html}");
+    }
+    assert_ne!(customer(&app, "ann@example.com").await["name"], "Mallory");
+    let (status, _, _) = post_form_from(
+        &app,
+        "/portal/name",
+        &path,
+        &token,
+        ("name", "Ann Lee"),
+        Some("https://pay.acme.example"),
+    )
+    .await;
+    assert_eq!(status, 303);
+    assert_eq!(customer(&app, "ann@example.com").await["name"], "Ann Lee");
+}
+
 on_both_backends!(
+    forms_from_the_company_verified_domain,
     the_page_and_its_refusals,
     the_forms_rename_pause_resume_and_cancel,
 );

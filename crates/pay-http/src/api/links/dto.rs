@@ -68,9 +68,10 @@ pub struct PaymentLinkDto {
 }
 
 impl PaymentLinkDto {
-    pub fn new(link: PaymentLink, public_pay_url: &str) -> Self {
+    /// `base`: where the company's hosted pages live (`TenancyService::pay_base`).
+    pub fn new(link: PaymentLink, base: &str) -> Self {
         PaymentLinkDto {
-            public_url: link.public_url(public_pay_url),
+            public_url: link.public_url(base),
             id: link.id,
             uid: link.uid,
             status: link.status,

@@ -90,10 +90,11 @@ pub async fn create_link(
     let link = blocking(move || {
         let principal = creds.principal(&p)?;
         let input = CreateLinkInput::from(body.read::<CreatePaymentLinkRequest>()?);
-        Ok(p.links().create_link(&principal, input)?)
+        let link = p.links().create_link(&principal, input)?;
+        Ok((link, p.tenancy().pay_base(principal.company_id)?))
     })
     .await?;
-    Ok(HttpResponse::Created().json(PaymentLinkDto::new(link, pay.public_pay_url())))
+    Ok(HttpResponse::Created().json(PaymentLinkDto::new(link.0, &link.1)))
 }
 
 /// List up to 200 newest payment links.
@@ -108,10 +109,15 @@ pub async fn create_link(
 #[get("/api/partner/v1/pay/payment-links")]
 pub async fn list_links(pay: web::Data<Pay>, creds: Credentials) -> Result<HttpResponse, ApiError> {
     let p = pay.clone();
-    let links = blocking(move || Ok(p.links().list_links(&creds.principal(&p)?)?)).await?;
+    let (links, base) = blocking(move || {
+        let principal = creds.principal(&p)?;
+        let links = p.links().list_links(&principal)?;
+        Ok((links, p.tenancy().pay_base(principal.company_id)?))
+    })
+    .await?;
     let data = links
         .into_iter()
-        .map(|l| PaymentLinkDto::new(l, pay.public_pay_url()))
+        .map(|l| PaymentLinkDto::new(l, &base))
         .collect();
     Ok(HttpResponse::Ok().json(PaymentLinkList { data }))
 }
@@ -135,10 +141,14 @@ pub async fn get_link(
 ) -> Result<HttpResponse, ApiError> {
     let p = pay.clone();
     let uid = uid.into_inner();
-    let detail =
-        blocking(move || Ok(p.checkout().link_detail(&creds.principal(&p)?, &uid)?)).await?;
+    let (detail, base) = blocking(move || {
+        let principal = creds.principal(&p)?;
+        let detail = p.checkout().link_detail(&principal, &uid)?;
+        Ok((detail, p.tenancy().pay_base(principal.company_id)?))
+    })
+    .await?;
     Ok(HttpResponse::Ok().json(PaymentLinkDetailDto {
-        link: PaymentLinkDto::new(detail.link, pay.public_pay_url()),
+        link: PaymentLinkDto::new(detail.link, &base),
         latest_session: detail.latest_session.map(Into::into),
         timeline: detail.timeline.into_iter().map(Into::into).collect(),
     }))
@@ -174,8 +184,9 @@ pub async fn update_link_status(
         let to = LinkStatus::parse(&status).ok_or_else(|| {
             FieldError::new("status", "status must be active, paused or archived")
         })?;
-        Ok(p.links().set_link_status(&principal, &uid, to)?)
+        let link = p.links().set_link_status(&principal, &uid, to)?;
+        Ok((link, p.tenancy().pay_base(principal.company_id)?))
     })
     .await?;
-    Ok(HttpResponse::Ok().json(PaymentLinkDto::new(link, pay.public_pay_url())))
+    Ok(HttpResponse::Ok().json(PaymentLinkDto::new(link.0, &link.1)))
 }

@@ -10,7 +10,7 @@ use super::*;
     responses(
         (status = 303, description = "To the new session's page", headers(("Location" = String, description = "/pay/{uid}?session={id}"))),
         (status = 400, description = "The choice again with the message (HTML)", content_type = "text/html", body = String),
-        (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "`Origin` other than the public origin or the company's verified domain (HTML)", content_type = "text/html", body = String),
         (status = 404, description = "Unknown link (HTML)", content_type = "text/html", body = String),
         (status = 409, description = "Paused, archived or expired link (HTML)", content_type = "text/html", body = String),
         (status = 429, description = "Too many starts from this address (HTML)", content_type = "text/html", body = String),
@@ -24,7 +24,8 @@ pub async fn start(
     body: FormBody,
 ) -> HttpResponse {
     let page = Page::new(&pay);
-    if !origin_allowed(pay.public_pay_url(), &req) {
+    let origin = form_origin(pay.public_pay_url(), &req);
+    if origin == FormOrigin::Refused {
         return page.foreign_origin();
     }
     let form = match body.0 {
@@ -36,22 +37,26 @@ pub async fn start(
     let p = pay.clone();
     let result = blocking(move || {
         let view = p.checkout().checkout_view(&uid)?;
+        if !origin.allowed_for(&p, view.link.company_id)? {
+            return Ok(None);
+        }
         let asset = match fields(form, &["payAsset"]) {
             Ok(f) => field(&f, "payAsset").filter(|a| !a.is_empty()),
-            Err(why) => return Ok((view, Err(why))),
+            Err(why) => return Ok(Some((view, Err(why)))),
         };
         let Some(asset) = asset else {
-            return Ok((view, Err("Choose what to pay with.".to_owned())));
+            return Ok(Some((view, Err("Choose what to pay with.".to_owned()))));
         };
         let started = p
             .checkout()
             .start_session(&uid, &asset, &addr)
             .map_err(ApiError::from);
-        Ok((view, Ok(started)))
+        Ok(Some((view, Ok(started))))
     })
     .await;
     let (view, started) = match result {
-        Ok(r) => r,
+        Ok(Some(r)) => r,
+        Ok(None) => return page.foreign_origin(),
         Err(e) => return page.error(&e, None),
     };
     match started {
@@ -122,7 +127,8 @@ pub(super) async fn session_action(
     action: Action,
 ) -> HttpResponse {
     let page = Page::new(&pay);
-    if !origin_allowed(pay.public_pay_url(), &req) {
+    let origin = form_origin(pay.public_pay_url(), &req);
+    if origin == FormOrigin::Refused {
         return page.foreign_origin();
     }
     let form = match body.0 {
@@ -134,13 +140,16 @@ pub(super) async fn session_action(
     let sid = id.clone();
     let result = blocking(move || {
         let view = p.checkout().checkout_view(&uid)?;
+        if !origin.allowed_for(&p, view.link.company_id)? {
+            return Ok(None);
+        }
         let allowed: &[&str] = match action {
             Action::RefundAddress => &["address"],
             _ => &[],
         };
         let form = match fields(form, allowed) {
             Ok(f) => f,
-            Err(why) => return Ok((view, Err(why))),
+            Err(why) => return Ok(Some((view, Err(why)))),
         };
         let done = match action {
             Action::Accept => p.checkout().accept_session(&uid, &sid),
@@ -158,11 +167,12 @@ pub(super) async fn session_action(
             }
             _ => None,
         };
-        Ok((view, Ok((done.map_err(ApiError::from), current))))
+        Ok(Some((view, Ok((done.map_err(ApiError::from), current)))))
     })
     .await;
     let (view, outcome) = match result {
-        Ok(r) => r,
+        Ok(Some(r)) => r,
+        Ok(None) => return page.foreign_origin(),
         Err(e) => return page.error(&e, None),
     };
     match outcome {
@@ -195,7 +205,7 @@ pub(super) async fn session_action(
     responses(
         (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
         (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
-        (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "`Origin` other than the public origin or the company's verified domain (HTML)", content_type = "text/html", body = String),
         (status = 404, description = "Unknown link or session (HTML)", content_type = "text/html", body = String),
     )
 )]
@@ -220,7 +230,7 @@ pub async fn accept(
     responses(
         (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
         (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
-        (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "`Origin` other than the public origin or the company's verified domain (HTML)", content_type = "text/html", body = String),
         (status = 404, description = "Unknown link or session (HTML)", content_type = "text/html", body = String),
     )
 )]
@@ -245,7 +255,7 @@ pub async fn cancel(
     responses(
         (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
         (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
-        (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "`Origin` other than the public origin or the company's verified domain (HTML)", content_type = "text/html", body = String),
         (status = 404, description = "Unknown link or session (HTML)", content_type = "text/html", body = String),
     )
 )]
@@ -270,7 +280,7 @@ pub async fn refresh(
     responses(
         (status = 303, description = "To the session's page, showing its state now", headers(("Location" = String, description = "/pay/{uid}?session={sessionId}"))),
         (status = 400, description = "A bad form or value (HTML)", content_type = "text/html", body = String),
-        (status = 403, description = "`Origin` other than the public origin (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "`Origin` other than the public origin or the company's verified domain (HTML)", content_type = "text/html", body = String),
         (status = 404, description = "Unknown link or session (HTML)", content_type = "text/html", body = String),
         (status = 409, description = "An address was already given: the session's page with the one kept and why (HTML)", content_type = "text/html", body = String),
     )

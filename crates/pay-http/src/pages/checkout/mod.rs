@@ -16,7 +16,7 @@ use pay_domain::app::Pay;
 use pay_domain::checkout::CheckoutView;
 use pay_domain::checkout::{CheckoutError, PaymentSession};
 use pay_domain::kernel::error::{FieldError, NotFound};
-use pay_domain::kernel::ids::{LinkUid, PaymentSessionId};
+use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentSessionId};
 
 use crate::edge::credentials::blocking;
 use crate::edge::error::ApiError;
@@ -46,16 +46,59 @@ pub fn path_prefix(public_pay_url: &str) -> String {
 /// Whether a form post may proceed: no `Origin` (older browsers, non-browser clients) or
 /// exactly the public origin. `null`, several values or another site's origin are refused.
 pub(crate) fn origin_allowed(public_pay_url: &str, req: &HttpRequest) -> bool {
+    matches!(form_origin(public_pay_url, req), FormOrigin::Ours)
+}
+
+/// A form post's `Origin`, sorted before anything is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FormOrigin {
+    /// None sent (older browsers, non-browser clients) or exactly the public origin.
+    Ours,
+    /// `https://{host}` of another host: allowed only for a page of a company whose verified
+    /// payment-link domain `host` is.
+    OtherHost(String),
+    /// `null`, several values, an unreadable value, or any other origin.
+    Refused,
+}
+
+pub(crate) fn form_origin(public_pay_url: &str, req: &HttpRequest) -> FormOrigin {
     let mut all = req.headers().get_all(header::ORIGIN);
     let Some(first) = all.next() else {
-        return true;
+        return FormOrigin::Ours;
     };
     if all.next().is_some() {
-        return false;
+        return FormOrigin::Refused;
     }
-    match (first.to_str(), public_origin(public_pay_url)) {
-        (Ok(given), Some(public)) => given.eq_ignore_ascii_case(&public),
-        _ => false,
+    let Ok(given) = first.to_str() else {
+        return FormOrigin::Refused;
+    };
+    if public_origin(public_pay_url).is_some_and(|p| given.eq_ignore_ascii_case(&p)) {
+        return FormOrigin::Ours;
+    }
+    // A verified domain is served over https on the default port, at its root.
+    match url::Url::parse(given) {
+        Ok(u)
+            if u.scheme() == "https"
+                && u.port().is_none()
+                && u.origin().ascii_serialization().eq_ignore_ascii_case(given) =>
+        {
+            match u.host() {
+                Some(url::Host::Domain(h)) => FormOrigin::OtherHost(h.to_ascii_lowercase()),
+                _ => FormOrigin::Refused,
+            }
+        }
+        _ => FormOrigin::Refused,
+    }
+}
+
+impl FormOrigin {
+    /// Whether a post to a page of `company` may proceed: a store read only for another host.
+    pub(crate) fn allowed_for(&self, pay: &Pay, company: CompanyId) -> Result<bool, ApiError> {
+        match self {
+            FormOrigin::Ours => Ok(true),
+            FormOrigin::Refused => Ok(false),
+            FormOrigin::OtherHost(host) => Ok(pay.tenancy().pays_on(company, host)?),
+        }
     }
 }
 

@@ -207,12 +207,14 @@ pub async fn gateway_pay(
             Ok(fields) => fields,
             Err(e) => return Ok(Err(e)),
         };
-        Ok(Ok(p.links().create_link_for_form(&form, fields)?))
+        let link = p.links().create_link_for_form(&form, fields)?;
+        let base = p.tenancy().pay_base(link.company_id)?;
+        Ok(Ok(link.public_url(&base)))
     })
     .await;
     match result {
-        Ok(Ok(link)) => HttpResponse::SeeOther()
-            .insert_header((header::LOCATION, link.public_url(pay.public_pay_url())))
+        Ok(Ok(public_url)) => HttpResponse::SeeOther()
+            .insert_header((header::LOCATION, public_url))
             .insert_header((header::CACHE_CONTROL, "no-store"))
             .finish(),
         Ok(Err(e)) => form_error_page(&e),

@@ -13,11 +13,14 @@ use actix_web::http::{header, StatusCode};
 use actix_web::{get, post, web, HttpRequest, HttpResponse};
 use pay_domain::app::Pay;
 use pay_domain::customers::portal::PortalParams;
+use pay_domain::kernel::ids::CompanyId;
 use pay_domain::subscriptions::SubscriptionStatus;
 
 use crate::edge::credentials::blocking;
 use crate::edge::error::ApiError;
-use crate::pages::checkout::{field, fields, form_problem, origin_allowed, path_prefix, respond};
+use crate::pages::checkout::{
+    field, fields, form_origin, form_problem, path_prefix, respond, FormOrigin,
+};
 use crate::pages::gateway::{decode_form, FormBody, FormError};
 use render::Ctx;
 
@@ -61,6 +64,16 @@ impl Page {
         self.respond(
             status,
             render::problem(self.ctx(), heading, message, back.as_deref()),
+        )
+    }
+
+    /// A form another site sent.
+    fn foreign(&self) -> HttpResponse {
+        self.problem(
+            StatusCode::FORBIDDEN,
+            "This form came from another site",
+            "Portal forms are only accepted from the portal page itself.",
+            None,
         )
     }
 
@@ -134,14 +147,10 @@ fn read_form(
     req: &HttpRequest,
     body: FormBody,
     extra: &str,
-) -> Result<(PortalParams, String, String), Box<HttpResponse>> {
-    if !origin_allowed(pay.public_pay_url(), req) {
-        return Err(Box::new(page.problem(
-            StatusCode::FORBIDDEN,
-            "This form came from another site",
-            "Portal forms are only accepted from the portal page itself.",
-            None,
-        )));
+) -> Result<PostedForm, Box<HttpResponse>> {
+    let origin = form_origin(pay.public_pay_url(), req);
+    if origin == FormOrigin::Refused {
+        return Err(Box::new(page.foreign()));
     }
     let form = body.0.map_err(|e| Box::new(page.form_error(&e)))?;
     let names = [SIGNED[0], SIGNED[1], SIGNED[2], SIGNED[3], "token", extra];
@@ -157,7 +166,31 @@ fn read_form(
     let params = signed_params(&form).ok_or_else(|| Box::new(page.refused()))?;
     let token = field(&form, "token").ok_or_else(|| Box::new(page.refused()))?;
     let value = field(&form, extra).unwrap_or_default();
-    Ok((params, token, value))
+    Ok(PostedForm {
+        origin,
+        params,
+        token,
+        value,
+    })
+}
+
+/// A portal form as `read_form` read it.
+struct PostedForm {
+    origin: FormOrigin,
+    params: PortalParams,
+    token: String,
+    value: String,
+}
+
+impl PostedForm {
+    /// Whether the post may proceed: from the public origin, or from the verified domain of the
+    /// company the signed parameters name (an unreadable company is refused with them later).
+    fn origin_allowed(&self, pay: &Pay) -> Result<bool, ApiError> {
+        match CompanyId::parse(&self.params.company) {
+            Some(company) => self.origin.allowed_for(pay, company),
+            None => Ok(self.origin == FormOrigin::Ours),
+        }
+    }
 }
 
 /// The customer portal of a signed URL.
@@ -215,19 +248,26 @@ pub async fn portal_page(pay: web::Data<Pay>, req: HttpRequest) -> HttpResponse 
 #[post("/portal/name")]
 pub async fn rename(pay: web::Data<Pay>, req: HttpRequest, body: FormBody) -> HttpResponse {
     let page = Page::new(&pay);
-    let (params, token, name) = match read_form(&pay, &page, &req, body, "name") {
+    let posted = match read_form(&pay, &page, &req, body, "name") {
         Ok(f) => f,
         Err(res) => return *res,
     };
     let p = pay.clone();
-    let q = params.clone();
+    let params = posted.params.clone();
     let result = blocking(move || {
-        let access = p.customers().open_portal_form(&q, &token)?;
-        Ok(p.customers().rename_in_portal(&access, &name)?)
+        if !posted.origin_allowed(&p)? {
+            return Ok(false);
+        }
+        let access = p
+            .customers()
+            .open_portal_form(&posted.params, &posted.token)?;
+        p.customers().rename_in_portal(&access, &posted.value)?;
+        Ok(true)
     })
     .await;
     match result {
-        Ok(_) => page.back(&params, "renamed"),
+        Ok(true) => page.back(&params, "renamed"),
+        Ok(false) => page.foreign(),
         Err(e) => page.error(&e, &params),
     }
 }
@@ -254,11 +294,12 @@ pub async fn set_status(
     body: FormBody,
 ) -> HttpResponse {
     let page = Page::new(&pay);
-    let (params, token, status) = match read_form(&pay, &page, &req, body, "status") {
+    let posted = match read_form(&pay, &page, &req, body, "status") {
         Ok(f) => f,
         Err(res) => return *res,
     };
-    let Some(to) = SubscriptionStatus::parse(&status) else {
+    let params = posted.params.clone();
+    let Some(to) = SubscriptionStatus::parse(&posted.value) else {
         return page.problem(
             StatusCode::BAD_REQUEST,
             "This did not work",
@@ -267,12 +308,19 @@ pub async fn set_status(
         );
     };
     let p = pay.clone();
-    let q = params.clone();
     let uid = uid.into_inner();
-    let result =
-        blocking(move || Ok(p.subscriptions().portal_set_status(&q, &token, &uid, to)?)).await;
+    let result = blocking(move || {
+        if !posted.origin_allowed(&p)? {
+            return Ok(false);
+        }
+        p.subscriptions()
+            .portal_set_status(&posted.params, &posted.token, &uid, to)?;
+        Ok(true)
+    })
+    .await;
     match result {
-        Ok(_) => page.back(&params, to.as_str()),
+        Ok(true) => page.back(&params, to.as_str()),
+        Ok(false) => page.foreign(),
         Err(e) => page.error(&e, &params),
     }
 }
