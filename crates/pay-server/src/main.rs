@@ -48,6 +48,9 @@ enum Admin {
         /// Prefer PAY_BOOTSTRAP_PASSWORD in scripts, so the password stays out of `ps`.
         #[arg(long, env = "PAY_BOOTSTRAP_PASSWORD", hide_env_values = true)]
         password: String,
+        /// The company's website (an absolute http(s) URL), shown by `GET .../company`.
+        #[arg(long)]
+        website: Option<String>,
     },
     /// Add a person to a company with a role (owner, admin or member); prints
     /// `{"userId"}`. A new e-mail creates the user with the password.
@@ -130,12 +133,23 @@ fn main() -> anyhow::Result<()> {
             company,
             email,
             password,
+            website,
         }) => {
+            // Checked before anything is created.
+            if let Some(w) = website.as_deref() {
+                pay_domain::kernel::validate::http_url("website", w.trim())
+                    .map_err(|e| anyhow::anyhow!("bootstrap failed: {e}"))?;
+            }
             let pay = build_pay(&config, open_store(&config)?)?;
             let outcome = pay
                 .tenancy()
                 .bootstrap(&company, &email, &Secret::new(password))
                 .map_err(|e| anyhow::anyhow!("bootstrap failed: {e}"))?;
+            if let Some(website) = website.as_deref() {
+                pay.tenancy()
+                    .set_company_website(outcome.company_id, Some(website))
+                    .map_err(|e| anyhow::anyhow!("bootstrap failed: {e}"))?;
+            }
             println!("{}", bootstrap_json(&outcome));
             Ok(())
         }

@@ -158,6 +158,24 @@ fn migrate_and_admin_bootstrap_are_scriptable() {
         String::from_utf8(out.stdout).unwrap()
     };
     assert_eq!(run(&["migrate"]), "");
+    // A bad website is refused before anything is created.
+    let refused = Command::new(BIN)
+        .args([
+            "admin",
+            "bootstrap",
+            "--company",
+            "Acme",
+            "--email",
+            "ops@acme.example",
+        ])
+        .args(["--website", "acme.example"])
+        .env("PAY_DATABASE_URL", dir.db_url())
+        .env("PAY_LOG", "warn")
+        .env("PAY_BOOTSTRAP_PASSWORD", "a long enough password")
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("website"));
     let first: Value = serde_json::from_str(&run(&[
         "admin",
         "bootstrap",
@@ -165,8 +183,11 @@ fn migrate_and_admin_bootstrap_are_scriptable() {
         "Acme",
         "--email",
         "Ops@Acme.example",
+        "--website",
+        "https://acme.example",
     ]))
     .unwrap();
+    // Created now, with its secret: the refused run created nothing.
     for k in ["companyId", "userId", "keyId", "keySecret", "formKeyId"] {
         assert!(
             first[k].as_str().is_some_and(|v| !v.is_empty()),

@@ -117,6 +117,7 @@ pub(crate) struct CompanyRow {
     created_at: i64,
     test_clock_offset_ms: i64,
     payment_link_domain: Option<String>,
+    website: Option<String>,
 }
 
 impl TryFrom<CompanyRow> for Company {
@@ -132,6 +133,7 @@ impl TryFrom<CompanyRow> for Company {
             created_at: instant(r.created_at, "companies.created_at")?,
             test_clock_offset_ms: r.test_clock_offset_ms,
             payment_link_domain: r.payment_link_domain,
+            website: r.website,
         })
     }
 }
@@ -146,6 +148,7 @@ pub(crate) struct NewCompanyRow<'a> {
     theme: &'static str,
     created_at: i64,
     test_clock_offset_ms: i64,
+    website: Option<&'a str>,
 }
 
 impl<'a> From<&'a Company> for NewCompanyRow<'a> {
@@ -158,6 +161,7 @@ impl<'a> From<&'a Company> for NewCompanyRow<'a> {
             theme: c.theme.as_str(),
             created_at: c.created_at.unix_millis(),
             test_clock_offset_ms: c.test_clock_offset_ms,
+            website: c.website.as_deref(),
         }
     }
 }
@@ -462,6 +466,7 @@ pub(crate) struct LinkRow {
     created_by_kind: String,
     created_by_id: Option<String>,
     grant_id: Option<String>,
+    grant_subscription_id: Option<String>,
 }
 
 /// `created_by` from the three columns payment links and subscriptions share.
@@ -529,6 +534,13 @@ impl TryFrom<LinkRow> for PaymentLink {
             created_at: instant(r.created_at, "payment_links.created_at")?,
             updated_at: instant(r.updated_at, "payment_links.updated_at")?,
             expires_at: opt_instant(r.expires_at, "payment_links.expires_at")?,
+            grant_subscription_id: r
+                .grant_subscription_id
+                .map(|s| {
+                    uuid::Uuid::try_parse(&s)
+                        .map_err(|_| corrupt("payment_links.grant_subscription_id"))
+                })
+                .transpose()?,
         })
     }
 }
@@ -548,6 +560,7 @@ pub(crate) struct NewLinkRow<'a> {
     created_by_id: Option<String>,
     grant_id: Option<String>,
     anonymous: bool,
+    grant_subscription_id: Option<String>,
 }
 
 impl<'a> TryFrom<&'a PaymentLink> for NewLinkRow<'a> {
@@ -569,6 +582,7 @@ impl<'a> TryFrom<&'a PaymentLink> for NewLinkRow<'a> {
             created_by_id: by_id,
             grant_id,
             anonymous: l.is_anonymous(),
+            grant_subscription_id: l.grant_subscription_id.map(|s| s.hyphenated().to_string()),
         })
     }
 }

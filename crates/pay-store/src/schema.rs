@@ -20,6 +20,7 @@ diesel::table! {
         created_at -> BigInt,
         test_clock_offset_ms -> BigInt,
         payment_link_domain -> Nullable<Text>,
+        website -> Nullable<Text>,
     }
 }
 
@@ -95,6 +96,7 @@ diesel::table! {
         anonymous -> Bool,
         event_sequence -> BigInt,
         paid_session_id -> Nullable<Text>,
+        grant_subscription_id -> Nullable<Text>,
     }
 }
 

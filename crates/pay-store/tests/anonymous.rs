@@ -62,6 +62,7 @@ fn anonymous_link(created_at: i64) -> PaymentLink {
         updated_at: ts(created_at),
         expires_at: Some(ts(created_at + 86_400_000)),
         created_by: CreatedBy::Anonymous,
+        grant_subscription_id: None,
     }
 }
 
@@ -130,6 +131,7 @@ fn anonymous_company_exists_after_migration(store: &DieselStore, _url: &str) {
             created_at: ts(0),
             test_clock_offset_ms: 0,
             payment_link_domain: None,
+            website: None,
         }
     );
     assert_eq!(

@@ -49,6 +49,7 @@ fn tenant(store: &DieselStore, name: &str) -> StoredIntegration {
         created_at: ts(T0),
         test_clock_offset_ms: 0,
         payment_link_domain: None,
+        website: None,
     };
     let first = integration(company.id, &["https://shop.example"]);
     store

@@ -60,6 +60,7 @@ conformance!(
     grant_subscriptions_save_by_version,
     keyed_write_commits_its_answer_with_it,
     a_key_is_claimed_once_and_dead_claims_are_taken_over,
+    a_link_is_tagged_with_the_active_grant_subscription,
 );
 
 // ----- cases -----

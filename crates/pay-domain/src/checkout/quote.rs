@@ -227,6 +227,7 @@ mod tests {
             created_at: Timestamp::from_unix_millis(0).unwrap(),
             test_clock_offset_ms: 0,
             payment_link_domain: None,
+            website: None,
         };
         let payload = |skip: Option<bool>, fee: Option<&str>| {
             CreateLinkInput {

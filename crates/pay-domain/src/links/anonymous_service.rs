@@ -44,6 +44,7 @@ impl LinkService {
             created_at: now,
             updated_at: now,
             created_by: CreatedBy::Anonymous,
+            grant_subscription_id: None,
         };
         let (webhook, secret) = match webhook_url {
             None => (None, None),

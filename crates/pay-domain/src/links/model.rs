@@ -199,6 +199,9 @@ pub struct PaymentLink {
     pub updated_at: Timestamp,
     pub expires_at: Option<Timestamp>,
     pub created_by: CreatedBy,
+    /// For a link a grant created: the grant's webhook subscription that was active then
+    /// (`None` when it had none, or it was disabled).
+    pub grant_subscription_id: Option<uuid::Uuid>,
 }
 
 /// The hosted checkout page of the link `uid` under `base`.
@@ -489,6 +492,7 @@ impl CreateAnonymousLinkInput {
             created_at: Timestamp::from_datetime(time::OffsetDateTime::UNIX_EPOCH),
             test_clock_offset_ms: 0,
             payment_link_domain: None,
+            website: None,
         };
         let mut payload = self.link.into_payload(catalogue, &settings, &company)?;
         if b.name.is_none() {
@@ -555,6 +559,7 @@ mod tests {
             created_at: Timestamp::from_unix_millis(0).unwrap(),
             test_clock_offset_ms: 0,
             payment_link_domain: None,
+            website: None,
         }
     }
 
@@ -763,6 +768,7 @@ mod tests {
             updated_at: now,
             expires_at: None,
             created_by: CreatedBy::Anonymous,
+            grant_subscription_id: None,
         };
         assert_eq!(
             link.public_url("https://pay.example/"),

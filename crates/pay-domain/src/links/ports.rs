@@ -35,6 +35,9 @@ pub trait PaymentLinkStore {
         to: LinkStatus,
         at: Timestamp,
     ) -> PortResult<bool>;
+    /// The id of the grant's webhook subscription if it is active (has a signing secret);
+    /// `None` when the grant has none or it is disabled.
+    fn active_grant_subscription(&self, grant: uuid::Uuid) -> PortResult<Option<uuid::Uuid>>;
 }
 
 /// Anonymous links.

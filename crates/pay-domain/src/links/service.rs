@@ -97,6 +97,11 @@ impl LinkService {
         let payload = input.into_payload(&self.k.assets, &settings, &company)?;
         let now = self.tenancy.company_now_of(&company);
         let uid = self.k.new_public_id(LinkUid::LEN, LinkUid::parse)?;
+        // A grant's link is tagged with the grant's webhook subscription active now.
+        let grant_subscription_id = match &created_by {
+            CreatedBy::Grant(grant) => self.store.active_grant_subscription(*grant)?,
+            _ => None,
+        };
         let link = PaymentLink {
             id: PaymentLinkId(self.k.crypto.new_uuid()),
             uid,
@@ -107,6 +112,7 @@ impl LinkService {
             created_at: now,
             updated_at: now,
             created_by,
+            grant_subscription_id,
         };
         self.store.insert_link(&link)?;
         Ok(link)

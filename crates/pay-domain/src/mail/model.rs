@@ -423,6 +423,7 @@ mod tests {
             updated_at: t(0),
             expires_at,
             created_by: CreatedBy::Anonymous,
+            grant_subscription_id: None,
         }
     }
 

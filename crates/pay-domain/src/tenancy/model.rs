@@ -227,6 +227,8 @@ pub struct Company {
     /// The payment-link domain an operator verified for the company (a lower-case host name,
     /// `pay-server admin verify-domain`); its portal and hosted checkout URLs are on it.
     pub payment_link_domain: Option<String>,
+    /// The company's website (an absolute http(s) URL), when known.
+    pub website: Option<String>,
 }
 
 /// Merchant checkout theme.

@@ -62,6 +62,9 @@ pub trait TenancyStore {
         company: CompanyId,
         domain: Option<&str>,
     ) -> PortResult<DomainWrite>;
+    /// Sets (or with `None` clears) the company's website; `false` when there is no such
+    /// company. Later reads MUST see the change.
+    fn set_company_website(&self, company: CompanyId, website: Option<&str>) -> PortResult<bool>;
     /// A company and its settings, read together (one round trip where possible).
     fn company_with_settings(
         &self,

@@ -203,6 +203,7 @@ impl TenancyService {
             created_at: now,
             test_clock_offset_ms: 0,
             payment_link_domain: None,
+            website: None,
         };
         let (integration, secret) = self.new_integration(
             company.id,
@@ -491,6 +492,21 @@ impl TenancyService {
             DomainWrite::Taken => {
                 Err(FieldError::new("domain", "this domain is verified for another company").into())
             }
+        }
+    }
+
+    /// Sets (or with `None` clears) the company's website: an absolute http(s) URL of at most
+    /// 2,048 characters (`website`). No principal: an operator command (`admin bootstrap
+    /// --website`); partner onboarding will set it too.
+    pub fn set_company_website(&self, company: CompanyId, website: Option<&str>) -> Result<()> {
+        let website = website.map(str::trim);
+        if let Some(w) = website {
+            validate::http_url("website", w)?;
+        }
+        if self.store.set_company_website(company, website)? {
+            Ok(())
+        } else {
+            Err(NotFound { kind: "Company" }.into())
         }
     }
 

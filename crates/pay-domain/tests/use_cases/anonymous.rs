@@ -229,6 +229,7 @@ impl World {
                 created_at: self.now(),
                 test_clock_offset_ms: 0,
                 payment_link_domain: None,
+                website: None,
             },
             PaySettings::new_company_default(&AssetCatalogue::builtin()),
         ));

@@ -21,7 +21,7 @@ fn assert_company(got: &(reqwest::StatusCode, Value), id: &str, name: &str) {
     );
     let mut keys: Vec<&String> = got.1.as_object().unwrap().keys().collect();
     keys.sort();
-    assert_eq!(keys, ["createdAt", "id", "name"]);
+    assert_eq!(keys, ["createdAt", "id", "name", "website"]);
 }
 
 async fn each_credential_reads_its_own_company(app: TestApp) {
@@ -163,7 +163,51 @@ async fn refusals(app: TestApp) {
     assert_eq!(res.status(), 405);
 }
 
+/// `website` is null until recorded (`admin bootstrap --website`), then the URL; cleared, null
+/// again. Another company's stays its own.
+async fn website_is_null_until_recorded(app: TestApp) {
+    let got = read(app.req(Method::GET, COMPANY).send().await.unwrap()).await;
+    assert_company(&got, &app.t.company_id, "Acme Goods");
+    assert_eq!(got.1["website"], Value::Null);
+    let other = app.new_tenant("Other Co").await;
+    let set = |website: Option<&'static str>| {
+        let pay = app.pay.clone();
+        let company = pay_domain::kernel::ids::CompanyId::parse(&app.t.company_id).unwrap();
+        async move {
+            tokio::task::spawn_blocking(move || pay.tenancy().set_company_website(company, website))
+                .await
+                .unwrap()
+        }
+    };
+    set(Some("https://acme.example/shop")).await.unwrap();
+    let got = read(app.req(Method::GET, COMPANY).send().await.unwrap()).await;
+    assert_company(&got, &app.t.company_id, "Acme Goods");
+    assert_eq!(got.1["website"], "https://acme.example/shop");
+    let theirs = read(
+        app.as_tenant(&other, Method::GET, COMPANY)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(theirs.1["website"], Value::Null);
+    // Refused values change nothing.
+    for bad in [
+        "acme.example",
+        "ftp://acme.example",
+        "https://user@acme.example",
+    ] {
+        assert!(set(Some(bad)).await.is_err(), "{bad}");
+    }
+    let got = read(app.req(Method::GET, COMPANY).send().await.unwrap()).await;
+    assert_eq!(got.1["website"], "https://acme.example/shop");
+    set(None).await.unwrap();
+    let got = read(app.req(Method::GET, COMPANY).send().await.unwrap()).await;
+    assert_eq!(got.1["website"], Value::Null);
+}
+
 on_both_backends!(
+    website_is_null_until_recorded,
     each_credential_reads_its_own_company,
     oauth_needs_company_read,
     missing_scope_challenge_follows_the_scheme,

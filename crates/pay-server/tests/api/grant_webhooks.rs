@@ -630,7 +630,62 @@ async fn secrets_are_sealed_at_rest(app: TestApp) {
     assert_eq!((sub.secret, sub.previous), (None, None));
 }
 
+/// A link made with a token records the grant and the grant's subscription active then: none
+/// before the first PUT, the subscription while active, none again once it is disabled; an
+/// API key's link records neither.
+async fn links_record_the_active_subscription(app: TestApp) {
+    use pay_domain::kernel::ids::{CompanyId, LinkUid};
+    use pay_domain::links::ports::PaymentLinkStore;
+    let token = grant_token(&app, &app.t, ALL).await;
+    let hooks = Receiver::start();
+    let company = CompanyId::parse(&app.t.company_id).unwrap();
+    let create = |token: Option<String>| {
+        let req = match &token {
+            Some(t) => with_token(&app, t, Method::POST, LINKS),
+            None => app.req(Method::POST, LINKS),
+        };
+        async move {
+            let (status, link) =
+                read(req.json(&json!({"amount": "1"})).send().await.unwrap()).await;
+            assert_eq!(status, 201, "{link}");
+            LinkUid::parse(link["uid"].as_str().unwrap()).unwrap()
+        }
+    };
+    let stored = |uid: LinkUid| {
+        let store = app.store.clone();
+        async move {
+            tokio::task::spawn_blocking(move || store.link(company, &uid).unwrap().unwrap())
+                .await
+                .unwrap()
+        }
+    };
+    let before = stored(create(Some(token.clone())).await).await;
+    assert!(before.grant_id().is_some());
+    assert_eq!(before.grant_subscription_id, None);
+
+    let (status, sub) = put(&app, &token, json!({"url": hooks.url})).await;
+    assert_eq!(status, 201, "{sub}");
+    let sub_id = uuid::Uuid::parse_str(sub["id"].as_str().unwrap()).unwrap();
+    let during = stored(create(Some(token.clone())).await).await;
+    assert_eq!(during.grant_id(), before.grant_id());
+    assert_eq!(during.grant_subscription_id, Some(sub_id));
+    let by_key = stored(create(None).await).await;
+    assert_eq!(by_key.grant_id(), None);
+    assert_eq!(by_key.grant_subscription_id, None);
+
+    let (status, _) = delete(&app, &token).await;
+    assert_eq!(status, 200);
+    let after = stored(create(Some(token.clone())).await).await;
+    assert_eq!(after.grant_subscription_id, None);
+    // What a link recorded stays.
+    assert_eq!(
+        stored(during.uid.clone()).await.grant_subscription_id,
+        Some(sub_id)
+    );
+}
+
 on_both_backends!(
+    links_record_the_active_subscription,
     secrets_are_sealed_at_rest,
     state_table,
     credentials_and_field_rules,

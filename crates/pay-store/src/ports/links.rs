@@ -1,6 +1,8 @@
 //! Payment links' store port.
 
 use super::*;
+use crate::rows::corrupt;
+use crate::schema::grant_webhook_subscriptions;
 
 impl PaymentLinkStore for DieselStore {
     fn insert_link(&self, link: &PaymentLink) -> PortResult<()> {
@@ -73,5 +75,18 @@ impl PaymentLinkStore for DieselStore {
             .execute(conn)
         })?;
         Ok(n == 1)
+    }
+
+    fn active_grant_subscription(&self, grant: uuid::Uuid) -> PortResult<Option<uuid::Uuid>> {
+        let id: Option<String> = self.run("active grant subscription", |conn| {
+            grant_webhook_subscriptions::table
+                .filter(grant_webhook_subscriptions::grant_id.eq(grant.hyphenated().to_string()))
+                .filter(grant_webhook_subscriptions::secret_sealed.is_not_null())
+                .select(grant_webhook_subscriptions::id)
+                .first(conn)
+                .optional()
+        })?;
+        id.map(|s| uuid::Uuid::try_parse(&s).map_err(|_| corrupt("grant_webhook_subscriptions.id")))
+            .transpose()
     }
 }

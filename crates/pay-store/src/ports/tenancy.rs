@@ -139,6 +139,19 @@ impl TenancyStore for DieselStore {
         Ok(written)
     }
 
+    fn set_company_website(&self, company: CompanyId, website: Option<&str>) -> PortResult<bool> {
+        let id = company.to_string();
+        self.cache.forget_company(company);
+        let n = self.write("set company website", |conn| {
+            diesel::update(companies::table.filter(companies::id.eq(&id)))
+                .set(companies::website.eq(website))
+                .execute(conn)
+        })?;
+        // Dropped again: a read racing the write may have cached the old row meanwhile.
+        self.cache.forget_company(company);
+        Ok(n > 0)
+    }
+
     fn advance_test_clock(
         &self,
         company: CompanyId,

@@ -61,6 +61,7 @@ pub fn company<S: TenancyStore + ?Sized>(store: &S) -> CompanyId {
         created_at: ts(T0),
         test_clock_offset_ms: 0,
         payment_link_domain: None,
+        website: None,
     };
     let tenant = NewTenant {
         owner: user.id,
@@ -137,6 +138,7 @@ pub fn link_value(company: CompanyId) -> PaymentLink {
         updated_at: ts(T0),
         expires_at: None,
         created_by: CreatedBy::Anonymous,
+        grant_subscription_id: None,
     }
 }
 

@@ -253,3 +253,48 @@ pub fn a_key_is_claimed_once_and_dead_claims_are_taken_over<S: Ports>(store: &S)
         "records created at T0 or later are kept"
     );
 }
+
+/// What a grant's new link is tagged with: the grant's subscription while it is active (has a
+/// secret), none before it exists or once it is disabled; the tag reads back with the link.
+pub fn a_link_is_tagged_with_the_active_grant_subscription<S>(store: &S)
+where
+    S: Ports + crate::links::ports::PaymentLinkStore,
+{
+    use crate::links::CreatedBy;
+    let c = company(store);
+    let grant = Uuid::now_v7();
+    assert_eq!(store.active_grant_subscription(grant).unwrap(), None);
+    let first = subscription(c, grant);
+    assert!(store.save_grant_subscription(&first, None).unwrap());
+    assert_eq!(
+        store.active_grant_subscription(grant).unwrap(),
+        Some(first.id)
+    );
+    // Another grant's subscription is not this grant's.
+    assert_eq!(
+        store.active_grant_subscription(Uuid::now_v7()).unwrap(),
+        None
+    );
+
+    let mut tagged = super::links::values::link(c, T0, CreatedBy::Grant(grant));
+    tagged.grant_subscription_id = Some(first.id);
+    store.insert_link(&tagged).unwrap();
+    assert_eq!(store.link(c, &tagged.uid).unwrap(), Some(tagged.clone()));
+
+    let disabled = GrantSubscription {
+        secret: None,
+        version: 2,
+        ..first.clone()
+    };
+    assert!(store.save_grant_subscription(&disabled, None).unwrap());
+    assert_eq!(store.active_grant_subscription(grant).unwrap(), None);
+    // The link keeps what it was tagged with.
+    assert_eq!(
+        store
+            .link(c, &tagged.uid)
+            .unwrap()
+            .unwrap()
+            .grant_subscription_id,
+        Some(first.id)
+    );
+}

@@ -83,6 +83,16 @@ impl PaymentLinkStore for MemStore {
         link.updated_at = at;
         Ok(true)
     }
+
+    fn active_grant_subscription(&self, grant: uuid::Uuid) -> PortResult<Option<uuid::Uuid>> {
+        self.count_call("active_grant_subscription");
+        Ok(self
+            .tables()
+            .grant_subscriptions
+            .iter()
+            .find(|s| s.grant_id == grant && s.secret.is_some())
+            .map(|s| s.id))
+    }
 }
 
 impl SettingsStore for MemStore {

@@ -92,6 +92,7 @@ pub const WRITE_METHODS: &[&str] = &[
     "clear_hits",
     "advance_test_clock",
     "set_payment_link_domain",
+    "set_company_website",
     "insert_integration",
     "set_integration_enabled",
     "delete_integration",

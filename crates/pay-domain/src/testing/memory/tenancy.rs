@@ -203,6 +203,16 @@ impl TenancyStore for MemStore {
         c.payment_link_domain = domain.map(str::to_owned);
         Ok(DomainWrite::Written)
     }
+
+    fn set_company_website(&self, company: CompanyId, website: Option<&str>) -> PortResult<bool> {
+        self.count_call("set_company_website");
+        let mut t = self.tables();
+        let Some((c, _)) = t.companies.iter_mut().find(|(c, _)| c.id == company) else {
+            return Ok(false);
+        };
+        c.website = website.map(str::to_owned);
+        Ok(true)
+    }
 }
 
 impl SignInStore for MemStore {

@@ -13,6 +13,9 @@ pub struct CompanyIdentityDto {
     pub id: String,
     #[schema(example = "Acme Goods")]
     pub name: String,
+    /// The company's website; null when none is recorded.
+    #[schema(example = "https://acme.example")]
+    pub website: Option<String>,
     #[schema(value_type = String, example = "2026-11-22T06:07:20.123Z")]
     pub created_at: Timestamp,
 }
@@ -22,6 +25,7 @@ impl From<Company> for CompanyIdentityDto {
         CompanyIdentityDto {
             id: c.id.to_string(),
             name: c.name,
+            website: c.website,
             created_at: c.created_at,
         }
     }

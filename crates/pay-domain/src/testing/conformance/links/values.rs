@@ -50,6 +50,7 @@ pub fn tenant_of(owner: UserId, new_user: Option<UserRecord>) -> NewTenant {
         created_at: ts(T0),
         test_clock_offset_ms: 0,
         payment_link_domain: None,
+        website: None,
     };
     NewTenant {
         new_user,
@@ -103,5 +104,6 @@ pub fn link(company: CompanyId, created_at: i64, created_by: CreatedBy) -> Payme
         updated_at: ts(created_at),
         expires_at: Some(ts(created_at + 86_400_000)),
         created_by,
+        grant_subscription_id: None,
     }
 }

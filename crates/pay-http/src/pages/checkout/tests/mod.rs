@@ -69,6 +69,7 @@ fn view(state: &'static str) -> CheckoutView {
             updated_at: t(-60),
             expires_at: None,
             created_by: CreatedBy::Anonymous,
+            grant_subscription_id: None,
         },
         state,
         display_currency: "USD".into(),

@@ -1,0 +1,1 @@
+ALTER TABLE payment_links DROP COLUMN grant_subscription_id;
