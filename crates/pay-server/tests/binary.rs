@@ -142,14 +142,17 @@ fn first_start_prints_demo_credentials_once_and_the_readme_walkthrough_works() {
 #[test]
 fn migrate_and_admin_bootstrap_are_scriptable() {
     let dir = TempDir::new();
-    let run = |args: &[&str]| {
-        let out = Command::new(BIN)
+    let command = |args: &[&str]| {
+        Command::new(BIN)
             .args(args)
             .env("PAY_DATABASE_URL", dir.db_url())
             .env("PAY_LOG", "warn")
             .env("PAY_BOOTSTRAP_PASSWORD", "a long enough password")
             .output()
-            .unwrap();
+            .unwrap()
+    };
+    let run = |args: &[&str]| {
+        let out = command(args);
         assert!(
             out.status.success(),
             "{args:?}: {}",
@@ -159,21 +162,16 @@ fn migrate_and_admin_bootstrap_are_scriptable() {
     };
     assert_eq!(run(&["migrate"]), "");
     // A bad website is refused before anything is created.
-    let refused = Command::new(BIN)
-        .args([
-            "admin",
-            "bootstrap",
-            "--company",
-            "Acme",
-            "--email",
-            "ops@acme.example",
-        ])
-        .args(["--website", "acme.example"])
-        .env("PAY_DATABASE_URL", dir.db_url())
-        .env("PAY_LOG", "warn")
-        .env("PAY_BOOTSTRAP_PASSWORD", "a long enough password")
-        .output()
-        .unwrap();
+    let refused = command(&[
+        "admin",
+        "bootstrap",
+        "--company",
+        "Acme",
+        "--email",
+        "ops@acme.example",
+        "--website",
+        "acme.example",
+    ]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("website"));
     let first: Value = serde_json::from_str(&run(&[
