@@ -2,7 +2,7 @@
 //! channels that are a pure function of the session and the asset, so asking again (after a
 //! restart too) gives the same channel.
 
-use pay_domain::checkout::ports::{DepositChannel, Processor};
+use pay_domain::checkout::ports::{DepositChannel, Processor, SettlementTransfer};
 use pay_domain::kernel::amount::Decimal;
 use pay_domain::kernel::assets::DestinationAsset;
 use pay_domain::kernel::ids::CompanyId;
@@ -125,6 +125,34 @@ impl Processor for SandboxProcessor {
             channel_id,
             deposit_address: deposit_address(session, &asset.chain_code),
             source_chain: asset.chain_code.clone(),
+        })
+    }
+
+    /// A pure function of `session` and `asset`: on the asset's CAIP-2 chain, the hash
+    /// `0x` + hex `SHA-256("settlement" || session UUID bytes || asset identifier)`, index 0,
+    /// from the sandbox's settlement wallet (the sandbox address of the nil UUID there).
+    fn settlement_transfer(
+        &self,
+        session: Uuid,
+        asset: &DestinationAsset,
+        _amount: Decimal,
+        _destination: &str,
+    ) -> PortResult<SettlementTransfer> {
+        let digest = Sha256::new()
+            .chain_update(b"settlement")
+            .chain_update(session.as_bytes())
+            .chain_update(asset.asset_identifier.as_bytes())
+            .finalize();
+        let chain = asset
+            .asset_identifier
+            .split_once('/')
+            .map(|(chain, _)| chain)
+            .ok_or_else(|| Fault::new("an asset identifier without a chain"))?;
+        Ok(SettlementTransfer {
+            chain: chain.to_owned(),
+            tx_hash: format!("0x{}", hex::encode(digest)),
+            index: 0,
+            from_address: deposit_address(Uuid::nil(), &asset.chain_code),
         })
     }
 }
