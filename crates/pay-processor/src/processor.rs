@@ -381,4 +381,42 @@ mod tests {
             .open_channel(session(S1), &asset(ETH), d("0.000000000000000001"))
             .is_ok());
     }
+
+    #[test]
+    fn settlement_transfers_are_a_known_function_of_session_and_asset() {
+        let p = SandboxProcessor::new();
+        let t = p
+            .settlement_transfer(session(S1), &asset(BASE_USDC), d("9.9"), "0xdest")
+            .unwrap();
+        assert_eq!(
+            t,
+            SettlementTransfer {
+                chain: "eip155:8453".into(),
+                tx_hash: "0x1d5aaa3386c4ac84e1f417061e364db5ee4bce01b90adf36cc1177bf5a9f8b33"
+                    .into(),
+                index: 0,
+                from_address: deposit_address(Uuid::nil(), "base"),
+            }
+        );
+        // Asked again: the same transfer; another session or asset: another one.
+        assert_eq!(
+            p.settlement_transfer(session(S1), &asset(BASE_USDC), d("1"), "x")
+                .unwrap(),
+            t
+        );
+        assert_ne!(
+            p.settlement_transfer(session(S2), &asset(BASE_USDC), d("9.9"), "0xdest")
+                .unwrap()
+                .tx_hash,
+            t.tx_hash
+        );
+        let btc = p
+            .settlement_transfer(session(S1), &asset(BTC), d("1"), "bc1q")
+            .unwrap();
+        assert_eq!(btc.chain, "bip122:000000000019d6689c085ae165831e93");
+        assert_eq!(
+            btc.tx_hash,
+            "0xf70a02413e88cfac704256b4c95933d2af0ba0c7d5c1f623272b1300dbfa6137"
+        );
+    }
 }

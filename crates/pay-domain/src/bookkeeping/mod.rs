@@ -2,11 +2,13 @@
 //! processor reports it) and exactly one expense per outgoing transfer, versioned on each save.
 //! Evidence files and the accountant's export come next (docs/bookkeeping.md).
 
+mod activity;
 mod error;
-mod model;
+mod expense;
 pub mod ports;
 mod service;
 
+pub use activity::*;
 pub use error::BookkeepingError;
-pub use model::*;
+pub use expense::*;
 pub use service::{ActivityDetail, BookkeepingService, ExpenseDetail, SavedExpense};
