@@ -61,7 +61,6 @@ impl ActivityKey {
     /// Checks the three parts: a CAIP-2 chain (`namespace:reference`), a hash of
     /// alphanumerics (an EVM `0x` hash lower-cased), an index.
     pub fn new(chain: &str, tx_hash: &str, index: u32) -> Result<ActivityKey, FieldError> {
-        let chain = chain.trim();
         let ok_part = |p: &str| {
             !p.is_empty()
                 && p.bytes()
@@ -76,6 +75,13 @@ impl ActivityKey {
                     "chain must be a CAIP-2 chain id such as eip155:1",
                 ))
             }
+        }
+        // Checked as given (no trimming), then keyed.
+        if !tx_hash.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return Err(FieldError::new(
+                "txHash",
+                "txHash must be the transaction hash (letters and digits)",
+            ));
         }
         let hash = chain_text_key(tx_hash);
         if hash.is_empty()
@@ -191,7 +197,6 @@ pub struct OutgoingTransfer {
 
 /// An address on a chain: one line of letters and digits, at most 128 characters.
 pub fn check_address(field: &str, a: &str) -> Result<String, FieldError> {
-    let a = a.trim();
     if a.is_empty() || a.len() > MAX_CHAIN_TEXT || !a.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return Err(FieldError::new(
             field,

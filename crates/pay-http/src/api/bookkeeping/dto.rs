@@ -18,12 +18,21 @@ use utoipa::ToSchema;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SandboxOutgoingTransferRequest {
     /// CAIP-2 chain id.
-    #[schema(example = "eip155:8453")]
+    #[schema(
+        example = "eip155:8453",
+        max_length = 128,
+        pattern = "^[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$"
+    )]
     pub chain: String,
-    #[schema(example = "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060")]
+    /// Letters and digits (an EVM `0x` hash is compared without case).
+    #[schema(
+        example = "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
+        max_length = 128,
+        pattern = "^[A-Za-z0-9]+$"
+    )]
     pub tx_hash: String,
-    /// The log (EVM) or output (UTXO) index within the transaction.
-    #[schema(minimum = 0)]
+    /// The log (EVM) or output (UTXO) index within the transaction (0 to 2^32 - 1).
+    #[schema(format = Int64, minimum = 0, maximum = 4294967295_f64)]
     pub log_index: u32,
     /// Asset identifier of the catalogue, on `chain`.
     #[schema(example = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")]
@@ -31,10 +40,12 @@ pub struct SandboxOutgoingTransferRequest {
     /// Exact decimal, positive, at most the asset's decimals.
     #[schema(example = "125.5")]
     pub amount: String,
-    /// Who was paid.
+    /// Who was paid: letters and digits.
+    #[schema(max_length = 128, pattern = "^[A-Za-z0-9]+$")]
     pub to_address: String,
-    /// ISO timestamp; default now (company clock).
+    /// RFC 3339; default now (company clock).
     #[serde(default)]
+    #[schema(format = DateTime)]
     pub occurred_at: Option<String>,
 }
 
@@ -92,14 +103,17 @@ pub struct BookkeepingCounterparty {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateBookkeepingExpenseRequest {
     #[serde(default)]
+    #[schema(
+        pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    )]
     pub wallet_activity_event_id: Option<String>,
     /// `<chain>:<txHash>:<index>`.
     #[serde(default)]
     pub wallet_activity_event_key: Option<String>,
     pub counterparty: BookkeepingCounterparty,
-    #[schema(max_length = 100)]
+    #[schema(min_length = 1, max_length = 100)]
     pub category: String,
-    #[schema(max_length = 500)]
+    #[schema(min_length = 1, max_length = 500)]
     pub description: String,
     #[serde(default)]
     #[schema(max_length = 5000)]

@@ -76,10 +76,10 @@ fn read_filter(query: &str) -> Result<ActivityFilter, ApiError> {
 #[utoipa::path(
     tag = "Bookkeeping",
     params(
-        ("direction" = Option<String>, Query, description = "incoming or outgoing"),
+        ("direction" = inline(Option<ActivityDirectionParam>), Query),
         ("asset" = Option<String>, Query, description = "An asset identifier"),
-        ("from" = Option<String>, Query, description = "RFC 3339; occurredAt >= from"),
-        ("to" = Option<String>, Query, description = "RFC 3339; occurredAt < to"),
+        ("from" = Option<String>, Query, format = DateTime, description = "RFC 3339; occurredAt >= from"),
+        ("to" = Option<String>, Query, format = DateTime, description = "RFC 3339; occurredAt < to (after from)"),
         ("hasExpense" = Option<bool>, Query, description = "Outgoing activities with (true) or without (false) an expense"),
     ),
     security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
@@ -223,8 +223,8 @@ pub async fn create_expense_from_activity(
 #[utoipa::path(
     tag = "Customers",
     params(
-        ("q" = String, Query, description = "1 to 200 characters"),
-        ("role" = Option<String>, Query, description = "customer or vendor"),
+        ("q" = String, Query, min_length = 1, max_length = 200, description = "1 to 200 characters, not only spaces"),
+        ("role" = inline(Option<ContactRoleParam>), Query),
     ),
     security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
     responses(
@@ -265,4 +265,22 @@ pub async fn search_contacts(
             })
             .collect(),
     }))
+}
+
+// The document's query enums; the queries themselves are read by `read_filter` and
+// `search_contacts`.
+/// Which way funds moved.
+#[derive(Debug, Clone, Copy, utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum ActivityDirectionParam {
+    Incoming,
+    Outgoing,
+}
+
+/// A contact role to search for.
+#[derive(Debug, Clone, Copy, utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum ContactRoleParam {
+    Customer,
+    Vendor,
 }
