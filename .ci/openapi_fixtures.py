@@ -1,6 +1,6 @@
 """Test data for .ci/openapi-check.sh: a payment link with a customer e-mail and a session on it,
-an anonymous link, the company callback, and a subscription (with its customer), made through
-the API itself. Prints the
+an anonymous link, the company callback, a subscription (with its customer) and a sandbox
+outgoing transfer, made through the API itself. Prints the
 schemathesis dictionaries that offer their identifiers for the path parameters (half of the
 draws; the other half stays generated), so the run reaches the routes past their 404.
 
@@ -77,10 +77,24 @@ subscription, _ = call(
     KEY,
 )
 customers, _ = call("GET", "/api/partner/v1/pay/customers", headers=KEY)
+outgoing, _ = call(
+    "POST",
+    "/api/partner/v1/pay/sandbox/wallet-activity/outgoing",
+    {
+        "chain": "eip155:8453",
+        "txHash": "0x" + "5c" * 32,
+        "logIndex": 0,
+        "asset": "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+        "amount": "12.5",
+        "toAddress": "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
+    },
+    KEY,
+)
 
 dictionaries = {
     "uids": [uid, anonymous["uid"], subscription["uid"]],
     "customers": [customers["data"][0]["id"], customers["data"][0]["uid"]],
+    "activities": [outgoing["id"], outgoing["key"]],
     "sessions": [session["id"]],
     "deliveries": [d["id"] for d in sent["data"]],
     "form-keys": [form_key],
@@ -95,5 +109,6 @@ for param, name in [
     ("path.id", "deliveries"),
     ("path.payKeyId", "form-keys"),
     ("path.customerId", "customers"),
+    ("path.activityId", "activities"),
 ]:
     print(f'"{param}" = {{ dictionary = "{name}", probability = 0.5 }}')

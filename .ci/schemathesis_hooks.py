@@ -72,7 +72,49 @@ SUBSCRIPTION_CREATE = [
     METADATA_SETTINGS,
 ]
 
+SANDBOX_OUTGOING = [
+    # An integral float (`3.0`) is JSON Schema's integer, not an index (as billingIntervalCount).
+    ("validation_failed", "logIndex", None),
+    # The asset must be in the catalogue and on `chain`; the amount within its decimals.
+    ("validation_failed", "asset", None),
+    ("validation_failed", "amount", None),
+    # The company has no settlement wallet for the asset.
+    ("validation_failed", "asset", "settlement wallet"),
+    # RFC 3339 as the time crate reads it (schemathesis' date-time is a little wider).
+    ("validation_failed", "occurredAt", None),
+]
+
+EXPENSE_FROM_ACTIVITY = [
+    # Exactly one of the activity's id and key, and of the counterparty's contactId and
+    # newVendor (two fields of one body); the key's shape is `<chain>:<txHash>:<index>`.
+    ("validation_failed", "walletActivityEventId", None),
+    ("validation_failed", "walletActivityEventKey", None),
+    ("validation_failed", "counterparty", None),
+    ("validation_failed", "counterparty.newVendor.email", None),
+    ("validation_failed", "counterparty.newVendor.name", None),
+    ("validation_failed", "counterparty.newVendor.clientId", None),
+    # Text fields must not be blank or hold control characters.
+    ("validation_failed", "category", None),
+    ("validation_failed", "description", None),
+    ("validation_failed", "notes", None),
+    # Fiat amounts need a known `fiatCurrency` and its minor digits (another field).
+    ("validation_failed", "fiatCurrency", None),
+    ("validation_failed", "fiatAmount", None),
+    ("validation_failed", "taxAmount", None),
+]
+
 ALLOWED = {
+    ("POST", "/api/partner/v1/pay/sandbox/wallet-activity/outgoing"): SANDBOX_OUTGOING,
+    ("POST", "/api/partner/v1/pay/bookkeeping/expenses/from-activity"): EXPENSE_FROM_ACTIVITY,
+    # `to` must be after `from` (two parameters); RFC 3339 as the time crate reads it.
+    ("GET", "/api/partner/v1/pay/bookkeeping/wallet-activity"): [
+        ("validation_failed", "to", None),
+        ("validation_failed", "from", None),
+    ],
+    # `q` must not be blank nor hold control characters.
+    ("GET", "/api/partner/v1/pay/contacts/search"): [
+        ("validation_failed", "q", None),
+    ],
     ("POST", "/api/partner/v1/pay/customers"): CUSTOMER_UPSERT,
     ("POST", "/api/partner/v1/pay/subscriptions"): SUBSCRIPTION_CREATE,
     # The portal's forms answer HTML: a refused signed URL or token is its 403 page, a bad

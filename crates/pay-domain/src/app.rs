@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use crate::checkout::ports::{PriceSource, Processor};
+use crate::bookkeeping::ports::BookkeepingStore;
+use crate::bookkeeping::BookkeepingService;
+use crate::checkout::ports::{PriceSource, Processor, SettlementObserver};
 use crate::checkout::{CheckoutAdapters, CheckoutService, CheckoutStore};
 use crate::customers::ports::{CustomerPorts, PortalKeys};
 use crate::customers::CustomerService;
@@ -42,6 +44,7 @@ pub struct Stores {
     pub mail: Arc<dyn MailStore + Send + Sync>,
     pub customers: Arc<dyn CustomerPorts>,
     pub subscriptions: Arc<dyn SubscriptionStore + Send + Sync>,
+    pub bookkeeping: Arc<dyn BookkeepingStore + Send + Sync>,
     pub oauth: Arc<dyn OAuthPorts>,
     pub rate_limits: Arc<dyn RateLimitStore + Send + Sync>,
     pub health: Arc<dyn HealthCheck + Send + Sync>,
@@ -65,6 +68,7 @@ impl Stores {
             mail: store.clone(),
             customers: store.clone(),
             subscriptions: store.clone(),
+            bookkeeping: store.clone(),
             oauth: store.clone(),
             rate_limits: store.clone(),
             health: store,
@@ -134,6 +138,8 @@ struct Services {
     customers: CustomerService,
     /// Shared with the sandbox, which hands it the company clock's steps (`ClockFollower`).
     subscriptions: Arc<SubscriptionService>,
+    /// Shared with the checkout, which tells it of completed sessions (`SettlementObserver`).
+    bookkeeping: Arc<BookkeepingService>,
     oauth: OAuthService,
     health: Arc<dyn HealthCheck + Send + Sync>,
 }
@@ -179,6 +185,7 @@ impl Pay {
                 allow_private_targets: config.allow_private_targets,
             },
         );
+        let processor = adapters.processor.clone();
         let checkout = Arc::new(CheckoutService::new(
             k.clone(),
             tenancy.clone(),
@@ -218,6 +225,16 @@ impl Pay {
         ));
         let follower: Arc<dyn ClockFollower> = subscriptions.clone();
         sandbox.follow(&follower);
+        let bookkeeping = Arc::new(BookkeepingService::new(
+            k.clone(),
+            tenancy.clone(),
+            customers.clone(),
+            stores.bookkeeping,
+            processor,
+            config.sandbox,
+        ));
+        let settled: Arc<dyn SettlementObserver> = bookkeeping.clone();
+        checkout.observe_settlements(&settled);
         let oauth = OAuthService::new(k.clone(), tenancy.clone(), stores.oauth, config.oauth);
         let s = Arc::new(Services {
             k,
@@ -230,6 +247,7 @@ impl Pay {
             mail,
             customers,
             subscriptions,
+            bookkeeping,
             oauth,
             health: stores.health,
         });
@@ -270,6 +288,10 @@ impl Pay {
 
     pub fn subscriptions(&self) -> &SubscriptionService {
         &self.s.subscriptions
+    }
+
+    pub fn bookkeeping(&self) -> &BookkeepingService {
+        &self.s.bookkeeping
     }
 
     pub fn oauth(&self) -> &OAuthService {
@@ -322,6 +344,7 @@ pub trait PayStore:
     + MailStore
     + CustomerPorts
     + SubscriptionStore
+    + BookkeepingStore
     + OAuthPorts
     + RateLimitStore
     + HealthCheck
@@ -339,6 +362,7 @@ impl<T> PayStore for T where
         + MailStore
         + CustomerPorts
         + SubscriptionStore
+        + BookkeepingStore
         + OAuthPorts
         + RateLimitStore
         + HealthCheck

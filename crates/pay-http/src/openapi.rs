@@ -6,8 +6,8 @@ use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder};
 use utoipa::{Modify, OpenApi, PartialSchema};
 
 use crate::api::{
-    checkout, companies, company, customers, links, meta, oauth, session, settings, subscriptions,
-    webhook_subscription, webhooks,
+    bookkeeping, checkout, companies, company, customers, links, meta, oauth, session, settings,
+    subscriptions, webhook_subscription, webhooks,
 };
 use crate::edge::error::ErrorBody;
 use crate::pages::gateway;
@@ -60,10 +60,15 @@ routes!(
     customers::upsert_customer,
     customers::list_customers,
     customers::customer_portal,
+    bookkeeping::search_contacts,
     subscriptions::create_subscription,
     subscriptions::list_subscriptions,
     subscriptions::get_subscription,
     subscriptions::update_subscription,
+    bookkeeping::list_wallet_activity,
+    bookkeeping::get_wallet_activity,
+    bookkeeping::sandbox_outgoing_transfer,
+    bookkeeping::create_expense_from_activity,
     checkout::manual_resolution,
     checkout::checkout_view,
     crate::pages::checkout::checkout_page,

@@ -2,7 +2,7 @@
 //! channels that are a pure function of the session and the asset, so asking again (after a
 //! restart too) gives the same channel.
 
-use pay_domain::checkout::ports::{DepositChannel, Processor};
+use pay_domain::checkout::ports::{DepositChannel, Processor, SettlementTransfer};
 use pay_domain::kernel::amount::Decimal;
 use pay_domain::kernel::assets::DestinationAsset;
 use pay_domain::kernel::ids::CompanyId;
@@ -125,6 +125,34 @@ impl Processor for SandboxProcessor {
             channel_id,
             deposit_address: deposit_address(session, &asset.chain_code),
             source_chain: asset.chain_code.clone(),
+        })
+    }
+
+    /// A pure function of `session` and `asset`: on the asset's CAIP-2 chain, the hash
+    /// `0x` + hex `SHA-256("settlement" || session UUID bytes || asset identifier)`, index 0,
+    /// from the sandbox's settlement wallet (the sandbox address of the nil UUID there).
+    fn settlement_transfer(
+        &self,
+        session: Uuid,
+        asset: &DestinationAsset,
+        _amount: Decimal,
+        _destination: &str,
+    ) -> PortResult<SettlementTransfer> {
+        let digest = Sha256::new()
+            .chain_update(b"settlement")
+            .chain_update(session.as_bytes())
+            .chain_update(asset.asset_identifier.as_bytes())
+            .finalize();
+        let chain = asset
+            .asset_identifier
+            .split_once('/')
+            .map(|(chain, _)| chain)
+            .ok_or_else(|| Fault::new("an asset identifier without a chain"))?;
+        Ok(SettlementTransfer {
+            chain: chain.to_owned(),
+            tx_hash: format!("0x{}", hex::encode(digest)),
+            index: 0,
+            from_address: deposit_address(Uuid::nil(), &asset.chain_code),
         })
     }
 }
@@ -352,5 +380,43 @@ mod tests {
         assert!(p
             .open_channel(session(S1), &asset(ETH), d("0.000000000000000001"))
             .is_ok());
+    }
+
+    #[test]
+    fn settlement_transfers_are_a_known_function_of_session_and_asset() {
+        let p = SandboxProcessor::new();
+        let t = p
+            .settlement_transfer(session(S1), &asset(BASE_USDC), d("9.9"), "0xdest")
+            .unwrap();
+        assert_eq!(
+            t,
+            SettlementTransfer {
+                chain: "eip155:8453".into(),
+                tx_hash: "0x1d5aaa3386c4ac84e1f417061e364db5ee4bce01b90adf36cc1177bf5a9f8b33"
+                    .into(),
+                index: 0,
+                from_address: deposit_address(Uuid::nil(), "base"),
+            }
+        );
+        // Asked again: the same transfer; another session or asset: another one.
+        assert_eq!(
+            p.settlement_transfer(session(S1), &asset(BASE_USDC), d("1"), "x")
+                .unwrap(),
+            t
+        );
+        assert_ne!(
+            p.settlement_transfer(session(S2), &asset(BASE_USDC), d("9.9"), "0xdest")
+                .unwrap()
+                .tx_hash,
+            t.tx_hash
+        );
+        let btc = p
+            .settlement_transfer(session(S1), &asset(BTC), d("1"), "bc1q")
+            .unwrap();
+        assert_eq!(btc.chain, "bip122:000000000019d6689c085ae165831e93");
+        assert_eq!(
+            btc.tx_hash,
+            "0xf70a02413e88cfac704256b4c95933d2af0ba0c7d5c1f623272b1300dbfa6137"
+        );
     }
 }

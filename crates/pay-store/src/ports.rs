@@ -35,6 +35,7 @@ use crate::DieselStore;
 pub(crate) mod outbox;
 
 mod anonymous;
+mod bookkeeping;
 mod checkout;
 mod clock;
 mod customers;

@@ -22,6 +22,7 @@ use crate::schema::{
 };
 
 mod anonymous;
+mod bookkeeping;
 mod checkout;
 mod customers;
 mod grant_webhooks;
@@ -32,6 +33,7 @@ mod subscriptions;
 mod webhooks;
 
 pub(crate) use anonymous::*;
+pub(crate) use bookkeeping::*;
 pub(crate) use checkout::*;
 pub(crate) use customers::*;
 pub(crate) use grant_webhooks::*;

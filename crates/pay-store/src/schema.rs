@@ -457,3 +457,63 @@ diesel::allow_tables_to_appear_in_same_query!(
     oauth_refresh_tokens,
     oauth_access_tokens
 );
+
+diesel::table! {
+    contact_wallets (contact_id, address_key) {
+        contact_id -> Text,
+        company_id -> Text,
+        address -> Text,
+        address_key -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    wallet_activities (id) {
+        id -> Text,
+        company_id -> Text,
+        activity_key -> Text,
+        chain -> Text,
+        tx_hash -> Text,
+        log_index -> BigInt,
+        direction -> Text,
+        asset -> Text,
+        amount -> Text,
+        wallet_address -> Text,
+        counterparty_address -> Text,
+        occurred_at -> BigInt,
+        payment_session_id -> Nullable<Text>,
+        recorded_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    expenses (id) {
+        id -> Text,
+        company_id -> Text,
+        activity_id -> Text,
+        contact_id -> Text,
+        category -> Text,
+        description -> Text,
+        notes -> Nullable<Text>,
+        fiat_currency -> Nullable<Text>,
+        fiat_amount -> Nullable<Text>,
+        tax_amount -> Nullable<Text>,
+        version -> BigInt,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    expense_versions (expense_id, version) {
+        expense_id -> Text,
+        version -> BigInt,
+        saved_at -> BigInt,
+        saved_by -> Text,
+        changes -> Text,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(contacts, contact_wallets);
+diesel::allow_tables_to_appear_in_same_query!(wallet_activities, expenses, expense_versions);

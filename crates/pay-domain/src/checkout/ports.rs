@@ -18,6 +18,30 @@ pub struct DepositChannel {
     pub source_chain: String,
 }
 
+/// The chain transfer that moved a completed session's settlement into its destination, as
+/// the processor reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettlementTransfer {
+    /// CAIP-2 chain id (`eip155:8453`).
+    pub chain: String,
+    pub tx_hash: String,
+    /// The log (EVM) or output (UTXO) index of the transfer within the transaction.
+    pub index: u32,
+    /// Where the funds came from (the processor's settlement wallet).
+    pub from_address: String,
+}
+
+/// Who hears of a session that completed (bookkeeping records the incoming transfer). Told
+/// after the write that completed it, and again when a processor event completing it is
+/// replayed, so an observer MUST be idempotent.
+pub trait SettlementObserver: Send + Sync {
+    fn session_completed(
+        &self,
+        link: &crate::links::PaymentLink,
+        session: &crate::checkout::PaymentSession,
+    ) -> PortResult<()>;
+}
+
 /// The payment processor: which assets it takes, its fee, and deposit channels. What happens on
 /// a channel (deposits, settlement, failure) comes back through the use cases.
 pub trait Processor: Send + Sync {
@@ -42,4 +66,14 @@ pub trait Processor: Send + Sync {
         asset: &crate::kernel::assets::DestinationAsset,
         amount: crate::kernel::amount::Decimal,
     ) -> PortResult<DepositChannel>;
+    /// The transfer that settled the completed `session`: `amount` of `asset` to
+    /// `destination`. MUST name the same transfer (chain, hash, index) each time it is asked
+    /// for the same session.
+    fn settlement_transfer(
+        &self,
+        session: uuid::Uuid,
+        asset: &crate::kernel::assets::DestinationAsset,
+        amount: crate::kernel::amount::Decimal,
+        destination: &str,
+    ) -> PortResult<SettlementTransfer>;
 }

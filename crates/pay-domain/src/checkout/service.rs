@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::checkout::error::CheckoutResult;
 use crate::checkout::machine::{transition, SessionEvent, SessionStatus};
-use crate::checkout::ports::{PriceSource, Processor};
+use crate::checkout::ports::{PriceSource, Processor, SettlementObserver};
 use crate::checkout::quote::{self, QuoteRequest};
 use crate::checkout::tolerance;
 use crate::checkout::CheckoutStore;
@@ -22,6 +22,7 @@ use crate::kernel::amount::{Amount, Decimal};
 use crate::kernel::assets::{fiat_decimals, DestinationAsset};
 use crate::kernel::error::{Fault, FieldError, NotFound};
 use crate::kernel::ids::{LinkUid, PaymentSessionId};
+use crate::kernel::observers::Observers;
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::ports::LinkObserver;
@@ -147,6 +148,7 @@ pub struct CheckoutService {
     store: Arc<dyn CheckoutStore + Send + Sync>,
     processor: Arc<dyn Processor>,
     prices: Arc<dyn PriceSource>,
+    settled: Observers<dyn SettlementObserver>,
 }
 
 impl std::fmt::Debug for CheckoutService {
@@ -194,7 +196,25 @@ impl CheckoutService {
             store,
             processor: adapters.processor,
             prices: adapters.prices,
+            settled: Observers::default(),
         }
+    }
+
+    /// Tells `observer` of each session that completes from now on (held weakly).
+    pub fn observe_settlements(&self, observer: &Arc<dyn SettlementObserver>) {
+        self.settled.add(observer);
+    }
+
+    /// Tells the observers that `session` of `link` completed.
+    pub(crate) fn completed(
+        &self,
+        link: &PaymentLink,
+        session: &PaymentSession,
+    ) -> CheckoutResult<()> {
+        for o in self.settled.each() {
+            o.session_completed(link, session)?;
+        }
+        Ok(())
     }
 
     // ----- reads -----

@@ -16,27 +16,49 @@ pub const LIST_LIMIT: usize = 200;
 /// Longest `name` and `clientId`.
 pub const MAX_NAME_CHARS: usize = 200;
 
-/// What a contact is to the company.
+/// What a contact is to the company (its roles): one contact per e-mail, a customer, a vendor
+/// or both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ContactKind {
     /// Someone the company bills (payment links, subscriptions, the portal).
     Customer,
     /// Someone who bills the company (bookkeeping).
     Vendor,
+    /// Both of the above.
+    Both,
 }
 
 impl ContactKind {
-    pub const ALL: [ContactKind; 2] = [ContactKind::Customer, ContactKind::Vendor];
+    pub const ALL: [ContactKind; 3] = [
+        ContactKind::Customer,
+        ContactKind::Vendor,
+        ContactKind::Both,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             ContactKind::Customer => "customer",
             ContactKind::Vendor => "vendor",
+            ContactKind::Both => "both",
         }
     }
 
     pub fn parse(s: &str) -> Option<ContactKind> {
         ContactKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Whether a contact of these roles has `role` (`Both` has every role).
+    pub fn has(self, role: ContactKind) -> bool {
+        self == role || self == ContactKind::Both
+    }
+
+    /// The roles after a contact of `self` is also given `role`.
+    pub fn with(self, role: ContactKind) -> ContactKind {
+        if self.has(role) {
+            self
+        } else {
+            ContactKind::Both
+        }
     }
 }
 
@@ -72,6 +94,17 @@ impl Contact {
 /// The upsert key of an e-mail address: trimmed and lower-cased (ASCII and Unicode).
 pub fn email_key(email: &str) -> String {
     email.trim().to_lowercase()
+}
+
+/// A wallet address as compared: `0x` hex (EVM) is case-insensitive, so it is lower-cased;
+/// other encodings (base58, bech32) are kept as given, trimmed.
+pub fn wallet_key(address: &str) -> String {
+    let t = address.trim();
+    if t.starts_with("0x") || t.starts_with("0X") {
+        t.to_ascii_lowercase()
+    } else {
+        t.to_owned()
+    }
 }
 
 /// Which fields of a contact an upsert sets; the others keep their stored value.
@@ -166,6 +199,49 @@ impl ContactUpsert {
     }
 }
 
+/// Most contacts a search answers with.
+pub const SEARCH_LIMIT: usize = 50;
+
+/// A search of the company's contacts: `text` (at least one character, at most 200) matches a
+/// part of the name, e-mail or clientId without case, or a known wallet address exactly
+/// (`0x` addresses without case); `role` keeps the contacts that have it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContactQuery {
+    pub text: String,
+    pub role: Option<ContactKind>,
+}
+
+impl ContactQuery {
+    pub fn parse(text: &str, role: Option<&str>) -> Result<ContactQuery, FieldError> {
+        let text = text.trim();
+        validate::text("q", text, MAX_NAME_CHARS, false)?;
+        let role = match role {
+            Some(r) => Some(
+                ContactKind::parse(r)
+                    .filter(|k| *k != ContactKind::Both)
+                    .ok_or_else(|| FieldError::new("role", "role must be customer or vendor"))?,
+            ),
+            None => None,
+        };
+        Ok(ContactQuery {
+            text: text.to_owned(),
+            role,
+        })
+    }
+
+    /// The text lower-cased, for the substring match.
+    pub fn lowered(&self) -> String {
+        self.text.to_lowercase()
+    }
+}
+
+/// A contact with its known wallet addresses (search answers).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContactWithWallets {
+    pub contact: Contact,
+    pub wallets: Vec<String>,
+}
+
 /// How a route names a contact: its internal id or its public uid.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ContactRef {
@@ -254,5 +330,38 @@ mod tests {
         for k in ContactKind::ALL {
             assert_eq!(ContactKind::parse(k.as_str()), Some(k));
         }
+    }
+
+    #[test]
+    fn roles_merge_into_both() {
+        use ContactKind::*;
+        let table = [
+            (Customer, Customer, Customer),
+            (Customer, Vendor, Both),
+            (Vendor, Customer, Both),
+            (Vendor, Vendor, Vendor),
+            (Both, Customer, Both),
+            (Both, Vendor, Both),
+        ];
+        for (from, add, to) in table {
+            assert_eq!(from.with(add), to, "{from} + {add}");
+            assert!(to.has(add));
+        }
+        assert!(!Customer.has(Vendor));
+        assert!(!Vendor.has(Customer));
+    }
+
+    #[test]
+    fn queries_need_text_and_take_single_roles() {
+        assert_eq!(ContactQuery::parse("  ", None).unwrap_err().field, "q");
+        assert_eq!(
+            ContactQuery::parse("a", Some("both")).unwrap_err().field,
+            "role"
+        );
+        let q = ContactQuery::parse(" Ann ", Some("vendor")).unwrap();
+        assert_eq!(
+            (q.lowered().as_str(), q.role),
+            ("ann", Some(ContactKind::Vendor))
+        );
     }
 }

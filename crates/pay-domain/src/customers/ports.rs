@@ -1,21 +1,23 @@
 //! What customers need from outside: contacts in storage, and the portal signing keys.
 
 use crate::customers::portal::PortalKey;
-use crate::customers::{Contact, ContactKind, ContactRef, GivenFields, Upserted};
+use crate::customers::{Contact, ContactKind, ContactQuery, ContactRef, GivenFields, Upserted};
 use crate::kernel::error::PortResult;
 use crate::kernel::ids::{CompanyId, ContactId};
 use crate::kernel::timestamp::Timestamp;
 
 /// Contacts (customers and vendors in one table).
 pub trait ContactStore {
-    /// Inserts `contact`, or, when the company already has a contact of the same kind whose
-    /// e-mail has the same key (trimmed, lower-case: `Contact::email_key`), updates that one
-    /// instead: only the `given` fields take `contact`'s values, `updated_at` becomes
+    /// Inserts `contact`, or, when the company already has a contact whose e-mail has the same
+    /// key (trimmed, lower-case: `Contact::email_key`), updates that one instead: it gains
+    /// `contact.kind`'s role (`ContactKind::with`: a customer given as a vendor becomes both),
+    /// only the `given` fields take `contact`'s values, `updated_at` becomes
     /// `contact.updated_at`, and id, uid, e-mail and `created_at` stay. MUST be atomic: two
-    /// concurrent upserts of one e-mail make one contact (one `Created`, one `Updated`).
-    /// `uid` MUST be unique across companies.
+    /// concurrent upserts of one e-mail make one contact (one `Created`, one `Updated`), with
+    /// both roles when they gave different ones. `uid` MUST be unique across companies.
     fn upsert_contact(&self, contact: &Contact, given: GivenFields) -> PortResult<Upserted>;
-    /// Up to `limit` newest contacts of the company and kind (newest first, ties by id).
+    /// Up to `limit` newest contacts of the company that have the role `kind` (a `Both`
+    /// contact has each; newest first, ties by id).
     fn contacts(
         &self,
         company: CompanyId,
@@ -24,6 +26,31 @@ pub trait ContactStore {
     ) -> PortResult<Vec<Contact>>;
     /// The company's contact with this id or uid; `None` for another company's.
     fn contact(&self, company: CompanyId, by: &ContactRef) -> PortResult<Option<Contact>>;
+    /// Up to `limit` of the company's contacts matching `query` (see `ContactQuery`), newest
+    /// first, each with its known wallet addresses (oldest first).
+    fn search_contacts(
+        &self,
+        company: CompanyId,
+        query: &ContactQuery,
+        limit: usize,
+    ) -> PortResult<Vec<crate::customers::ContactWithWallets>>;
+    /// Adds `address` (compared by `address_key`) to the known wallets of the company's
+    /// contact; knowing it already changes nothing. MUST be idempotent under concurrent
+    /// calls (one row per contact and address key).
+    fn add_contact_wallet(
+        &self,
+        company: CompanyId,
+        contact: ContactId,
+        address: &str,
+        address_key: &str,
+        at: Timestamp,
+    ) -> PortResult<()>;
+    /// The company's contacts that know a wallet with this address key, newest first.
+    fn contacts_with_wallet(
+        &self,
+        company: CompanyId,
+        address_key: &str,
+    ) -> PortResult<Vec<Contact>>;
     /// Sets the contact's name (the portal's edit); false when the company has no such contact.
     fn rename_contact(
         &self,

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use crate::customers::portal::{self, PortalParams};
 use crate::customers::ports::{CustomerPorts, PortalKeys};
 use crate::customers::{
-    Contact, ContactKind, ContactRef, ContactUpsert, CustomerError, PortalRefused,
-    UpsertContactInput, Upserted, LIST_LIMIT, MAX_NAME_CHARS,
+    wallet_key, Contact, ContactKind, ContactQuery, ContactRef, ContactUpsert, ContactWithWallets,
+    CustomerError, PortalRefused, UpsertContactInput, Upserted, LIST_LIMIT, MAX_NAME_CHARS,
+    SEARCH_LIMIT,
 };
 use crate::kernel::error::{Fault, NotFound, PortResult};
 use crate::kernel::ids::{CompanyId, ContactId, ContactUid};
@@ -123,6 +124,29 @@ impl CustomerService {
         upsert: ContactUpsert,
         now: Timestamp,
     ) -> PortResult<Upserted> {
+        self.upsert_as(company, ContactKind::Customer, upsert, now)
+    }
+
+    /// A vendor made inline by another use case of the company (an expense's counterparty):
+    /// upserted by e-mail, so the company's customer with that e-mail becomes both.
+    pub(crate) fn upsert_vendor_for(
+        &self,
+        company: CompanyId,
+        upsert: ContactUpsert,
+        now: Timestamp,
+    ) -> PortResult<Contact> {
+        Ok(self
+            .upsert_as(company, ContactKind::Vendor, upsert, now)?
+            .into_contact())
+    }
+
+    fn upsert_as(
+        &self,
+        company: CompanyId,
+        role: ContactKind,
+        upsert: ContactUpsert,
+        now: Timestamp,
+    ) -> PortResult<Upserted> {
         let given = upsert.given();
         let contact = Contact {
             id: ContactId(self.k.crypto.new_uuid()),
@@ -130,7 +154,7 @@ impl CustomerService {
                 .k
                 .new_public_id(ContactUid::RANDOM_LEN, ContactUid::from_random)?,
             company_id: company,
-            kind: ContactKind::Customer,
+            kind: role,
             email: upsert.email,
             name: upsert.name,
             client_id: upsert.client_id,
@@ -158,9 +182,69 @@ impl CustomerService {
     fn customer_of(&self, company: CompanyId, id_or_uid: &str) -> Result<Contact, CustomerError> {
         let by = ContactRef::parse(id_or_uid).ok_or(NOT_FOUND)?;
         match self.store.contact(company, &by)? {
-            Some(c) if c.kind == ContactKind::Customer => Ok(c),
+            Some(c) if c.kind.has(ContactKind::Customer) => Ok(c),
             _ => Err(NOT_FOUND.into()),
         }
+    }
+
+    /// Searches the company's contacts (customers, vendors, both) by part of the name, e-mail
+    /// or clientId, or by a known wallet address: the one list links, subscriptions and
+    /// expenses pick from. Scope `pay:customers:read` or `pay:bookkeeping:read`.
+    pub fn search_contacts(
+        &self,
+        p: &Principal,
+        text: &str,
+        role: Option<&str>,
+    ) -> Result<Vec<ContactWithWallets>, CustomerError> {
+        p.authorize(Scope::CustomersRead)
+            .or_else(|_| p.authorize(Scope::BookkeepingRead))?;
+        let query = ContactQuery::parse(text, role)?;
+        Ok(self
+            .store
+            .search_contacts(p.company_id, &query, SEARCH_LIMIT)?)
+    }
+
+    /// The company's contact (any role) by id or uid; `None` for another company's.
+    pub(crate) fn contact_by_ref(
+        &self,
+        company: CompanyId,
+        id_or_uid: &str,
+    ) -> PortResult<Option<Contact>> {
+        match ContactRef::parse(id_or_uid) {
+            Some(by) => self.store.contact(company, &by),
+            None => Ok(None),
+        }
+    }
+
+    /// The company's contact with this id.
+    pub(crate) fn contact_of(
+        &self,
+        company: CompanyId,
+        id: ContactId,
+    ) -> PortResult<Option<Contact>> {
+        self.store.contact(company, &ContactRef::Id(id))
+    }
+
+    /// Remembers `address` as a known wallet of the company's contact.
+    pub(crate) fn remember_wallet(
+        &self,
+        company: CompanyId,
+        contact: ContactId,
+        address: &str,
+        at: Timestamp,
+    ) -> PortResult<()> {
+        self.store
+            .add_contact_wallet(company, contact, address, &wallet_key(address), at)
+    }
+
+    /// The company's contacts that know this wallet address.
+    pub(crate) fn contacts_with_wallet(
+        &self,
+        company: CompanyId,
+        address: &str,
+    ) -> PortResult<Vec<Contact>> {
+        self.store
+            .contacts_with_wallet(company, &wallet_key(address))
     }
 
     /// Issues a portal URL for one of the company's customers (by id or uid), valid 24 hours
@@ -226,7 +310,7 @@ impl CustomerService {
         let contact = self
             .store
             .contact(signed.company, &ContactRef::Uid(signed.customer))?
-            .filter(|c| c.kind == ContactKind::Customer)
+            .filter(|c| c.kind.has(ContactKind::Customer))
             .ok_or(PortalRefused)?;
         Ok(PortalAccess {
             company_id: signed.company,

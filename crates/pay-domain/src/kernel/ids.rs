@@ -84,6 +84,15 @@ uuid_id!(
     FamilyId
 );
 
+uuid_id!(
+    /// One movement of a merchant's settlement wallet (bookkeeping).
+    WalletActivityId
+);
+uuid_id!(
+    /// A bookkeeping expense (one per outgoing wallet activity).
+    ExpenseId
+);
+
 macro_rules! prefixed_id {
     ($(#[$doc:meta])* $name:ident, $prefix:expr, $len:expr) => {
         $(#[$doc])*

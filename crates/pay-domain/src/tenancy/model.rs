@@ -80,10 +80,12 @@ pub enum Scope {
     SettingsWrite,
     WebhooksRead,
     WebhooksWrite,
+    BookkeepingRead,
+    BookkeepingWrite,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 11] = [
+    pub const ALL: [Scope; 13] = [
         Scope::CompanyRead,
         Scope::PaymentLinksRead,
         Scope::PaymentLinksWrite,
@@ -95,6 +97,8 @@ impl Scope {
         Scope::SettingsWrite,
         Scope::WebhooksRead,
         Scope::WebhooksWrite,
+        Scope::BookkeepingRead,
+        Scope::BookkeepingWrite,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -110,6 +114,8 @@ impl Scope {
             Scope::SettingsWrite => "pay:settings:write",
             Scope::WebhooksRead => "pay:webhooks:read",
             Scope::WebhooksWrite => "pay:webhooks:write",
+            Scope::BookkeepingRead => "pay:bookkeeping:read",
+            Scope::BookkeepingWrite => "pay:bookkeeping:write",
         }
     }
 
@@ -127,6 +133,7 @@ impl Scope {
                 | Scope::SubscriptionsWrite
                 | Scope::SettingsWrite
                 | Scope::WebhooksWrite
+                | Scope::BookkeepingWrite
         )
     }
 }

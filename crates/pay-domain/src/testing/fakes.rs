@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use crate::checkout::ports::{DepositChannel, PriceSource, Processor};
+use crate::checkout::ports::{DepositChannel, PriceSource, Processor, SettlementTransfer};
 use crate::kernel::amount::{Decimal, Rounding};
 use crate::kernel::assets::DestinationAsset;
 use crate::kernel::error::{Fault, PortResult};
@@ -263,6 +263,21 @@ impl Processor for FakeProcessor {
             composite_channel_id: format!("{}:ch-{session}", asset.chain_code),
             deposit_address: format!("dep-{session}"),
             source_chain: asset.chain_code.clone(),
+        })
+    }
+    fn settlement_transfer(
+        &self,
+        session: uuid::Uuid,
+        asset: &DestinationAsset,
+        _amount: Decimal,
+        _destination: &str,
+    ) -> PortResult<SettlementTransfer> {
+        let chain = asset.asset_identifier.split('/').next().unwrap_or_default();
+        Ok(SettlementTransfer {
+            chain: chain.to_owned(),
+            tx_hash: format!("0x{}", session.simple()),
+            index: 0,
+            from_address: "processor-hot-wallet".to_owned(),
         })
     }
 }

@@ -48,6 +48,7 @@ use pay_domain::webhooks::{
 mod anonymous;
 mod billing;
 mod billing_clock;
+mod bookkeeping;
 mod checkout;
 mod customers;
 mod domains;

@@ -5,6 +5,7 @@
 #[macro_use]
 mod dto_macros;
 
+pub mod bookkeeping;
 pub mod checkout;
 pub mod companies;
 pub mod company;

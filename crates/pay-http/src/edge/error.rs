@@ -4,6 +4,7 @@
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
+use pay_domain::bookkeeping::BookkeepingError;
 use pay_domain::checkout::{
     CheckoutError, LinkAlreadyPaid, RefundAddressAlreadySet, SessionTransition, StartBlocked,
 };
@@ -236,6 +237,7 @@ from_context! {
     OAuthError { Invalid, Denied, Refused, NoRedirect, Resource, Fault }
     CustomerError { Invalid, Denied, NotFound, Portal, Fault }
     SubscriptionError { Invalid, Asset, Denied, NotFound, Transition, Portal, Fault }
+    BookkeepingError { Invalid, Denied, NotFound, Fault }
 }
 
 /// Status, `errorCode`, message and field.

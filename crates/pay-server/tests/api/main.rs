@@ -7,6 +7,7 @@ mod helpers;
 
 mod anonymous;
 mod billing_year;
+mod books;
 mod checkout;
 mod checkout_page;
 mod clocks;

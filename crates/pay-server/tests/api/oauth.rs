@@ -435,8 +435,10 @@ async fn metadata(app: TestApp) {
         json!(["client_secret_basic", "client_secret_post", "none"])
     );
     let scopes = m["scopes_supported"].as_array().unwrap();
-    assert_eq!(scopes.len(), 11);
+    assert_eq!(scopes.len(), 13);
     assert!(scopes.contains(&json!("company:read")));
+    assert!(scopes.contains(&json!("pay:bookkeeping:read")));
+    assert!(scopes.contains(&json!("pay:bookkeeping:write")));
 }
 
 on_both_backends!(

@@ -34,6 +34,12 @@ pub(crate) struct ContactRow {
     updated_at: i64,
 }
 
+impl ContactRow {
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+}
+
 impl TryFrom<ContactRow> for Contact {
     type Error = Fault;
 

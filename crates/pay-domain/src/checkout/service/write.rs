@@ -26,6 +26,16 @@ impl CheckoutService {
         })
     }
 
+    /// A processor event applied before: the session as it is, and a completed one told to
+    /// the observers again (an earlier telling may have been cut short).
+    fn replayed(&self, link: &PaymentLink, id: PaymentSessionId) -> CheckoutResult<PaymentSession> {
+        let s = self.reread(id)?;
+        if s.status == SessionStatus::Complete {
+            self.completed(link, &s)?;
+        }
+        Ok(s)
+    }
+
     pub(super) fn reread(&self, id: PaymentSessionId) -> CheckoutResult<PaymentSession> {
         Ok(self
             .store
@@ -47,7 +57,7 @@ impl CheckoutService {
     ) -> CheckoutResult<PaymentSession> {
         if let Some(id) = event_id {
             if self.store.processor_event_applied(id)? {
-                return self.reread(s.id);
+                return self.replayed(link, s.id);
             }
         }
         let mut current = s;
@@ -118,9 +128,12 @@ impl CheckoutService {
                     if plan.claim {
                         self.links.changed();
                     }
+                    if to == SessionStatus::Complete && current.status != to {
+                        self.completed(link, &after)?;
+                    }
                     return Ok(after);
                 }
-                WriteOutcome::Duplicate => return self.reread(current.id),
+                WriteOutcome::Duplicate => return self.replayed(link, current.id),
                 WriteOutcome::LinkAlreadyPaid => return Err(LinkAlreadyPaid.into()),
                 WriteOutcome::Stale => current = self.reread(current.id)?,
             }

@@ -3,6 +3,7 @@
 //! atomic rate limits. The in-memory store runs them (`tests/conformance.rs` of pay-domain), so
 //! does `pay-store` on SQLite and PostgreSQL; an integrator implementing a port runs the same.
 
+pub mod bookkeeping;
 pub mod checkout;
 pub mod fixtures;
 pub mod grant_webhooks;

@@ -2,7 +2,9 @@
 
 use super::{unique_violation, MemStore};
 use crate::customers::ports::ContactStore;
-use crate::customers::{Contact, ContactKind, ContactRef, GivenFields, Upserted};
+use crate::customers::{
+    Contact, ContactKind, ContactQuery, ContactRef, ContactWithWallets, GivenFields, Upserted,
+};
 use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
 use crate::kernel::timestamp::Timestamp;
@@ -18,8 +20,9 @@ impl ContactStore for MemStore {
         if let Some(row) = t
             .contacts
             .iter_mut()
-            .find(|x| x.company_id == c.company_id && x.kind == c.kind && x.email_key() == key)
+            .find(|x| x.company_id == c.company_id && x.email_key() == key)
         {
+            row.kind = row.kind.with(c.kind);
             if given.name {
                 row.name = c.name.clone();
             }
@@ -50,7 +53,7 @@ impl ContactStore for MemStore {
             .tables()
             .contacts
             .iter()
-            .filter(|c| c.company_id == company && c.kind == kind)
+            .filter(|c| c.company_id == company && c.kind.has(kind))
             .cloned()
             .collect();
         v.sort_by_key(|c| std::cmp::Reverse((c.created_at, c.id)));
@@ -72,6 +75,99 @@ impl ContactStore for MemStore {
                     }
             })
             .cloned())
+    }
+
+    fn search_contacts(
+        &self,
+        company: CompanyId,
+        query: &ContactQuery,
+        limit: usize,
+    ) -> PortResult<Vec<ContactWithWallets>> {
+        self.count_call("search_contacts");
+        let t = self.tables();
+        let text = query.lowered();
+        let key = crate::customers::wallet_key(&query.text);
+        let wallets_of = |id: ContactId| -> Vec<String> {
+            t.contact_wallets
+                .iter()
+                .filter(|w| w.0 == company && w.1 == id)
+                .map(|w| w.2.clone())
+                .collect()
+        };
+        let mut v: Vec<Contact> = t
+            .contacts
+            .iter()
+            .filter(|c| c.company_id == company)
+            .filter(|c| query.role.is_none_or(|r| c.kind.has(r)))
+            .filter(|c| {
+                let part = |s: Option<&str>| s.is_some_and(|s| s.to_lowercase().contains(&text));
+                part(Some(&c.email))
+                    || part(c.name.as_deref())
+                    || part(c.client_id.as_deref())
+                    || t.contact_wallets
+                        .iter()
+                        .any(|w| w.0 == company && w.1 == c.id && w.3 == key)
+            })
+            .cloned()
+            .collect();
+        v.sort_by_key(|c| std::cmp::Reverse((c.created_at, c.id)));
+        v.truncate(limit);
+        Ok(v.into_iter()
+            .map(|contact| ContactWithWallets {
+                wallets: wallets_of(contact.id),
+                contact,
+            })
+            .collect())
+    }
+
+    fn add_contact_wallet(
+        &self,
+        company: CompanyId,
+        contact: ContactId,
+        address: &str,
+        address_key: &str,
+        _at: Timestamp,
+    ) -> PortResult<()> {
+        self.count_call("add_contact_wallet");
+        let mut t = self.tables();
+        if !t
+            .contacts
+            .iter()
+            .any(|c| c.company_id == company && c.id == contact)
+        {
+            return Err(Fault::new("foreign key: contact"));
+        }
+        if !t
+            .contact_wallets
+            .iter()
+            .any(|w| w.1 == contact && w.3 == address_key)
+        {
+            t.contact_wallets
+                .push((company, contact, address.to_owned(), address_key.to_owned()));
+        }
+        Ok(())
+    }
+
+    fn contacts_with_wallet(
+        &self,
+        company: CompanyId,
+        address_key: &str,
+    ) -> PortResult<Vec<Contact>> {
+        self.count_call("contacts_with_wallet");
+        let t = self.tables();
+        let mut v: Vec<Contact> = t
+            .contacts
+            .iter()
+            .filter(|c| {
+                c.company_id == company
+                    && t.contact_wallets
+                        .iter()
+                        .any(|w| w.0 == company && w.1 == c.id && w.3 == address_key)
+            })
+            .cloned()
+            .collect();
+        v.sort_by_key(|c| std::cmp::Reverse((c.created_at, c.id)));
+        Ok(v)
     }
 
     fn rename_contact(

@@ -2,6 +2,7 @@
 //! that stage a concurrent writer. What the use-case tests and the embedding example run on,
 //! and what the conformance suites check first.
 
+mod bookkeeping;
 mod checkout;
 mod customers;
 mod links;
@@ -68,6 +69,11 @@ pub struct Tables {
     pub oauth: OAuthTables,
     pub grant_subscriptions: Vec<crate::webhooks::GrantSubscription>,
     pub idempotency: Vec<webhooks::IdempotencyRow>,
+    /// Known wallets of contacts: (company, contact, address, address key).
+    pub contact_wallets: Vec<(CompanyId, ContactId, String, String)>,
+    pub wallet_activities: Vec<crate::bookkeeping::WalletActivity>,
+    pub expenses: Vec<crate::bookkeeping::Expense>,
+    pub expense_versions: Vec<crate::bookkeeping::ExpenseVersion>,
 }
 
 /// Every store port over `Mutex`ed vectors, with a call counter per method.

@@ -253,7 +253,7 @@ fn read_filter(query: &str) -> Result<DeliveryFilter, ApiError> {
     Ok(f)
 }
 
-fn percent_decode(s: &str) -> Result<String, ApiError> {
+pub(crate) fn percent_decode(s: &str) -> Result<String, ApiError> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

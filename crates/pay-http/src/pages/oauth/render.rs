@@ -21,6 +21,8 @@ pub fn scope_words(scope: Scope) -> &'static str {
         Scope::SettingsWrite => "Change your payment settings",
         Scope::WebhooksRead => "See its webhook deliveries",
         Scope::WebhooksWrite => "Manage its own webhook subscription",
+        Scope::BookkeepingRead => "See your wallet activity and expenses",
+        Scope::BookkeepingWrite => "Record expenses for your outgoing transfers",
     }
 }
 

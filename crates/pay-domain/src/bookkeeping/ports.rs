@@ -1,0 +1,75 @@
+//! What bookkeeping needs from storage: wallet activities and their expenses with versions.
+
+use crate::bookkeeping::{
+    ActivityFilter, ActivityKey, Expense, ExpenseVersion, Recorded, WalletActivity,
+};
+use crate::kernel::error::PortResult;
+use crate::kernel::ids::{CompanyId, WalletActivityId};
+
+/// What an expense write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpenseWrite {
+    /// Written, with its version record.
+    Applied,
+    /// Nothing written: the activity already has an expense (insert), or the expense is no
+    /// longer at the expected version (update). The caller reads again and decides again.
+    Lost,
+}
+
+/// Wallet activities and expenses.
+pub trait BookkeepingStore {
+    /// Inserts `activity`, unless the company already has one with the same key: then nothing
+    /// changes and the stored one comes back as `Existing`. MUST be atomic (two concurrent
+    /// reports of one movement make one activity); the key MUST be unique per company.
+    fn record_activity(&self, activity: &WalletActivity) -> PortResult<Recorded>;
+    /// The company's activity with this id; `None` for another company's.
+    fn activity(
+        &self,
+        company: CompanyId,
+        id: WalletActivityId,
+    ) -> PortResult<Option<WalletActivity>>;
+    /// The company's activity with this key; `None` for another company's.
+    fn activity_by_key(
+        &self,
+        company: CompanyId,
+        key: &ActivityKey,
+    ) -> PortResult<Option<WalletActivity>>;
+    /// Up to `limit` of the company's activities matching `filter`, newest `occurred_at`
+    /// first (ties by id, newest first), each with whether it has an expense.
+    fn activities(
+        &self,
+        company: CompanyId,
+        filter: &ActivityFilter,
+        limit: usize,
+    ) -> PortResult<Vec<(WalletActivity, bool)>>;
+    /// The expense of the company's activity, if it has one.
+    fn expense_of_activity(
+        &self,
+        company: CompanyId,
+        activity: WalletActivityId,
+    ) -> PortResult<Option<Expense>>;
+    /// Inserts a new expense (version 1) and its version record in ONE transaction. An
+    /// activity has at most one expense: a UNIQUE constraint on the activity MUST refuse a
+    /// second one, also under concurrent inserts, and the refusal is `Lost` with nothing
+    /// written.
+    fn insert_expense(
+        &self,
+        expense: &Expense,
+        version: &ExpenseVersion,
+    ) -> PortResult<ExpenseWrite>;
+    /// Replaces the expense's fields where its stored version is `expected_version`
+    /// (compare-and-set; `expense.version` is the new one) and inserts the version record, in
+    /// ONE transaction; `Lost` with nothing written when the version moved on.
+    fn update_expense(
+        &self,
+        expense: &Expense,
+        expected_version: i64,
+        version: &ExpenseVersion,
+    ) -> PortResult<ExpenseWrite>;
+    /// Every version of the expense, oldest first.
+    fn expense_versions(
+        &self,
+        company: CompanyId,
+        expense: crate::kernel::ids::ExpenseId,
+    ) -> PortResult<Vec<ExpenseVersion>>;
+}

@@ -1,0 +1,381 @@
+//! Bookkeeping use cases: record wallet activity (a settled session's incoming transfer, a
+//! processor-reported outgoing one), list and read it, and save the one expense of an outgoing
+//! transfer (created or updated, every save a version).
+
+use std::sync::Arc;
+
+use crate::bookkeeping::ports::{BookkeepingStore, ExpenseWrite};
+use crate::bookkeeping::{
+    ActivityFilter, ActivityKey, ActivityRef, Actor, BookkeepingError, CounterpartyInput,
+    Direction, Expense, ExpenseFields, ExpenseVersion, OutgoingTransferInput, Recorded,
+    SaveExpenseInput, WalletActivity, ACTIVITY_LIST_LIMIT,
+};
+use crate::checkout::machine::SessionStatus;
+use crate::checkout::ports::{Processor, SettlementObserver};
+use crate::checkout::PaymentSession;
+use crate::customers::{Contact, CustomerService, UpsertContactInput};
+use crate::kernel::error::{Fault, FieldError, NotFound, PortResult};
+use crate::kernel::ids::{CompanyId, ExpenseId, WalletActivityId};
+use crate::kernel::service::Kernel;
+use crate::links::PaymentLink;
+use crate::tenancy::{Credential, Principal, Scope, TenancyService};
+
+const ACTIVITY_NOT_FOUND: NotFound = NotFound {
+    kind: "Wallet activity",
+};
+
+/// Concurrent saves of one expense serialise on its version; each lost race reads and decides
+/// again. Enough for far more writers of one activity than a team has.
+const SAVE_ATTEMPTS: usize = 200;
+
+/// An activity with what bookkeeping knows about it (the detail route).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivityDetail {
+    pub activity: WalletActivity,
+    pub expense: Option<ExpenseDetail>,
+    /// Outgoing: the company's contacts that have the counterparty address among their known
+    /// wallet addresses (a suggestion for the expense's counterparty).
+    pub suggested_contacts: Vec<Contact>,
+}
+
+/// An expense, its counterparty and its whole history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpenseDetail {
+    pub expense: Expense,
+    pub contact: Option<Contact>,
+    pub versions: Vec<ExpenseVersion>,
+}
+
+/// What a save did: `created` is the API's 201, otherwise 200.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavedExpense {
+    pub created: bool,
+    pub activity: WalletActivity,
+    pub detail: ExpenseDetail,
+}
+
+/// Wallet activity and expenses, over the bookkeeping store, the processor's reports and the
+/// customers context (counterparties are contacts).
+#[derive(Clone)]
+pub struct BookkeepingService {
+    k: Kernel,
+    tenancy: TenancyService,
+    customers: CustomerService,
+    store: Arc<dyn BookkeepingStore + Send + Sync>,
+    processor: Arc<dyn Processor>,
+    sandbox: bool,
+}
+
+impl std::fmt::Debug for BookkeepingService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BookkeepingService").finish_non_exhaustive()
+    }
+}
+
+/// Who saved, as the versions record it.
+fn actor(p: &Principal) -> Actor {
+    match &p.credential {
+        Credential::ApiKey { partner_id } => format!("api_key:{partner_id}"),
+        Credential::SignIn { user_id, .. } => format!("user:{user_id}"),
+        Credential::OAuthGrant { grant_id, .. } => format!("grant:{grant_id}"),
+    }
+}
+
+impl BookkeepingService {
+    pub(crate) fn new(
+        k: Kernel,
+        tenancy: TenancyService,
+        customers: CustomerService,
+        store: Arc<dyn BookkeepingStore + Send + Sync>,
+        processor: Arc<dyn Processor>,
+        sandbox: bool,
+    ) -> BookkeepingService {
+        BookkeepingService {
+            k,
+            tenancy,
+            customers,
+            store,
+            processor,
+            sandbox,
+        }
+    }
+
+    /// Records the incoming transfer that paid a completed session into the merchant's
+    /// wallet, as the processor names it (chain, hash, index). Idempotent by key: reporting
+    /// it again records nothing. A link settling to an address of its own (not the merchant's
+    /// wallet) moves nothing of the merchant's.
+    pub fn record_settlement(
+        &self,
+        link: &PaymentLink,
+        session: &PaymentSession,
+    ) -> PortResult<Option<Recorded>> {
+        if session.status != SessionStatus::Complete || link.payload.settlement_address.is_some() {
+            return Ok(None);
+        }
+        let Some(asset) = self.k.assets.get(&link.payload.asset) else {
+            return Ok(None);
+        };
+        let transfer = self.processor.settlement_transfer(
+            session.id.0,
+            asset,
+            session.expected_buy_amount,
+            &session.destination_address,
+        )?;
+        let key = ActivityKey::new(&transfer.chain, &transfer.tx_hash, transfer.index)
+            .map_err(|e| Fault::caused("the processor's settlement transfer", e))?;
+        let activity = WalletActivity {
+            id: WalletActivityId(self.k.crypto.new_uuid()),
+            company_id: session.company_id,
+            key,
+            direction: Direction::Incoming,
+            asset: asset.asset_identifier.clone(),
+            amount: session.expected_buy_amount,
+            wallet_address: session.destination_address.clone(),
+            counterparty_address: transfer.from_address,
+            occurred_at: session.updated_at,
+            payment_session_id: Some(session.id),
+            recorded_at: self.k.now(),
+        };
+        self.store.record_activity(&activity).map(Some)
+    }
+
+    /// The sandbox's stand-in for the processor's wallet view: records an outgoing transfer
+    /// of the caller's company as a real processor would report it (from the company's
+    /// settlement wallet for that asset). Sandbox mode only (else `NotFound`); idempotent by
+    /// key (`Existing` when reported before).
+    pub fn report_outgoing(
+        &self,
+        p: &Principal,
+        input: OutgoingTransferInput,
+    ) -> Result<Recorded, BookkeepingError> {
+        if !self.sandbox {
+            return Err(NotFound {
+                kind: "Sandbox route",
+            }
+            .into());
+        }
+        p.authorize(Scope::BookkeepingWrite)?;
+        let t = input.check(&self.k.assets)?;
+        let asset = self
+            .k
+            .assets
+            .get(&t.asset)
+            .ok_or_else(|| Fault::new("a checked asset left the catalogue"))?;
+        let wallet = self
+            .processor
+            .merchant_wallet(p.company_id, asset)?
+            .ok_or_else(|| {
+                FieldError::new("asset", "the company has no settlement wallet for asset")
+            })?;
+        let now = self.tenancy.company_now(p.company_id)?;
+        let activity = WalletActivity {
+            id: WalletActivityId(self.k.crypto.new_uuid()),
+            company_id: p.company_id,
+            key: t.key,
+            direction: Direction::Outgoing,
+            asset: t.asset,
+            amount: t.amount,
+            wallet_address: wallet,
+            counterparty_address: t.to_address,
+            occurred_at: t.occurred_at.unwrap_or(now),
+            payment_session_id: None,
+            recorded_at: self.k.now(),
+        };
+        Ok(self.store.record_activity(&activity)?)
+    }
+
+    /// Up to 200 of the company's activities matching `filter`, newest first, each with
+    /// whether it has an expense.
+    pub fn list_activity(
+        &self,
+        p: &Principal,
+        filter: ActivityFilter,
+    ) -> Result<Vec<(WalletActivity, bool)>, BookkeepingError> {
+        p.authorize(Scope::BookkeepingRead)?;
+        let filter = filter.check()?;
+        Ok(self
+            .store
+            .activities(p.company_id, &filter, ACTIVITY_LIST_LIMIT)?)
+    }
+
+    /// One activity of the company (by id or key), its expense with history, and for an
+    /// outgoing one the contacts whose known wallets include the counterparty.
+    pub fn activity_detail(
+        &self,
+        p: &Principal,
+        id_or_key: &str,
+    ) -> Result<ActivityDetail, BookkeepingError> {
+        p.authorize(Scope::BookkeepingRead)?;
+        let by = WalletActivityId::parse(id_or_key)
+            .map(ActivityRef::Id)
+            .or_else(|| ActivityKey::parse(id_or_key).map(ActivityRef::Key))
+            .ok_or(ACTIVITY_NOT_FOUND)?;
+        let activity = self.activity_of(p.company_id, &by)?;
+        let expense = self.expense_detail(p.company_id, activity.id)?;
+        let suggested_contacts = match activity.direction {
+            Direction::Outgoing => self
+                .customers
+                .contacts_with_wallet(p.company_id, &activity.counterparty_address)?,
+            Direction::Incoming => Vec::new(),
+        };
+        Ok(ActivityDetail {
+            activity,
+            expense,
+            suggested_contacts,
+        })
+    }
+
+    fn activity_of(
+        &self,
+        company: CompanyId,
+        by: &ActivityRef,
+    ) -> Result<WalletActivity, BookkeepingError> {
+        let found = match by {
+            ActivityRef::Id(id) => self.store.activity(company, *id)?,
+            ActivityRef::Key(key) => self.store.activity_by_key(company, key)?,
+        };
+        Ok(found.ok_or(ACTIVITY_NOT_FOUND)?)
+    }
+
+    fn expense_detail(
+        &self,
+        company: CompanyId,
+        activity: WalletActivityId,
+    ) -> PortResult<Option<ExpenseDetail>> {
+        let Some(expense) = self.store.expense_of_activity(company, activity)? else {
+            return Ok(None);
+        };
+        let contact = self
+            .customers
+            .contact_of(company, expense.fields.contact_id)?;
+        let versions = self.store.expense_versions(company, expense.id)?;
+        Ok(Some(ExpenseDetail {
+            expense,
+            contact,
+            versions,
+        }))
+    }
+
+    /// `createBookkeepingExpenseFromActivity`: creates the expense of one of the company's
+    /// outgoing activities, or updates the one it has (never a second: the store's unique
+    /// key, and each lost race decides again on what won). Every save is a version (who,
+    /// when, what changed; a save that changes nothing is recorded with no changes). The
+    /// counterparty is a contact of the company, or a vendor made inline; the activity's
+    /// counterparty address becomes one of that contact's known wallets.
+    pub fn save_expense(
+        &self,
+        p: &Principal,
+        input: SaveExpenseInput,
+    ) -> Result<SavedExpense, BookkeepingError> {
+        p.authorize(Scope::BookkeepingWrite)?;
+        let save = input.check()?;
+        let company = p.company_id;
+        let activity = self.activity_of(company, &save.activity)?;
+        if activity.direction != Direction::Outgoing {
+            return Err(ACTIVITY_NOT_FOUND.into());
+        }
+        let now = self.tenancy.company_now(company)?;
+        let contact = match save.counterparty {
+            CounterpartyInput::Existing(id) => self
+                .customers
+                .contact_by_ref(company, &id)?
+                .ok_or(NotFound { kind: "Contact" })?,
+            CounterpartyInput::NewVendor {
+                email,
+                name,
+                client_id,
+            } => {
+                let upsert = UpsertContactInput {
+                    email,
+                    name,
+                    client_id,
+                    metadata: None,
+                }
+                .check()
+                .map_err(|e| {
+                    FieldError::new(format!("counterparty.newVendor.{}", e.field), e.message)
+                })?;
+                self.customers.upsert_vendor_for(company, upsert, now)?
+            }
+        };
+        let fields = ExpenseFields {
+            contact_id: contact.id,
+            category: save.category,
+            description: save.description,
+            notes: save.notes,
+            fiat_currency: save.fiat_currency,
+            fiat_amount: save.fiat_amount,
+            tax_amount: save.tax_amount,
+        };
+        let saved_by = actor(p);
+        let mut created = None;
+        for _ in 0..SAVE_ATTEMPTS {
+            match self.store.expense_of_activity(company, activity.id)? {
+                None => {
+                    let expense = Expense {
+                        id: ExpenseId(self.k.crypto.new_uuid()),
+                        company_id: company,
+                        activity_id: activity.id,
+                        fields: fields.clone(),
+                        version: 1,
+                        created_at: now,
+                        updated_at: now,
+                    };
+                    let version = ExpenseVersion {
+                        expense_id: expense.id,
+                        version: 1,
+                        saved_at: now,
+                        saved_by: saved_by.clone(),
+                        changes: fields.changes_from(None),
+                    };
+                    if self.store.insert_expense(&expense, &version)? == ExpenseWrite::Applied {
+                        created = Some(true);
+                        break;
+                    }
+                }
+                Some(current) => {
+                    let expense = Expense {
+                        fields: fields.clone(),
+                        version: current.version + 1,
+                        updated_at: now,
+                        ..current.clone()
+                    };
+                    let version = ExpenseVersion {
+                        expense_id: expense.id,
+                        version: expense.version,
+                        saved_at: now,
+                        saved_by: saved_by.clone(),
+                        changes: fields.changes_from(Some(&current.fields)),
+                    };
+                    if self
+                        .store
+                        .update_expense(&expense, current.version, &version)?
+                        == ExpenseWrite::Applied
+                    {
+                        created = Some(false);
+                        break;
+                    }
+                }
+            }
+        }
+        let created = created.ok_or_else(|| Fault::new("expense kept changing under us"))?;
+        self.customers
+            .remember_wallet(company, contact.id, &activity.counterparty_address, now)?;
+        let detail = self
+            .expense_detail(company, activity.id)?
+            .ok_or_else(|| Fault::new("a saved expense is gone"))?;
+        Ok(SavedExpense {
+            created,
+            activity,
+            detail,
+        })
+    }
+}
+
+/// A session that completes records its incoming transfer (the checkout's write path tells,
+/// also again on a replayed processor event, so a report lost to a crash is made good).
+impl SettlementObserver for BookkeepingService {
+    fn session_completed(&self, link: &PaymentLink, session: &PaymentSession) -> PortResult<()> {
+        self.record_settlement(link, session).map(|_| ())
+    }
+}

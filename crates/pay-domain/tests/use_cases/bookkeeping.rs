@@ -1,0 +1,278 @@
+//! Bookkeeping over the fakes: a completed session records its incoming transfer once (also
+//! when the processor event is replayed), the sandbox's outgoing transfer, one expense per
+//! outgoing transfer with every save versioned, the counterparty as a contact (a new vendor
+//! inline, its wallet remembered and suggested), tenancy and scopes.
+
+use super::*;
+use pay_domain::bookkeeping::{
+    ActivityFilter, BookkeepingError, CounterpartyInput, Direction, OutgoingTransferInput,
+    SaveExpenseInput,
+};
+use pay_domain::checkout::machine::SessionStatus;
+use pay_domain::customers::ContactKind;
+use pay_domain::kernel::amount::Decimal;
+
+const BASE_USDC: &str = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+const VENDOR: &str = "0x8ba1f109551bD432803012645Ac136ddd64DBA72";
+
+fn transfer(hash: char) -> OutgoingTransferInput {
+    OutgoingTransferInput {
+        chain: "eip155:8453".into(),
+        tx_hash: format!("0x{}", hash.to_string().repeat(64)),
+        log_index: 1,
+        asset: BASE_USDC.into(),
+        amount: "125.5".into(),
+        to_address: VENDOR.into(),
+        occurred_at: None,
+    }
+}
+
+fn save(activity_id: &str, description: &str) -> SaveExpenseInput {
+    SaveExpenseInput {
+        activity_id: Some(activity_id.into()),
+        activity_key: None,
+        counterparty: Some(CounterpartyInput::NewVendor {
+            email: "billing@hoster.example".into(),
+            name: Some("Hoster".into()),
+            client_id: None,
+        }),
+        category: "Hosting".into(),
+        description: description.into(),
+        notes: None,
+        fiat_currency: Some("EUR".into()),
+        fiat_amount: Some("115.20".into()),
+        tax_amount: None,
+        evidence_file_ids: vec![],
+    }
+}
+
+#[test]
+fn a_completed_session_records_its_incoming_transfer_once() {
+    let w = world();
+    let b = w.tenant("Acme", "ann@acme.example");
+    let key = w.key_principal(&b);
+    let link = w
+        .pay
+        .links()
+        .create_link(
+            &key,
+            CreateLinkInput {
+                skip_quote_acceptance: Some(true),
+                ..amount("10")
+            },
+        )
+        .unwrap();
+    let s = w
+        .pay
+        .checkout()
+        .start_session(link.uid.as_str(), BASE_USDC, ADDR)
+        .unwrap();
+    let deposit = || {
+        w.pay.sandbox().sandbox_event(
+            Some(&key),
+            link.uid.as_str(),
+            SandboxEvent::Deposit {
+                amount: Decimal::parse("10").unwrap(),
+                hold: false,
+            },
+            Some("dep-1"),
+            None,
+        )
+    };
+    assert_eq!(deposit().unwrap().status, SessionStatus::Complete);
+    let list = w
+        .pay
+        .bookkeeping()
+        .list_activity(&key, ActivityFilter::default())
+        .unwrap();
+    assert_eq!(list.len(), 1);
+    let (a, has_expense) = &list[0];
+    assert!(!has_expense);
+    assert_eq!(a.direction, Direction::Incoming);
+    assert_eq!(a.payment_session_id, Some(s.id));
+    assert_eq!(a.amount, s.expected_buy_amount);
+    assert_eq!(a.wallet_address, s.destination_address);
+    assert_eq!(a.key.chain(), "eip155:8453");
+    assert_eq!(a.key.tx_hash(), format!("0x{}", s.id.0.simple()));
+    // The processor reports the event again: told again, recorded once.
+    let calls = |w: &World| w.store.calls.lock().unwrap()["record_activity"];
+    assert_eq!(calls(&w), 1);
+    deposit().unwrap();
+    assert_eq!(calls(&w), 2, "a replay tells the observer again");
+    assert_eq!(
+        w.pay
+            .bookkeeping()
+            .list_activity(&key, ActivityFilter::default())
+            .unwrap()
+            .len(),
+        1
+    );
+    // An incoming activity takes no expense.
+    let err = w
+        .pay
+        .bookkeeping()
+        .save_expense(&key, save(&a.id.to_string(), "x"))
+        .unwrap_err();
+    assert!(matches!(err, BookkeepingError::NotFound(_)), "{err:?}");
+}
+
+#[test]
+fn one_expense_per_outgoing_transfer_every_save_versioned() {
+    let w = world();
+    let b = w.tenant("Acme", "ann@acme.example");
+    let key = w.key_principal(&b);
+    let books = w.pay.bookkeeping();
+    let out = books.report_outgoing(&key, transfer('a')).unwrap();
+    assert!(out.was_created());
+    let out = out.activity().clone();
+    assert_eq!(out.direction, Direction::Outgoing);
+    assert_eq!(out.counterparty_address, VENDOR);
+    assert!(!books
+        .report_outgoing(&key, transfer('a'))
+        .unwrap()
+        .was_created());
+
+    let first = books
+        .save_expense(&key, save(&out.id.to_string(), "Servers"))
+        .unwrap();
+    assert!(first.created);
+    let vendor = first.detail.contact.clone().unwrap();
+    assert_eq!(vendor.kind, ContactKind::Vendor);
+    w.advance(Duration::seconds(5));
+    let by_key = SaveExpenseInput {
+        activity_id: None,
+        activity_key: Some(out.key.to_string()),
+        counterparty: Some(CounterpartyInput::Existing(vendor.uid.to_string())),
+        ..save("", "Servers, November")
+    };
+    let second = books.save_expense(&key, by_key).unwrap();
+    assert!(!second.created);
+    assert_eq!(second.detail.expense.id, first.detail.expense.id);
+    assert_eq!(second.detail.expense.version, 2);
+    let versions = &second.detail.versions;
+    assert_eq!(versions.len(), 2);
+    assert_eq!(versions[1].changes.len(), 1, "{:?}", versions[1].changes);
+    assert_eq!(versions[1].changes[0].field, "description");
+    assert!(versions[1].saved_by.starts_with("api_key:"));
+    assert!(versions[1].saved_at > versions[0].saved_at);
+    // The same save again changes nothing and is still a version.
+    let third = books
+        .save_expense(
+            &key,
+            SaveExpenseInput {
+                counterparty: Some(CounterpartyInput::Existing(vendor.id.to_string())),
+                ..save(&out.id.to_string(), "Servers, November")
+            },
+        )
+        .unwrap();
+    assert_eq!(third.detail.versions.len(), 3);
+    assert!(third.detail.versions[2].changes.is_empty());
+
+    // The vendor now knows the address: a new transfer there suggests it.
+    let next = books.report_outgoing(&key, transfer('b')).unwrap();
+    let detail = books
+        .activity_detail(&key, &next.activity().key.to_string())
+        .unwrap();
+    assert_eq!(
+        detail
+            .suggested_contacts
+            .iter()
+            .map(|c| c.id)
+            .collect::<Vec<_>>(),
+        [vendor.id]
+    );
+    assert_eq!(detail.expense, None);
+    // The same e-mail as a customer makes the vendor both.
+    let as_customer = w
+        .pay
+        .customers()
+        .upsert_customer(
+            &key,
+            pay_domain::customers::UpsertContactInput {
+                email: "Billing@Hoster.example".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(as_customer.contact().id, vendor.id);
+    assert_eq!(as_customer.contact().kind, ContactKind::Both);
+
+    // Another company: its own activity space, none of ours.
+    let other = w.tenant("Other", "olga@other.example");
+    let theirs = w.key_principal(&other);
+    let err = books
+        .save_expense(&theirs, save(&out.id.to_string(), "mine"))
+        .unwrap_err();
+    assert!(matches!(err, BookkeepingError::NotFound(_)), "{err:?}");
+    assert!(matches!(
+        books.activity_detail(&theirs, &out.id.to_string()),
+        Err(BookkeepingError::NotFound(_))
+    ));
+    // Another company's contact is no counterparty of ours.
+    let err = books
+        .save_expense(
+            &theirs,
+            SaveExpenseInput {
+                counterparty: Some(CounterpartyInput::Existing(vendor.id.to_string())),
+                ..save(&out.id.to_string(), "x")
+            },
+        )
+        .unwrap_err();
+    assert!(matches!(err, BookkeepingError::NotFound(_)), "{err:?}");
+}
+
+#[test]
+fn scopes_and_the_sandbox_switch() {
+    let mut w = world();
+    let b = w.tenant("Acme", "ann@acme.example");
+    let key = w.key_principal(&b);
+    let company = key.company_id;
+    let out = w
+        .pay
+        .bookkeeping()
+        .report_outgoing(&key, transfer('c'))
+        .unwrap()
+        .activity()
+        .clone();
+    let reader = grant(company, 1, &[Scope::BookkeepingRead]);
+    let books = w.pay.bookkeeping();
+    assert_eq!(
+        books
+            .list_activity(&reader, ActivityFilter::default())
+            .unwrap()
+            .len(),
+        1
+    );
+    for err in [
+        books
+            .save_expense(&reader, save(&out.id.to_string(), "x"))
+            .unwrap_err(),
+        books.report_outgoing(&reader, transfer('d')).unwrap_err(),
+    ] {
+        assert!(matches!(err, BookkeepingError::Denied(_)), "{err:?}");
+    }
+    let customers_only = grant(company, 2, &[Scope::CustomersRead]);
+    assert!(matches!(
+        books.list_activity(&customers_only, ActivityFilter::default()),
+        Err(BookkeepingError::Denied(_))
+    ));
+    assert!(w
+        .pay
+        .customers()
+        .search_contacts(&reader, "anything", None)
+        .unwrap()
+        .is_empty());
+    let writer = grant(company, 3, &[Scope::BookkeepingWrite]);
+    assert!(
+        books
+            .save_expense(&writer, save(&out.id.to_string(), "x"))
+            .unwrap()
+            .created
+    );
+    // Outside sandbox mode the sandbox's stand-in for the processor is not there.
+    w.rebuild(false);
+    assert!(matches!(
+        w.pay.bookkeeping().report_outgoing(&key, transfer('e')),
+        Err(BookkeepingError::NotFound(_))
+    ));
+}

@@ -1,0 +1,224 @@
+//! `BookkeepingStore` on `DieselStore`: wallet activities (unique key per company) and one
+//! expense per activity (UNIQUE `activity_id`), saved by compare-and-set on its version with a
+//! version row in the same transaction. Written once for both backends.
+
+use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use pay_domain::bookkeeping::ports::{BookkeepingStore, ExpenseWrite};
+use pay_domain::bookkeeping::{
+    ActivityFilter, ActivityKey, Direction, Expense, ExpenseVersion, Recorded, WalletActivity,
+};
+use pay_domain::kernel::ids::{CompanyId, ExpenseId, WalletActivityId};
+use pay_domain::{Fault, PortResult};
+
+use crate::conn::write_transaction;
+use crate::rows::{ActivityRow, ExpenseRow, ExpenseVersionRow};
+use crate::schema::{expense_versions, expenses, wallet_activities};
+use crate::DieselStore;
+
+fn unique_violation<T>(r: QueryResult<T>) -> QueryResult<Option<T>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+impl BookkeepingStore for DieselStore {
+    fn record_activity(&self, activity: &WalletActivity) -> PortResult<Recorded> {
+        let row = ActivityRow::from(activity);
+        // Insert; a unique refusal (the key, on PostgreSQL once the other insert commits)
+        // means the movement is recorded: read that one.
+        let inserted = self.write("record wallet activity", |conn| {
+            unique_violation(
+                diesel::insert_into(wallet_activities::table)
+                    .values(&row)
+                    .execute(conn),
+            )
+        })?;
+        if inserted.is_some() {
+            return Ok(Recorded::Created(activity.clone()));
+        }
+        self.activity_by_key(activity.company_id, &activity.key)?
+            .map(Recorded::Existing)
+            .ok_or_else(|| Fault::new("record wallet activity: unique violation (id)"))
+    }
+
+    fn activity(
+        &self,
+        company: CompanyId,
+        id: WalletActivityId,
+    ) -> PortResult<Option<WalletActivity>> {
+        self.run("wallet activity", |conn| {
+            wallet_activities::table
+                .filter(wallet_activities::company_id.eq(company.to_string()))
+                .filter(wallet_activities::id.eq(id.to_string()))
+                .select(ActivityRow::as_select())
+                .first(conn)
+                .optional()
+        })?
+        .map(WalletActivity::try_from)
+        .transpose()
+    }
+
+    fn activity_by_key(
+        &self,
+        company: CompanyId,
+        key: &ActivityKey,
+    ) -> PortResult<Option<WalletActivity>> {
+        self.run("wallet activity by key", |conn| {
+            wallet_activities::table
+                .filter(wallet_activities::company_id.eq(company.to_string()))
+                .filter(wallet_activities::activity_key.eq(key.to_string()))
+                .select(ActivityRow::as_select())
+                .first(conn)
+                .optional()
+        })?
+        .map(WalletActivity::try_from)
+        .transpose()
+    }
+
+    fn activities(
+        &self,
+        company: CompanyId,
+        f: &ActivityFilter,
+        limit: usize,
+    ) -> PortResult<Vec<(WalletActivity, bool)>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self.run("wallet activities", |conn| {
+            let mut q = wallet_activities::table
+                .left_join(expenses::table.on(expenses::activity_id.eq(wallet_activities::id)))
+                .filter(wallet_activities::company_id.eq(company.to_string()))
+                .into_boxed();
+            if let Some(d) = f.direction {
+                q = q.filter(wallet_activities::direction.eq(d.as_str()));
+            }
+            if let Some(a) = &f.asset {
+                q = q.filter(wallet_activities::asset.eq(a.clone()));
+            }
+            if let Some(from) = f.from {
+                q = q.filter(wallet_activities::occurred_at.ge(from.unix_millis()));
+            }
+            if let Some(to) = f.to {
+                q = q.filter(wallet_activities::occurred_at.lt(to.unix_millis()));
+            }
+            if let Some(has) = f.has_expense {
+                q = q.filter(wallet_activities::direction.eq(Direction::Outgoing.as_str()));
+                q = if has {
+                    q.filter(expenses::id.is_not_null())
+                } else {
+                    q.filter(expenses::id.is_null())
+                };
+            }
+            q.order((
+                wallet_activities::occurred_at.desc(),
+                wallet_activities::id.desc(),
+            ))
+            .limit(limit)
+            .select((ActivityRow::as_select(), expenses::id.nullable()))
+            .load::<(ActivityRow, Option<String>)>(conn)
+        })?;
+        rows.into_iter()
+            .map(|(r, e)| Ok((WalletActivity::try_from(r)?, e.is_some())))
+            .collect()
+    }
+
+    fn expense_of_activity(
+        &self,
+        company: CompanyId,
+        activity: WalletActivityId,
+    ) -> PortResult<Option<Expense>> {
+        self.run("expense of activity", |conn| {
+            expenses::table
+                .filter(expenses::company_id.eq(company.to_string()))
+                .filter(expenses::activity_id.eq(activity.to_string()))
+                .select(ExpenseRow::as_select())
+                .first(conn)
+                .optional()
+        })?
+        .map(Expense::try_from)
+        .transpose()
+    }
+
+    fn insert_expense(
+        &self,
+        expense: &Expense,
+        version: &ExpenseVersion,
+    ) -> PortResult<ExpenseWrite> {
+        let row = ExpenseRow::from(expense);
+        let v = ExpenseVersionRow::try_from(version)?;
+        // The UNIQUE activity refuses a second expense: on PostgreSQL the losing insert waits
+        // for the winner's commit and then fails; the whole transaction rolls back.
+        let done = self.write("insert expense", |conn| {
+            unique_violation(write_transaction(conn, |conn| {
+                diesel::insert_into(expenses::table)
+                    .values(&row)
+                    .execute(conn)?;
+                diesel::insert_into(expense_versions::table)
+                    .values(&v)
+                    .execute(conn)
+            }))
+        })?;
+        Ok(match done {
+            Some(_) => ExpenseWrite::Applied,
+            None => ExpenseWrite::Lost,
+        })
+    }
+
+    fn update_expense(
+        &self,
+        expense: &Expense,
+        expected_version: i64,
+        version: &ExpenseVersion,
+    ) -> PortResult<ExpenseWrite> {
+        let row = ExpenseRow::from(expense);
+        let v = ExpenseVersionRow::try_from(version)?;
+        let done = self.write("update expense", |conn| {
+            unique_violation(write_transaction(conn, |conn| {
+                let n = diesel::update(
+                    expenses::table
+                        .filter(expenses::id.eq(&row.id))
+                        .filter(expenses::company_id.eq(&row.company_id))
+                        .filter(expenses::version.eq(expected_version)),
+                )
+                .set(&row)
+                .execute(conn)?;
+                if n == 0 {
+                    return Ok(false);
+                }
+                diesel::insert_into(expense_versions::table)
+                    .values(&v)
+                    .execute(conn)?;
+                Ok(true)
+            }))
+        })?;
+        Ok(match done {
+            Some(true) => ExpenseWrite::Applied,
+            _ => ExpenseWrite::Lost,
+        })
+    }
+
+    fn expense_versions(
+        &self,
+        company: CompanyId,
+        expense: ExpenseId,
+    ) -> PortResult<Vec<ExpenseVersion>> {
+        self.run("expense versions", |conn| {
+            expense_versions::table
+                .filter(expense_versions::expense_id.eq(expense.to_string()))
+                .filter(
+                    expense_versions::expense_id.eq_any(
+                        expenses::table
+                            .filter(expenses::company_id.eq(company.to_string()))
+                            .select(expenses::id),
+                    ),
+                )
+                .order(expense_versions::version.asc())
+                .select(ExpenseVersionRow::as_select())
+                .load(conn)
+        })?
+        .into_iter()
+        .map(ExpenseVersion::try_from)
+        .collect()
+    }
+}

@@ -1,0 +1,248 @@
+//! Wallet activity, expense and expense-version rows and their conversions.
+
+use diesel::prelude::*;
+use pay_domain::bookkeeping::{
+    ActivityKey, Direction, Expense, ExpenseFields, ExpenseVersion, FieldChange, WalletActivity,
+};
+use pay_domain::kernel::amount::{Amount, Decimal};
+use pay_domain::kernel::ids::{
+    CompanyId, ContactId, ExpenseId, PaymentSessionId, WalletActivityId,
+};
+use pay_domain::{Fault, PortResult};
+use serde_json::{json, Value};
+
+use super::{corrupt, id, instant};
+use crate::conn::MultiBackend;
+use crate::schema::{expense_versions, expenses, wallet_activities};
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = wallet_activities, check_for_backend(MultiBackend))]
+pub(crate) struct ActivityRow {
+    pub(crate) id: String,
+    pub(crate) company_id: String,
+    pub(crate) activity_key: String,
+    chain: String,
+    tx_hash: String,
+    log_index: i64,
+    direction: String,
+    asset: String,
+    amount: String,
+    wallet_address: String,
+    counterparty_address: String,
+    occurred_at: i64,
+    payment_session_id: Option<String>,
+    recorded_at: i64,
+}
+
+impl From<&WalletActivity> for ActivityRow {
+    fn from(a: &WalletActivity) -> Self {
+        ActivityRow {
+            id: a.id.to_string(),
+            company_id: a.company_id.to_string(),
+            activity_key: a.key.to_string(),
+            chain: a.key.chain().to_owned(),
+            tx_hash: a.key.tx_hash().to_owned(),
+            log_index: i64::from(a.key.index()),
+            direction: a.direction.as_str().to_owned(),
+            asset: a.asset.clone(),
+            amount: a.amount.to_string(),
+            wallet_address: a.wallet_address.clone(),
+            counterparty_address: a.counterparty_address.clone(),
+            occurred_at: a.occurred_at.unix_millis(),
+            payment_session_id: a.payment_session_id.map(|s| s.to_string()),
+            recorded_at: a.recorded_at.unix_millis(),
+        }
+    }
+}
+
+impl TryFrom<ActivityRow> for WalletActivity {
+    type Error = Fault;
+
+    fn try_from(r: ActivityRow) -> PortResult<WalletActivity> {
+        let index =
+            u32::try_from(r.log_index).map_err(|_| corrupt("wallet_activities.log_index"))?;
+        Ok(WalletActivity {
+            id: id(&r.id, WalletActivityId::parse, "wallet_activities.id")?,
+            company_id: id(
+                &r.company_id,
+                CompanyId::parse,
+                "wallet_activities.company_id",
+            )?,
+            key: ActivityKey::new(&r.chain, &r.tx_hash, index)
+                .map_err(|_| corrupt("wallet_activities.activity_key"))?,
+            direction: Direction::parse(&r.direction)
+                .ok_or_else(|| corrupt("wallet_activities.direction"))?,
+            asset: r.asset,
+            amount: Decimal::parse_stored(&r.amount)
+                .map_err(|_| corrupt("wallet_activities.amount"))?,
+            wallet_address: r.wallet_address,
+            counterparty_address: r.counterparty_address,
+            occurred_at: instant(r.occurred_at, "wallet_activities.occurred_at")?,
+            payment_session_id: r
+                .payment_session_id
+                .as_deref()
+                .map(|s| {
+                    id(
+                        s,
+                        PaymentSessionId::parse,
+                        "wallet_activities.payment_session_id",
+                    )
+                })
+                .transpose()?,
+            recorded_at: instant(r.recorded_at, "wallet_activities.recorded_at")?,
+        })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = expenses, check_for_backend(MultiBackend))]
+#[diesel(treat_none_as_null = true)]
+pub(crate) struct ExpenseRow {
+    pub(crate) id: String,
+    pub(crate) company_id: String,
+    pub(crate) activity_id: String,
+    contact_id: String,
+    category: String,
+    description: String,
+    notes: Option<String>,
+    fiat_currency: Option<String>,
+    fiat_amount: Option<String>,
+    tax_amount: Option<String>,
+    pub(crate) version: i64,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl From<&Expense> for ExpenseRow {
+    fn from(e: &Expense) -> Self {
+        let f = &e.fields;
+        ExpenseRow {
+            id: e.id.to_string(),
+            company_id: e.company_id.to_string(),
+            activity_id: e.activity_id.to_string(),
+            contact_id: f.contact_id.to_string(),
+            category: f.category.clone(),
+            description: f.description.clone(),
+            notes: f.notes.clone(),
+            fiat_currency: f.fiat_currency.clone(),
+            fiat_amount: f.fiat_amount.as_ref().map(|a| a.as_str().to_owned()),
+            tax_amount: f.tax_amount.as_ref().map(|a| a.as_str().to_owned()),
+            version: e.version,
+            created_at: e.created_at.unix_millis(),
+            updated_at: e.updated_at.unix_millis(),
+        }
+    }
+}
+
+fn fiat(text: Option<String>, column: &str) -> PortResult<Option<Amount>> {
+    text.map(|t| Amount::parse_stored(&t, 18).map_err(|_| corrupt(column)))
+        .transpose()
+}
+
+impl TryFrom<ExpenseRow> for Expense {
+    type Error = Fault;
+
+    fn try_from(r: ExpenseRow) -> PortResult<Expense> {
+        Ok(Expense {
+            id: id(&r.id, ExpenseId::parse, "expenses.id")?,
+            company_id: id(&r.company_id, CompanyId::parse, "expenses.company_id")?,
+            activity_id: id(
+                &r.activity_id,
+                WalletActivityId::parse,
+                "expenses.activity_id",
+            )?,
+            fields: ExpenseFields {
+                contact_id: id(&r.contact_id, ContactId::parse, "expenses.contact_id")?,
+                category: r.category,
+                description: r.description,
+                notes: r.notes,
+                fiat_currency: r.fiat_currency,
+                fiat_amount: fiat(r.fiat_amount, "expenses.fiat_amount")?,
+                tax_amount: fiat(r.tax_amount, "expenses.tax_amount")?,
+            },
+            version: r.version,
+            created_at: instant(r.created_at, "expenses.created_at")?,
+            updated_at: instant(r.updated_at, "expenses.updated_at")?,
+        })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = expense_versions, check_for_backend(MultiBackend))]
+pub(crate) struct ExpenseVersionRow {
+    expense_id: String,
+    version: i64,
+    saved_at: i64,
+    saved_by: String,
+    changes: String,
+}
+
+impl TryFrom<&ExpenseVersion> for ExpenseVersionRow {
+    type Error = Fault;
+
+    fn try_from(v: &ExpenseVersion) -> PortResult<Self> {
+        let changes: Vec<Value> = v
+            .changes
+            .iter()
+            .map(|c| json!({"field": c.field, "from": c.from, "to": c.to}))
+            .collect();
+        Ok(ExpenseVersionRow {
+            expense_id: v.expense_id.to_string(),
+            version: v.version,
+            saved_at: v.saved_at.unix_millis(),
+            saved_by: v.saved_by.clone(),
+            changes: serde_json::to_string(&changes)
+                .map_err(|e| Fault::caused("encoding expense changes", e))?,
+        })
+    }
+}
+
+/// The field names a version may hold (the stored text is matched back to them).
+const FIELDS: [&str; 7] = [
+    "contactId",
+    "category",
+    "description",
+    "notes",
+    "fiatCurrency",
+    "fiatAmount",
+    "taxAmount",
+];
+
+impl TryFrom<ExpenseVersionRow> for ExpenseVersion {
+    type Error = Fault;
+
+    fn try_from(r: ExpenseVersionRow) -> PortResult<ExpenseVersion> {
+        let bad = || corrupt("expense_versions.changes");
+        let list: Vec<Value> = serde_json::from_str(&r.changes).map_err(|_| bad())?;
+        let text = |v: &Value| -> PortResult<Option<String>> {
+            match v {
+                Value::Null => Ok(None),
+                Value::String(s) => Ok(Some(s.clone())),
+                _ => Err(bad()),
+            }
+        };
+        let changes = list
+            .iter()
+            .map(|c| {
+                let name = c.get("field").and_then(Value::as_str).ok_or_else(bad)?;
+                let field = FIELDS.into_iter().find(|f| *f == name).ok_or_else(bad)?;
+                Ok(FieldChange {
+                    field,
+                    from: text(c.get("from").unwrap_or(&Value::Null))?,
+                    to: text(c.get("to").unwrap_or(&Value::Null))?,
+                })
+            })
+            .collect::<PortResult<Vec<_>>>()?;
+        Ok(ExpenseVersion {
+            expense_id: id(
+                &r.expense_id,
+                ExpenseId::parse,
+                "expense_versions.expense_id",
+            )?,
+            version: r.version,
+            saved_at: instant(r.saved_at, "expense_versions.saved_at")?,
+            saved_by: r.saved_by,
+            changes,
+        })
+    }
+}

@@ -1,0 +1,15 @@
+//! `BookkeepingStore` and the contact roles and wallets of `ContactStore` on `DieselStore`,
+//! run against SQLite and PostgreSQL alike: each case below becomes a `sqlite` and a
+//! `postgres` test (the latter skips without `PAY_TEST_POSTGRES_URL`).
+
+#[macro_use]
+mod common;
+use common::*;
+
+conformance!(
+    bookkeeping:
+    an_activity_is_recorded_once_per_key,
+    activities_filter_and_order,
+    one_expense_per_activity_and_versions_by_compare_and_set,
+    contact_roles_merge_and_wallets_are_known_once,
+);
