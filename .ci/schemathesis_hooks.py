@@ -111,6 +111,15 @@ ALLOWED = {
         ("validation_failed", "to", None),
         ("validation_failed", "from", None),
     ],
+    # The exports' period: the same two-parameter rule (`to` after `from`).
+    ("GET", "/api/partner/v1/pay/bookkeeping/exports/expenses.csv"): [
+        ("validation_failed", "to", None),
+        ("validation_failed", "from", None),
+    ],
+    ("GET", "/api/partner/v1/pay/bookkeeping/exports/payments.csv"): [
+        ("validation_failed", "to", None),
+        ("validation_failed", "from", None),
+    ],
     # `q` must not be blank nor hold control characters.
     ("GET", "/api/partner/v1/pay/contacts/search"): [
         ("validation_failed", "q", None),

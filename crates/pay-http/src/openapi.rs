@@ -69,6 +69,8 @@ routes!(
     bookkeeping::get_wallet_activity,
     bookkeeping::sandbox_outgoing_transfer,
     bookkeeping::create_expense_from_activity,
+    bookkeeping::export::export_expenses,
+    bookkeeping::export::export_payments,
     checkout::manual_resolution,
     checkout::checkout_view,
     crate::pages::checkout::checkout_page,

@@ -10,6 +10,7 @@ conformance!(
     bookkeeping:
     an_activity_is_recorded_once_per_key,
     activities_filter_and_order,
+    export_pages_run_in_order_within_the_period,
     one_expense_per_activity_and_versions_by_compare_and_set,
     contact_roles_merge_and_wallets_are_known_once,
 );

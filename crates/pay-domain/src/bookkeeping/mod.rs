@@ -1,14 +1,18 @@
 //! Bookkeeping: the merchant's wallet activity (incoming from settled sessions, outgoing as the
 //! processor reports it) and exactly one expense per outgoing transfer, versioned on each save.
-//! Evidence files and the accountant's export come next (docs/bookkeeping.md).
+//! The accountant's CSV export of expenses and incoming payments; evidence files come next
+//! (docs/bookkeeping.md).
 
 mod activity;
+pub mod csv;
 mod error;
 mod expense;
+mod export;
 pub mod ports;
 mod service;
 
 pub use activity::*;
 pub use error::BookkeepingError;
 pub use expense::*;
-pub use service::{ActivityDetail, BookkeepingService, ExpenseDetail, SavedExpense};
+pub use export::*;
+pub use service::{ActivityDetail, BookkeepingService, ExpenseDetail, ExportPage, SavedExpense};

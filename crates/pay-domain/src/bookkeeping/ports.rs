@@ -1,7 +1,8 @@
 //! What bookkeeping needs from storage: wallet activities and their expenses with versions.
 
 use crate::bookkeeping::{
-    ActivityFilter, ActivityKey, Expense, ExpenseVersion, Recorded, WalletActivity,
+    ActivityFilter, ActivityKey, Direction, Expense, ExpenseVersion, ExportCursor, ExportItem,
+    ExportPeriod, Recorded, WalletActivity,
 };
 use crate::kernel::error::PortResult;
 use crate::kernel::ids::{CompanyId, WalletActivityId};
@@ -72,4 +73,17 @@ pub trait BookkeepingStore {
         company: CompanyId,
         expense: crate::kernel::ids::ExpenseId,
     ) -> PortResult<Vec<ExpenseVersion>>;
+    /// One page of an export: up to `limit` of the company's `direction` activities with
+    /// `period.from <= occurred_at < period.to`, after `after` in (`occurred_at`, `id`)
+    /// ascending order. Outgoing: only activities that have an expense, each with it.
+    /// Incoming: every one, with the payment (link uid, invoice) of its session when it has
+    /// one. Never another company's rows.
+    fn export_page(
+        &self,
+        company: CompanyId,
+        direction: Direction,
+        period: &ExportPeriod,
+        after: Option<&ExportCursor>,
+        limit: usize,
+    ) -> PortResult<Vec<ExportItem>>;
 }

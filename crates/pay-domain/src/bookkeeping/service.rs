@@ -2,18 +2,22 @@
 //! processor-reported outgoing one), list and read it, and save the one expense of an outgoing
 //! transfer (created or updated, every save a version).
 
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::bookkeeping::ports::{BookkeepingStore, ExpenseWrite};
 use crate::bookkeeping::{
-    ActivityFilter, ActivityKey, ActivityRef, Actor, BookkeepingError, CounterpartyInput,
-    Direction, Expense, ExpenseFields, ExpenseVersion, OutgoingTransferInput, Recorded,
-    SaveExpenseInput, WalletActivity, ACTIVITY_LIST_LIMIT,
+    export, ActivityFilter, ActivityKey, ActivityRef, Actor, BookkeepingError, CounterpartyInput,
+    Direction, Expense, ExpenseFields, ExpenseVersion, ExportCursor, ExportKind, ExportPeriod,
+    OutgoingTransferInput, Recorded, SaveExpenseInput, WalletActivity, ACTIVITY_LIST_LIMIT,
+    EXPORT_PAGE_SIZE,
 };
 use crate::checkout::machine::SessionStatus;
 use crate::checkout::ports::{Processor, SettlementObserver};
 use crate::checkout::PaymentSession;
 use crate::customers::{Contact, CustomerService, UpsertContactInput};
+use crate::kernel::assets::fiat_decimals;
 use crate::kernel::error::{Fault, FieldError, NotFound, PortResult};
 use crate::kernel::ids::{CompanyId, ExpenseId, WalletActivityId};
 use crate::kernel::service::Kernel;
@@ -52,6 +56,13 @@ pub struct SavedExpense {
     pub created: bool,
     pub activity: WalletActivity,
     pub detail: ExpenseDetail,
+}
+
+/// One page of an export: its CSV records, and where the next page starts (`None`: done).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportPage {
+    pub csv: String,
+    pub next: Option<ExportCursor>,
 }
 
 /// Wallet activity and expenses, over the bookkeeping store, the processor's reports and the
@@ -196,6 +207,68 @@ impl BookkeepingService {
         Ok(self
             .store
             .activities(p.company_id, &filter, ACTIVITY_LIST_LIMIT)?)
+    }
+
+    /// One page (500 rows) of the accountant's export of `kind` for `period`, as CSV records
+    /// (the header is `export::header_record`), starting after `after`. Expenses name their
+    /// contact; a payment names the contact that knows the payer's address, if one does.
+    pub fn export_page(
+        &self,
+        p: &Principal,
+        kind: ExportKind,
+        period: &ExportPeriod,
+        after: Option<&ExportCursor>,
+    ) -> Result<ExportPage, BookkeepingError> {
+        p.authorize(Scope::BookkeepingRead)?;
+        let company = p.company_id;
+        let direction = match kind {
+            ExportKind::Expenses => Direction::Outgoing,
+            ExportKind::Payments => Direction::Incoming,
+        };
+        let items = self
+            .store
+            .export_page(company, direction, period, after, EXPORT_PAGE_SIZE)?;
+        let mut contacts: HashMap<String, Option<Contact>> = HashMap::new();
+        let mut csv = String::new();
+        for item in &items {
+            let contact = match (&item.expense, kind) {
+                (Some(e), ExportKind::Expenses) => {
+                    let id = e.fields.contact_id;
+                    match contacts.entry(id.to_string()) {
+                        Entry::Occupied(o) => o.get().clone(),
+                        Entry::Vacant(v) => {
+                            v.insert(self.customers.contact_of(company, id)?).clone()
+                        }
+                    }
+                }
+                (_, ExportKind::Payments) => {
+                    let address = &item.activity.counterparty_address;
+                    match contacts.entry(format!("wallet:{address}")) {
+                        Entry::Occupied(o) => o.get().clone(),
+                        Entry::Vacant(v) => v
+                            .insert(
+                                self.customers
+                                    .contacts_with_wallet(company, address)?
+                                    .into_iter()
+                                    .next(),
+                            )
+                            .clone(),
+                    }
+                }
+                (None, ExportKind::Expenses) => None,
+            };
+            export::write_item(&mut csv, kind, item, contact.as_ref(), |c| {
+                fiat_decimals(c).is_some()
+            });
+        }
+        let next = (items.len() == EXPORT_PAGE_SIZE).then(|| {
+            let last = &items[items.len() - 1].activity;
+            ExportCursor {
+                occurred_at: last.occurred_at,
+                id: last.id,
+            }
+        });
+        Ok(ExportPage { csv, next })
     }
 
     /// One activity of the company (by id or key), its expense with history, and for an

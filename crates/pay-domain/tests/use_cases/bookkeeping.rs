@@ -1,12 +1,12 @@
 //! Bookkeeping over the fakes: a completed session records its incoming transfer once (also
 //! when the processor event is replayed), the sandbox's outgoing transfer, one expense per
 //! outgoing transfer with every save versioned, the counterparty as a contact (a new vendor
-//! inline, its wallet remembered and suggested), tenancy and scopes.
+//! inline, its wallet remembered and suggested), the export's pages, tenancy and scopes.
 
 use super::*;
 use pay_domain::bookkeeping::{
-    ActivityFilter, BookkeepingError, CounterpartyInput, Direction, OutgoingTransferInput,
-    SaveExpenseInput,
+    header_record, ActivityFilter, BookkeepingError, CounterpartyInput, Direction, ExportKind,
+    ExportPeriod, OutgoingTransferInput, SaveExpenseInput, EXPORT_PAGE_SIZE,
 };
 use pay_domain::checkout::machine::SessionStatus;
 use pay_domain::customers::ContactKind;
@@ -274,5 +274,81 @@ fn scopes_and_the_sandbox_switch() {
     assert!(matches!(
         w.pay.bookkeeping().report_outgoing(&key, transfer('e')),
         Err(BookkeepingError::NotFound(_))
+    ));
+}
+
+#[test]
+fn the_export_reads_page_after_page_to_the_end() {
+    let w = world();
+    let b = w.tenant("Acme", "ann@acme.example");
+    let key = w.key_principal(&b);
+    let books = w.pay.bookkeeping();
+    let start =
+        pay_domain::kernel::timestamp::Timestamp::from_unix_millis(1_767_225_600_000).unwrap();
+    // Two full pages, every transfer at the same instant: the cursor's tie-break by id
+    // carries across the page boundary.
+    let total = 2 * EXPORT_PAGE_SIZE;
+    for i in 0..total {
+        let out = books
+            .report_outgoing(
+                &key,
+                OutgoingTransferInput {
+                    tx_hash: format!("0x{i:064x}"),
+                    occurred_at: Some(start),
+                    ..transfer('0')
+                },
+            )
+            .unwrap()
+            .activity()
+            .clone();
+        books
+            .save_expense(&key, save(&out.id.to_string(), &format!("=row {i}")))
+            .unwrap();
+    }
+    let period = ExportPeriod::new(Some(start), Some(start.plus(Duration::seconds(1)))).unwrap();
+    let mut pages = Vec::new();
+    let mut after = None;
+    loop {
+        let page = books
+            .export_page(&key, ExportKind::Expenses, &period, after.as_ref())
+            .unwrap();
+        pages.push(page.csv.matches("\r\n").count());
+        match page.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+        assert!(pages.len() < 5, "the cursor moves on");
+        let mut rows: Vec<&str> = page.csv.split("\r\n").collect();
+        rows.pop();
+        assert!(
+            rows.iter().all(|r| r.contains(",Hosting,'=row ")),
+            "{rows:?}"
+        );
+    }
+    assert_eq!(pages, [EXPORT_PAGE_SIZE, EXPORT_PAGE_SIZE, 0]);
+    // Every transfer exactly once.
+    let mut seen = std::collections::HashSet::new();
+    let mut after = None;
+    loop {
+        let page = books
+            .export_page(&key, ExportKind::Expenses, &period, after.as_ref())
+            .unwrap();
+        for line in page.csv.split("\r\n").filter(|l| !l.is_empty()) {
+            assert!(seen.insert(line.to_owned()), "twice: {line}");
+        }
+        let Some(n) = page.next else { break };
+        after = Some(n);
+    }
+    assert_eq!(seen.len(), total);
+    assert!(header_record(ExportKind::Expenses).starts_with("date,"));
+    // The incoming export has none of them; a reader without the scope reads nothing.
+    let payments = books
+        .export_page(&key, ExportKind::Payments, &period, None)
+        .unwrap();
+    assert_eq!((payments.csv.as_str(), payments.next), ("", None));
+    let other = grant(key.company_id, 9, &[Scope::CustomersRead]);
+    assert!(matches!(
+        books.export_page(&other, ExportKind::Expenses, &period, None),
+        Err(BookkeepingError::Denied(_))
     ));
 }

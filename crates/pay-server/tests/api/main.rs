@@ -8,6 +8,7 @@ mod helpers;
 mod anonymous;
 mod billing_year;
 mod books;
+mod books_export;
 mod checkout;
 mod checkout_page;
 mod clocks;

@@ -6,14 +6,17 @@ use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use pay_domain::bookkeeping::ports::{BookkeepingStore, ExpenseWrite};
 use pay_domain::bookkeeping::{
-    ActivityFilter, ActivityKey, Direction, Expense, ExpenseVersion, Recorded, WalletActivity,
+    ActivityFilter, ActivityKey, Direction, Expense, ExpenseVersion, ExportCursor, ExportItem,
+    ExportPeriod, PaymentRef, Recorded, WalletActivity,
 };
 use pay_domain::kernel::ids::{CompanyId, ExpenseId, WalletActivityId};
 use pay_domain::{Fault, PortResult};
 
 use crate::conn::write_transaction;
 use crate::rows::{ActivityRow, ExpenseRow, ExpenseVersionRow};
-use crate::schema::{expense_versions, expenses, wallet_activities};
+use crate::schema::{
+    expense_versions, expenses, payment_links, payment_sessions, wallet_activities,
+};
 use crate::DieselStore;
 
 fn unique_violation<T>(r: QueryResult<T>) -> QueryResult<Option<T>> {
@@ -220,5 +223,87 @@ impl BookkeepingStore for DieselStore {
         .into_iter()
         .map(ExpenseVersion::try_from)
         .collect()
+    }
+
+    fn export_page(
+        &self,
+        company: CompanyId,
+        direction: Direction,
+        period: &ExportPeriod,
+        after: Option<&ExportCursor>,
+        limit: usize,
+    ) -> PortResult<Vec<ExportItem>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let outgoing = direction == Direction::Outgoing;
+        let (rows, payments) = self.run("export page", |conn| {
+            let mut q = wallet_activities::table
+                .left_join(expenses::table.on(expenses::activity_id.eq(wallet_activities::id)))
+                .filter(wallet_activities::company_id.eq(company.to_string()))
+                .filter(wallet_activities::direction.eq(direction.as_str()))
+                .filter(wallet_activities::occurred_at.ge(period.from.unix_millis()))
+                .filter(wallet_activities::occurred_at.lt(period.to.unix_millis()))
+                .into_boxed();
+            if outgoing {
+                q = q.filter(expenses::id.is_not_null());
+            }
+            if let Some(c) = after {
+                let at = c.occurred_at.unix_millis();
+                q = q.filter(
+                    wallet_activities::occurred_at
+                        .gt(at)
+                        .or(wallet_activities::occurred_at
+                            .eq(at)
+                            .and(wallet_activities::id.gt(c.id.to_string()))),
+                );
+            }
+            let rows = q
+                .order((
+                    wallet_activities::occurred_at.asc(),
+                    wallet_activities::id.asc(),
+                ))
+                .limit(limit)
+                .select((ActivityRow::as_select(), Option::<ExpenseRow>::as_select()))
+                .load::<(ActivityRow, Option<ExpenseRow>)>(conn)?;
+            let sessions: Vec<String> = rows
+                .iter()
+                .filter_map(|(a, _)| a.payment_session_id.clone())
+                .collect();
+            let payments = if outgoing || sessions.is_empty() {
+                Vec::new()
+            } else {
+                payment_sessions::table
+                    .inner_join(payment_links::table)
+                    .filter(payment_sessions::company_id.eq(company.to_string()))
+                    .filter(payment_sessions::id.eq_any(sessions))
+                    .select((
+                        payment_sessions::id,
+                        payment_links::uid,
+                        payment_sessions::invoice_asset,
+                        payment_sessions::invoice_amount,
+                    ))
+                    .load::<(String, String, String, String)>(conn)?
+            };
+            Ok((rows, payments))
+        })?;
+        rows.into_iter()
+            .map(|(a, e)| {
+                let payment = a.payment_session_id.as_ref().and_then(|sid| {
+                    payments.iter().find(|p| &p.0 == sid).map(|p| PaymentRef {
+                        link_uid: p.1.clone(),
+                        invoice_asset: p.2.clone(),
+                        invoice_amount: p.3.clone(),
+                    })
+                });
+                Ok(ExportItem {
+                    activity: WalletActivity::try_from(a)?,
+                    expense: if outgoing {
+                        e.map(Expense::try_from).transpose()?
+                    } else {
+                        None
+                    },
+                    payment,
+                })
+            })
+            .collect()
     }
 }

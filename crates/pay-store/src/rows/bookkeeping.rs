@@ -30,7 +30,7 @@ pub(crate) struct ActivityRow {
     wallet_address: String,
     counterparty_address: String,
     occurred_at: i64,
-    payment_session_id: Option<String>,
+    pub(crate) payment_session_id: Option<String>,
     recorded_at: i64,
 }
 

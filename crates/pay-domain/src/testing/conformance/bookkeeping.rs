@@ -9,8 +9,8 @@ use super::fixtures::*;
 use super::subscriptions::contact;
 use crate::bookkeeping::ports::{BookkeepingStore, ExpenseWrite};
 use crate::bookkeeping::{
-    ActivityFilter, ActivityKey, Direction, Expense, ExpenseFields, ExpenseVersion, FieldChange,
-    Recorded, WalletActivity,
+    ActivityFilter, ActivityKey, Direction, Expense, ExpenseFields, ExpenseVersion, ExportCursor,
+    ExportPeriod, FieldChange, Recorded, WalletActivity,
 };
 use crate::customers::ports::ContactStore;
 use crate::customers::{ContactKind, ContactQuery, GivenFields};
@@ -203,6 +203,73 @@ pub fn activities_filter_and_order<S: Ports>(store: &S) {
         .activities(b, &ActivityFilter::default(), 200)
         .unwrap()
         .is_empty());
+}
+
+pub fn export_pages_run_in_order_within_the_period<S: Ports>(store: &S) {
+    let a = company(store);
+    let bob = store
+        .upsert_contact(&contact(a, "bob@shop.example"), GivenFields::default())
+        .unwrap()
+        .into_contact();
+    // Three at one instant (the cursor breaks the tie by id), one before, one at `to`.
+    let mut outs = Vec::new();
+    for (i, at) in [
+        (0, T0 + 1000),
+        (1, T0),
+        (2, T0 + 1000),
+        (3, T0 + 1000),
+        (4, T0 + 9000),
+    ] {
+        let x = activity(a, &format!("1{i}"), 0, Direction::Outgoing, at);
+        store.record_activity(&x).unwrap();
+        let (e, v) = expense(&x, bob.id, &format!("e{i}"));
+        store.insert_expense(&e, &v).unwrap();
+        outs.push(x);
+    }
+    let bare = activity(a, "20", 0, Direction::Outgoing, T0 + 2000);
+    let inc = activity(a, "21", 0, Direction::Incoming, T0 + 3000);
+    store.record_activity(&bare).unwrap();
+    store.record_activity(&inc).unwrap();
+    let period = ExportPeriod::new(Some(ts(T0)), Some(ts(T0 + 9000))).unwrap();
+    let all = |direction: Direction, company: CompanyId| {
+        let mut seen = Vec::new();
+        let mut after: Option<ExportCursor> = None;
+        loop {
+            let page = store
+                .export_page(company, direction, &period, after.as_ref(), 2)
+                .unwrap();
+            assert!(page.len() <= 2);
+            for item in &page {
+                assert_eq!(item.activity.direction, direction);
+                assert_eq!(item.expense.is_some(), direction == Direction::Outgoing);
+                if let Some(e) = &item.expense {
+                    assert_eq!(e.activity_id, item.activity.id);
+                }
+                assert_eq!(item.payment, None, "no session behind these");
+                seen.push(item.activity.id);
+            }
+            assert!(seen.len() <= 10, "the cursor moves on");
+            let Some(last) = page.last() else { break };
+            after = Some(ExportCursor {
+                occurred_at: last.activity.occurred_at,
+                id: last.activity.id,
+            });
+        }
+        seen
+    };
+    let mut tied: Vec<_> = [&outs[0], &outs[2], &outs[3]].map(|x| x.id).into();
+    tied.sort();
+    let mut expected = vec![outs[1].id];
+    expected.extend(tied);
+    assert_eq!(
+        all(Direction::Outgoing, a),
+        expected,
+        "oldest first, ties by id, no expense no row, `to` excluded"
+    );
+    assert_eq!(all(Direction::Incoming, a), [inc.id]);
+    let b = company(store);
+    assert!(all(Direction::Outgoing, b).is_empty());
+    assert!(all(Direction::Incoming, b).is_empty());
 }
 
 pub fn one_expense_per_activity_and_versions_by_compare_and_set<S: Ports>(store: &S) {

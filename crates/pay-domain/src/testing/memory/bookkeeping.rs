@@ -3,7 +3,8 @@
 use super::MemStore;
 use crate::bookkeeping::ports::{BookkeepingStore, ExpenseWrite};
 use crate::bookkeeping::{
-    ActivityFilter, ActivityKey, Direction, Expense, ExpenseVersion, Recorded, WalletActivity,
+    ActivityFilter, ActivityKey, Direction, Expense, ExpenseVersion, ExportCursor, ExportItem,
+    ExportPeriod, PaymentRef, Recorded, WalletActivity,
 };
 use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
@@ -148,6 +149,48 @@ impl BookkeepingStore for MemStore {
             .cloned()
             .collect();
         v.sort_by_key(|x| x.version);
+        Ok(v)
+    }
+
+    fn export_page(
+        &self,
+        company: CompanyId,
+        direction: Direction,
+        period: &ExportPeriod,
+        after: Option<&ExportCursor>,
+        limit: usize,
+    ) -> PortResult<Vec<ExportItem>> {
+        self.count_call("export_page");
+        let t = self.tables();
+        let mut v: Vec<ExportItem> = t
+            .wallet_activities
+            .iter()
+            .filter(|a| a.company_id == company && a.direction == direction)
+            .filter(|a| a.occurred_at >= period.from && a.occurred_at < period.to)
+            .filter(|a| after.is_none_or(|c| (a.occurred_at, a.id) > (c.occurred_at, c.id)))
+            .filter_map(|a| {
+                let expense = t.expenses.iter().find(|e| e.activity_id == a.id).cloned();
+                if direction == Direction::Outgoing && expense.is_none() {
+                    return None;
+                }
+                let payment = a.payment_session_id.and_then(|sid| {
+                    let s = t.payment_sessions.iter().find(|s| s.id == sid)?;
+                    let l = t.links.iter().find(|l| l.id == s.link_id)?;
+                    Some(PaymentRef {
+                        link_uid: l.uid.to_string(),
+                        invoice_asset: s.invoice_asset.clone(),
+                        invoice_amount: s.invoice_amount.as_str().to_owned(),
+                    })
+                });
+                Some(ExportItem {
+                    activity: a.clone(),
+                    expense: expense.filter(|_| direction == Direction::Outgoing),
+                    payment: payment.filter(|_| direction == Direction::Incoming),
+                })
+            })
+            .collect();
+        v.sort_by_key(|x| (x.activity.occurred_at, x.activity.id));
+        v.truncate(limit);
         Ok(v)
     }
 }

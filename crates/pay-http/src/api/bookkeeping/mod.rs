@@ -1,8 +1,9 @@
 //! Bookkeeping: the merchant's wallet activity (list, detail, the sandbox's outgoing
 //! transfer), `createBookkeepingExpenseFromActivity`, and the contact search the expense's
-//! counterparty is picked from.
+//! counterparty is picked from; the accountant's CSV exports (`export`).
 
 pub mod dto;
+pub mod export;
 
 use std::collections::HashSet;
 
