@@ -7,10 +7,7 @@ const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
 
 /// One cell as written: the formula guard first, then RFC 4180 quoting.
 pub fn cell(value: &str) -> String {
-    let guarded = match value.chars().next() {
-        Some(c) if FORMULA_STARTS.contains(&c) => format!("'{value}"),
-        _ => value.to_owned(),
-    };
+    let guarded = read_back(value);
     if guarded.contains([',', '"', '\r', '\n']) {
         format!("\"{}\"", guarded.replace('"', "\"\""))
     } else {
@@ -29,7 +26,8 @@ pub fn write_record<S: AsRef<str>>(out: &mut String, cells: &[S]) {
     out.push_str("\r\n");
 }
 
-/// What a reader gets back for a cell: the value, with the guard's `'` in front of a formula.
+/// What a reader gets back for a cell (the formula guard): the value, with a `'` in front of
+/// a formula.
 pub fn read_back(value: &str) -> String {
     match value.chars().next() {
         Some(c) if FORMULA_STARTS.contains(&c) => format!("'{value}"),
