@@ -2,7 +2,9 @@
 """DPoP-protected reads: `GET /api/partner/v1/pay/payment-links/{uid}` with a DPoP-bound OAuth
 token and a fresh ES256 proof per request (pre-generated; `get_with_dpop.lua` sends each once),
 as a ratio to the bare loop verifying the same proofs with pay-dpop's `verify_proof` on the
-same cores (`dpop_proofs verify`, in the same round). Both backends, several rounds, medians.
+same cores (`dpop_proofs verify`, in the same round). In the same round, the same GET with the
+company's API key: the route without DPoP, the most a DPoP-protected read of it could reach,
+and from the two, what DPoP adds per request. Both backends, several rounds, medians.
 
   python3 bench/dpop.py                 # 3 rounds x 10 s, 32 connections, both backends
   python3 bench/dpop.py --smoke         # one 1-second round on the debug build (CI)
@@ -104,7 +106,7 @@ def bound_token(srv, db_url, key):
 
 
 def measure(db_url, args, tmp):
-    run.bootstrap(db_url)
+    creds = run.bootstrap(db_url)
     srv = run.Server(db_url, args.workers)
     rounds = []
     try:
@@ -127,16 +129,27 @@ def measure(db_url, args, tmp):
                              env={"PROOFS": path, "TOKEN": token, "THREADS": str(WRK_THREADS)})
             loop = json.loads(run.sh([proofs_bin(), "verify", path, "GET", url, token,
                                       str(args.workers)]))
+            # The same GET with the company's API key: the route without DPoP (no proof, no
+            # token row, no jti write), the most any DPoP-protected read of it could reach.
+            keyed = run.wrk(url, args.seconds, args.connections, run.GET_LUA,
+                            env={"KEY_ID": creds["keyId"], "KEY_SECRET": creds["keySecret"]})
             ratio = served["rps"] / loop["per_sec"]
-            rounds.append({"served": served, "verify_loop": loop, "ratio": ratio})
+            # What DPoP adds to one request, in microseconds of the whole machine's time.
+            added_us = 1e6 / served["rps"] - 1e6 / keyed["rps"]
+            rounds.append({"served": served, "verify_loop": loop, "ratio": ratio, "api_key": keyed,
+                           "api_key_ratio": keyed["rps"] / loop["per_sec"], "dpop_added_us": added_us})
             print(f"  round {r + 1}: {served['rps']:.0f} req/s (p99 {served['p99_ms']:.1f} ms), "
-                  f"bare verify {loop['per_sec']:.0f}/s, ratio {ratio:.1%}", flush=True)
+                  f"bare verify {loop['per_sec']:.0f}/s, ratio {ratio:.1%}; same GET with an API key "
+                  f"{keyed['rps']:.0f} req/s ({keyed['rps'] / loop['per_sec']:.1%} of the loop); "
+                  f"DPoP adds {added_us:.0f} us per request", flush=True)
     finally:
         srv.stop()
     return {"rounds": rounds,
             "median_rps": run.median([x["served"]["rps"] for x in rounds]),
             "median_verify_per_sec": run.median([x["verify_loop"]["per_sec"] for x in rounds]),
-            "median_ratio": run.median([x["ratio"] for x in rounds])}
+            "median_ratio": run.median([x["ratio"] for x in rounds]),
+            "median_api_key_ratio": run.median([x["api_key_ratio"] for x in rounds]),
+            "median_dpop_added_us": run.median([x["dpop_added_us"] for x in rounds])}
 
 
 def main():
@@ -176,7 +189,8 @@ def main():
         if b in summary:
             s = summary[b]
             print(f"{b}: median {s['median_rps']:.0f} req/s, bare verify {s['median_verify_per_sec']:.0f}/s, "
-                  f"ratio {s['median_ratio']:.1%}")
+                  f"ratio {s['median_ratio']:.1%}; API-key GET {s['median_api_key_ratio']:.1%} of the loop; "
+                  f"DPoP adds {s['median_dpop_added_us']:.0f} us per request")
     os.makedirs(run.OUT, exist_ok=True)
     with open(os.path.join(run.OUT, "dpop.json"), "w") as f:
         json.dump(summary, f, indent=2)

@@ -3,9 +3,10 @@
 
 For each backend (SQLite, PostgreSQL) and each of ROUNDS rounds, it measures with wrk on
 loopback: create-link (POST), list-links (GET, 200 rows) and link detail (GET), and in the same
-round the ceilings: a bare actix-web JSON handler (hello), pgbench inserting a 1 KB jsonb row
-and pgbench selecting the same 200 rows (PostgreSQL), and a bare single-writer insert loop
-(SQLite). It reports medians and each ratio, plus pay-server's idle resident memory.
+round the ceilings: a bare actix-web JSON handler (hello), pgbench inserting a 1 KB jsonb row,
+pgbench selecting the same 200 rows and pgbench running the detail route's three queries in one
+transaction (PostgreSQL), a bare single-writer insert loop and a bare loop running the detail
+route's three queries on one connection per worker (SQLite), all with prepared statements. It reports medians and each ratio, plus pay-server's idle resident memory.
 
 Usage: python3 bench/run.py [--rounds 3] [--seconds 10] [--connections 32] [--skip-build]
        python3 bench/run.py --smoke     # one 1-second round per figure on the debug build (CI)
@@ -40,14 +41,15 @@ OUT = os.path.join(ROOT, "bench", "out")
 # command (SQLite generates pay.key beside its database file). One random key per run.
 ENCRYPTION_KEY = base64.b64encode(os.urandom(32)).decode()
 # The binaries of the chosen cargo profile (use_profile).
-BIN = HELLO = LOOP = None
+BIN = HELLO = LOOP = READ_LOOP = None
 
 
 def use_profile(profile):
     """Points BIN, HELLO and LOOP at the binaries of a cargo profile ("release" or "dev")."""
-    global BIN, HELLO, LOOP
+    global BIN, HELLO, LOOP, READ_LOOP
     d = os.path.join(TARGET, "release" if profile == "release" else "debug")
-    BIN, HELLO, LOOP = (os.path.join(d, n) for n in ("pay-server", "hello", "sqlite-insert-loop"))
+    BIN, HELLO, LOOP, READ_LOOP = (os.path.join(d, n) for n in
+                                   ("pay-server", "hello", "sqlite-insert-loop", "sqlite-read-loop"))
 
 
 use_profile("release")
@@ -245,6 +247,15 @@ def median(xs):
     return statistics.median(xs)
 
 
+# The detail route's own queries, as diesel sends them (PostgreSQL's statement log), for pgbench.
+DETAIL_SQL = """BEGIN;
+SELECT "payment_links"."id", "payment_links"."uid", "payment_links"."company_id", "payment_links"."status", "payment_links"."payload", "payment_links"."created_at", "payment_links"."updated_at", "payment_links"."expires_at", "payment_links"."created_by_kind", "payment_links"."created_by_id", "payment_links"."grant_id", "payment_links"."grant_subscription_id" FROM "payment_links" WHERE (("payment_links"."uid" = '{uid}') AND ("payment_links"."company_id" = '{company}')) LIMIT 1;
+SELECT "payment_sessions"."id", "payment_sessions"."link_id", "payment_sessions"."company_id", "payment_sessions"."status", "payment_sessions"."previous_status", "payment_sessions"."version", "payment_sessions"."invoice_asset", "payment_sessions"."invoice_amount", "payment_sessions"."selected_sell_asset", "payment_sessions"."required_sell_amount", "payment_sessions"."expected_buy_amount", "payment_sessions"."destination_address", "payment_sessions"."deposit_address", "payment_sessions"."channel_id", "payment_sessions"."composite_channel_id", "payment_sessions"."source_chain", "payment_sessions"."expires_at", "payment_sessions"."settlement", "payment_sessions"."error_message", "payment_sessions"."created_at", "payment_sessions"."updated_at" FROM "payment_sessions" WHERE ("payment_sessions"."link_id" = '{link}') ORDER BY "payment_sessions"."created_at" DESC, "payment_sessions"."id" DESC LIMIT 1;
+SELECT "timeline_events"."id", "timeline_events"."link_id", "timeline_events"."session_id", "timeline_events"."type", "timeline_events"."created_at", "timeline_events"."data" FROM "timeline_events" WHERE ("timeline_events"."link_id" = '{link}') ORDER BY "timeline_events"."created_at" ASC, "timeline_events"."id" ASC;
+COMMIT;
+"""
+
+
 def run_backend(name, db_url, args, hello_url, rounds):
     creds = bootstrap(db_url)
     srv = Server(db_url, args.workers)
@@ -261,8 +272,10 @@ def measure(name, db_url, args, hello_url, rounds, creds, srv):
             "content-type": "application/json"}
     for i in range(args.seed):
         http("POST", links, hdrs, {"amount": "12.50", "title": f"seed {i}"})
-    uid = http("GET", links, hdrs)["data"][0]["uid"]
-    results = {k: [] for k in ["create", "list", "detail", "hello", "ceiling_insert", "ceiling_select"]}
+    first = http("GET", links, hdrs)["data"][0]
+    uid, link_id = first["uid"], first["id"]
+    results = {k: [] for k in ["create", "list", "detail", "hello", "ceiling_insert", "ceiling_select",
+                               "ceiling_detail"]}
     for r in range(rounds):
         results["hello"].append(wrk(hello_url, args.seconds, args.connections))
         results["create"].append(wrk(links, args.seconds, args.connections, CREATE_LUA, env))
@@ -282,6 +295,9 @@ def measure(name, db_url, args, hello_url, rounds, creds, srv):
                  f"WHERE company_id = '{creds['companyId']}' AND anonymous = false "
                  "ORDER BY created_at DESC, id DESC LIMIT 200;\n")
             results["ceiling_select"].append(pgbench(db_url, q, args.seconds, args.connections))
+            results["ceiling_detail"].append(pgbench(
+                db_url, DETAIL_SQL.format(uid=uid, company=creds["companyId"], link=link_id),
+                args.seconds, args.connections))
         else:
             loop_db = os.path.join(tempfile.gettempdir(), f"pay-bench-loop-{os.getpid()}.db")
             try:
@@ -293,9 +309,23 @@ def measure(name, db_url, args, hello_url, rounds, creds, srv):
             if rate <= 0:
                 raise BenchError(f"sqlite-insert-loop: {rate} inserts/s")
             results["ceiling_insert"].append({"rps": rate})
+            # The server's own file (WAL mode: readers run beside the idle server).
+            rate = float(sh([READ_LOOP, db_url.removeprefix("sqlite://"), str(args.seconds),
+                             str(args.workers), uid, creds["companyId"]]).strip())
+            if rate <= 0:
+                raise BenchError(f"sqlite-read-loop: {rate} reads/s")
+            results["ceiling_detail"].append({"rps": rate})
         print(f"  {name} round {r + 1}: create {results['create'][-1]['rps']:.0f}/s "
               f"list {results['list'][-1]['rps']:.0f}/s detail {results['detail'][-1]['rps']:.0f}/s "
-              f"hello {results['hello'][-1]['rps']:.0f}/s ceiling-insert {results['ceiling_insert'][-1]['rps']:.0f}/s",
+              f"hello {results['hello'][-1]['rps']:.0f}/s ceiling-insert {results['ceiling_insert'][-1]['rps']:.0f}/s "
+              f"ceiling-detail {results['ceiling_detail'][-1]['rps']:.0f}/s"
+              + (f" ceiling-select {results['ceiling_select'][-1]['rps']:.0f}/s" if results["ceiling_select"] else "")
+              + f" | create/insert {results['create'][-1]['rps'] / results['ceiling_insert'][-1]['rps']:.2f}"
+              f" detail/ceiling {results['detail'][-1]['rps'] / results['ceiling_detail'][-1]['rps']:.2f}"
+              f" detail/hello {results['detail'][-1]['rps'] / results['hello'][-1]['rps']:.3f}"
+              + (f" list/select {results['list'][-1]['rps'] / results['ceiling_select'][-1]['rps']:.2f}" if results["ceiling_select"] else "")
+              + f" | p99 create {results['create'][-1]['p99_ms']:.1f} list {results['list'][-1]['p99_ms']:.1f}"
+              f" detail {results['detail'][-1]['p99_ms']:.1f} ms",
               flush=True)
     return results
 
@@ -310,12 +340,22 @@ def summarize(name, res):
         "list_rps": med("list"), "list_p99_ms": med("list", "p99_ms"),
         "detail_rps": med("detail"), "detail_p99_ms": med("detail", "p99_ms"),
         "hello_rps": med("hello"), "ceiling_insert_rps": med("ceiling_insert"),
-        "ceiling_select_rps": med("ceiling_select"),
+        "ceiling_select_rps": med("ceiling_select"), "ceiling_detail_rps": med("ceiling_detail"),
         "create_vs_insert_ceiling": ratio("create", "ceiling_insert"),
         "detail_vs_hello": ratio("detail", "hello"),
+        "detail_vs_detail_ceiling": ratio("detail", "ceiling_detail"),
         "list_vs_select_ceiling": ratio("list", "ceiling_select"),
         "rounds": res,
     }
+
+
+def print_medians(name, s):
+    """The medians of the per-round ratios, one line per backend."""
+    fmt = lambda v, spec: "-" if v is None else format(v, spec)
+    print(f"  {name} medians: create/insert {fmt(s['create_vs_insert_ceiling'], '.2f')} "
+          f"(p99 {s['create_p99_ms']:.1f} ms), detail/ceiling {fmt(s['detail_vs_detail_ceiling'], '.2f')} "
+          f"(p99 {s['detail_p99_ms']:.1f} ms), detail/hello {fmt(s['detail_vs_hello'], '.3f')}, "
+          f"list/select {fmt(s['list_vs_select_ceiling'], '.2f')} (p99 {s['list_p99_ms']:.1f} ms)", flush=True)
 
 
 def idle_rss(db_url, workers, settle):
@@ -353,6 +393,7 @@ def main():
             db = f"sqlite://{tmp}/bench.db"
             print("sqlite:", flush=True)
             summary["sqlite"] = summarize("sqlite", run_backend("sqlite", db, args, hello_url, args.rounds))
+            print_medians("sqlite", summary["sqlite"])
             summary["sqlite"]["idle_rss_kb"] = idle_rss(db, args.workers, 0.5 if args.smoke else 2)
         if args.only in (None, "postgres"):
             name = f"pay_bench_{os.getpid()}"
@@ -363,6 +404,7 @@ def main():
                          "payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())")
                 print("postgres:", flush=True)
                 summary["postgres"] = summarize("postgres", run_backend("postgres", db, args, hello_url, args.rounds))
+                print_medians("postgres", summary["postgres"])
                 summary["postgres"]["idle_rss_kb"] = idle_rss(db, args.workers, 0.5 if args.smoke else 2)
             finally:
                 psql(PG_URL, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -87,3 +87,62 @@ impl DieselStore {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The detail route's reads on PostgreSQL: each statement is prepared once per connection
+    /// and reused (diesel's statement cache), so repeating them adds no prepared statement.
+    /// A one-connection pool makes every read, and the count, run on the same session.
+    #[test]
+    fn postgres_prepares_the_detail_reads_once_per_connection() {
+        use crate::{DieselStore, StoreConfig};
+        use diesel::sql_types::BigInt;
+        use diesel::RunQueryDsl;
+        use pay_domain::checkout::CheckoutStore;
+        use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentLinkId};
+        use pay_domain::links::ports::PaymentLinkStore;
+
+        #[derive(diesel::QueryableByName)]
+        struct Count {
+            #[diesel(sql_type = BigInt)]
+            n: i64,
+        }
+        let Some(db) = crate::testing::TestDb::postgres() else {
+            return;
+        };
+        let store = DieselStore::connect(&StoreConfig {
+            url: db.url.clone(),
+            max_connections: 1,
+        })
+        .unwrap();
+        store.migrate().unwrap();
+        let company = CompanyId::parse("0192f0c4-1a2b-7c3d-8e4f-0123456789ab").unwrap();
+        let link = PaymentLinkId::parse("0192f0c4-1a2b-7c3d-8e4f-0123456789ac").unwrap();
+        let uid = LinkUid::parse("Xk3pQ9rT2mVw8LzA4bN7cD").unwrap();
+        let detail = |store: &DieselStore| {
+            assert!(store.link(company, &uid).unwrap().is_none());
+            assert!(store.latest_session(link).unwrap().is_none());
+            assert!(store.timeline(link).unwrap().is_empty());
+        };
+        let prepared = |store: &DieselStore| {
+            store
+                .run("count prepared statements", |conn| {
+                    diesel::sql_query("SELECT count(*) AS n FROM pg_prepared_statements")
+                        .get_result::<Count>(conn)
+                })
+                .unwrap()
+                .n
+        };
+        let before = prepared(&store);
+        detail(&store);
+        let once = prepared(&store);
+        assert!(
+            once >= before + 3,
+            "the three reads were not prepared: {before} -> {once}"
+        );
+        for _ in 0..20 {
+            detail(&store);
+        }
+        assert_eq!(prepared(&store), once, "a repeated read was prepared again");
+    }
+}
