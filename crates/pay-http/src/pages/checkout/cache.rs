@@ -5,7 +5,7 @@
 //! like the store's hot-read cache: a link paused elsewhere shows its choose-asset form for at
 //! most `TTL`, and the start it posts is refused by the use case (which reads the link afresh).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -16,6 +16,9 @@ use pay_domain::links::ports::LinkObserver;
 pub const TTL: Duration = Duration::from_secs(1);
 /// Entries per worker; a full cache is emptied (links rarely number more hot pages than this).
 pub const CAPACITY: usize = 4096;
+/// Bytes of HTML per worker. Entries live one `TTL`, so this holds every page rendered within
+/// the last second on a busy server; past it, expired entries go first, then everything.
+pub const MAX_BYTES: usize = 2 * 1024 * 1024;
 
 /// How many link changes this process has made: the links service tells it of each (it is a
 /// `LinkObserver`), and an entry rendered before the latest change is stale at once.
@@ -53,6 +56,10 @@ pub struct PageCache {
     /// contain it by accident or design.
     pub marker: String,
     entries: RefCell<HashMap<String, Rendered>>,
+    /// The HTML bytes the entries hold.
+    bytes: Cell<usize>,
+    /// When expired entries were last dropped.
+    swept: Cell<Instant>,
 }
 
 impl PageCache {
@@ -60,7 +67,14 @@ impl PageCache {
         PageCache {
             marker,
             entries: RefCell::new(HashMap::new()),
+            bytes: Cell::new(0),
+            swept: Cell::new(Instant::now()),
         }
+    }
+
+    /// Entries and HTML bytes held.
+    pub fn size(&self) -> (usize, usize) {
+        (self.entries.borrow().len(), self.bytes.get())
     }
 
     /// The cached page of `uid` with `nonce` in place of the marker, while it is fresh and no
@@ -76,12 +90,29 @@ impl PageCache {
         })
     }
 
+    /// Keeps `rendered` for `uid`. Expired entries are dropped at most once per `TTL` (so a
+    /// crawl over many links leaves no pages behind once it stops), and whenever the cache
+    /// would pass `CAPACITY` entries or `MAX_BYTES`; if that is not enough it starts over.
     pub fn put(&self, uid: String, rendered: Rendered) {
+        let now = Instant::now();
         let mut entries = self.entries.borrow_mut();
-        if entries.len() >= CAPACITY && !entries.contains_key(&uid) {
-            entries.clear();
+        let size = rendered.html.len();
+        let full = |e: &HashMap<String, Rendered>, bytes: usize| {
+            e.len() >= CAPACITY || bytes + size > MAX_BYTES
+        };
+        if now.duration_since(self.swept.get()) >= TTL || full(&entries, self.bytes.get()) {
+            entries.retain(|_, r| r.until > now);
+            self.bytes.set(entries.values().map(|r| r.html.len()).sum());
+            self.swept.set(now);
         }
-        entries.insert(uid, rendered);
+        if full(&entries, self.bytes.get()) {
+            entries.clear();
+            self.bytes.set(0);
+        }
+        if let Some(old) = entries.insert(uid, rendered) {
+            self.bytes.set(self.bytes.get() - old.html.len());
+        }
+        self.bytes.set(self.bytes.get() + size);
     }
 }
 
@@ -119,6 +150,41 @@ mod tests {
             "a link changed status since"
         );
         assert!(c.get("u2", "x", now, 7).is_none());
+    }
+
+    #[test]
+    fn expired_pages_are_dropped_once_a_ttl_has_passed() {
+        let c = PageCache::new("MARK".into());
+        let now = Instant::now();
+        for i in 0..100 {
+            c.put(format!("u{i}"), page(now));
+        }
+        let one = page(now).html.len();
+        assert_eq!(c.size(), (100, 100 * one), "swept at most once per TTL");
+        c.swept.set(now - TTL);
+        c.put("fresh".into(), page(Instant::now() + TTL));
+        assert_eq!(
+            c.size(),
+            (1, one),
+            "the expired pages went, the new one stayed"
+        );
+        c.put("fresh".into(), page(Instant::now() + TTL));
+        assert_eq!(c.size(), (1, one), "a replaced page is counted once");
+    }
+
+    #[test]
+    fn the_html_held_stays_under_the_byte_budget() {
+        let c = PageCache::new("MARK".into());
+        let big = |until| Rendered {
+            html: "x".repeat(100 * 1024),
+            ..page(until)
+        };
+        let until = Instant::now() + TTL;
+        for i in 0..50 {
+            c.put(format!("u{i}"), big(until));
+            assert!(c.size().1 <= MAX_BYTES, "{:?} after {i}", c.size());
+        }
+        assert!(c.get("u49", "x", Instant::now(), 7).is_some());
     }
 
     #[test]
