@@ -40,14 +40,20 @@ fn measured(what: &str, rate: f64) -> f64 {
     rate
 }
 
-fn start_receiver(count: Arc<AtomicU64>) -> String {
+/// A local receiver answering 204 after `delay` (zero: at once).
+fn start_receiver(count: Arc<AtomicU64>, delay: std::time::Duration) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let server = HttpServer::new(move || {
         let count = count.clone();
         App::new().default_service(web::to(move |_body: web::Bytes| {
             count.fetch_add(1, Ordering::Relaxed);
-            async { HttpResponse::NoContent().finish() }
+            async move {
+                if !delay.is_zero() {
+                    actix_rt::time::sleep(delay).await;
+                }
+                HttpResponse::NoContent().finish()
+            }
         }))
     })
     .workers(1)
@@ -181,9 +187,13 @@ fn main() {
     let smoke = flag("--smoke");
     let rounds = arg("--rounds", if smoke { 1 } else { 3 });
     let n = arg("--deliveries", if smoke { 200 } else { 5000 });
+    let delay_ms = arg("--delay-ms", 0);
+    if delay_ms > 0 {
+        return slow_receiver(smoke, rounds, n, delay_ms);
+    }
     actix_rt::System::new().block_on(async move {
         let count = Arc::new(AtomicU64::new(0));
-        let url = start_receiver(count.clone());
+        let url = start_receiver(count.clone(), std::time::Duration::ZERO);
         let body = serde_json::json!({"type": "pay.webhook.test", "paymentLink": {"amount": "12.50", "note": "x".repeat(600)}}).to_string();
         let mut rows: Vec<(&str, Vec<f64>, Vec<f64>)> = Vec::new();
         let mut ceiling_r = Vec::new();
@@ -245,5 +255,66 @@ fn main() {
             println!("smoke run ok: every figure measured, no errors");
         }
         let _ = rows;
+    });
+}
+
+/// `--delay-ms D`: a receiver answering after D ms. A dispatcher can then go no faster than its
+/// sends in flight allow (`in flight / latency`); the figure is its rate over that bound, and two
+/// dispatchers on one PostgreSQL database over one.
+fn slow_receiver(smoke: bool, rounds: usize, n: usize, delay_ms: usize) {
+    use pay_server::dispatcher::{CONCURRENCY as SENDS, PARALLEL_ROUNDS};
+    let delay = std::time::Duration::from_millis(delay_ms as u64);
+    let in_flight = SENDS * PARALLEL_ROUNDS;
+    let bound = in_flight as f64 / delay.as_secs_f64();
+    actix_rt::System::new().block_on(async move {
+        let count = Arc::new(AtomicU64::new(0));
+        let url = start_receiver(count.clone(), delay);
+        let pg_available = std::env::var("PAY_TEST_POSTGRES_URL").is_ok();
+        if !pg_available {
+            assert!(
+                !pay_store::testing::require_all_tests(),
+                "PAY_REQUIRE_ALL_TESTS=1 but PAY_TEST_POSTGRES_URL is not set"
+            );
+            eprintln!("SKIP: PostgreSQL rounds (set PAY_TEST_POSTGRES_URL)");
+        }
+        let (mut sqlite_r, mut pg1_r, mut pg2_r) = (Vec::new(), Vec::new(), Vec::new());
+        let mut sent = 0;
+        for round in 1..=rounds {
+            let db = TestDb::sqlite();
+            let s = dispatch(&db.url, &url, n, 1).await;
+            sqlite_r.push(s / bound);
+            sent += n;
+            let mut line = format!(
+                "round {round}: receiver answers after {delay_ms} ms; bound {in_flight} in flight / \
+                 latency = {bound:.0}/s; sqlite {s:.0}/s ({:.2})",
+                s / bound
+            );
+            if pg_available {
+                let db = TestDb::postgres().unwrap();
+                let one = dispatch(&db.url, &url, n, 1).await;
+                let db = TestDb::postgres().unwrap();
+                let two = dispatch(&db.url, &url, n, 2).await;
+                sent += 2 * n;
+                pg1_r.push(one / bound);
+                pg2_r.push(two / one);
+                line += &format!(
+                    ", postgres one {one:.0}/s ({:.2}), two {two:.0}/s (two/one {:.2})",
+                    one / bound,
+                    two / one
+                );
+            }
+            println!("{line}");
+        }
+        println!("median SQLite dispatcher / (in flight / latency): {:.2}", median(sqlite_r));
+        if !pg1_r.is_empty() {
+            println!("median PostgreSQL one dispatcher / (in flight / latency): {:.2}", median(pg1_r));
+            println!("median PostgreSQL two dispatchers / one: {:.2}", median(pg2_r));
+        }
+        let got = count.load(Ordering::Relaxed);
+        println!("receiver got {got} requests");
+        assert_eq!(got, sent as u64, "the receiver got every request sent, once");
+        if smoke {
+            println!("smoke run ok: every figure measured, no errors");
+        }
     });
 }
