@@ -128,9 +128,9 @@ pub struct CreateBookkeepingExpenseRequest {
     /// The company's uploaded evidence files the expense links: the whole list (a file left
     /// out of a re-save is unlinked, and deleted a day later unless linked again). An unknown
     /// id or another company's file is 404, a file another expense links 409 (the entry is
-    /// named in `field`, e.g. `evidenceFileIds[1]`).
+    /// named in `field`, e.g. `evidenceFileIds[1]`). An id given twice is linked once.
     #[serde(default)]
-    #[schema(max_items = 20)]
+    #[schema(value_type = Vec<EvidenceFileRef>, max_items = 20)]
     pub evidence_file_ids: Vec<String>,
 }
 
@@ -370,6 +370,14 @@ data_list!(
     ContactSearchHit,
     "Up to 50 contacts, newest first: `{\"data\": [...]}`."
 );
+
+/// An evidence file's id, as `evidenceFileIds` takes it.
+#[derive(Debug, ToSchema)]
+#[schema(
+    value_type = String,
+    pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+)]
+pub struct EvidenceFileRef(pub String);
 
 /// A private evidence file (invoice, receipt) of the company.
 #[derive(Debug, Serialize, ToSchema)]
