@@ -91,10 +91,23 @@ outgoing, _ = call(
     KEY,
 )
 
+# An evidence file (raw body; `call` sends JSON, so a request of its own).
+upload = urllib.request.Request(
+    base + "/api/partner/v1/pay/bookkeeping/files?filename=openapi-check.pdf",
+    data=b"%PDF-1.4\n% openapi check\n%%EOF\n",
+    method="POST",
+)
+upload.add_header("content-type", "application/octet-stream")
+for k, v in KEY.items():
+    upload.add_header(k, v)
+with urllib.request.urlopen(upload) as res:
+    evidence = json.loads(res.read())
+
 dictionaries = {
     "uids": [uid, anonymous["uid"], subscription["uid"]],
     "customers": [customers["data"][0]["id"], customers["data"][0]["uid"]],
     "activities": [outgoing["id"], outgoing["key"]],
+    "files": [evidence["id"]],
     "sessions": [session["id"]],
     "deliveries": [d["id"] for d in sent["data"]],
     "form-keys": [form_key],
@@ -110,5 +123,6 @@ for param, name in [
     ("path.payKeyId", "form-keys"),
     ("path.customerId", "customers"),
     ("path.activityId", "activities"),
+    ("path.fileId", "files"),
 ]:
     print(f'"{param}" = {{ dictionary = "{name}", probability = 0.5 }}')

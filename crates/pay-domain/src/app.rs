@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::bookkeeping::ports::BookkeepingStore;
-use crate::bookkeeping::BookkeepingService;
+use crate::bookkeeping::{BookkeepingService, FileStore};
 use crate::checkout::ports::{PriceSource, Processor, SettlementObserver};
 use crate::checkout::{CheckoutAdapters, CheckoutService, CheckoutStore};
 use crate::customers::ports::{CustomerPorts, PortalKeys};
@@ -90,6 +90,8 @@ pub struct Adapters {
     pub prices: Arc<dyn PriceSource>,
     /// The customer portal URL signing keys (a key of their own, with rotation).
     pub portal_keys: Arc<dyn PortalKeys>,
+    /// The bytes of private evidence files (local disk, object storage).
+    pub files: Arc<dyn FileStore>,
 }
 
 impl std::fmt::Debug for Adapters {
@@ -230,6 +232,7 @@ impl Pay {
             tenancy.clone(),
             customers.clone(),
             stores.bookkeeping,
+            adapters.files,
             processor,
             config.sandbox,
         ));
@@ -321,14 +324,19 @@ impl Pay {
     /// Housekeeping: forgets expired sign-in sessions, rate-limit hits older than the longest
     /// window that counts them, old sent or failed mails, DPoP `jti`s past their window and
     /// OAuth codes and tokens a day past their expiry, and idempotency records past the 24
-    /// hours they are kept. Returns how many rows went.
+    /// hours they are kept, and evidence files no expense has linked for a day. Returns how
+    /// many rows went.
     pub fn prune(&self) -> PortResult<u64> {
         let now = self.s.k.now();
         let rows = self
             .s
             .health
             .prune(now, now.minus(self.s.k.limits.longest_window()))?;
-        Ok(rows + self.s.mail.prune(now)? + self.s.oauth.prune()? + self.s.webhooks.prune(now)?)
+        Ok(rows
+            + self.s.mail.prune(now)?
+            + self.s.oauth.prune()?
+            + self.s.webhooks.prune(now)?
+            + self.s.bookkeeping.clean_orphan_evidence(now)?)
     }
 }
 

@@ -26,4 +26,13 @@ on_memory!(webhooks: callbacks_save_read_replace, enqueue_numbers_events_per_lin
 on_memory!(subscriptions: upsert_is_keyed_by_email_per_company, claim_leases_each_due_subscription_once, a_company_claim_and_its_next_run_stay_in_the_company, a_cycle_is_created_once, subscriptions_round_trip_and_moves_are_compare_and_set, a_completed_session_pays_its_cycle);
 on_memory!(grant_webhooks: grant_subscriptions_save_by_version, keyed_write_commits_its_answer_with_it, a_key_is_claimed_once_and_dead_claims_are_taken_over, a_link_is_tagged_with_the_active_grant_subscription);
 on_memory!(bookkeeping: an_activity_is_recorded_once_per_key, activities_filter_and_order, export_pages_run_in_order_within_the_period, one_expense_per_activity_and_versions_by_compare_and_set, contact_roles_merge_and_wallets_are_known_once);
+on_memory!(evidence: evidence_rows_round_trip_within_their_company, expense_writes_link_and_unlink_evidence, orphans_are_claimed_by_compare_and_set);
 on_memory!(tenancy: a_payment_link_domain_belongs_to_one_company);
+
+#[test]
+fn the_memory_file_store_keeps_the_file_store_contract() {
+    conformance::files::file_store_keeps_its_contract(
+        &pay_domain::testing::MemFiles::default(),
+        "mem",
+    );
+}

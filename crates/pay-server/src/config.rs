@@ -55,6 +55,8 @@ pub struct Config {
     /// `PAY_BILLING_LEAD_SECS`: how long before a cycle's `dueAt` the billing scheduler
     /// issues its invoice link (default 7 days).
     pub billing_lead: Duration,
+    /// `PAY_FILES_DIR` or `PAY_FILES_S3_*`: where evidence files' bytes live.
+    pub files: crate::files::FilesConfig,
 }
 
 /// The rate-limit variables, each read as `N/SECONDS` (N hits per window of SECONDS).
@@ -211,6 +213,7 @@ impl Config {
             Some(v) => v.parse().context("PAY_WORKERS must be a number")?,
             None => cores,
         };
+        let files = crate::files::FilesConfig::from_env(var, &database_url)?;
         Ok(Config {
             auth_url: url_var("PAY_AUTH_URL", &base_url)?,
             public_pay_url: url_var("PAY_PUBLIC_PAY_URL", &base_url)?,
@@ -246,6 +249,7 @@ impl Config {
             sandbox_prices_file: var("PAY_SANDBOX_PRICES_FILE"),
             rate_limits: rate_limits()?,
             billing_lead: billing_lead(var("PAY_BILLING_LEAD_SECS"))?,
+            files,
         })
     }
 
@@ -276,6 +280,11 @@ impl Config {
             sandbox_prices_file: None,
             rate_limits: RateLimits::default(),
             billing_lead: DEFAULT_BILLING_LEAD,
+            // A directory of its own per configuration: test servers share the temporary
+            // directory their databases are in.
+            files: crate::files::FilesConfig::Local(
+                std::env::temp_dir().join(format!("pay_files_{}", uuid::Uuid::new_v4().simple())),
+            ),
         }
     }
 

@@ -1,6 +1,8 @@
 //! Housekeeping in the background: every few minutes, forget expired sessions and the login
-//! failures and rate-limit hits that no window counts any more, so those tables stay small.
-//! Safe to run on every instance at once (deletes of rows no rule reads).
+//! failures and rate-limit hits that no window counts any more, so those tables stay small,
+//! and delete evidence files no expense has linked for a day (`Pay::prune`).
+//! Safe to run on every instance at once (deletes of rows no rule reads; an orphan file is
+//! claimed by compare-and-set before its bytes go).
 
 use std::time::Duration;
 

@@ -4,6 +4,7 @@
 pub mod billing;
 pub mod config;
 pub mod dispatcher;
+pub mod files;
 pub mod janitor;
 pub mod mailer;
 pub mod portal;
@@ -126,6 +127,7 @@ pub fn build_pay_with<C: Clock + 'static>(
             wall_clock: Arc::new(SystemClock),
             processor,
             prices: Arc::new(config.sandbox_prices()?),
+            files: config.files.build()?,
         },
     ))
 }

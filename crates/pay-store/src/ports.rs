@@ -39,6 +39,7 @@ mod bookkeeping;
 mod checkout;
 mod clock;
 mod customers;
+mod evidence;
 mod gateway;
 mod grant_webhooks;
 mod health;

@@ -515,5 +515,26 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    evidence_files (id) {
+        id -> Text,
+        company_id -> Text,
+        filename -> Text,
+        content_type -> Text,
+        size -> BigInt,
+        sha256 -> Text,
+        status -> Text,
+        expense_id -> Nullable<Text>,
+        uploaded_at -> BigInt,
+        uploaded_by -> Text,
+        orphan_since -> Nullable<BigInt>,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(contacts, contact_wallets);
-diesel::allow_tables_to_appear_in_same_query!(wallet_activities, expenses, expense_versions);
+diesel::allow_tables_to_appear_in_same_query!(
+    wallet_activities,
+    expenses,
+    expense_versions,
+    evidence_files
+);

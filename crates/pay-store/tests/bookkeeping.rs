@@ -14,3 +14,10 @@ conformance!(
     one_expense_per_activity_and_versions_by_compare_and_set,
     contact_roles_merge_and_wallets_are_known_once,
 );
+
+conformance!(
+    evidence:
+    evidence_rows_round_trip_within_their_company,
+    expense_writes_link_and_unlink_evidence,
+    orphans_are_claimed_by_compare_and_set,
+);

@@ -14,7 +14,7 @@ use pay_domain::links::CreateLinkInput;
 use pay_domain::sandbox::SandboxEvent;
 use pay_domain::testing::{
     FakeCrypto, FakePortalKeys, FakePrices, FakeProcessor, FakeSealer, FakeSigner, FixedClock,
-    MemStore,
+    MemFiles, MemStore,
 };
 
 /// Each context returns its own error enum; a host that runs several use cases in a row can
@@ -56,6 +56,7 @@ pub fn build(start_ms: i64) -> Pay {
             processor: Arc::new(FakeProcessor::default()),
             prices: Arc::new(FakePrices),
             portal_keys: Arc::new(FakePortalKeys::default()),
+            files: Arc::new(MemFiles::default()),
         },
     )
 }

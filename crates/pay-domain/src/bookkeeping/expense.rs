@@ -1,11 +1,11 @@
 //! The expense that explains one outgoing activity: the save's input and its rules, the
 //! stored expense and its versions (who, when, what changed).
 
-use crate::bookkeeping::ActivityKey;
+use crate::bookkeeping::{ActivityKey, MAX_EVIDENCE_PER_EXPENSE};
 use crate::kernel::amount::Amount;
 use crate::kernel::assets::fiat_decimals;
 use crate::kernel::error::FieldError;
-use crate::kernel::ids::{CompanyId, ContactId, ExpenseId, WalletActivityId};
+use crate::kernel::ids::{CompanyId, ContactId, EvidenceFileId, ExpenseId, WalletActivityId};
 use crate::kernel::timestamp::Timestamp;
 use crate::kernel::validate;
 
@@ -47,7 +47,8 @@ pub struct SaveExpenseInput {
     pub fiat_currency: Option<String>,
     pub fiat_amount: Option<String>,
     pub tax_amount: Option<String>,
-    /// Files come with the evidence work; only an empty list is taken now.
+    /// The company's stored evidence files the expense links (the whole list: a file left
+    /// out of a re-save is unlinked).
     pub evidence_file_ids: Vec<String>,
 }
 
@@ -64,6 +65,8 @@ pub struct ExpenseFields {
     pub fiat_amount: Option<Amount>,
     /// Tax included, in `fiat_currency`.
     pub tax_amount: Option<Amount>,
+    /// The linked evidence files, in id (upload) order.
+    pub evidence_file_ids: Vec<EvidenceFileId>,
 }
 
 /// A checked save (the contact still to be resolved).
@@ -77,13 +80,16 @@ pub struct ExpenseSave {
     pub fiat_currency: Option<String>,
     pub fiat_amount: Option<Amount>,
     pub tax_amount: Option<Amount>,
+    /// In id order, each once.
+    pub evidence_file_ids: Vec<EvidenceFileId>,
 }
 
 impl SaveExpenseInput {
     /// Exactly one of `walletActivityEventId`/`walletActivityEventKey`; a counterparty;
     /// `category` and `description` one line of text (notes free text); `fiatAmount` and
-    /// `taxAmount` need `fiatCurrency` (a known code), non-negative, in its minor units; no
-    /// evidence files yet.
+    /// `taxAmount` need `fiatCurrency` (a known code), non-negative, in its minor units; at
+    /// most 20 evidence file ids, each an id (a list of ids is a set: one given twice is
+    /// linked once).
     pub fn check(self) -> Result<ExpenseSave, FieldError> {
         let activity = match (&self.activity_id, &self.activity_key) {
             (Some(id), None) => ActivityRef::Id(WalletActivityId::parse(id).ok_or_else(|| {
@@ -150,12 +156,21 @@ impl SaveExpenseInput {
                 "fiatCurrency goes with fiatAmount or taxAmount",
             ));
         }
-        if !self.evidence_file_ids.is_empty() {
+        if self.evidence_file_ids.len() > MAX_EVIDENCE_PER_EXPENSE {
             return Err(FieldError::new(
                 "evidenceFileIds",
-                "evidence files are not available yet: send an empty list",
+                format!("evidenceFileIds takes at most {MAX_EVIDENCE_PER_EXPENSE} files"),
             ));
         }
+        let mut files = Vec::with_capacity(self.evidence_file_ids.len());
+        for (i, raw) in self.evidence_file_ids.iter().enumerate() {
+            let field = format!("evidenceFileIds[{i}]");
+            let id = EvidenceFileId::parse(raw)
+                .ok_or_else(|| FieldError::new(&field, format!("{field} is not an id")))?;
+            files.push(id);
+        }
+        files.sort();
+        files.dedup();
         Ok(ExpenseSave {
             activity,
             counterparty,
@@ -165,6 +180,7 @@ impl SaveExpenseInput {
             fiat_currency: self.fiat_currency,
             fiat_amount: amount,
             tax_amount: tax,
+            evidence_file_ids: files,
         })
     }
 }
@@ -208,7 +224,7 @@ pub struct Expense {
 
 impl ExpenseFields {
     /// Each field as the versions write it.
-    fn texts(&self) -> [(&'static str, Option<String>); 7] {
+    fn texts(&self) -> [(&'static str, Option<String>); 8] {
         [
             ("contactId", Some(self.contact_id.to_string())),
             ("category", Some(self.category.clone())),
@@ -222,6 +238,17 @@ impl ExpenseFields {
             (
                 "taxAmount",
                 self.tax_amount.as_ref().map(|a| a.as_str().to_owned()),
+            ),
+            (
+                "evidenceFileIds",
+                (!self.evidence_file_ids.is_empty()).then(|| {
+                    let ids: Vec<String> = self
+                        .evidence_file_ids
+                        .iter()
+                        .map(|f| f.to_string())
+                        .collect();
+                    ids.join(",")
+                }),
             ),
         ]
     }
@@ -288,7 +315,7 @@ mod tests {
     }
 
     #[test]
-    fn fiat_amounts_need_their_currency_and_files_wait() {
+    fn fiat_amounts_need_their_currency_and_files_are_ids() {
         let field = |i: SaveExpenseInput| i.check().unwrap_err().field;
         assert_eq!(
             field(SaveExpenseInput {
@@ -338,7 +365,27 @@ mod tests {
                 evidence_file_ids: vec!["f".into()],
                 ..input()
             }),
+            "evidenceFileIds[0]"
+        );
+        let a = "0192f0c4-1a2b-7c3d-8e4f-0123456789ab".to_owned();
+        let b = "0192f0c4-1a2b-7c3d-8e4f-0123456789aa".to_owned();
+        assert_eq!(
+            field(SaveExpenseInput {
+                evidence_file_ids: vec![a.clone(); 21],
+                ..input()
+            }),
             "evidenceFileIds"
+        );
+        let sorted = SaveExpenseInput {
+            evidence_file_ids: vec![a.clone(), b.clone(), a.clone()],
+            ..input()
+        }
+        .check()
+        .unwrap()
+        .evidence_file_ids;
+        assert_eq!(
+            sorted.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+            [b, a]
         );
     }
 
@@ -353,6 +400,7 @@ mod tests {
             fiat_currency: None,
             fiat_amount: None,
             tax_amount: None,
+            evidence_file_ids: vec![],
         };
         let created = a.changes_from(None);
         assert_eq!(
@@ -380,5 +428,18 @@ mod tests {
             ]
         );
         assert!(a.changes_from(Some(&a)).is_empty());
+        let f = EvidenceFileId(uuid::Uuid::nil());
+        let c = ExpenseFields {
+            evidence_file_ids: vec![f],
+            ..a.clone()
+        };
+        assert_eq!(
+            c.changes_from(Some(&a)),
+            vec![FieldChange {
+                field: "evidenceFileIds",
+                from: None,
+                to: Some(f.to_string())
+            }]
+        );
     }
 }

@@ -146,7 +146,9 @@ pub fn write_item(
                 f.map(|f| f.description.clone()).unwrap_or_default(),
                 f.and_then(|f| f.notes.clone()).unwrap_or_default(),
                 a.key.tx_hash().to_owned(),
-                "0".to_owned(),
+                f.map(|f| f.evidence_file_ids.len())
+                    .unwrap_or(0)
+                    .to_string(),
                 item.expense
                     .as_ref()
                     .map(|e| e.id.to_string())

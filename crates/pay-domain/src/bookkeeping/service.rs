@@ -1,6 +1,7 @@
 //! Bookkeeping use cases: record wallet activity (a settled session's incoming transfer, a
 //! processor-reported outgoing one), list and read it, and save the one expense of an outgoing
-//! transfer (created or updated, every save a version).
+//! transfer (created or updated, every save a version, linking its evidence files). The
+//! evidence files' own use cases are in `evidence_service`.
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -9,9 +10,9 @@ use std::sync::Arc;
 use crate::bookkeeping::ports::{BookkeepingStore, ExpenseWrite};
 use crate::bookkeeping::{
     export, ActivityFilter, ActivityKey, ActivityRef, Actor, BookkeepingError, CounterpartyInput,
-    Direction, Expense, ExpenseFields, ExpenseVersion, ExportCursor, ExportKind, ExportPeriod,
-    OutgoingTransferInput, Recorded, SaveExpenseInput, WalletActivity, ACTIVITY_LIST_LIMIT,
-    EXPORT_PAGE_SIZE,
+    Direction, EvidenceFile, Expense, ExpenseFields, ExpenseVersion, ExportCursor, ExportKind,
+    ExportPeriod, FileStore, OutgoingTransferInput, Recorded, SaveExpenseInput, WalletActivity,
+    ACTIVITY_LIST_LIMIT, EXPORT_PAGE_SIZE,
 };
 use crate::checkout::machine::SessionStatus;
 use crate::checkout::ports::{Processor, SettlementObserver};
@@ -42,12 +43,14 @@ pub struct ActivityDetail {
     pub suggested_contacts: Vec<Contact>,
 }
 
-/// An expense, its counterparty and its whole history.
+/// An expense, its counterparty, its evidence files and its whole history.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExpenseDetail {
     pub expense: Expense,
     pub contact: Option<Contact>,
     pub versions: Vec<ExpenseVersion>,
+    /// The linked files, in id order.
+    pub evidence: Vec<EvidenceFile>,
 }
 
 /// What a save did: `created` is the API's 201, otherwise 200.
@@ -69,10 +72,12 @@ pub struct ExportPage {
 /// customers context (counterparties are contacts).
 #[derive(Clone)]
 pub struct BookkeepingService {
-    k: Kernel,
+    pub(super) k: Kernel,
     tenancy: TenancyService,
     customers: CustomerService,
-    store: Arc<dyn BookkeepingStore + Send + Sync>,
+    pub(super) store: Arc<dyn BookkeepingStore + Send + Sync>,
+    /// The evidence files' bytes.
+    pub(super) files: Arc<dyn FileStore>,
     processor: Arc<dyn Processor>,
     sandbox: bool,
 }
@@ -84,7 +89,7 @@ impl std::fmt::Debug for BookkeepingService {
 }
 
 /// Who saved, as the versions record it.
-fn actor(p: &Principal) -> Actor {
+pub(super) fn actor(p: &Principal) -> Actor {
     match &p.credential {
         Credential::ApiKey { partner_id } => format!("api_key:{partner_id}"),
         Credential::SignIn { user_id, .. } => format!("user:{user_id}"),
@@ -98,6 +103,7 @@ impl BookkeepingService {
         tenancy: TenancyService,
         customers: CustomerService,
         store: Arc<dyn BookkeepingStore + Send + Sync>,
+        files: Arc<dyn FileStore>,
         processor: Arc<dyn Processor>,
         sandbox: bool,
     ) -> BookkeepingService {
@@ -106,6 +112,7 @@ impl BookkeepingService {
             tenancy,
             customers,
             store,
+            files,
             processor,
             sandbox,
         }
@@ -322,10 +329,12 @@ impl BookkeepingService {
             .customers
             .contact_of(company, expense.fields.contact_id)?;
         let versions = self.store.expense_versions(company, expense.id)?;
+        let evidence = self.store.evidence_of_expense(company, expense.id)?;
         Ok(Some(ExpenseDetail {
             expense,
             contact,
             versions,
+            evidence,
         }))
     }
 
@@ -334,7 +343,10 @@ impl BookkeepingService {
     /// key, and each lost race decides again on what won). Every save is a version (who,
     /// when, what changed; a save that changes nothing is recorded with no changes). The
     /// counterparty is a contact of the company, or a vendor made inline; the activity's
-    /// counterparty address becomes one of that contact's known wallets.
+    /// counterparty address becomes one of that contact's known wallets. `evidenceFileIds` is
+    /// the whole list of linked files: each a stored file of the company (else 404 naming
+    /// it) not linked to another expense (else 409); files left out are unlinked (orphans,
+    /// deleted a day later unless linked again).
     pub fn save_expense(
         &self,
         p: &Principal,
@@ -379,11 +391,14 @@ impl BookkeepingService {
             fiat_currency: save.fiat_currency,
             fiat_amount: save.fiat_amount,
             tax_amount: save.tax_amount,
+            evidence_file_ids: save.evidence_file_ids,
         };
         let saved_by = actor(p);
         let mut created = None;
         for _ in 0..SAVE_ATTEMPTS {
-            match self.store.expense_of_activity(company, activity.id)? {
+            let current = self.store.expense_of_activity(company, activity.id)?;
+            self.check_evidence(company, &fields.evidence_file_ids, current.as_ref())?;
+            match current {
                 None => {
                     let expense = Expense {
                         id: ExpenseId(self.k.crypto.new_uuid()),
@@ -420,10 +435,12 @@ impl BookkeepingService {
                         saved_by: saved_by.clone(),
                         changes: fields.changes_from(Some(&current.fields)),
                     };
-                    if self
-                        .store
-                        .update_expense(&expense, current.version, &version)?
-                        == ExpenseWrite::Applied
+                    if self.store.update_expense(
+                        &expense,
+                        current.version,
+                        &version,
+                        self.k.now(),
+                    )? == ExpenseWrite::Applied
                     {
                         created = Some(false);
                         break;

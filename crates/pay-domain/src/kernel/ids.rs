@@ -92,6 +92,10 @@ uuid_id!(
     /// A bookkeeping expense (one per outgoing wallet activity).
     ExpenseId
 );
+uuid_id!(
+    /// A private evidence file (invoice, receipt) of a company's bookkeeping.
+    EvidenceFileId
+);
 
 macro_rules! prefixed_id {
     ($(#[$doc:meta])* $name:ident, $prefix:expr, $len:expr) => {

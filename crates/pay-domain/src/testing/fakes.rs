@@ -330,3 +330,42 @@ impl crate::customers::ports::PortalKeys for FakePortalKeys {
             .collect()
     }
 }
+
+/// File bytes in memory, keyed as the file store port says (unsafe keys refused).
+#[derive(Debug, Default)]
+pub struct MemFiles {
+    pub objects: Mutex<std::collections::BTreeMap<String, Vec<u8>>>,
+}
+
+impl MemFiles {
+    fn checked(key: &str) -> PortResult<&str> {
+        if crate::bookkeeping::file_key_is_safe(key) {
+            Ok(key)
+        } else {
+            Err(Fault::new("file store: unsafe key"))
+        }
+    }
+
+    fn objects(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<String, Vec<u8>>> {
+        self.objects.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl crate::bookkeeping::FileStore for MemFiles {
+    fn put(&self, key: &str, bytes: &[u8]) -> PortResult<()> {
+        let key = Self::checked(key)?;
+        self.objects().insert(key.to_owned(), bytes.to_vec());
+        Ok(())
+    }
+
+    fn get(&self, key: &str) -> PortResult<Option<Vec<u8>>> {
+        let key = Self::checked(key)?;
+        Ok(self.objects().get(key).cloned())
+    }
+
+    fn delete(&self, key: &str) -> PortResult<()> {
+        let key = Self::checked(key)?;
+        self.objects().remove(key);
+        Ok(())
+    }
+}

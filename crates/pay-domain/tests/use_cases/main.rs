@@ -52,6 +52,7 @@ mod bookkeeping;
 mod checkout;
 mod customers;
 mod domains;
+mod evidence;
 mod gateway;
 mod mail;
 mod oauth;
@@ -81,6 +82,7 @@ struct World {
     wall: Arc<FixedClock>,
     processor: Arc<FakeProcessor>,
     portal_keys: Arc<FakePortalKeys>,
+    files: Arc<MemFiles>,
     allow_private_targets: bool,
 }
 
@@ -98,6 +100,7 @@ fn world_with(allow_private_targets: bool) -> World {
     let wall = Arc::new(FixedClock(AtomicI64::new(WALL_MS)));
     let processor = Arc::new(FakeProcessor::default());
     let portal_keys = Arc::new(FakePortalKeys::default());
+    let files = Arc::new(MemFiles::default());
     let mut w = World {
         pay: Pay::new(
             AppConfig {
@@ -119,6 +122,7 @@ fn world_with(allow_private_targets: bool) -> World {
                 processor: processor.clone(),
                 prices: Arc::new(FakePrices),
                 portal_keys: portal_keys.clone(),
+                files: files.clone(),
             },
         ),
         store,
@@ -129,6 +133,7 @@ fn world_with(allow_private_targets: bool) -> World {
         wall,
         processor,
         portal_keys,
+        files,
         allow_private_targets,
     };
     w.rebuild(true);
@@ -158,6 +163,7 @@ impl World {
                 processor: self.processor.clone(),
                 prices: Arc::new(FakePrices),
                 portal_keys: self.portal_keys.clone(),
+                files: self.files.clone(),
             },
         );
     }

@@ -465,6 +465,7 @@ fn the_access_token_lifetime_is_configurable() {
             processor: c.w.processor.clone(),
             prices: Arc::new(FakePrices),
             portal_keys: c.w.portal_keys.clone(),
+            files: c.w.files.clone(),
         },
     );
     let t = c.tokens("company:read");

@@ -43,14 +43,24 @@ pub fn content_type_is(req: &HttpRequest, essence: &str) -> bool {
 
 /// Reads the whole body, at most `MAX_BODY_BYTES`.
 pub async fn read(declared: Option<usize>, payload: &mut Payload) -> Result<Vec<u8>, BodyError> {
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+    read_capped(declared, payload, MAX_BODY_BYTES).await
+}
+
+/// Reads the whole body, at most `cap` bytes (`TooLarge` past it: the evidence upload's own
+/// limit; every other body takes `MAX_BODY_BYTES`).
+pub async fn read_capped(
+    declared: Option<usize>,
+    payload: &mut Payload,
+    cap: usize,
+) -> Result<Vec<u8>, BodyError> {
+    if declared.is_some_and(|n| n > cap) {
         return Err(BodyError::TooLarge);
     }
-    let mut body = Vec::with_capacity(declared.unwrap_or(1024).min(MAX_BODY_BYTES));
+    let mut body = Vec::with_capacity(declared.unwrap_or(1024).min(cap));
     while let Some(chunk) = payload.next().await {
         let chunk =
             chunk.map_err(|e| BodyError::Unreadable(format!("could not read body: {e}")))?;
-        if body.len() + chunk.len() > MAX_BODY_BYTES {
+        if body.len() + chunk.len() > cap {
             return Err(BodyError::TooLarge);
         }
         body.extend_from_slice(&chunk);

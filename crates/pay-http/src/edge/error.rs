@@ -4,7 +4,7 @@
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
-use pay_domain::bookkeeping::BookkeepingError;
+use pay_domain::bookkeeping::{BookkeepingError, EvidenceRefusal};
 use pay_domain::checkout::{
     CheckoutError, LinkAlreadyPaid, RefundAddressAlreadySet, SessionTransition, StartBlocked,
 };
@@ -182,6 +182,8 @@ pub enum ApiError {
     #[error(transparent)]
     Idempotency(#[from] IdempotencyConflict),
     #[error(transparent)]
+    Evidence(#[from] EvidenceRefusal),
+    #[error(transparent)]
     OAuth(#[from] OAuthRefusal),
     /// A token request's DPoP proof refused by the verifier (RFC 9449 section 5).
     #[error(transparent)]
@@ -237,7 +239,7 @@ from_context! {
     OAuthError { Invalid, Denied, Refused, NoRedirect, Resource, Fault }
     CustomerError { Invalid, Denied, NotFound, Portal, Fault }
     SubscriptionError { Invalid, Asset, Denied, NotFound, Transition, Portal, Fault }
-    BookkeepingError { Invalid, Denied, NotFound, Fault }
+    BookkeepingError { Invalid, Denied, NotFound, Evidence, Fault }
 }
 
 /// Status, `errorCode`, message and field.
@@ -328,6 +330,29 @@ impl ApiError {
                     IdempotencyConflict::InFlight => "idempotency_key_in_flight",
                 },
             ),
+            ApiError::Evidence(e) => match e {
+                EvidenceRefusal::TooLarge { .. } => {
+                    plain(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
+                }
+                EvidenceRefusal::UnsupportedType => (
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "unsupported_file_type",
+                    msg.clone(),
+                    Some("file".into()),
+                ),
+                EvidenceRefusal::NotFound { field, .. } => (
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    msg.clone(),
+                    Some(field.clone()),
+                ),
+                EvidenceRefusal::LinkedElsewhere { field, .. } => (
+                    StatusCode::CONFLICT,
+                    "evidence_file_linked",
+                    msg.clone(),
+                    Some(field.clone()),
+                ),
+            },
             // RFC 6749 section 5.2: 401 for a client that failed to authenticate, else 400.
             ApiError::OAuth(r) => (
                 if r.code == OAuthErrorCode::InvalidClient {

@@ -332,7 +332,8 @@ async fn one_expense_per_outgoing_transfer(app: TestApp) {
     );
     assert_eq!(detail.1["expense"], Value::Null);
 
-    // Refusals: both references, none, files, an incoming activity, unknown ids and contacts.
+    // Refusals: both references, none, a file entry that is no id (linking files:
+    // books_files.rs), an incoming activity, unknown ids and contacts.
     let mut both = expense_body(("walletActivityEventId", id), "x");
     both["walletActivityEventKey"] = json!(key);
     let got = send(&app, Method::POST, EXPENSE, Some(both)).await;
@@ -345,7 +346,7 @@ async fn one_expense_per_outgoing_transfer(app: TestApp) {
     let mut files = expense_body(("walletActivityEventId", id), "x");
     files["evidenceFileIds"] = json!(["file_1"]);
     let got = send(&app, Method::POST, EXPENSE, Some(files)).await;
-    assert_error(&got, 400, "validation_failed", Some("evidenceFileIds"));
+    assert_error(&got, 400, "validation_failed", Some("evidenceFileIds[0]"));
     let mut unknown = expense_body(("walletActivityEventId", id), "x");
     unknown["amount"] = json!("1");
     let got = send(&app, Method::POST, EXPENSE, Some(unknown)).await;

@@ -67,6 +67,16 @@ pub struct TestApp {
     _db: TestDb,
 }
 
+/// The server's evidence files live in a directory of its own (`Config::for_database`): gone
+/// with the test, as its database is.
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let pay_server::files::FilesConfig::Local(dir) = &self.config.files {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
 /// Runs each named `async fn(TestApp)` once per backend.
 #[macro_export]
 macro_rules! on_both_backends {

@@ -9,6 +9,7 @@ mod anonymous;
 mod billing_year;
 mod books;
 mod books_export;
+mod books_files;
 mod checkout;
 mod checkout_page;
 mod clocks;

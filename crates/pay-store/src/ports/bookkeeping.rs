@@ -1,17 +1,20 @@
 //! `BookkeepingStore` on `DieselStore`: wallet activities (unique key per company) and one
 //! expense per activity (UNIQUE `activity_id`), saved by compare-and-set on its version with a
-//! version row in the same transaction. Written once for both backends.
+//! version row and its evidence links in the same transaction; the evidence rows themselves
+//! are in `evidence`. Written once for both backends.
 
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use pay_domain::bookkeeping::ports::{BookkeepingStore, ExpenseWrite};
 use pay_domain::bookkeeping::{
-    ActivityFilter, ActivityKey, Direction, Expense, ExpenseVersion, ExportCursor, ExportItem,
-    ExportPeriod, PaymentRef, Recorded, WalletActivity,
+    ActivityFilter, ActivityKey, Direction, EvidenceFile, Expense, ExpenseVersion, ExportCursor,
+    ExportItem, ExportPeriod, PaymentRef, Recorded, WalletActivity,
 };
-use pay_domain::kernel::ids::{CompanyId, ExpenseId, WalletActivityId};
+use pay_domain::kernel::ids::{CompanyId, EvidenceFileId, ExpenseId, WalletActivityId};
+use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::{Fault, PortResult};
 
+use super::evidence::{linked_ids, sync_links};
 use crate::conn::write_transaction;
 use crate::rows::{ActivityRow, ExpenseRow, ExpenseVersionRow};
 use crate::schema::{
@@ -19,10 +22,12 @@ use crate::schema::{
 };
 use crate::DieselStore;
 
+/// `None` for a unique refusal, or a transaction rolled back because a file was not linkable.
 fn unique_violation<T>(r: QueryResult<T>) -> QueryResult<Option<T>> {
     match r {
         Ok(v) => Ok(Some(v)),
-        Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => Ok(None),
+        Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _))
+        | Err(DieselError::RollbackTransaction) => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -131,16 +136,22 @@ impl BookkeepingStore for DieselStore {
         company: CompanyId,
         activity: WalletActivityId,
     ) -> PortResult<Option<Expense>> {
-        self.run("expense of activity", |conn| {
-            expenses::table
+        let found = self.run("expense of activity", |conn| {
+            let row = expenses::table
                 .filter(expenses::company_id.eq(company.to_string()))
                 .filter(expenses::activity_id.eq(activity.to_string()))
                 .select(ExpenseRow::as_select())
                 .first(conn)
-                .optional()
-        })?
-        .map(Expense::try_from)
-        .transpose()
+                .optional()?;
+            let files = match &row {
+                Some(r) => linked_ids(conn, vec![r.id.clone()])?,
+                None => Vec::new(),
+            };
+            Ok(row.map(|r| (r, files)))
+        })?;
+        found
+            .map(|(row, files)| with_files(Expense::try_from(row)?, &files))
+            .transpose()
     }
 
     fn insert_expense(
@@ -159,7 +170,8 @@ impl BookkeepingStore for DieselStore {
                     .execute(conn)?;
                 diesel::insert_into(expense_versions::table)
                     .values(&v)
-                    .execute(conn)
+                    .execute(conn)?;
+                sync_links(conn, expense, expense.updated_at)
             }))
         })?;
         Ok(match done {
@@ -173,6 +185,7 @@ impl BookkeepingStore for DieselStore {
         expense: &Expense,
         expected_version: i64,
         version: &ExpenseVersion,
+        unlinked_at: Timestamp,
     ) -> PortResult<ExpenseWrite> {
         let row = ExpenseRow::from(expense);
         let v = ExpenseVersionRow::try_from(version)?;
@@ -192,6 +205,7 @@ impl BookkeepingStore for DieselStore {
                 diesel::insert_into(expense_versions::table)
                     .values(&v)
                     .execute(conn)?;
+                sync_links(conn, expense, unlinked_at)?;
                 Ok(true)
             }))
         })?;
@@ -235,7 +249,7 @@ impl BookkeepingStore for DieselStore {
     ) -> PortResult<Vec<ExportItem>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let outgoing = direction == Direction::Outgoing;
-        let (rows, payments) = self.run("export page", |conn| {
+        let (rows, payments, files) = self.run("export page", |conn| {
             let mut q = wallet_activities::table
                 .left_join(expenses::table.on(expenses::activity_id.eq(wallet_activities::id)))
                 .filter(wallet_activities::company_id.eq(company.to_string()))
@@ -283,7 +297,16 @@ impl BookkeepingStore for DieselStore {
                     ))
                     .load::<(String, String, String, String)>(conn)?
             };
-            Ok((rows, payments))
+            let expense_ids = rows
+                .iter()
+                .filter_map(|(_, e)| e.as_ref().map(|e| e.id.clone()))
+                .collect();
+            let files = if outgoing {
+                linked_ids(conn, expense_ids)?
+            } else {
+                Vec::new()
+            };
+            Ok((rows, payments, files))
         })?;
         rows.into_iter()
             .map(|(a, e)| {
@@ -297,7 +320,8 @@ impl BookkeepingStore for DieselStore {
                 Ok(ExportItem {
                     activity: WalletActivity::try_from(a)?,
                     expense: if outgoing {
-                        e.map(Expense::try_from).transpose()?
+                        e.map(|e| with_files(Expense::try_from(e)?, &files))
+                            .transpose()?
                     } else {
                         None
                     },
@@ -306,4 +330,53 @@ impl BookkeepingStore for DieselStore {
             })
             .collect()
     }
+
+    fn insert_evidence(&self, file: &EvidenceFile) -> PortResult<()> {
+        self.insert_evidence_row(file)
+    }
+
+    fn mark_evidence_stored(&self, company: CompanyId, id: EvidenceFileId) -> PortResult<bool> {
+        self.mark_evidence_row_stored(company, id)
+    }
+
+    fn evidence_file(
+        &self,
+        company: CompanyId,
+        id: EvidenceFileId,
+    ) -> PortResult<Option<EvidenceFile>> {
+        self.evidence_row(company, id)
+    }
+
+    fn evidence_of_expense(
+        &self,
+        company: CompanyId,
+        expense: ExpenseId,
+    ) -> PortResult<Vec<EvidenceFile>> {
+        self.evidence_rows_of_expense(company, expense)
+    }
+
+    fn orphan_evidence(&self, before: Timestamp, limit: usize) -> PortResult<Vec<EvidenceFile>> {
+        self.orphan_rows(before, limit)
+    }
+
+    fn claim_orphan_evidence(&self, id: EvidenceFileId, before: Timestamp) -> PortResult<bool> {
+        self.claim_orphan_row(id, before)
+    }
+
+    fn delete_evidence(&self, id: EvidenceFileId) -> PortResult<()> {
+        self.delete_evidence_row(id)
+    }
+}
+
+/// The expense with the ids of the files that link it (from `(expense id, file id)` pairs).
+fn with_files(mut e: Expense, links: &[(String, String)]) -> PortResult<Expense> {
+    let me = e.id.to_string();
+    e.fields.evidence_file_ids = links
+        .iter()
+        .filter(|(x, _)| *x == me)
+        .map(|(_, f)| {
+            EvidenceFileId::parse(f).ok_or_else(|| crate::rows::corrupt("evidence_files.id"))
+        })
+        .collect::<PortResult<_>>()?;
+    Ok(e)
 }

@@ -1,19 +1,20 @@
-//! Wallet activity, expense and expense-version rows and their conversions.
+//! Wallet activity, expense, expense-version and evidence file rows and their conversions.
 
 use diesel::prelude::*;
 use pay_domain::bookkeeping::{
-    ActivityKey, Direction, Expense, ExpenseFields, ExpenseVersion, FieldChange, WalletActivity,
+    ActivityKey, Direction, EvidenceFile, EvidenceStatus, EvidenceType, Expense, ExpenseFields,
+    ExpenseVersion, FieldChange, WalletActivity,
 };
 use pay_domain::kernel::amount::{Amount, Decimal};
 use pay_domain::kernel::ids::{
-    CompanyId, ContactId, ExpenseId, PaymentSessionId, WalletActivityId,
+    CompanyId, ContactId, EvidenceFileId, ExpenseId, PaymentSessionId, WalletActivityId,
 };
 use pay_domain::{Fault, PortResult};
 use serde_json::{json, Value};
 
-use super::{corrupt, id, instant};
+use super::{corrupt, id, instant, opt_instant};
 use crate::conn::MultiBackend;
-use crate::schema::{expense_versions, expenses, wallet_activities};
+use crate::schema::{evidence_files, expense_versions, expenses, wallet_activities};
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = wallet_activities, check_for_backend(MultiBackend))]
@@ -159,6 +160,8 @@ impl TryFrom<ExpenseRow> for Expense {
                 fiat_currency: r.fiat_currency,
                 fiat_amount: fiat(r.fiat_amount, "expenses.fiat_amount")?,
                 tax_amount: fiat(r.tax_amount, "expenses.tax_amount")?,
+                // The links live on the files' rows: the store reads them beside.
+                evidence_file_ids: Vec::new(),
             },
             version: r.version,
             created_at: instant(r.created_at, "expenses.created_at")?,
@@ -198,7 +201,7 @@ impl TryFrom<&ExpenseVersion> for ExpenseVersionRow {
 }
 
 /// The field names a version may hold (the stored text is matched back to them).
-const FIELDS: [&str; 7] = [
+const FIELDS: [&str; 8] = [
     "contactId",
     "category",
     "description",
@@ -206,6 +209,7 @@ const FIELDS: [&str; 7] = [
     "fiatCurrency",
     "fiatAmount",
     "taxAmount",
+    "evidenceFileIds",
 ];
 
 impl TryFrom<ExpenseVersionRow> for ExpenseVersion {
@@ -243,6 +247,68 @@ impl TryFrom<ExpenseVersionRow> for ExpenseVersion {
             saved_at: instant(r.saved_at, "expense_versions.saved_at")?,
             saved_by: r.saved_by,
             changes,
+        })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = evidence_files, check_for_backend(MultiBackend))]
+pub(crate) struct EvidenceRow {
+    id: String,
+    company_id: String,
+    filename: String,
+    content_type: String,
+    size: i64,
+    sha256: String,
+    status: String,
+    expense_id: Option<String>,
+    uploaded_at: i64,
+    uploaded_by: String,
+    orphan_since: Option<i64>,
+}
+
+impl TryFrom<&EvidenceFile> for EvidenceRow {
+    type Error = Fault;
+
+    fn try_from(f: &EvidenceFile) -> PortResult<Self> {
+        Ok(EvidenceRow {
+            id: f.id.to_string(),
+            company_id: f.company_id.to_string(),
+            filename: f.filename.clone(),
+            content_type: f.content_type.mime().to_owned(),
+            size: i64::try_from(f.size).map_err(|_| Fault::new("evidence file size"))?,
+            sha256: f.sha256.clone(),
+            status: f.status.as_str().to_owned(),
+            expense_id: f.expense_id.map(|e| e.to_string()),
+            uploaded_at: f.uploaded_at.unix_millis(),
+            uploaded_by: f.uploaded_by.clone(),
+            orphan_since: f.orphan_since.map(|t| t.unix_millis()),
+        })
+    }
+}
+
+impl TryFrom<EvidenceRow> for EvidenceFile {
+    type Error = Fault;
+
+    fn try_from(r: EvidenceRow) -> PortResult<EvidenceFile> {
+        Ok(EvidenceFile {
+            id: id(&r.id, EvidenceFileId::parse, "evidence_files.id")?,
+            company_id: id(&r.company_id, CompanyId::parse, "evidence_files.company_id")?,
+            filename: r.filename,
+            content_type: EvidenceType::parse_mime(&r.content_type)
+                .ok_or_else(|| corrupt("evidence_files.content_type"))?,
+            size: u64::try_from(r.size).map_err(|_| corrupt("evidence_files.size"))?,
+            sha256: r.sha256,
+            status: EvidenceStatus::parse(&r.status)
+                .ok_or_else(|| corrupt("evidence_files.status"))?,
+            expense_id: r
+                .expense_id
+                .as_deref()
+                .map(|e| id(e, ExpenseId::parse, "evidence_files.expense_id"))
+                .transpose()?,
+            uploaded_at: instant(r.uploaded_at, "evidence_files.uploaded_at")?,
+            uploaded_by: r.uploaded_by,
+            orphan_since: opt_instant(r.orphan_since, "evidence_files.orphan_since")?,
         })
     }
 }

@@ -48,7 +48,11 @@ pub fn activity(
     }
 }
 
-fn expense(a: &WalletActivity, contact: ContactId, description: &str) -> (Expense, ExpenseVersion) {
+pub fn expense(
+    a: &WalletActivity,
+    contact: ContactId,
+    description: &str,
+) -> (Expense, ExpenseVersion) {
     let fields = ExpenseFields {
         contact_id: contact,
         category: "Hosting".into(),
@@ -57,6 +61,7 @@ fn expense(a: &WalletActivity, contact: ContactId, description: &str) -> (Expens
         fiat_currency: None,
         fiat_amount: None,
         tax_amount: None,
+        evidence_file_ids: vec![],
     };
     let e = Expense {
         id: ExpenseId(Uuid::now_v7()),
@@ -310,7 +315,12 @@ pub fn one_expense_per_activity_and_versions_by_compare_and_set<S: Ports>(store:
                     saved_by: "user:test".into(),
                     changes: next.fields.changes_from(Some(&stored.fields)),
                 };
-                sc.spawn(move || (store.update_expense(&next, 1, &v).unwrap(), next))
+                sc.spawn(move || {
+                    (
+                        store.update_expense(&next, 1, &v, ts(T0 + 1)).unwrap(),
+                        next,
+                    )
+                })
             })
             .collect();
         hs.into_iter()

@@ -5,6 +5,8 @@
 
 pub mod bookkeeping;
 pub mod checkout;
+pub mod evidence;
+pub mod files;
 pub mod fixtures;
 pub mod grant_webhooks;
 pub mod links;

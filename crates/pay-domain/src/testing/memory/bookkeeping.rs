@@ -1,13 +1,42 @@
-//! The in-memory store: wallet activities, expenses and their versions.
+//! The in-memory store: wallet activities, expenses and their versions, evidence file rows.
 
-use super::MemStore;
+use super::{MemStore, Tables};
 use crate::bookkeeping::ports::{BookkeepingStore, ExpenseWrite};
 use crate::bookkeeping::{
-    ActivityFilter, ActivityKey, Direction, Expense, ExpenseVersion, ExportCursor, ExportItem,
-    ExportPeriod, PaymentRef, Recorded, WalletActivity,
+    ActivityFilter, ActivityKey, Direction, EvidenceFile, EvidenceStatus, Expense, ExpenseVersion,
+    ExportCursor, ExportItem, ExportPeriod, PaymentRef, Recorded, WalletActivity,
 };
 use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
+use crate::kernel::timestamp::Timestamp;
+
+/// Makes the expense's links exactly its `evidence_file_ids` (false, nothing changed, when one
+/// is not a stored file of its company free or already its own); unlinked files become
+/// orphans at `unlinked_at`.
+fn sync_links(t: &mut Tables, e: &Expense, unlinked_at: Timestamp) -> bool {
+    let wanted = &e.fields.evidence_file_ids;
+    let linkable = wanted.iter().all(|id| {
+        t.evidence_files.iter().any(|f| {
+            f.id == *id
+                && f.company_id == e.company_id
+                && f.status == EvidenceStatus::Stored
+                && f.expense_id.is_none_or(|x| x == e.id)
+        })
+    });
+    if !linkable {
+        return false;
+    }
+    for f in &mut t.evidence_files {
+        if wanted.contains(&f.id) {
+            f.expense_id = Some(e.id);
+            f.orphan_since = None;
+        } else if f.expense_id == Some(e.id) {
+            f.expense_id = None;
+            f.orphan_since = Some(unlinked_at);
+        }
+    }
+    true
+}
 
 impl BookkeepingStore for MemStore {
     fn record_activity(&self, a: &WalletActivity) -> PortResult<Recorded> {
@@ -102,7 +131,9 @@ impl BookkeepingStore for MemStore {
     fn insert_expense(&self, e: &Expense, version: &ExpenseVersion) -> PortResult<ExpenseWrite> {
         self.count_call("insert_expense");
         let mut t = self.tables();
-        if t.expenses.iter().any(|x| x.activity_id == e.activity_id) {
+        if t.expenses.iter().any(|x| x.activity_id == e.activity_id)
+            || !sync_links(&mut t, e, e.updated_at)
+        {
             return Ok(ExpenseWrite::Lost);
         }
         t.expenses.push(e.clone());
@@ -115,15 +146,19 @@ impl BookkeepingStore for MemStore {
         e: &Expense,
         expected_version: i64,
         version: &ExpenseVersion,
+        unlinked_at: Timestamp,
     ) -> PortResult<ExpenseWrite> {
         self.count_call("update_expense");
         let mut t = self.tables();
-        let Some(row) = t.expenses.iter_mut().find(|x| {
+        let Some(i) = t.expenses.iter().position(|x| {
             x.id == e.id && x.company_id == e.company_id && x.version == expected_version
         }) else {
             return Ok(ExpenseWrite::Lost);
         };
-        *row = e.clone();
+        if !sync_links(&mut t, e, unlinked_at) {
+            return Ok(ExpenseWrite::Lost);
+        }
+        t.expenses[i] = e.clone();
         t.expense_versions.push(version.clone());
         Ok(ExpenseWrite::Applied)
     }
@@ -192,5 +227,93 @@ impl BookkeepingStore for MemStore {
         v.sort_by_key(|x| (x.activity.occurred_at, x.activity.id));
         v.truncate(limit);
         Ok(v)
+    }
+
+    fn insert_evidence(&self, file: &EvidenceFile) -> PortResult<()> {
+        self.count_call("insert_evidence");
+        let mut t = self.tables();
+        if t.evidence_files.iter().any(|f| f.id == file.id) {
+            return Err(Fault::new("unique: evidence_files.id"));
+        }
+        if !t.companies.iter().any(|(c, _)| c.id == file.company_id) {
+            return Err(Fault::new("foreign key: company"));
+        }
+        t.evidence_files.push(file.clone());
+        Ok(())
+    }
+
+    fn mark_evidence_stored(&self, company: CompanyId, id: EvidenceFileId) -> PortResult<bool> {
+        self.count_call("mark_evidence_stored");
+        let mut t = self.tables();
+        Ok(t.evidence_files
+            .iter_mut()
+            .find(|f| f.id == id && f.company_id == company && f.status == EvidenceStatus::Pending)
+            .map(|f| f.status = EvidenceStatus::Stored)
+            .is_some())
+    }
+
+    fn evidence_file(
+        &self,
+        company: CompanyId,
+        id: EvidenceFileId,
+    ) -> PortResult<Option<EvidenceFile>> {
+        self.count_call("evidence_file");
+        Ok(self
+            .tables()
+            .evidence_files
+            .iter()
+            .find(|f| f.id == id && f.company_id == company)
+            .cloned())
+    }
+
+    fn evidence_of_expense(
+        &self,
+        company: CompanyId,
+        expense: ExpenseId,
+    ) -> PortResult<Vec<EvidenceFile>> {
+        self.count_call("evidence_of_expense");
+        let mut v: Vec<EvidenceFile> = self
+            .tables()
+            .evidence_files
+            .iter()
+            .filter(|f| f.company_id == company && f.expense_id == Some(expense))
+            .cloned()
+            .collect();
+        v.sort_by_key(|f| f.id);
+        Ok(v)
+    }
+
+    fn orphan_evidence(&self, before: Timestamp, limit: usize) -> PortResult<Vec<EvidenceFile>> {
+        self.count_call("orphan_evidence");
+        let mut v: Vec<EvidenceFile> = self
+            .tables()
+            .evidence_files
+            .iter()
+            .filter(|f| f.expense_id.is_none() && f.orphan_since.is_some_and(|s| s < before))
+            .cloned()
+            .collect();
+        v.sort_by_key(|f| (f.orphan_since, f.id));
+        v.truncate(limit);
+        Ok(v)
+    }
+
+    fn claim_orphan_evidence(&self, id: EvidenceFileId, before: Timestamp) -> PortResult<bool> {
+        self.count_call("claim_orphan_evidence");
+        let mut t = self.tables();
+        Ok(t.evidence_files
+            .iter_mut()
+            .find(|f| {
+                f.id == id && f.expense_id.is_none() && f.orphan_since.is_some_and(|s| s < before)
+            })
+            .map(|f| f.status = EvidenceStatus::Deleting)
+            .is_some())
+    }
+
+    fn delete_evidence(&self, id: EvidenceFileId) -> PortResult<()> {
+        self.count_call("delete_evidence");
+        self.tables()
+            .evidence_files
+            .retain(|f| !(f.id == id && f.status == EvidenceStatus::Deleting));
+        Ok(())
     }
 }

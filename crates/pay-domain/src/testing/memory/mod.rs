@@ -74,6 +74,7 @@ pub struct Tables {
     pub wallet_activities: Vec<crate::bookkeeping::WalletActivity>,
     pub expenses: Vec<crate::bookkeeping::Expense>,
     pub expense_versions: Vec<crate::bookkeeping::ExpenseVersion>,
+    pub evidence_files: Vec<crate::bookkeeping::EvidenceFile>,
 }
 
 /// Every store port over `Mutex`ed vectors, with a call counter per method.

@@ -2,8 +2,8 @@
 //! carry `Bookkeeping`/`WalletActivity` so no utoipa schema shares a name with another.
 
 use pay_domain::bookkeeping::{
-    ActivityDetail, CounterpartyInput, ExpenseDetail, ExpenseVersion, OutgoingTransferInput,
-    SaveExpenseInput, WalletActivity,
+    ActivityDetail, CounterpartyInput, EvidenceFile, ExpenseDetail, ExpenseVersion,
+    OutgoingTransferInput, SaveExpenseInput, WalletActivity,
 };
 use pay_domain::customers::Contact;
 use pay_domain::kernel::ids::{ContactId, ContactUid};
@@ -125,9 +125,12 @@ pub struct CreateBookkeepingExpenseRequest {
     pub fiat_amount: Option<String>,
     #[serde(default)]
     pub tax_amount: Option<String>,
-    /// Private evidence files come later: only an empty list is accepted now.
+    /// The company's uploaded evidence files the expense links: the whole list (a file left
+    /// out of a re-save is unlinked, and deleted a day later unless linked again). An unknown
+    /// id or another company's file is 404, a file another expense links 409 (the entry is
+    /// named in `field`, e.g. `evidenceFileIds[1]`). An id given twice is linked once.
     #[serde(default)]
-    #[schema(max_items = 0)]
+    #[schema(value_type = Vec<EvidenceFileRef>, max_items = 20)]
     pub evidence_file_ids: Vec<String>,
 }
 
@@ -296,8 +299,10 @@ pub struct BookkeepingExpenseDto {
     pub fiat_currency: Option<String>,
     pub fiat_amount: Option<String>,
     pub tax_amount: Option<String>,
-    /// Always empty until evidence files are built.
+    /// The linked files' ids, in upload order.
     pub evidence_file_ids: Vec<String>,
+    /// The linked files with their metadata and download path, in upload order.
+    pub evidence_files: Vec<EvidenceFileDto>,
     pub version: i64,
     #[schema(value_type = String)]
     pub created_at: Timestamp,
@@ -320,7 +325,8 @@ impl From<ExpenseDetail> for BookkeepingExpenseDto {
             fiat_currency: e.fields.fiat_currency,
             fiat_amount: e.fields.fiat_amount.map(|a| a.as_str().to_owned()),
             tax_amount: e.fields.tax_amount.map(|a| a.as_str().to_owned()),
-            evidence_file_ids: Vec::new(),
+            evidence_file_ids: d.evidence.iter().map(|f| f.id.to_string()).collect(),
+            evidence_files: d.evidence.into_iter().map(Into::into).collect(),
             version: e.version,
             created_at: e.created_at,
             updated_at: e.updated_at,
@@ -364,3 +370,67 @@ data_list!(
     ContactSearchHit,
     "Up to 50 contacts, newest first: `{\"data\": [...]}`."
 );
+
+/// An evidence file's id, as `evidenceFileIds` takes it.
+#[derive(Debug, ToSchema)]
+#[schema(
+    value_type = String,
+    pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+)]
+pub struct EvidenceFileRef(pub String);
+
+/// A private evidence file (invoice, receipt) of the company.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EvidenceFileDto {
+    pub id: String,
+    /// Sanitised: no path, no control characters, an extension of `contentType`.
+    pub filename: String,
+    /// Sniffed from the bytes.
+    #[schema(value_type = EvidenceContentType)]
+    pub content_type: String,
+    /// Bytes.
+    #[schema(format = Int64, minimum = 0)]
+    pub size: u64,
+    /// Lower-case hex SHA-256 of the bytes.
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    pub sha256: String,
+    /// The expense that links it (`null`: none; an unlinked file is deleted a day after it
+    /// was uploaded or unlinked).
+    pub expense_id: Option<String>,
+    #[schema(value_type = String)]
+    pub uploaded_at: Timestamp,
+    /// `api_key:<partnerId>`, `user:<userId>` or `grant:<grantId>`.
+    pub uploaded_by: String,
+    /// The authenticated download route of its bytes (same credentials).
+    pub download_path: String,
+}
+
+/// The types an evidence file may have.
+#[derive(Debug, Clone, Copy, ToSchema)]
+pub enum EvidenceContentType {
+    #[schema(rename = "application/pdf")]
+    Pdf,
+    #[schema(rename = "image/png")]
+    Png,
+    #[schema(rename = "image/jpeg")]
+    Jpeg,
+    #[schema(rename = "image/webp")]
+    Webp,
+}
+
+impl From<EvidenceFile> for EvidenceFileDto {
+    fn from(f: EvidenceFile) -> Self {
+        EvidenceFileDto {
+            download_path: format!("/api/partner/v1/pay/bookkeeping/files/{}/content", f.id),
+            id: f.id.to_string(),
+            filename: f.filename,
+            content_type: f.content_type.mime().to_owned(),
+            size: f.size,
+            sha256: f.sha256,
+            expense_id: f.expense_id.map(|e| e.to_string()),
+            uploaded_at: f.uploaded_at,
+            uploaded_by: f.uploaded_by,
+        }
+    }
+}

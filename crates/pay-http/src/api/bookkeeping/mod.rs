@@ -1,9 +1,11 @@
 //! Bookkeeping: the merchant's wallet activity (list, detail, the sandbox's outgoing
 //! transfer), `createBookkeepingExpenseFromActivity`, and the contact search the expense's
-//! counterparty is picked from; the accountant's CSV exports (`export`).
+//! counterparty is picked from; the accountant's CSV exports (`export`); private evidence
+//! files (`files`).
 
 pub mod dto;
 pub mod export;
+pub mod files;
 
 use std::collections::HashSet;
 
@@ -23,7 +25,7 @@ use crate::edge::error::{ApiError, ErrorBody};
 use crate::edge::json::JsonBody;
 
 /// Reads a query string strictly: only `known` parameters, each at most once.
-fn read_query(query: &str, known: &[&str]) -> Result<Vec<(String, String)>, ApiError> {
+pub(crate) fn read_query(query: &str, known: &[&str]) -> Result<Vec<(String, String)>, ApiError> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
@@ -192,7 +194,8 @@ pub async fn sandbox_outgoing_transfer(
         (status = 400, description = "Invalid body (the field is named)", body = ErrorBody),
         (status = 401, description = "`Unauthorized` or `Invalid pay API credentials` (also a grant without `pay:bookkeeping:write`)", body = ErrorBody),
         (status = 403, description = "Session without `settings.manage` or CSRF token", body = ErrorBody),
-        (status = 404, description = "No such outgoing activity of the company, or no such contact", body = ErrorBody),
+        (status = 404, description = "No such outgoing activity of the company, no such contact, or an `evidenceFileIds` entry that is no stored file of the company (`field` names it)", body = ErrorBody),
+        (status = 409, description = "`evidence_file_linked`: an `evidenceFileIds` entry is linked to another expense (`field` names it)", body = ErrorBody),
     )
 )]
 #[post("/api/partner/v1/pay/bookkeeping/expenses/from-activity")]
