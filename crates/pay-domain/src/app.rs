@@ -338,6 +338,13 @@ impl Pay {
             + self.s.webhooks.prune(now)?
             + self.s.bookkeeping.clean_orphan_evidence(now)?)
     }
+
+    /// Repairs what a crash between two writes can leave behind: the incoming wallet activity of
+    /// a completed session (`BookkeepingService::record_missed_settlements`). Returns how many
+    /// records it made. Safe on every instance at once (each record is idempotent by key).
+    pub fn reconcile(&self) -> PortResult<u64> {
+        self.s.bookkeeping.record_missed_settlements(self.s.k.now())
+    }
 }
 
 pub use crate::sandbox::clock::MAX_ADVANCE_SECS as MAX_CLOCK_ADVANCE_SECS;

@@ -538,3 +538,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     expense_versions,
     evidence_files
 );
+// The reconciliation of settlements: completed sessions that no activity names.
+diesel::allow_tables_to_appear_in_same_query!(wallet_activities, payment_sessions);
+diesel::allow_tables_to_appear_in_same_query!(wallet_activities, payment_links);

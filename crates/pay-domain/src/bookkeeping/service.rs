@@ -68,6 +68,11 @@ pub struct ExportPage {
     pub next: Option<ExportCursor>,
 }
 
+/// How far back the reconciliation of settlements looks (a crash, an outage of the store).
+pub const RECONCILE_WINDOW: time::Duration = time::Duration::days(7);
+/// Sessions one reconciliation pass looks at.
+pub const RECONCILE_BATCH: usize = 200;
+
 /// Wallet activity and expenses, over the bookkeeping store, the processor's reports and the
 /// customers context (counterparties are contacts).
 #[derive(Clone)]
@@ -155,6 +160,28 @@ impl BookkeepingService {
             recorded_at: self.k.now(),
         };
         self.store.record_activity(&activity).map(Some)
+    }
+
+    /// Records the incoming activity of every recently completed session that has none: the
+    /// checkout records it just after the session's write, so a crash between the two (or a
+    /// failed recording) would lose it, and a replayed processor event does not record again.
+    /// Sessions completed within `RECONCILE_WINDOW` are looked at, newest first, up to
+    /// `RECONCILE_BATCH` per pass; recording is idempotent by key, so a pass racing the
+    /// checkout records nothing twice. Returns how many activities it recorded.
+    pub fn record_missed_settlements(
+        &self,
+        now: crate::kernel::timestamp::Timestamp,
+    ) -> PortResult<u64> {
+        let mut recorded = 0;
+        for (link, session) in self
+            .store
+            .unrecorded_settlements(now.minus(RECONCILE_WINDOW), RECONCILE_BATCH)?
+        {
+            if let Some(Recorded::Created(_)) = self.record_settlement(&link, &session)? {
+                recorded += 1;
+            }
+        }
+        Ok(recorded)
     }
 
     /// The sandbox's stand-in for the processor's wallet view: records an outgoing transfer

@@ -1,5 +1,5 @@
 //! Bookkeeping over the fakes: a completed session records its incoming transfer once (also
-//! when the processor event is replayed), the sandbox's outgoing transfer, one expense per
+//! when the processor event is replayed, and again by the reconciliation after a crash lost it), the sandbox's outgoing transfer, one expense per
 //! outgoing transfer with every save versioned, the counterparty as a contact (a new vendor
 //! inline, its wallet remembered and suggested), the export's pages, tenancy and scopes.
 
@@ -107,6 +107,21 @@ fn a_completed_session_records_its_incoming_transfer_once() {
             .len(),
         1
     );
+    // A crash between the session's write and the activity's: the reconciliation (the
+    // janitor's `Pay::reconcile`) records it again, with the same key, once.
+    let recorded = a.clone();
+    w.store.tables().wallet_activities.clear();
+    assert_eq!(w.pay.reconcile().unwrap(), 1);
+    let again = w
+        .pay
+        .bookkeeping()
+        .list_activity(&key, ActivityFilter::default())
+        .unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].0.key, recorded.key);
+    assert_eq!(again[0].0.payment_session_id, Some(s.id));
+    assert_eq!(again[0].0.amount, recorded.amount);
+    assert_eq!(w.pay.reconcile().unwrap(), 0, "nothing left to record");
     // An incoming activity takes no expense.
     let err = w
         .pay

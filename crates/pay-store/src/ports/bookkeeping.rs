@@ -10,13 +10,16 @@ use pay_domain::bookkeeping::{
     ActivityFilter, ActivityKey, Direction, EvidenceFile, Expense, ExpenseVersion, ExportCursor,
     ExportItem, ExportPeriod, PaymentRef, Recorded, WalletActivity,
 };
+use pay_domain::checkout::machine::SessionStatus;
+use pay_domain::checkout::PaymentSession;
 use pay_domain::kernel::ids::{CompanyId, EvidenceFileId, ExpenseId, WalletActivityId};
 use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::links::PaymentLink;
 use pay_domain::{Fault, PortResult};
 
 use super::evidence::{linked_ids, sync_links};
 use crate::conn::write_transaction;
-use crate::rows::{ActivityRow, ExpenseRow, ExpenseVersionRow};
+use crate::rows::{ActivityRow, ExpenseRow, ExpenseVersionRow, LinkRow, PaymentSessionRow};
 use crate::schema::{
     expense_versions, expenses, payment_links, payment_sessions, wallet_activities,
 };
@@ -237,6 +240,36 @@ impl BookkeepingStore for DieselStore {
         .into_iter()
         .map(ExpenseVersion::try_from)
         .collect()
+    }
+
+    fn unrecorded_settlements(
+        &self,
+        since: Timestamp,
+        limit: usize,
+    ) -> PortResult<Vec<(PaymentLink, PaymentSession)>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self.run("unrecorded settlements", |conn| {
+            payment_sessions::table
+                .inner_join(payment_links::table)
+                .filter(payment_sessions::status.eq(SessionStatus::Complete.as_str()))
+                .filter(payment_sessions::updated_at.ge(since.unix_millis()))
+                .filter(payment_links::anonymous.eq(false))
+                .filter(diesel::dsl::not(diesel::dsl::exists(
+                    wallet_activities::table.filter(
+                        wallet_activities::payment_session_id.eq(payment_sessions::id.nullable()),
+                    ),
+                )))
+                .order((
+                    payment_sessions::updated_at.desc(),
+                    payment_sessions::id.desc(),
+                ))
+                .limit(limit)
+                .select((LinkRow::as_select(), PaymentSessionRow::as_select()))
+                .load::<(LinkRow, PaymentSessionRow)>(conn)
+        })?;
+        rows.into_iter()
+            .map(|(l, s)| Ok((PaymentLink::try_from(l)?, PaymentSession::try_from(s)?)))
+            .collect()
     }
 
     fn export_page(

@@ -422,3 +422,63 @@ pub fn contact_roles_merge_and_wallets_are_known_once<S: Ports>(store: &S) {
         .unwrap();
     assert_eq!(found[0].wallets, ["0xAbC"]);
 }
+
+/// The reconciliation of settlements sees exactly the completed sessions of links a company
+/// made that no activity names: newest first, from `since` on, at most `limit`, each with its
+/// link; not a pending session, not an anonymous link's, not one an activity already names.
+pub fn unrecorded_settlements_are_completed_sessions_without_an_activity<S>(store: &S)
+where
+    S: Ports + crate::links::ports::PaymentLinkStore + crate::checkout::CheckoutStore,
+{
+    use super::checkout::values::{session, write};
+    use crate::checkout::machine::SessionStatus;
+    use crate::checkout::{PaymentSession, SessionChange};
+    use crate::links::{CreatedBy, PaymentLink};
+
+    let a = company(store);
+    let made = |created_by: CreatedBy| {
+        let l = PaymentLink {
+            created_by,
+            ..link_value(a)
+        };
+        store.insert_link(&l).unwrap();
+        l
+    };
+    let own = made(CreatedBy::ApiKey(PartnerId(Uuid::now_v7())));
+    let anonymous = made(CreatedBy::Anonymous);
+    let put = |l: &PaymentLink, status: SessionStatus, at: i64| {
+        let s = PaymentSession {
+            updated_at: ts(at),
+            ..session(l, status, at, at + 1_800_000)
+        };
+        store
+            .write_link_event(&write(l, SessionChange::Insert(s.clone())), &|_| vec![])
+            .unwrap();
+        s
+    };
+    let oldest = put(&own, SessionStatus::Complete, T0);
+    let s1 = put(&own, SessionStatus::Complete, T0 + 2000);
+    let s2 = put(&own, SessionStatus::Complete, T0 + 3000);
+    put(&own, SessionStatus::Pending, T0 + 4000);
+    put(&anonymous, SessionStatus::Complete, T0 + 5000);
+    let recorded = put(&own, SessionStatus::Complete, T0 + 6000);
+    let named = WalletActivity {
+        payment_session_id: Some(recorded.id),
+        ..activity(a, "31", 0, Direction::Incoming, T0 + 6000)
+    };
+    store.record_activity(&named).unwrap();
+    let found = |since: i64, limit: usize| -> Vec<PaymentSessionId> {
+        store
+            .unrecorded_settlements(ts(since), limit)
+            .unwrap()
+            .into_iter()
+            .map(|(l, s)| {
+                assert_eq!(l.id, s.link_id, "each session with its own link");
+                s.id
+            })
+            .collect()
+    };
+    assert_eq!(found(T0 + 1000, 10), [s2.id, s1.id]);
+    assert_eq!(found(T0, 10), [s2.id, s1.id, oldest.id]);
+    assert_eq!(found(T0, 1), [s2.id]);
+}

@@ -1,0 +1,1 @@
+DROP INDEX wallet_activities_session;
