@@ -35,8 +35,9 @@ const TIMELINE: &str = "SELECT `timeline_events`.`id`, `timeline_events`.`link_i
     `timeline_events`.`data` FROM `timeline_events` WHERE (`timeline_events`.`link_id` = ?) \
     ORDER BY `timeline_events`.`created_at` ASC, `timeline_events`.`id` ASC";
 
+/// pay-server's connection pragmas (`pay-store`'s `conn.rs`), page cache included.
 const PRAGMAS: &str = "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; \
-    PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;";
+    PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -512;";
 
 /// Reads every column of every row the way a row decoder does (text and blobs copied out,
 /// integers read); returns the rows and the first column of the first row.
