@@ -116,6 +116,8 @@ pub struct AppConfig {
     pub billing: BillingConfig,
     /// Access-token lifetime and the DPoP proof window.
     pub oauth: OAuthConfig,
+    /// When a failing webhook endpoint is paused (default: failing for an hour).
+    pub webhook_circuit: crate::webhooks::CircuitRule,
 }
 
 /// The service's use cases, one service per context: a handle, cloned into every handler,
@@ -185,6 +187,7 @@ impl Pay {
                 signer: adapters.signer,
                 wall_clock: adapters.wall_clock,
                 allow_private_targets: config.allow_private_targets,
+                circuit: config.webhook_circuit,
             },
         );
         let processor = adapters.processor.clone();

@@ -29,16 +29,10 @@ const CONCURRENCY: usize = 32;
 
 #[path = "support/args.rs"]
 mod args;
+#[path = "support/outbox.rs"]
+mod outbox;
 use args::{arg, flag};
-
-/// A rate that measured something.
-fn measured(what: &str, rate: f64) -> f64 {
-    assert!(
-        rate.is_finite() && rate > 0.0,
-        "{what}: {rate}/s is not a measurement"
-    );
-    rate
-}
+use outbox::{analyze, measured, median, Tenant};
 
 /// A local receiver answering 204 after `delay` (zero: at once).
 fn start_receiver(count: Arc<AtomicU64>, delay: std::time::Duration) -> String {
@@ -109,53 +103,9 @@ async fn bare_loop(url: &str, n: usize, body: &str, in_flight: usize) -> f64 {
     )
 }
 
-/// Queues `n` events for one link of a fresh tenant whose callback is `url`.
-fn queue(pay: &pay_domain::app::Pay, url: &str, n: usize) {
-    let password = Secret::new("bench password 123");
-    let email = format!("bench-{}@bench.example", uuid::Uuid::new_v4().simple());
-    let boot = pay
-        .tenancy()
-        .bootstrap("Bench Co", &email, &password)
-        .unwrap();
-    let login = pay.tenancy().login(&email, &password, "127.0.0.1").unwrap();
-    let signed_in = pay
-        .tenancy()
-        .authenticate_sign_in(login.session_token.expose())
-        .unwrap();
-    pay.webhooks()
-        .put_company_callback(
-            &signed_in,
-            boot.company_id,
-            pay_domain::webhooks::CallbackKind::CompanyPayment,
-            url,
-        )
-        .unwrap();
-    let p = pay
-        .tenancy()
-        .authenticate_api_key(
-            Some(boot.key_id.as_str()),
-            boot.key_secret.as_ref().map(|s| s.expose()),
-        )
-        .unwrap();
-    let link = pay
-        .links()
-        .create_link(
-            &p,
-            pay_domain::links::CreateLinkInput {
-                amount: "12.50".into(),
-                ..Default::default()
-            },
-        )
-        .unwrap();
-    for _ in 0..n {
-        pay.webhooks()
-            .send_test_event(&p, link.uid.as_str())
-            .unwrap();
-    }
-}
-
-/// The dispatcher(s) draining `n` queued deliveries; deliveries per second.
-async fn dispatch(db_url: &str, url: &str, n: usize, dispatchers: usize) -> f64 {
+/// The dispatcher(s) draining `n` queued deliveries, spread over `endpoints` tenants whose
+/// callbacks are all `url` (one endpoint each: a company's URL); deliveries per second.
+async fn dispatch(db_url: &str, url: &str, n: usize, dispatchers: usize, endpoints: usize) -> f64 {
     let mut config = Config::for_database(db_url);
     config.allow_private_targets = true;
     let pays: Vec<_> = (0..dispatchers)
@@ -163,9 +113,16 @@ async fn dispatch(db_url: &str, url: &str, n: usize, dispatchers: usize) -> f64 
         .collect();
     let first = pays[0].clone();
     let url2 = url.to_owned();
-    tokio::task::spawn_blocking(move || queue(&first, &url2, n))
-        .await
-        .unwrap();
+    tokio::task::spawn_blocking(move || {
+        // Interleaved, as many merchants' events arrive.
+        let tenants: Vec<Tenant> = (0..endpoints).map(|_| Tenant::new(&first, &url2)).collect();
+        for i in 0..n {
+            tenants[i % endpoints].event(&first);
+        }
+    })
+    .await
+    .unwrap();
+    analyze(db_url);
     let ds: Vec<_> = pays
         .into_iter()
         .map(|p| build_dispatcher(&config, p).unwrap())
@@ -178,11 +135,6 @@ async fn dispatch(db_url: &str, url: &str, n: usize, dispatchers: usize) -> f64 
     measured("dispatcher", n as f64 / elapsed)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
-
 fn main() {
     let smoke = flag("--smoke");
     let rounds = arg("--rounds", if smoke { 1 } else { 3 });
@@ -192,6 +144,8 @@ fn main() {
         return slow_receiver(smoke, rounds, n, delay_ms);
     }
     actix_rt::System::new().block_on(async move {
+        // One endpoint: its share of sends in flight is the loop's 32.
+        let endpoints = 1;
         let count = Arc::new(AtomicU64::new(0));
         let url = start_receiver(count.clone(), std::time::Duration::ZERO);
         let body = serde_json::json!({"type": "pay.webhook.test", "paymentLink": {"amount": "12.50", "note": "x".repeat(600)}}).to_string();
@@ -218,16 +172,16 @@ fn main() {
             let ceiling = bare_loop(&url, n, &body, CONCURRENCY).await;
             ceiling_r.push(ceiling);
             let db = TestDb::sqlite();
-            let s = dispatch(&db.url, &url, n, 1).await;
+            let s = dispatch(&db.url, &url, n, 1, endpoints).await;
             sqlite_r.push(s / ceiling);
             let mut line = format!(
                 "round {round}: plain loop {sequential:.0}/s, {CONCURRENCY} in flight {ceiling:.0}/s, sqlite {s:.0}/s"
             );
             if pg_available {
                 let db = TestDb::postgres().unwrap();
-                let one = dispatch(&db.url, &url, n, 1).await;
+                let one = dispatch(&db.url, &url, n, 1, endpoints).await;
                 let db = TestDb::postgres().unwrap();
-                let two = dispatch(&db.url, &url, n, 2).await;
+                let two = dispatch(&db.url, &url, n, 2, endpoints).await;
                 pg1_r.push(one / ceiling);
                 pg1_seq_r.push(one / sequential);
                 pg2_r.push(two / one);
@@ -260,12 +214,20 @@ fn main() {
 
 /// `--delay-ms D`: a receiver answering after D ms. A dispatcher can then go no faster than its
 /// sends in flight allow (`in flight / latency`); the figure is its rate over that bound, and two
-/// dispatchers on one PostgreSQL database over one.
+/// dispatchers on one PostgreSQL database over one. The deliveries go to `--endpoints E`
+/// companies (16 by default) sharing the receiver, so that the bound is the dispatcher's own
+/// `IN_FLIGHT`, not one endpoint's share.
 fn slow_receiver(smoke: bool, rounds: usize, n: usize, delay_ms: usize) {
-    use pay_server::dispatcher::{CONCURRENCY as SENDS, PARALLEL_ROUNDS};
+    use pay_domain::webhooks::ENDPOINT_IN_FLIGHT;
+    use pay_server::dispatcher::IN_FLIGHT;
+    let endpoints = arg("--endpoints", 16).max(1);
     let delay = std::time::Duration::from_millis(delay_ms as u64);
-    let in_flight = SENDS * PARALLEL_ROUNDS;
+    let in_flight = IN_FLIGHT.min(endpoints * ENDPOINT_IN_FLIGHT);
     let bound = in_flight as f64 / delay.as_secs_f64();
+    println!(
+        "{endpoints} endpoints, each at most {ENDPOINT_IN_FLIGHT} in flight; a dispatcher at \
+         most {IN_FLIGHT}"
+    );
     actix_rt::System::new().block_on(async move {
         let count = Arc::new(AtomicU64::new(0));
         let url = start_receiver(count.clone(), delay);
@@ -281,7 +243,7 @@ fn slow_receiver(smoke: bool, rounds: usize, n: usize, delay_ms: usize) {
         let mut sent = 0;
         for round in 1..=rounds {
             let db = TestDb::sqlite();
-            let s = dispatch(&db.url, &url, n, 1).await;
+            let s = dispatch(&db.url, &url, n, 1, endpoints).await;
             sqlite_r.push(s / bound);
             sent += n;
             let mut line = format!(
@@ -291,9 +253,9 @@ fn slow_receiver(smoke: bool, rounds: usize, n: usize, delay_ms: usize) {
             );
             if pg_available {
                 let db = TestDb::postgres().unwrap();
-                let one = dispatch(&db.url, &url, n, 1).await;
+                let one = dispatch(&db.url, &url, n, 1, endpoints).await;
                 let db = TestDb::postgres().unwrap();
-                let two = dispatch(&db.url, &url, n, 2).await;
+                let two = dispatch(&db.url, &url, n, 2, endpoints).await;
                 sent += 2 * n;
                 pg1_r.push(one / bound);
                 pg2_r.push(two / one);

@@ -40,6 +40,10 @@ pub struct Config {
     /// dispatchers, and so how long the claims of a crashed one wait before they are sent again
     /// (default 60 s). The send timeout follows it (`dispatcher::send_timeout`).
     pub webhook_lease: Duration,
+    /// `PAY_WEBHOOK_CIRCUIT_AFTER_SECS` (default 3600) and `PAY_WEBHOOK_CIRCUIT_PAUSE_SECS`
+    /// (default 300): an endpoint whose every attempt failed for the first (at least ten
+    /// attempts) is paused for the second, doubled after each failed probe up to an hour.
+    pub webhook_circuit: pay_domain::webhooks::CircuitRule,
     /// `PAY_SMTP_URL`: where mails go (`smtp://`, `smtp://…?tls=required`, `smtps://`; may
     /// carry a password). Unset: mails stay in the outbox and are logged.
     pub smtp_url: Option<pay_domain::kernel::secret::Secret>,
@@ -158,6 +162,33 @@ fn webhook_lease(v: Option<String>) -> anyhow::Result<Duration> {
     )
 }
 
+/// `PAY_WEBHOOK_CIRCUIT_AFTER_SECS` (1 s to 7 days) and `PAY_WEBHOOK_CIRCUIT_PAUSE_SECS`
+/// (1 s to 1 hour, the longest pause).
+fn webhook_circuit(
+    after: Option<String>,
+    pause: Option<String>,
+) -> anyhow::Result<pay_domain::webhooks::CircuitRule> {
+    let rule = pay_domain::webhooks::CircuitRule::default();
+    let whole = |d: time::Duration| Duration::from_secs(d.whole_seconds().unsigned_abs());
+    let after = secs_var(
+        "PAY_WEBHOOK_CIRCUIT_AFTER_SECS",
+        after,
+        whole(rule.open_after),
+        1..=7 * 24 * 3600,
+    )?;
+    let pause = secs_var(
+        "PAY_WEBHOOK_CIRCUIT_PAUSE_SECS",
+        pause,
+        whole(rule.first_pause),
+        1..=3600,
+    )?;
+    Ok(pay_domain::webhooks::CircuitRule {
+        open_after: time::Duration::try_from(after)?,
+        first_pause: time::Duration::try_from(pause)?,
+        ..rule
+    })
+}
+
 /// The invoice lead time when `PAY_BILLING_LEAD_SECS` is unset: 7 days.
 pub const DEFAULT_BILLING_LEAD: Duration = Duration::from_secs(7 * 24 * 3600);
 /// The range `PAY_BILLING_LEAD_SECS` may take: at due time to 90 days ahead.
@@ -243,6 +274,10 @@ impl Config {
             dpop_nonces: bool_var("PAY_DPOP_NONCES", false)?,
             dispatcher: bool_var("PAY_DISPATCHER", true)?,
             webhook_lease: webhook_lease(var("PAY_WEBHOOK_LEASE_SECS"))?,
+            webhook_circuit: webhook_circuit(
+                var("PAY_WEBHOOK_CIRCUIT_AFTER_SECS"),
+                var("PAY_WEBHOOK_CIRCUIT_PAUSE_SECS"),
+            )?,
             smtp_url: smtp_url(var("PAY_SMTP_URL"))?,
             mail_from: mail_from(var("PAY_MAIL_FROM"))?,
             processor: processor(var("PAY_PROCESSOR"))?,
@@ -274,6 +309,7 @@ impl Config {
             dpop_nonces: false,
             dispatcher: false,
             webhook_lease: DEFAULT_WEBHOOK_LEASE,
+            webhook_circuit: Default::default(),
             smtp_url: None,
             mail_from: DEFAULT_MAIL_FROM.into(),
             processor: "sandbox".into(),
@@ -485,6 +521,30 @@ mod tests {
             let e = smtp_url(Some(bad.into())).unwrap_err().to_string();
             assert!(e.starts_with("PAY_SMTP_URL"), "{e}");
             assert!(!e.contains("hunter2"), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_webhook_circuit_opens_after_an_hour_and_pauses_five_minutes_unless_configured() {
+        let rule = webhook_circuit(None, None).unwrap();
+        assert_eq!(rule, pay_domain::webhooks::CircuitRule::default());
+        assert_eq!(rule.open_after, time::Duration::hours(1));
+        assert_eq!(rule.first_pause, time::Duration::minutes(5));
+        let rule = webhook_circuit(Some("2".into()), Some(" 1 ".into())).unwrap();
+        assert_eq!(rule.open_after, time::Duration::seconds(2));
+        assert_eq!(rule.first_pause, time::Duration::seconds(1));
+        assert_eq!(rule.max_pause, time::Duration::hours(1));
+        for bad in ["0", "604801", "-1", "1.5", "soon"] {
+            let e = webhook_circuit(Some(bad.into()), None)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("PAY_WEBHOOK_CIRCUIT_AFTER_SECS"), "{e}");
+        }
+        for bad in ["0", "3601", "5m"] {
+            let e = webhook_circuit(None, Some(bad.into()))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("PAY_WEBHOOK_CIRCUIT_PAUSE_SECS"), "{e}");
         }
     }
 

@@ -4,34 +4,60 @@
 //! PostgreSQL database: claims never overlap. A dispatcher that dies mid-attempt leaves its
 //! claim to expire, and the delivery is tried again (at least once, same delivery id).
 //!
-//! A round's sends end inside its claim lease: the send timeout is derived from the lease
-//! (`send_timeout`), so a slow receiver cannot make a live claim run out and another dispatcher
-//! send the same delivery while the first is still waiting.
+//! `run` and `drain` keep a pipeline full: the claimer tops up what the dispatcher holds (up to
+//! `IN_FLIGHT` deliveries) as soon as a send ends, and outcomes are recorded as they come (what
+//! finished while the last record ran goes in the next transaction). Per endpoint (a company's
+//! URL), at most `ENDPOINT_IN_FLIGHT` sends run at once and `ENDPOINT_HELD` deliveries are held
+//! (the claim skips a full endpoint's queue): a receiver that hangs until the timeout holds its
+//! own share, and other merchants' deliveries are claimed past it. An endpoint failing for an
+//! hour is paused by its circuit (`pay_domain::webhooks::circuit`) and resumes by itself.
+//!
+//! Sends end inside their claim's lease: the send timeout is derived from the lease
+//! (`send_timeout`), and a held delivery waits at most one wave of its endpoint's sends for its
+//! turn (it holds twice what it sends), so a slow receiver cannot make a live claim run out and
+//! another dispatcher send the same delivery while the first is still waiting.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use pay_domain::app::Pay;
-use pay_domain::webhooks::{AttemptError, AttemptOutcome, Delivery};
+use pay_domain::webhooks::{
+    AttemptError, AttemptOutcome, Delivery, Endpoint, OutboundRequest, ENDPOINT_HELD,
+    ENDPOINT_IN_FLIGHT,
+};
 use pay_webhooks::HttpTransport;
+use tokio::sync::{mpsc, Notify, Semaphore};
 
-/// Deliveries claimed per round.
+/// Most deliveries claimed at once.
 pub const BATCH: usize = 64;
-/// Attempts in flight at once per dispatcher.
+/// Attempts `run_once` sends at once.
 pub const CONCURRENCY: usize = 32;
-/// Wait between rounds when nothing was due.
+/// Deliveries a dispatcher holds at once (`run`, `drain`): sending, or waiting for their
+/// endpoint's turn. Each endpoint has at most `ENDPOINT_IN_FLIGHT` (32) sends in flight and
+/// `ENDPOINT_HELD` (64) held, so endpoints that hang take a quarter each at most.
+pub const IN_FLIGHT: usize = 256;
+/// Most outcomes recorded in one transaction.
+pub const RECORD_BATCH: usize = 256;
+/// How long, after a claim found no endpoint without a send in flight that had work, the
+/// claimer tops up the busy endpoints' waiting waves first (new endpoints' work waits that much
+/// longer at most).
+pub const SPREAD_PAUSE: Duration = Duration::from_millis(20);
+/// How long the recorder waits after an outcome for others to share its transaction.
+pub const LINGER: Duration = Duration::from_millis(2);
+/// Wait between claims when nothing was due.
 pub const IDLE_POLL: Duration = Duration::from_millis(200);
-/// Rounds in progress at once: while one round waits on the database (claim, record), others
-/// are sending. Claims never overlap, so this is safe as several dispatchers are.
-pub const PARALLEL_ROUNDS: usize = 4;
-/// Sends one round waits through at most: `BATCH` attempts, `CONCURRENCY` at a time.
+/// Sends a claimed delivery waits through at most, its own included: in `run_once`, `BATCH`
+/// attempts `CONCURRENCY` at a time; in the pipeline, `ENDPOINT_HELD` held per endpoint,
+/// `ENDPOINT_IN_FLIGHT` sent at a time (a test checks both).
 pub const ROUND_WAVES: u32 = BATCH.div_ceil(CONCURRENCY) as u32;
 
 /// The whole-exchange timeout of one send under a claim `lease`: the transport's own
-/// (`pay_webhooks::transport::TOTAL_TIMEOUT`, 15 s), or less when the lease is short, so that a round's
-/// sends (`ROUND_WAVES` of them back to back) take at most half the lease and the claim, the
-/// preparation and the record fit in the other half. The default lease of 60 s keeps 15 s.
+/// (`pay_webhooks::transport::TOTAL_TIMEOUT`, 15 s), or less when the lease is short, so that
+/// `ROUND_WAVES` sends back to back take at most half the lease and the claim, the preparation
+/// and the record fit in the other half. The default lease of 60 s keeps 15 s.
 pub fn send_timeout(lease: Duration) -> Duration {
     (lease / (2 * ROUND_WAVES)).min(pay_webhooks::transport::TOTAL_TIMEOUT)
 }
@@ -50,6 +76,9 @@ impl std::fmt::Debug for Dispatcher {
     }
 }
 
+/// An attempt made, on its way to the record.
+type Made = (Delivery, AttemptOutcome);
+
 impl Dispatcher {
     /// A dispatcher claiming for the domain's `CLAIM_LEASE`.
     pub fn new(pay: Pay, transport: HttpTransport) -> Self {
@@ -67,96 +96,302 @@ impl Dispatcher {
         self
     }
 
-    /// Claims one round, prepares every signed request in one store call, sends them
-    /// concurrently, and records every outcome in one transaction; returns how many deliveries
-    /// were attempted.
-    pub async fn run_once(&self) -> anyhow::Result<usize> {
+    /// Claims up to `limit` deliveries beside those `held` per endpoint, and prepares each
+    /// signed request, in one blocking call.
+    async fn claim(
+        &self,
+        limit: usize,
+        held: Vec<(Endpoint, usize)>,
+    ) -> anyhow::Result<Vec<(Delivery, Result<OutboundRequest, AttemptError>)>> {
         let pay = self.pay.clone();
         let lease = self.lease;
-        let round = tokio::task::spawn_blocking(move || {
-            let claimed = pay.webhooks().claim_due_deliveries_for(BATCH, lease)?;
+        tokio::task::spawn_blocking(move || {
+            let claimed = pay
+                .webhooks()
+                .claim_due_deliveries_beside(limit, lease, &held)?;
             let prepared = pay.webhooks().prepare_attempts(&claimed);
-            Ok::<_, pay_domain::Fault>(claimed.into_iter().zip(prepared).collect::<Vec<_>>())
+            Ok::<_, pay_domain::Fault>(
+                claimed
+                    .into_iter()
+                    .zip(prepared)
+                    .map(|(mut d, p)| {
+                        let p = match p {
+                            Ok(request) => {
+                                // The attempt goes where the owner's callback is now: its
+                                // endpoint is that URL's.
+                                d.url.clone_from(&request.url);
+                                Ok(request)
+                            }
+                            Err(not) => {
+                                // The delivery log shows the word; the reason is for the server log.
+                                tracing::warn!(
+                                    delivery_id = %d.id,
+                                    error = not.error.as_str(),
+                                    reason = %not.reason,
+                                    "could not prepare a webhook request"
+                                );
+                                Err(not.error)
+                            }
+                        };
+                        (d, p)
+                    })
+                    .collect(),
+            )
         })
         .await?
-        .map_err(|e| anyhow::anyhow!("claiming deliveries: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("claiming deliveries: {e}"))
+    }
+
+    /// Sends one prepared attempt.
+    async fn send(&self, prepared: Result<OutboundRequest, AttemptError>) -> AttemptOutcome {
+        match prepared {
+            Ok(request) => self.transport.send(&request).await,
+            Err(error) => failed(error),
+        }
+    }
+
+    /// Records attempts in one transaction; logs stale claims and opened circuits.
+    async fn record(&self, made: Vec<Made>) -> anyhow::Result<()> {
+        let n = made.len();
+        let pay = self.pay.clone();
+        match tokio::task::spawn_blocking(move || pay.webhooks().record_attempts(made)).await? {
+            Ok(round) => {
+                if round.recorded < n {
+                    tracing::warn!(
+                        attempted = n,
+                        recorded = round.recorded,
+                        "some attempts were on stale claims"
+                    );
+                }
+                for c in round.opened {
+                    // The URL may carry a token in its path or query: the host only.
+                    let host = url::Url::parse(&c.endpoint.url)
+                        .ok()
+                        .and_then(|u| u.host_str().map(str::to_owned))
+                        .unwrap_or_default();
+                    tracing::warn!(
+                        company_id = %c.endpoint.company_id,
+                        host = %host,
+                        failures = c.failures,
+                        failing_since = %c.failing_since,
+                        paused_until = %c.paused_until.map(|t| t.to_string()).unwrap_or_default(),
+                        pauses = c.pauses,
+                        "webhook endpoint failing: deliveries paused"
+                    );
+                }
+            }
+            // The claims expire and those deliveries are tried again.
+            Err(e) => {
+                tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "could not record attempts")
+            }
+        }
+        Ok(())
+    }
+
+    /// Claims one round, prepares every signed request in one store call, sends them
+    /// `CONCURRENCY` at a time, and records every outcome in one transaction; returns how many
+    /// deliveries were attempted. (Tests step with it; `run` and `drain` keep a pipeline.)
+    pub async fn run_once(&self) -> anyhow::Result<usize> {
+        let round = self.claim(BATCH, Vec::new()).await?;
         let n = round.len();
         if n == 0 {
             return Ok(0);
         }
-        let outcomes: Vec<(Delivery, AttemptOutcome)> = futures_util::stream::iter(round)
-            .map(|(d, prepared)| async move {
-                let outcome = match prepared {
-                    Ok(request) => self.transport.send(&request).await,
-                    Err(not) => {
-                        // The delivery log shows the word; the reason is for the server log.
-                        tracing::warn!(
-                            delivery_id = %d.id,
-                            error = not.error.as_str(),
-                            reason = %not.reason,
-                            "could not prepare a webhook request"
-                        );
-                        failed(not.error)
-                    }
-                };
-                (d, outcome)
-            })
+        let outcomes: Vec<Made> = futures_util::stream::iter(round)
+            .map(|(d, prepared)| async move { (d, self.send(prepared).await) })
             .buffer_unordered(CONCURRENCY)
             .collect()
             .await;
-        let pay = self.pay.clone();
-        match tokio::task::spawn_blocking(move || pay.webhooks().record_attempts(outcomes)).await? {
-            Ok(recorded) if recorded < n => {
-                tracing::warn!(
-                    attempted = n,
-                    recorded,
-                    "some attempts were on stale claims"
-                )
-            }
-            Ok(_) => {}
-            // The claims expire and those deliveries are tried again.
-            Err(e) => {
-                tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "could not record a round of attempts")
-            }
-        }
+        self.record(outcomes).await?;
         Ok(n)
     }
 
-    /// Runs rounds until nothing is due; returns how many attempts were made.
+    /// Runs until nothing is due (no claim finds anything, twice, `IDLE_POLL` apart, with
+    /// nothing of its own in flight) and every attempt made is recorded; returns how many
+    /// attempts were made.
     pub async fn drain(&self) -> anyhow::Result<usize> {
-        let lanes = (0..PARALLEL_ROUNDS).map(|_| async {
-            let mut total = 0;
-            loop {
-                let n = self.run_once().await?;
-                if n == 0 {
-                    return Ok::<_, anyhow::Error>(total);
-                }
-                total += n;
-            }
-        });
-        let mut total = 0;
-        for lane in futures_util::future::join_all(lanes).await {
-            total += lane?;
-        }
-        Ok(total)
+        self.pipeline(true).await
     }
 
     /// Runs until the process stops.
     pub async fn run(self) {
         tracing::info!("webhook dispatcher running");
-        let lanes = (0..PARALLEL_ROUNDS).map(|_| async {
-            loop {
-                match self.run_once().await {
-                    Ok(0) => tokio::time::sleep(IDLE_POLL).await,
-                    Ok(_) => {}
-                    Err(e) => {
-                        tracing::error!(error = %format!("{e:#}"), "webhook dispatcher round failed");
-                        tokio::time::sleep(IDLE_POLL).await;
+        loop {
+            if let Err(e) = self.pipeline(false).await {
+                tracing::error!(error = %format!("{e:#}"), "webhook dispatcher failed");
+                tokio::time::sleep(IDLE_POLL).await;
+            }
+        }
+    }
+
+    /// The pipeline: one claimer keeping the dispatcher's hold full, each delivery its own task
+    /// (waiting for its endpoint's turn, then sending), one recorder taking whatever finished.
+    /// A delivery stops counting against the hold when its send ends; it stays leased until its
+    /// outcome is recorded, so no claim takes it meanwhile. With `until_idle`, ends when two
+    /// claims in a row find nothing and every attempt made is recorded.
+    async fn pipeline(&self, until_idle: bool) -> anyhow::Result<usize> {
+        let holding = Arc::new(Holding::default());
+        let unrecorded = Arc::new(AtomicUsize::new(0));
+        let (tx, mut rx) = mpsc::unbounded_channel::<Made>();
+        let recorder = {
+            let this = self.clone();
+            let unrecorded = unrecorded.clone();
+            let holding = holding.clone();
+            tokio::spawn(async move {
+                while let Some(first) = rx.recv().await {
+                    // What finishes within `LINGER` of the first goes in the same transaction:
+                    // sends claimed together end together, and one commit for many is what
+                    // keeps PostgreSQL's per-transaction cost off each delivery.
+                    let mut made = vec![first];
+                    let until = tokio::time::Instant::now() + LINGER;
+                    while made.len() < RECORD_BATCH {
+                        match tokio::time::timeout_at(until, rx.recv()).await {
+                            Ok(Some(m)) => made.push(m),
+                            Ok(None) | Err(_) => break,
+                        }
                     }
+                    let n = made.len();
+                    if let Err(e) = this.record(made).await {
+                        tracing::warn!(error = %format!("{e:#}"), "could not record attempts");
+                    }
+                    unrecorded.fetch_sub(n, Ordering::AcqRel);
+                    holding.changed.notify_one();
+                }
+            })
+        };
+        let mut total = 0;
+        let mut idle_claims = 0;
+        let mut nothing_else_since: Option<std::time::Instant> = None;
+        let outcome = loop {
+            let (free, held) = holding.snapshot();
+            if free == 0 {
+                holding.changed.notified().await;
+                continue;
+            }
+            // First as if every endpoint with a send in flight held its whole share, so the
+            // places go to sends at as many endpoints as have work; only when none has, to the
+            // waiting wave of the busy ones.
+            // (When that found nothing a moment ago, the busy ones go first for `SPREAD_PAUSE`:
+            // a claim is a transaction, and one finding nothing costs as much as a full one.)
+            let mut claimed = Vec::new();
+            let spread_found_nothing =
+                nothing_else_since.is_some_and(|t| t.elapsed() < SPREAD_PAUSE);
+            if held.is_empty() || !spread_found_nothing {
+                let spread: Vec<(Endpoint, usize)> = held
+                    .iter()
+                    .map(|(e, n)| (e.clone(), n + (ENDPOINT_HELD - ENDPOINT_IN_FLIGHT)))
+                    .collect();
+                claimed = match self.claim(free.min(BATCH), spread).await {
+                    Ok(c) => c,
+                    Err(e) => break Err(e),
+                };
+                if claimed.is_empty() {
+                    nothing_else_since = Some(std::time::Instant::now());
                 }
             }
+            if claimed.is_empty() && !held.is_empty() {
+                claimed = match self.claim(free.min(BATCH), held).await {
+                    Ok(c) => c,
+                    Err(e) => break Err(e),
+                };
+            }
+            if claimed.is_empty() {
+                let idle = unrecorded.load(Ordering::Acquire) == 0;
+                // Nothing claimable twice in a row with nothing of ours unrecorded: done.
+                if until_idle && idle && idle_claims > 0 {
+                    break Ok(total);
+                }
+                idle_claims += usize::from(idle);
+                // A send ending may make room at a full endpoint; else poll.
+                let wait = if until_idle && idle {
+                    LINGER
+                } else {
+                    IDLE_POLL
+                };
+                let _ = tokio::time::timeout(wait, holding.changed.notified()).await;
+                continue;
+            }
+            idle_claims = 0;
+            total += claimed.len();
+            unrecorded.fetch_add(claimed.len(), Ordering::AcqRel);
+            for (d, prepared) in claimed {
+                let (endpoint, turns) = holding.hold(&d);
+                let this = self.clone();
+                let tx = tx.clone();
+                let holding = holding.clone();
+                tokio::spawn(async move {
+                    // At most `ENDPOINT_IN_FLIGHT` sends per endpoint; the semaphore is never
+                    // closed.
+                    let turn = turns.acquire_owned().await;
+                    let outcome = this.send(prepared).await;
+                    drop(turn);
+                    holding.release(&endpoint);
+                    // The recorder lives as long as a sender does.
+                    let _ = tx.send((d, outcome));
+                });
+            }
+        };
+        drop(tx);
+        // Every send in flight still ends and is recorded (a claim error stops the claiming
+        // only).
+        recorder.await?;
+        outcome
+    }
+}
+
+/// What a dispatcher holds per endpoint: deliveries claimed and not yet sent (sending, or
+/// waiting for a turn), and the endpoint's turns (`ENDPOINT_IN_FLIGHT` sends at once).
+#[derive(Default)]
+struct Holding {
+    by_endpoint: Mutex<HashMap<Endpoint, Held>>,
+    /// A send ended or outcomes were recorded.
+    changed: Notify,
+}
+
+struct Held {
+    count: usize,
+    turns: Arc<Semaphore>,
+}
+
+impl Holding {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Endpoint, Held>> {
+        self.by_endpoint.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Free places in the hold, and what is held per endpoint.
+    fn snapshot(&self) -> (usize, Vec<(Endpoint, usize)>) {
+        let map = self.lock();
+        let total: usize = map.values().map(|h| h.count).sum();
+        let held = map.iter().map(|(e, h)| (e.clone(), h.count)).collect();
+        (IN_FLIGHT.saturating_sub(total), held)
+    }
+
+    /// Holds `d` under its endpoint (its URL is where the attempt goes, which the store holds
+    /// too once the claim pointed it there); returns the endpoint and its turns.
+    fn hold(&self, d: &Delivery) -> (Endpoint, Arc<Semaphore>) {
+        let endpoint = Endpoint {
+            company_id: d.company_id,
+            url: d.url.clone(),
+        };
+        let mut map = self.lock();
+        let held = map.entry(endpoint.clone()).or_insert_with(|| Held {
+            count: 0,
+            turns: Arc::new(Semaphore::new(ENDPOINT_IN_FLIGHT)),
         });
-        futures_util::future::join_all(lanes).await;
+        held.count += 1;
+        (endpoint, held.turns.clone())
+    }
+
+    fn release(&self, endpoint: &Endpoint) {
+        let mut map = self.lock();
+        if let Some(held) = map.get_mut(endpoint) {
+            held.count = held.count.saturating_sub(1);
+            if held.count == 0 {
+                map.remove(endpoint);
+            }
+        }
+        drop(map);
+        self.changed.notify_one();
     }
 }
 
@@ -177,6 +412,9 @@ mod tests {
     #[test]
     fn a_round_of_sends_takes_at_most_half_its_lease() {
         assert_eq!(ROUND_WAVES, 2);
+        assert!(
+            pay_domain::webhooks::ENDPOINT_HELD.div_ceil(ENDPOINT_IN_FLIGHT) as u32 <= ROUND_WAVES
+        );
         // The default lease keeps the transport's documented 15 s.
         assert_eq!(
             send_timeout(Duration::from_secs(60)),

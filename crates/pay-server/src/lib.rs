@@ -116,6 +116,7 @@ pub fn build_pay_with<C: Clock + 'static>(
             allow_private_targets: config.allow_private_targets,
             billing: config.billing(),
             oauth: Default::default(),
+            webhook_circuit: config.webhook_circuit,
         },
         Stores::all_in(Arc::new(store)),
         Adapters {

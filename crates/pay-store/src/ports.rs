@@ -37,6 +37,7 @@ pub(crate) mod outbox;
 mod anonymous;
 mod bookkeeping;
 mod checkout;
+mod circuits;
 mod clock;
 mod customers;
 mod evidence;

@@ -195,6 +195,18 @@ diesel::table! {
 }
 
 diesel::table! {
+    webhook_endpoint_circuits (company_id, url) {
+        company_id -> Text,
+        url -> Text,
+        failing_since -> BigInt,
+        last_failure_at -> BigInt,
+        failures -> BigInt,
+        paused_until -> Nullable<BigInt>,
+        pauses -> BigInt,
+    }
+}
+
+diesel::table! {
     link_webhooks (link_uid) {
         link_uid -> Text,
         url -> Text,

@@ -10,7 +10,7 @@ use pay_domain::links::PaymentLink;
 use pay_domain::webhooks::ports::WebhookStore;
 use pay_domain::webhooks::{
     AfterAttempt, AttemptError, AttemptOutcome, CallbackKind, Delivery, DeliveryFilter,
-    DeliveryOrigin, DeliveryStatus, EventKind, PaymentEvent,
+    DeliveryOrigin, DeliveryStatus, EndpointHealth, EventKind, PaymentEvent,
 };
 use pay_store::DieselStore;
 use uuid::Uuid;
@@ -53,6 +53,8 @@ conformance!(
     record_attempt_moves_state_once,
     retarget_moves_live_deliveries_only,
     record_attempts_in_one_batch,
+    claims_keep_each_endpoint_within_its_share,
+    a_failing_endpoint_is_paused_then_probed,
 );
 
 conformance!(
@@ -329,8 +331,16 @@ fn errors_are_stored_as_words_and_old_texts_read_as_theirs(store: &DieselStore, 
     };
     assert_eq!(
         store
-            .record_attempts(&[(attempt(&d, 2, T0 + 1, timed_out.clone()), retry)])
-            .unwrap(),
+            .record_attempts(
+                &[(attempt(&d, 2, T0 + 1, timed_out.clone()), retry)],
+                &EndpointHealth {
+                    results: &[],
+                    now: ts(T0),
+                    rule: &Default::default(),
+                }
+            )
+            .unwrap()
+            .recorded,
         vec![true]
     );
     let errors = |sql: &str| raw_sql_texts(url, sql);

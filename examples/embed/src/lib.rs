@@ -45,6 +45,7 @@ pub fn build(start_ms: i64) -> Pay {
             allow_private_targets: false,
             billing: Default::default(),
             oauth: Default::default(),
+            webhook_circuit: Default::default(),
         },
         Stores::all_in(store),
         Adapters {

@@ -2,6 +2,7 @@
 //! (callback owners), and the life of one delivery (attempts, retries, final state). Sending,
 //! signing and encryption are adapters behind the ports in `ports.rs`; the decisions are here.
 
+pub mod circuit;
 pub mod delivery;
 pub mod envelope;
 mod error;
@@ -12,6 +13,10 @@ pub mod ports;
 mod service;
 pub mod target;
 
+pub use circuit::{
+    Circuit, CircuitRule, CircuitState, ClaimBudget, Endpoint, EndpointHealth, EndpointResult,
+    RoundRecorded, ENDPOINT_HELD, ENDPOINT_IN_FLIGHT,
+};
 pub use delivery::*;
 pub use envelope::*;
 pub use error::WebhookError;
@@ -21,7 +26,9 @@ pub use grant::{
     EventFilter, GrantSubscription, SubscriptionAnswer, SubscriptionInput, SubscriptionState,
     SubscriptionView,
 };
-pub use service::{CallbackView, SubscriptionEventDraft, WebhookAdapters, WebhookService};
+pub use service::{
+    CallbackView, Recorded, SubscriptionEventDraft, WebhookAdapters, WebhookService,
+};
 pub use target::*;
 
 /// `user-agent` of every delivery.

@@ -5,8 +5,8 @@ use crate::kernel::idempotency::{Completion, IdempotencyStore};
 use crate::kernel::ids::CompanyId;
 use crate::kernel::timestamp::Timestamp;
 use crate::webhooks::{
-    AfterAttempt, AttemptOutcome, CallbackKind, CompanyCallback, Delivery, DeliveryFilter,
-    GrantSubscription,
+    AfterAttempt, AttemptOutcome, CallbackKind, Circuit, CompanyCallback, Delivery, DeliveryFilter,
+    Endpoint, EndpointHealth, GrantSubscription, RoundRecorded,
 };
 
 /// Webhook signatures.
@@ -64,26 +64,47 @@ pub trait WebhookStore: IdempotencyStore {
     /// claimer (another thread or instance) gets them before the lease ends; recording an
     /// attempt ends the lease. Concurrent claimers MUST NOT receive the same delivery
     /// (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite: one writer). `now` is real time.
+    ///
+    /// Each endpoint's circuit is respected (`CircuitState::held_cap`): nothing of a paused
+    /// one, one delivery of a probing one (counting what is leased of it by anyone). The same
+    /// as `claim_due_deliveries_beside` for a dispatcher holding nothing.
     fn claim_due_deliveries(
         &self,
         now: Timestamp,
         lease_until: Timestamp,
         limit: usize,
+    ) -> PortResult<Vec<Delivery>> {
+        self.claim_due_deliveries_beside(now, lease_until, limit, &[])
+    }
+    /// `claim_due_deliveries` for a dispatcher holding `held` deliveries per endpoint (company
+    /// and URL; claimed, not yet sent): each endpoint's deliveries taken stay within its cap
+    /// (`CircuitState::held_cap`) minus what the dispatcher holds. A delivery over the cap is
+    /// left for a later claim, and the ones behind it are claimed instead (a full endpoint's
+    /// queue is skipped, not waited on).
+    fn claim_due_deliveries_beside(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: usize,
+        held: &[(Endpoint, usize)],
     ) -> PortResult<Vec<Delivery>>;
     /// Records an attempt and the delivery's new state in ONE transaction: `attempts` becomes
     /// `attempt.number`, and status, `next_attempt_at`, `last_attempt_at`,
     /// `last_response_status` and `last_error` follow.
     fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> PortResult<()>;
-    /// Records a batch of attempts, each as `record_attempt` would, in as few transactions as
-    /// the adapter can (the dispatcher records a whole round at once). Returns, per item,
-    /// whether it was recorded; an attempt whose delivery moved on (a stale claim) is skipped
-    /// with `false`. The default records them one by one.
-    fn record_attempts(&self, batch: &[(AttemptRecord, AfterAttempt)]) -> PortResult<Vec<bool>> {
-        batch
-            .iter()
-            .map(|(attempt, after)| self.record_attempt(attempt, after).map(|()| true))
-            .collect()
-    }
+    /// Records a batch of attempts, each as `record_attempt` would, and folds the round's
+    /// endpoint results into their circuits (`EndpointHealth::fold`: a closed circuit has no
+    /// row), all in ONE transaction (the dispatcher records a whole round at once). Returns, per
+    /// item, whether it was recorded (an attempt whose delivery moved on, a stale claim, is
+    /// skipped with `false`), and the circuits the round opened.
+    fn record_attempts(
+        &self,
+        batch: &[(AttemptRecord, AfterAttempt)],
+        health: &EndpointHealth<'_>,
+    ) -> PortResult<RoundRecorded>;
+    /// The company's endpoints that failed since their last success (open, probing or only
+    /// failing), by URL.
+    fn endpoint_circuits(&self, company: CompanyId) -> PortResult<Vec<Circuit>>;
     /// Points deliveries at the URL their next attempt goes to (their owner's callback changed
     /// since they were queued): sets `url` of each listed delivery that is still pending or
     /// retrying, in ONE transaction.

@@ -22,10 +22,10 @@ use crate::webhooks::ports::AttemptRecord;
 use crate::webhooks::ports::{WebhookSigner, WebhookStore};
 use crate::webhooks::{
     after_attempt, last4, signing_secret, validate_callback_url, AfterAttempt, AttemptOutcome,
-    CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryOrigin, DeliveryStatus,
-    EventKind, LinkSnapshot, NotPrepared, OutboundRequest, PaymentEventDraft, SessionSnapshot,
-    StoredSigningSecret, SubscriptionState, CLAIM_LEASE, LOG_LIMIT_DEFAULT, LOG_LIMIT_MAX,
-    ROTATION_GRACE, SECRET_RANDOM_LEN, USER_AGENT,
+    CallbackKind, Circuit, CircuitRule, CompanyCallback, Delivery, DeliveryFilter, DeliveryOrigin,
+    DeliveryStatus, Endpoint, EndpointHealth, EndpointResult, EventKind, LinkSnapshot, NotPrepared,
+    OutboundRequest, PaymentEventDraft, SessionSnapshot, StoredSigningSecret, SubscriptionState,
+    CLAIM_LEASE, LOG_LIMIT_DEFAULT, LOG_LIMIT_MAX, ROTATION_GRACE, SECRET_RANDOM_LEN, USER_AGENT,
 };
 
 mod grant;
@@ -78,6 +78,8 @@ pub struct WebhookService {
     wall_clock: Arc<dyn Clock>,
     /// Development and tests: allow http and private addresses as callback targets.
     allow_private_targets: bool,
+    /// When a failing endpoint is paused.
+    circuit: CircuitRule,
 }
 
 impl std::fmt::Debug for WebhookService {
@@ -95,6 +97,8 @@ pub struct WebhookAdapters {
     pub wall_clock: Arc<dyn Clock>,
     /// Development and tests: allow http and private addresses as callback targets.
     pub allow_private_targets: bool,
+    /// When a failing endpoint is paused.
+    pub circuit: CircuitRule,
 }
 
 impl std::fmt::Debug for WebhookAdapters {
@@ -119,6 +123,7 @@ impl WebhookService {
             signer: adapters.signer,
             wall_clock: adapters.wall_clock,
             allow_private_targets: adapters.allow_private_targets,
+            circuit: adapters.circuit,
         }
     }
 
@@ -435,8 +440,21 @@ impl WebhookService {
         limit: usize,
         lease: time::Duration,
     ) -> PortResult<Vec<Delivery>> {
+        self.claim_due_deliveries_beside(limit, lease, &[])
+    }
+
+    /// Step 1 for a dispatcher holding `held` deliveries per endpoint (claimed, not yet sent):
+    /// each endpoint's deliveries claimed stay within its share (`ENDPOINT_HELD`, or its
+    /// circuit's).
+    pub fn claim_due_deliveries_beside(
+        &self,
+        limit: usize,
+        lease: time::Duration,
+        held: &[(Endpoint, usize)],
+    ) -> PortResult<Vec<Delivery>> {
         let now = self.k.clock.now();
-        self.store.claim_due_deliveries(now, now.plus(lease), limit)
+        self.store
+            .claim_due_deliveries_beside(now, now.plus(lease), limit, held)
     }
 
     /// Dispatcher step 2: the signed request for the next attempt. The signature's `t` is real
@@ -531,10 +549,13 @@ impl WebhookService {
     }
 
     /// Step 3 for a whole round, in as few transactions as the store can. Returns how many
-    /// were recorded (an attempt on a claim that moved on is skipped). Each company's clock
-    /// is read once per round, not once per delivery.
-    pub fn record_attempts(&self, round: Vec<(Delivery, AttemptOutcome)>) -> PortResult<usize> {
+    /// were recorded (an attempt on a claim that moved on is skipped) and the endpoints the
+    /// round paused. Each company's clock is read once per round, not once per delivery. Each
+    /// attempt's verdict on its receiver (at the delivery's `url`, where the attempt went) moves
+    /// that endpoint's circuit, on real time.
+    pub fn record_attempts(&self, round: Vec<(Delivery, AttemptOutcome)>) -> PortResult<Recorded> {
         let mut clocks: HashMap<CompanyId, Timestamp> = HashMap::new();
+        let mut results: Vec<EndpointResult> = Vec::new();
         let batch: Vec<(AttemptRecord, AfterAttempt)> = round
             .into_iter()
             .map(|(d, outcome)| {
@@ -542,16 +563,39 @@ impl WebhookService {
                     Entry::Occupied(e) => *e.get(),
                     Entry::Vacant(e) => *e.insert(self.tenancy.company_now(d.company_id)?),
                 };
+                let endpoint = Endpoint {
+                    company_id: d.company_id,
+                    url: d.url.clone(),
+                };
+                results.extend(EndpointResult::of(endpoint, &outcome));
                 decide(&d, outcome, now)
             })
             .collect::<PortResult<_>>()?;
-        Ok(self
-            .store
-            .record_attempts(&batch)?
-            .into_iter()
-            .filter(|recorded| *recorded)
-            .count())
+        let health = EndpointHealth {
+            results: &results,
+            now: self.k.clock.now(),
+            rule: &self.circuit,
+        };
+        let round = self.store.record_attempts(&batch, &health)?;
+        Ok(Recorded {
+            recorded: round.recorded.iter().filter(|r| **r).count(),
+            opened: round.opened,
+        })
     }
+
+    /// The company's endpoints failing since their last success, with their circuits.
+    pub fn endpoint_circuits(&self, company: CompanyId) -> PortResult<Vec<Circuit>> {
+        self.store.endpoint_circuits(company)
+    }
+}
+
+/// What recording a round did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// Attempts recorded (the rest were on stale claims).
+    pub recorded: usize,
+    /// Endpoints this round paused.
+    pub opened: Vec<Circuit>,
 }
 
 /// The attempt's record and what follows it, at `now` on the delivery's company clock (the

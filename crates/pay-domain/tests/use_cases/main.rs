@@ -111,6 +111,7 @@ fn world_with(allow_private_targets: bool) -> World {
                 allow_private_targets,
                 billing: Default::default(),
                 oauth: Default::default(),
+                webhook_circuit: Default::default(),
             },
             Stores::all_in(store.clone()),
             Adapters {
@@ -152,6 +153,7 @@ impl World {
                 allow_private_targets: self.allow_private_targets,
                 billing: Default::default(),
                 oauth: Default::default(),
+                webhook_circuit: Default::default(),
             },
             Stores::all_in(self.store.clone()),
             Adapters {

@@ -454,6 +454,7 @@ fn the_access_token_lifetime_is_configurable() {
                 access_ttl: Duration::minutes(5),
                 ..OAuthConfig::default()
             },
+            webhook_circuit: Default::default(),
         },
         Stores::all_in(c.w.store.clone()),
         Adapters {

@@ -1778,7 +1778,7 @@ fn a_round_is_prepared_with_one_secret_read_and_recorded_at_once() {
     // One outcome per delivery, recorded together; a second record of the same round is stale.
     let round: Vec<(Delivery, AttemptOutcome)> =
         claimed.iter().map(|d| (d.clone(), answered(200))).collect();
-    assert_eq!(w.pay.webhooks().record_attempts(round).unwrap(), 3);
+    assert_eq!(w.pay.webhooks().record_attempts(round).unwrap().recorded, 3);
     for d in &sent {
         assert_eq!(w.delivery_now(d.id).status, DeliveryStatus::Succeeded);
     }
@@ -1787,7 +1787,7 @@ fn a_round_is_prepared_with_one_secret_read_and_recorded_at_once() {
     // The fake records one by one and refuses a stale one; the diesel store skips it (0).
     if let Ok(n) = w.pay.webhooks().record_attempts(stale) {
         assert_eq!(
-            n, 0,
+            n.recorded, 0,
             "attempts on finished deliveries are not recorded again"
         );
     }

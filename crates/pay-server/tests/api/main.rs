@@ -31,5 +31,6 @@ mod refund_address;
 mod settings;
 mod strict_json;
 mod subscriptions;
+mod webhook_fairness;
 mod webhook_safety;
 mod webhooks;

@@ -16,9 +16,23 @@ pub(crate) trait OutboxRow {
 /// Claims what `$due` (the table's due selection, oldest first, limited) finds, inside the
 /// caller's write transaction on `$conn`; evaluates to the leased rows. An outbox's due column
 /// is `next_attempt_at` and the claim shows the lease there too; another table names its due
-/// column (`due = next_run_at`) and what the claim sets (`set = |lease| ...`).
+/// column (`due = next_run_at`) and what the claim sets (`set = |lease| ...`). `keep = |rows|
+/// ...` picks, from the selected rows in order, the ones leased (the webhook outbox keeps each
+/// endpoint within its share); the rest stay for a later claim.
 macro_rules! claim_due {
     ($conn:expr, $table:ident, $Row:ty, $due:expr, now = $now:expr, lease = $lease:expr, moved = $moved:expr $(,)?) => {
+        claim_due!(
+            $conn,
+            $table,
+            $Row,
+            $due,
+            keep = |rows| rows,
+            now = $now,
+            lease = $lease,
+            moved = $moved,
+        )
+    };
+    ($conn:expr, $table:ident, $Row:ty, $due:expr, keep = $keep:expr, now = $now:expr, lease = $lease:expr, moved = $moved:expr $(,)?) => {
         claim_due!(
             $conn,
             $table,
@@ -29,12 +43,27 @@ macro_rules! claim_due {
                 $table::next_attempt_at.eq(lease),
                 $table::lease_until.eq(lease)
             ),
+            keep = $keep,
             now = $now,
             lease = $lease,
             moved = $moved,
         )
     };
-    ($conn:expr, $table:ident, $Row:ty, $due:expr, due = $column:ident, set = $set:expr, now = $now:expr, lease = $lease:expr, moved = $moved:expr $(,)?) => {{
+    ($conn:expr, $table:ident, $Row:ty, $due:expr, due = $column:ident, set = $set:expr, now = $now:expr, lease = $lease:expr, moved = $moved:expr $(,)?) => {
+        claim_due!(
+            $conn,
+            $table,
+            $Row,
+            $due,
+            due = $column,
+            set = $set,
+            keep = |rows| rows,
+            now = $now,
+            lease = $lease,
+            moved = $moved,
+        )
+    };
+    ($conn:expr, $table:ident, $Row:ty, $due:expr, due = $column:ident, set = $set:expr, keep = $keep:expr, now = $now:expr, lease = $lease:expr, moved = $moved:expr $(,)?) => {{
         use $crate::ports::outbox::OutboxRow as _;
         let (now, lease, moved): (i64, i64, i64) = ($now, $lease, $moved);
         // Due on the row's company clock (a moved test clock makes its retries due sooner),
@@ -57,7 +86,7 @@ macro_rules! claim_due {
         // and drops it (its `next_attempt_at` is now the lease). Diesel offers
         // `for_update`/`skip_locked` on the Pg backend only, not on `MultiBackend`, hence the
         // match.
-        let mut rows: Vec<$Row> = match $conn {
+        let rows: Vec<$Row> = match $conn {
             AnyConnection::Postgresql(pg) => due()
                 .select(<$Row>::as_select())
                 .for_update()
@@ -65,6 +94,7 @@ macro_rules! claim_due {
                 .load(pg)?,
             AnyConnection::Sqlite(sqlite) => due().select(<$Row>::as_select()).load(sqlite)?,
         };
+        let mut rows: Vec<$Row> = ($keep)(rows);
         if !rows.is_empty() {
             let ids: Vec<String> = rows.iter().map(|r| r.id().to_owned()).collect();
             diesel::update($table::table.filter($table::id.eq_any(&ids)))

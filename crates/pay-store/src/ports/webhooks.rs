@@ -9,12 +9,12 @@ use pay_domain::kernel::ids::{CompanyId, PaymentLinkId};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::webhooks::ports::{AttemptRecord, WebhookStore};
 use pay_domain::webhooks::{
-    AfterAttempt, CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryStatus,
-    GrantSubscription,
+    AfterAttempt, CallbackKind, Circuit, ClaimBudget, CompanyCallback, Delivery, DeliveryFilter,
+    DeliveryStatus, Endpoint, EndpointHealth, GrantSubscription, RoundRecorded,
 };
 use pay_domain::{Fault, PortResult};
 
-use super::clock;
+use super::{circuits, clock};
 use crate::conn::{write_transaction, AnyConnection};
 use crate::rows::{
     uuid_text, AttemptRow, CallbackRow, DeliveryRow, NewAttemptRow, NewCallbackRow, NewDeliveryRow,
@@ -28,6 +28,23 @@ fn claimable() -> [&'static str; 2] {
         DeliveryStatus::Pending.as_str(),
         DeliveryStatus::Retrying.as_str(),
     ]
+}
+
+/// The selected deliveries that get a place in their endpoint's share, in order (one with an
+/// unreadable company id does: converting the row reports it).
+fn keep_within(budget: &mut ClaimBudget, rows: Vec<DeliveryRow>) -> Vec<DeliveryRow> {
+    rows.into_iter()
+        .filter(|row| {
+            let (company, url) = row.endpoint();
+            match CompanyId::parse(company) {
+                Some(company_id) => budget.take(&Endpoint {
+                    company_id,
+                    url: url.to_owned(),
+                }),
+                None => true,
+            }
+        })
+        .collect()
 }
 
 /// The claim's selection, shared by both backends: live deliveries due at `now`, oldest due
@@ -167,11 +184,12 @@ impl WebhookStore for DieselStore {
         })
     }
 
-    fn claim_due_deliveries(
+    fn claim_due_deliveries_beside(
         &self,
         now: Timestamp,
         lease_until: Timestamp,
         limit: usize,
+        held: &[(Endpoint, usize)],
     ) -> PortResult<Vec<Delivery>> {
         let now = now.unix_millis();
         let lease = lease_until.unix_millis();
@@ -182,15 +200,37 @@ impl WebhookStore for DieselStore {
         let rows: Vec<DeliveryRow> = self.write("claim due deliveries", |conn| {
             write_transaction(conn, |conn| {
                 let moved = clock::max_clock_offset(conn)?;
-                Ok(claim_due!(
-                    conn,
-                    webhook_deliveries,
-                    DeliveryRow,
-                    due_deliveries(now.saturating_add(moved), claimable(), limit),
-                    now = now,
-                    lease = lease,
-                    moved = moved,
-                ))
+                // Each endpoint within its share: full ones are skipped by the selection, the
+                // others take places in due order. Without a full endpoint the selection is the
+                // plain one, a statement prepared once per connection (a skip list's varying
+                // parameters are not).
+                let mut budget = circuits::claim_budget(conn, now, held)?;
+                let full = budget.full();
+                let due_now = now.saturating_add(moved);
+                Ok(if full.is_empty() {
+                    claim_due!(
+                        conn,
+                        webhook_deliveries,
+                        DeliveryRow,
+                        due_deliveries(due_now, claimable(), limit),
+                        keep = |rows| keep_within(&mut budget, rows),
+                        now = now,
+                        lease = lease,
+                        moved = moved,
+                    )
+                } else {
+                    let skip = circuits::NotTo::endpoints(&full);
+                    claim_due!(
+                        conn,
+                        webhook_deliveries,
+                        DeliveryRow,
+                        due_deliveries(due_now, claimable(), limit).filter(skip.clone()),
+                        keep = |rows| keep_within(&mut budget, rows),
+                        now = now,
+                        lease = lease,
+                        moved = moved,
+                    )
+                })
             })
         })?;
         rows.into_iter().map(Delivery::try_from).collect()
@@ -213,9 +253,13 @@ impl WebhookStore for DieselStore {
         }
     }
 
-    fn record_attempts(&self, batch: &[(AttemptRecord, AfterAttempt)]) -> PortResult<Vec<bool>> {
-        if batch.is_empty() {
-            return Ok(vec![]);
+    fn record_attempts(
+        &self,
+        batch: &[(AttemptRecord, AfterAttempt)],
+        health: &EndpointHealth<'_>,
+    ) -> PortResult<RoundRecorded> {
+        if batch.is_empty() && health.results.is_empty() {
+            return Ok(RoundRecorded::default());
         }
         // One transaction (one commit, one fsync) for a dispatcher's whole round: each
         // delivery moves by its own compare-and-set update, then the attempts of the ones that
@@ -251,8 +295,18 @@ impl WebhookStore for DieselStore {
                         }
                     }
                 }
-                Ok(moved)
+                let opened = circuits::fold_health(conn, health)?;
+                Ok(RoundRecorded {
+                    recorded: moved,
+                    opened,
+                })
             })
+        })
+    }
+
+    fn endpoint_circuits(&self, company: CompanyId) -> PortResult<Vec<Circuit>> {
+        self.run("list endpoint circuits", |conn| {
+            circuits::of_company(conn, company)
         })
     }
 

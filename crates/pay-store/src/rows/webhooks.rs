@@ -218,6 +218,13 @@ pub(crate) struct DeliveryRow {
     grant_id: Option<String>,
 }
 
+impl DeliveryRow {
+    /// Where it goes: (company id, URL) as stored.
+    pub(crate) fn endpoint(&self) -> (&str, &str) {
+        (&self.company_id, &self.url)
+    }
+}
+
 impl crate::ports::outbox::OutboxRow for DeliveryRow {
     fn id(&self) -> &str {
         &self.id

@@ -51,6 +51,10 @@ pub struct Tables {
     pub callbacks: Vec<CompanyCallback>,
     pub deliveries: Vec<Delivery>,
     pub attempts: Vec<AttemptRecord>,
+    /// Claimed deliveries' leases (real time), until their attempt is recorded.
+    pub delivery_leases: Vec<(uuid::Uuid, Timestamp)>,
+    /// Endpoints failing since their last success.
+    pub circuits: Vec<crate::webhooks::Circuit>,
     /// The last event sequence number handed out per link.
     pub sequences: Vec<(PaymentLinkId, u64)>,
     pub link_webhooks: Vec<crate::webhooks::LinkWebhook>,

@@ -9,9 +9,17 @@ use crate::kernel::ids::*;
 use crate::kernel::timestamp::Timestamp;
 use crate::webhooks::ports::{AttemptRecord, WebhookStore};
 use crate::webhooks::{
-    AfterAttempt, CallbackKind, CompanyCallback, Delivery, DeliveryFilter, DeliveryStatus,
-    GrantSubscription, SealedSecret,
+    AfterAttempt, CallbackKind, Circuit, ClaimBudget, CompanyCallback, Delivery, DeliveryFilter,
+    DeliveryStatus, Endpoint, EndpointHealth, GrantSubscription, RoundRecorded, SealedSecret,
 };
+
+/// Where a delivery goes.
+fn endpoint_of(d: &Delivery) -> Endpoint {
+    Endpoint {
+        company_id: d.company_id,
+        url: d.url.clone(),
+    }
+}
 
 /// An idempotency record as the fake stores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,30 +187,50 @@ impl WebhookStore for MemStore {
         Ok(())
     }
 
-    fn claim_due_deliveries(
+    fn claim_due_deliveries_beside(
         &self,
         now: Timestamp,
         lease_until: Timestamp,
         limit: usize,
+        held: &[(Endpoint, usize)],
     ) -> PortResult<Vec<Delivery>> {
         self.count_call("claim_due_deliveries");
-        let mut t = self.tables();
+        let mut guard = self.tables();
+        let t = &mut *guard;
+        t.delivery_leases.retain(|(_, until)| *until > now);
+        let mut budget = ClaimBudget::new(held.iter().cloned(), t.circuits.clone(), now);
+        for e in budget.probing() {
+            let leased = t
+                .delivery_leases
+                .iter()
+                .filter(|(id, _)| {
+                    t.deliveries
+                        .iter()
+                        .any(|d| d.id == *id && endpoint_of(d) == e)
+                })
+                .count();
+            budget.leased(&e, leased);
+        }
+        let leased_ids: Vec<uuid::Uuid> = t.delivery_leases.iter().map(|(id, _)| *id).collect();
         let mut due: Vec<usize> = t
             .deliveries
             .iter()
             .enumerate()
             .filter(|(_, d)| matches!(d.status, DeliveryStatus::Pending | DeliveryStatus::Retrying))
             .filter(|(_, d)| d.next_attempt_at.is_some_and(|at| at <= now))
+            .filter(|(_, d)| !leased_ids.contains(&d.id))
             .map(|(i, _)| i)
             .collect();
-        // Oldest due first; ids break ties.
+        // Oldest due first; ids break ties; each endpoint within its share.
         due.sort_by_key(|&i| (t.deliveries[i].next_attempt_at, t.deliveries[i].id));
+        due.retain(|&i| budget.take(&endpoint_of(&t.deliveries[i])));
         due.truncate(limit);
         Ok(due
             .into_iter()
             .map(|i| {
                 let d = &mut t.deliveries[i];
                 d.next_attempt_at = Some(lease_until);
+                t.delivery_leases.push((d.id, lease_until));
                 d.clone()
             })
             .collect())
@@ -253,15 +281,49 @@ impl WebhookStore for MemStore {
         d.last_response_status = attempt.outcome.status;
         d.last_error = attempt.outcome.error;
         t.attempts.push(attempt.clone());
+        t.delivery_leases
+            .retain(|(id, _)| *id != attempt.delivery_id);
         Ok(())
     }
 
-    fn record_attempts(&self, batch: &[(AttemptRecord, AfterAttempt)]) -> PortResult<Vec<bool>> {
+    fn record_attempts(
+        &self,
+        batch: &[(AttemptRecord, AfterAttempt)],
+        health: &EndpointHealth<'_>,
+    ) -> PortResult<RoundRecorded> {
         // A stale claim (the delivery moved on) is skipped, as the contract says.
-        Ok(batch
+        let recorded = batch
             .iter()
             .map(|(attempt, after)| self.record_attempt(attempt, after).is_ok())
-            .collect())
+            .collect();
+        let mut t = self.tables();
+        let circuits = &mut t.circuits;
+        let folded =
+            health.fold(|e| Ok::<_, Fault>(circuits.iter().find(|c| c.endpoint == *e).cloned()))?;
+        let mut opened = Vec::new();
+        for (endpoint, state) in folded {
+            circuits.retain(|c| c.endpoint != endpoint);
+            if let Some(c) = state {
+                if c.opened_at(health.now, health.rule) {
+                    opened.push(c.clone());
+                }
+                circuits.push(c);
+            }
+        }
+        Ok(RoundRecorded { recorded, opened })
+    }
+
+    fn endpoint_circuits(&self, company: CompanyId) -> PortResult<Vec<Circuit>> {
+        self.count_call("endpoint_circuits");
+        let mut list: Vec<Circuit> = self
+            .tables()
+            .circuits
+            .iter()
+            .filter(|c| c.endpoint.company_id == company)
+            .cloned()
+            .collect();
+        list.sort_by(|a, b| a.endpoint.url.cmp(&b.endpoint.url));
+        Ok(list)
     }
 
     fn deliveries(&self, company: CompanyId, filter: &DeliveryFilter) -> PortResult<Vec<Delivery>> {

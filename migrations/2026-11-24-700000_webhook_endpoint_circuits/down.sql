@@ -1,0 +1,2 @@
+DROP INDEX webhook_deliveries_leased;
+DROP TABLE webhook_endpoint_circuits;
