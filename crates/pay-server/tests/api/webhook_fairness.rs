@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 use pay_domain::kernel::ids::CompanyId;
 use pay_domain::webhooks::{CircuitState, ENDPOINT_IN_FLIGHT};
 use reqwest::Method;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::helpers::{read, Tenant, TestApp};
 use crate::on_both_backends;
-use crate::webhooks::{set_callback, test_event, Receiver};
+use crate::webhooks::{logged_as, set_callback, test_event, test_event_as, Receiver};
 
 on_both_backends!(
     a_hanging_endpoint_holds_its_share_and_no_more,
@@ -56,39 +56,9 @@ async fn other_company(app: &TestApp, url: &str) -> (Tenant, String) {
     (b, uid)
 }
 
-async fn tenant_event(app: &TestApp, t: &Tenant, uid: &str) -> Value {
-    let got = read(
-        app.as_tenant(t, Method::POST, "/api/partner/v1/pay/webhook-requests/test")
-            .json(&json!({ "paymentLinkUid": uid }))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(got.0, 202, "{}", got.1);
-    got.1["data"][0].clone()
-}
-
 /// The process clock's now.
 fn now(app: &TestApp) -> pay_domain::kernel::timestamp::Timestamp {
     pay_domain::kernel::ports::Clock::now(&*app.clock)
-}
-
-/// A delivery as `t`'s log shows it.
-async fn logged(app: &TestApp, t: &Tenant, id: &str) -> Value {
-    let got = read(
-        app.as_tenant(
-            t,
-            Method::GET,
-            &format!("/api/partner/v1/pay/webhook-requests/{id}"),
-        )
-        .send()
-        .await
-        .unwrap(),
-    )
-    .await;
-    assert_eq!(got.0, 200, "{}", got.1);
-    got.1
 }
 
 /// A TCP endpoint that accepts connections, reads what comes and never answers; counts the
@@ -137,7 +107,7 @@ async fn a_hanging_endpoint_holds_its_share_and_no_more(app: TestApp) {
     let (b, b_uid) = other_company(&app, &rx.url).await;
     let mut fine = Vec::new();
     for _ in 0..10 {
-        fine.push(tenant_event(&app, &b, &b_uid).await);
+        fine.push(test_event_as(&app, &b, &b_uid).await);
     }
     // A dispatcher whose sends wait 20 s for an answer: long past this test's checks.
     let dispatcher = pay_server::Dispatcher::new(
@@ -155,7 +125,7 @@ async fn a_hanging_endpoint_holds_its_share_and_no_more(app: TestApp) {
     loop {
         let mut done = 0;
         for d in &fine {
-            let e = logged(&app, &b, d["id"].as_str().unwrap()).await;
+            let e = logged_as(&app, &b, d["id"].as_str().unwrap()).await;
             done += usize::from(e["status"] == "succeeded");
         }
         if done == fine.len() {
@@ -173,7 +143,7 @@ async fn a_hanging_endpoint_holds_its_share_and_no_more(app: TestApp) {
         ENDPOINT_IN_FLIGHT
     );
     for d in &stuck {
-        let e = logged(&app, &app.t, d["id"].as_str().unwrap()).await;
+        let e = logged_as(&app, &app.t, d["id"].as_str().unwrap()).await;
         assert_eq!(
             (e["status"].as_str(), e["attempts"].as_u64()),
             (Some("pending"), Some(0)),
@@ -215,12 +185,12 @@ async fn an_endpoint_failing_for_an_hour_is_paused_and_resumes_by_itself(app: Te
     app.clock.advance_secs(299);
     assert_eq!(app.dispatcher.run_once().await.unwrap(), 0);
     assert_eq!(rx.received().len(), 24);
-    let e = logged(&app, &app.t, fresh["id"].as_str().unwrap()).await;
+    let e = logged_as(&app, &app.t, fresh["id"].as_str().unwrap()).await;
     assert_eq!(
         (e["status"].as_str(), e["attempts"].as_u64()),
         (Some("pending"), Some(0))
     );
-    let e = logged(&app, &app.t, queued[0]["id"].as_str().unwrap()).await;
+    let e = logged_as(&app, &app.t, queued[0]["id"].as_str().unwrap()).await;
     assert_eq!(
         (e["status"].as_str(), e["attempts"].as_u64()),
         (Some("retrying"), Some(2))
@@ -228,7 +198,7 @@ async fn an_endpoint_failing_for_an_hour_is_paused_and_resumes_by_itself(app: Te
     // Another company's deliveries go out meanwhile.
     let other_rx = Receiver::start();
     let (b, b_uid) = other_company(&app, &other_rx.url).await;
-    tenant_event(&app, &b, &b_uid).await;
+    test_event_as(&app, &b, &b_uid).await;
     assert_eq!(app.dispatcher.run_once().await.unwrap(), 1);
     assert_eq!(other_rx.received().len(), 1);
     // The pause ends: one probe. The receiver is back: closed, and the rest go out.
@@ -237,6 +207,6 @@ async fn an_endpoint_failing_for_an_hour_is_paused_and_resumes_by_itself(app: Te
     assert_eq!(rx.received().len(), 25);
     assert!(circuits(&app).is_empty());
     assert_eq!(app.dispatcher.run_once().await.unwrap(), 12);
-    let e = logged(&app, &app.t, queued[0]["id"].as_str().unwrap()).await;
+    let e = logged_as(&app, &app.t, queued[0]["id"].as_str().unwrap()).await;
     assert_eq!(e["status"].as_str(), Some("succeeded"), "{e}");
 }

@@ -20,18 +20,7 @@ use crate::webhooks::{now_secs, set_callback, test_event, Receiver};
 
 /// The delivery as the log's detail route shows it.
 async fn logged(app: &TestApp, id: &str) -> serde_json::Value {
-    let got = read(
-        app.req(
-            Method::GET,
-            &format!("/api/partner/v1/pay/webhook-requests/{id}"),
-        )
-        .send()
-        .await
-        .unwrap(),
-    )
-    .await;
-    assert_eq!(got.0, 200, "{}", got.1);
-    got.1
+    crate::webhooks::logged_as(app, &app.t, id).await
 }
 
 /// Saves the main tenant's payment callback (the first save or a change).

@@ -99,8 +99,13 @@ pub async fn set_callback(app: &TestApp, s: &Session, url: &str) -> String {
 }
 
 pub async fn test_event(app: &TestApp, uid: &str) -> Value {
+    test_event_as(app, &app.t, uid).await
+}
+
+/// A test event of tenant `t`'s link; its first delivery.
+pub async fn test_event_as(app: &TestApp, t: &crate::helpers::Tenant, uid: &str) -> Value {
     let got = read(
-        app.req(Method::POST, "/api/partner/v1/pay/webhook-requests/test")
+        app.as_tenant(t, Method::POST, "/api/partner/v1/pay/webhook-requests/test")
             .json(&json!({ "paymentLinkUid": uid }))
             .send()
             .await
@@ -154,6 +159,23 @@ pub fn verified_bodies(rx: &Receiver, secret: &str) -> Vec<(Received, Value)> {
             (r, b)
         })
         .collect()
+}
+
+/// A delivery as tenant `t`'s log shows it.
+pub async fn logged_as(app: &TestApp, t: &crate::helpers::Tenant, id: &str) -> Value {
+    let got = read(
+        app.as_tenant(
+            t,
+            Method::GET,
+            &format!("/api/partner/v1/pay/webhook-requests/{id}"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(got.0, 200, "{}", got.1);
+    got.1
 }
 
 pub fn now_secs() -> i64 {
