@@ -43,8 +43,15 @@ pub const IN_FLIGHT: usize = 256;
 pub const RECORD_BATCH: usize = 256;
 /// How long, after a claim found no endpoint without a send in flight that had work, the
 /// claimer tops up the busy endpoints' waiting waves first (new endpoints' work waits that much
-/// longer at most).
+/// longer at most). Each further such claim that finds nothing doubles the pause, up to
+/// `SPREAD_PAUSE_MAX`; one that finds work sets it back. (Such a claim skips the busy
+/// endpoints' queues, which costs a read of each of their due deliveries.)
 pub const SPREAD_PAUSE: Duration = Duration::from_millis(20);
+/// The longest spread pause: what new endpoints' work waits at most behind busy ones.
+pub const SPREAD_PAUSE_MAX: Duration = Duration::from_millis(320);
+/// A busy endpoint's waiting wave is topped up once this many of its places are free: claims
+/// come in chunks, not one place each time a send ends (a claim is a transaction).
+pub const TOP_UP: usize = 16;
 /// How long the recorder waits after an outcome for others to share its transaction.
 pub const LINGER: Duration = Duration::from_millis(2);
 /// Wait between claims when nothing was due.
@@ -262,6 +269,7 @@ impl Dispatcher {
         let mut total = 0;
         let mut idle_claims = 0;
         let mut nothing_else_since: Option<std::time::Instant> = None;
+        let mut spread_pause = SPREAD_PAUSE;
         let outcome = loop {
             let (free, held) = holding.snapshot();
             if free == 0 {
@@ -275,7 +283,7 @@ impl Dispatcher {
             // a claim is a transaction, and one finding nothing costs as much as a full one.)
             let mut claimed = Vec::new();
             let spread_found_nothing =
-                nothing_else_since.is_some_and(|t| t.elapsed() < SPREAD_PAUSE);
+                nothing_else_since.is_some_and(|t| t.elapsed() < spread_pause);
             if held.is_empty() || !spread_found_nothing {
                 let spread: Vec<(Endpoint, usize)> = held
                     .iter()
@@ -286,11 +294,19 @@ impl Dispatcher {
                     Err(e) => break Err(e),
                 };
                 if claimed.is_empty() {
+                    if nothing_else_since.is_some() {
+                        spread_pause = (spread_pause * 2).min(SPREAD_PAUSE_MAX);
+                    }
                     nothing_else_since = Some(std::time::Instant::now());
+                } else {
+                    nothing_else_since = None;
+                    spread_pause = SPREAD_PAUSE;
                 }
             }
-            if claimed.is_empty() && !held.is_empty() {
-                claimed = match self.claim(free.min(BATCH), held).await {
+            // The busy endpoints' waiting waves, each once `TOP_UP` of its places are free.
+            let top_up = topping_up(&held);
+            if claimed.is_empty() && top_up.iter().any(|(_, n)| *n < ENDPOINT_HELD) {
+                claimed = match self.claim(free.min(BATCH), top_up).await {
                     Ok(c) => c,
                     Err(e) => break Err(e),
                 };
@@ -395,6 +411,21 @@ impl Holding {
     }
 }
 
+/// What the top-up claim is told is held: an endpoint with fewer than `TOP_UP` free places
+/// counts as full.
+fn topping_up(held: &[(Endpoint, usize)]) -> Vec<(Endpoint, usize)> {
+    held.iter()
+        .map(|(e, n)| {
+            let n = if ENDPOINT_HELD.saturating_sub(*n) < TOP_UP {
+                ENDPOINT_HELD
+            } else {
+                *n
+            };
+            (e.clone(), n)
+        })
+        .collect()
+}
+
 fn failed(error: AttemptError) -> AttemptOutcome {
     AttemptOutcome {
         status: None,
@@ -408,6 +439,28 @@ fn failed(error: AttemptError) -> AttemptOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_busy_endpoint_is_topped_up_in_chunks() {
+        let e = |url: &str| Endpoint {
+            company_id: pay_domain::kernel::ids::CompanyId(uuid::Uuid::from_u128(1)),
+            url: url.to_owned(),
+        };
+        let (a, b, c) = (e("https://a.test/"), e("https://b.test/"), e("https://c.test/"));
+        let held = vec![
+            (a.clone(), ENDPOINT_HELD - TOP_UP),
+            (b.clone(), ENDPOINT_HELD - TOP_UP + 1),
+            (c.clone(), ENDPOINT_HELD),
+        ];
+        assert_eq!(
+            topping_up(&held),
+            vec![
+                (a, ENDPOINT_HELD - TOP_UP),
+                (b, ENDPOINT_HELD),
+                (c, ENDPOINT_HELD)
+            ]
+        );
+    }
 
     #[test]
     fn a_round_of_sends_takes_at_most_half_its_lease() {
