@@ -279,8 +279,9 @@ impl Dispatcher {
             // First as if every endpoint with a send in flight held its whole share, so the
             // places go to sends at as many endpoints as have work; only when none has, to the
             // waiting wave of the busy ones.
-            // (When that found nothing a moment ago, the busy ones go first for `SPREAD_PAUSE`:
-            // a claim is a transaction, and one finding nothing costs as much as a full one.)
+            // (When that found nothing a moment ago, the busy ones go first for the spread
+            // pause: a claim is a transaction, and one finding nothing costs as much as a full
+            // one, more when it skips a long queue.)
             let mut claimed = Vec::new();
             let spread_found_nothing =
                 nothing_else_since.is_some_and(|t| t.elapsed() < spread_pause);
@@ -318,11 +319,17 @@ impl Dispatcher {
                     break Ok(total);
                 }
                 idle_claims += usize::from(idle);
-                // A send ending may make room at a full endpoint; else poll.
+                // A send ending may make room at a full endpoint; else poll, or look at the
+                // idle endpoints again when the spread pause ends.
                 let wait = if until_idle && idle {
                     LINGER
                 } else {
-                    IDLE_POLL
+                    match nothing_else_since {
+                        Some(t) if !held.is_empty() => spread_pause
+                            .saturating_sub(t.elapsed())
+                            .clamp(LINGER, IDLE_POLL),
+                        _ => IDLE_POLL,
+                    }
                 };
                 let _ = tokio::time::timeout(wait, holding.changed.notified()).await;
                 continue;
@@ -446,7 +453,11 @@ mod tests {
             company_id: pay_domain::kernel::ids::CompanyId(uuid::Uuid::from_u128(1)),
             url: url.to_owned(),
         };
-        let (a, b, c) = (e("https://a.test/"), e("https://b.test/"), e("https://c.test/"));
+        let (a, b, c) = (
+            e("https://a.test/"),
+            e("https://b.test/"),
+            e("https://c.test/"),
+        );
         let held = vec![
             (a.clone(), ENDPOINT_HELD - TOP_UP),
             (b.clone(), ENDPOINT_HELD - TOP_UP + 1),

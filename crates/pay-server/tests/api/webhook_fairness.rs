@@ -135,6 +135,20 @@ async fn a_hanging_endpoint_holds_its_share_and_no_more(app: TestApp) {
         actix_rt::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(rx.received().len(), 10);
+    // One queued later, the hanging endpoint still full: the dispatcher looks past it again
+    // within its spread pause (320 ms at most; the bound leaves room for a slow machine), not
+    // when a hanging send ends.
+    let late = test_event_as(&app, &b, &b_uid).await;
+    let queued = Instant::now();
+    loop {
+        let e = logged_as(&app, &b, late["id"].as_str().unwrap()).await;
+        if e["status"] == "succeeded" {
+            break;
+        }
+        assert!(queued.elapsed() < Duration::from_secs(3), "{e}");
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(rx.received().len(), 11);
     // The hanging endpoint got its share of connections, no more, and none of its deliveries
     // has an outcome yet.
     actix_rt::time::sleep(Duration::from_millis(200)).await;
