@@ -5,8 +5,9 @@
 //! claim to expire, and the delivery is tried again (at least once, same delivery id).
 //!
 //! `run` and `drain` keep a pipeline full: the claimer tops up what the dispatcher holds (up to
-//! `IN_FLIGHT` deliveries) as soon as a send ends, and outcomes are recorded as they come (what
-//! finished while the last record ran goes in the next transaction). Per endpoint (a company's
+//! `IN_FLIGHT` deliveries) as sends end, a busy endpoint `TOP_UP` places at a time, and
+//! outcomes are recorded as they come (what finished while the last record ran goes in the
+//! next transaction). Per endpoint (a company's
 //! URL), at most `ENDPOINT_IN_FLIGHT` sends run at once and `ENDPOINT_HELD` deliveries are held
 //! (the claim skips a full endpoint's queue): a receiver that hangs until the timeout holds its
 //! own share, and other merchants' deliveries are claimed past it. An endpoint failing for an
