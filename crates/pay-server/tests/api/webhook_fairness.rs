@@ -16,7 +16,9 @@ use serde_json::json;
 
 use crate::helpers::{read, Tenant, TestApp};
 use crate::on_both_backends;
-use crate::webhooks::{logged_as, set_callback, test_event, test_event_as, Receiver};
+use crate::webhooks::{
+    logged_as, put_callback_of, set_callback, test_event, test_event_as, Receiver,
+};
 
 on_both_backends!(
     a_hanging_endpoint_holds_its_share_and_no_more,
@@ -27,22 +29,7 @@ on_both_backends!(
 async fn other_company(app: &TestApp, url: &str) -> (Tenant, String) {
     let b = app.new_tenant("Other Shop").await;
     let s = app.login_owner(&b).await;
-    let got = read(
-        app.in_session(
-            &s,
-            Method::PUT,
-            &format!(
-                "/api/partner/v1/companies/{}/payment-callback",
-                b.company_id
-            ),
-        )
-        .json(&json!({ "url": url }))
-        .send()
-        .await
-        .unwrap(),
-    )
-    .await;
-    assert_eq!(got.0, 200, "{}", got.1);
+    put_callback_of(app, &b.company_id, &s, url).await;
     let link = read(
         app.as_tenant(&b, Method::POST, "/api/partner/v1/pay/payment-links")
             .json(&json!({"amount": "3"}))

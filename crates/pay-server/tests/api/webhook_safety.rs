@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::helpers::{assert_error, read, spawn_configured, Backend, TestApp};
 use crate::on_both_backends;
-use crate::webhooks::{now_secs, set_callback, test_event, Receiver};
+use crate::webhooks::{now_secs, put_callback_of, set_callback, test_event, Receiver};
 
 /// The delivery as the log's detail route shows it.
 async fn logged(app: &TestApp, id: &str) -> serde_json::Value {
@@ -25,22 +25,7 @@ async fn logged(app: &TestApp, id: &str) -> serde_json::Value {
 
 /// Saves the main tenant's payment callback (the first save or a change).
 async fn put_callback(app: &TestApp, s: &crate::helpers::Session, url: &str) {
-    let got = read(
-        app.in_session(
-            s,
-            Method::PUT,
-            &format!(
-                "/api/partner/v1/companies/{}/payment-callback",
-                app.t.company_id
-            ),
-        )
-        .json(&json!({ "url": url }))
-        .send()
-        .await
-        .unwrap(),
-    )
-    .await;
-    assert_eq!(got.0, 200, "{}", got.1);
+    put_callback_of(app, &app.t.company_id, s, url).await;
 }
 
 /// A dispatcher over the app's service with its own transport settings.

@@ -84,10 +84,19 @@ fn callback_path(company: &str) -> String {
     format!("/api/partner/v1/companies/{company}/payment-callback")
 }
 
-/// Sets the main tenant's payment callback; returns the signing secret.
+/// Sets the main tenant's payment callback (the first save); returns the signing secret.
 pub async fn set_callback(app: &TestApp, s: &Session, url: &str) -> String {
+    put_callback_of(app, &app.t.company_id, s, url).await["signingSecret"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Saves `company`'s payment callback in session `s` (the first save, which shows the signing
+/// secret, or a change, which does not); returns the answer's body.
+pub async fn put_callback_of(app: &TestApp, company: &str, s: &Session, url: &str) -> Value {
     let got = read(
-        app.in_session(s, Method::PUT, &callback_path(&app.t.company_id))
+        app.in_session(s, Method::PUT, &callback_path(company))
             .json(&json!({ "url": url }))
             .send()
             .await
@@ -95,7 +104,7 @@ pub async fn set_callback(app: &TestApp, s: &Session, url: &str) -> String {
     )
     .await;
     assert_eq!(got.0, 200, "{}", got.1);
-    got.1["signingSecret"].as_str().unwrap().to_owned()
+    got.1
 }
 
 pub async fn test_event(app: &TestApp, uid: &str) -> Value {
