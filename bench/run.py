@@ -6,7 +6,11 @@ loopback: create-link (POST), list-links (GET, 200 rows) and link detail (GET), 
 round the ceilings: a bare actix-web JSON handler (hello), pgbench inserting a 1 KB jsonb row,
 pgbench selecting the same 200 rows and pgbench running the detail route's three queries in one
 transaction (PostgreSQL), a bare single-writer insert loop and a bare loop running the detail
-route's three queries on one connection per worker (SQLite), all with prepared statements. It reports medians and each ratio, plus pay-server's idle resident memory.
+route's three queries on one connection per worker (SQLite), all with prepared statements.
+Beside the route's own work it also measures pgbench running the create route's own INSERT
+(PostgreSQL) and the bare handler sending a body as large as the list's; a route that does two
+kinds of work on the same cores can go no faster than 1 / (1/a + 1/b) of their rates alone. It
+reports medians and each ratio, plus pay-server's idle resident memory.
 
 Usage: python3 bench/run.py [--rounds 3] [--seconds 10] [--connections 32] [--skip-build]
        python3 bench/run.py --smoke     # one 1-second round per figure on the debug build (CI)
@@ -256,6 +260,44 @@ COMMIT;
 """
 
 
+# The create route's INSERT as diesel sends it (PostgreSQL's statement log), with a fresh id and
+# uid per transaction and the payload the benchmark's create sends, for pgbench.
+OWN_INSERT_SQL = """INSERT INTO "payment_links" ("id", "uid", "company_id", "status", "payload", "created_at", "updated_at", "expires_at", "created_by_kind", "created_by_id", "grant_id", "anonymous", "grant_subscription_id") VALUES (gen_random_uuid()::text, substr(md5(random()::text), 1, 22), '{company}', 'active', '{{"title":"Bench order","amount":"12.50","currency":"USDC","asset":"eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","orderId":"bench-1","expirationTime":"24h","metadata":{{"cart":"mug"}},"runtimeMode":"merchant_target_net_v2","billingVersion":"v2","merchantName":"Bench Co","merchantPaymentLinkTheme":"system"}}', 1764000000000, 1764000000000, 1764086400000, 'api_key', '{by}', NULL, false, NULL);
+"""
+
+
+def shared(a, b):
+    """The rate of doing two kinds of work per request on the same cores, each alone at `a`
+    and `b` per second: 1 / (1/a + 1/b)."""
+    return 1.0 / (1.0 / a + 1.0 / b)
+
+
+class Hello:
+    """A bare actix handler (`hello`) answering `/body` with `size` bytes, for one `with`."""
+
+    def __init__(self, workers, size):
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}/body"
+        self.proc = subprocess.Popen([HELLO, f"127.0.0.1:{port}", str(workers), str(size)])
+
+    def __enter__(self):
+        try:
+            wait_ready(self.url)
+        except Exception:
+            self.proc.kill()
+            raise
+        return self.url
+
+    def __exit__(self, *exc):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def http_raw(url, headers):
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers)) as r:
+        return r.read()
+
+
 def run_backend(name, db_url, args, hello_url, rounds):
     creds = bootstrap(db_url)
     srv = Server(db_url, args.workers)
@@ -275,7 +317,7 @@ def measure(name, db_url, args, hello_url, rounds, creds, srv):
     first = http("GET", links, hdrs)["data"][0]
     uid, link_id = first["uid"], first["id"]
     results = {k: [] for k in ["create", "list", "detail", "hello", "ceiling_insert", "ceiling_select",
-                               "ceiling_detail"]}
+                               "ceiling_detail", "ceiling_own_insert", "ceiling_body"]}
     for r in range(rounds):
         results["hello"].append(wrk(hello_url, args.seconds, args.connections))
         results["create"].append(wrk(links, args.seconds, args.connections, CREATE_LUA, env))
@@ -284,6 +326,9 @@ def measure(name, db_url, args, hello_url, rounds, creds, srv):
             # so that the server and pgbench both get the index plan.
             psql(db_url, "ANALYZE payment_links")
         results["list"].append(wrk(links, args.seconds, args.connections, GET_LUA, env))
+        # A bare actix handler sending a body as large as the list's, made once.
+        with Hello(args.workers, len(http_raw(links, hdrs))) as body_url:
+            results["ceiling_body"].append(wrk(body_url, args.seconds, args.connections))
         results["detail"].append(wrk(f"{links}/{uid}", args.seconds, args.connections, GET_LUA, env))
         if name == "postgres":
             payload = json.dumps({"note": "x" * 980})
@@ -295,6 +340,10 @@ def measure(name, db_url, args, hello_url, rounds, creds, srv):
                  f"WHERE company_id = '{creds['companyId']}' AND anonymous = false "
                  "ORDER BY created_at DESC, id DESC LIMIT 200;\n")
             results["ceiling_select"].append(pgbench(db_url, q, args.seconds, args.connections))
+            # The create route's own statement (its reads come from the server's read cache).
+            results["ceiling_own_insert"].append(pgbench(
+                db_url, OWN_INSERT_SQL.format(company=creds["companyId"], by=creds["userId"]),
+                args.seconds, args.connections))
             results["ceiling_detail"].append(pgbench(
                 db_url, DETAIL_SQL.format(uid=uid, company=creds["companyId"], link=link_id),
                 args.seconds, args.connections))
@@ -324,6 +373,12 @@ def measure(name, db_url, args, hello_url, rounds, creds, srv):
               f" detail/ceiling {results['detail'][-1]['rps'] / results['ceiling_detail'][-1]['rps']:.2f}"
               f" detail/hello {results['detail'][-1]['rps'] / results['hello'][-1]['rps']:.3f}"
               + (f" list/select {results['list'][-1]['rps'] / results['ceiling_select'][-1]['rps']:.2f}" if results["ceiling_select"] else "")
+              + f" | body {results['ceiling_body'][-1]['rps']:.0f}/s"
+              + (f" own-insert {results['ceiling_own_insert'][-1]['rps']:.0f}/s"
+                 f" create/own-insert {results['create'][-1]['rps'] / results['ceiling_own_insert'][-1]['rps']:.2f}"
+                 f" list/shared(select, body) {results['list'][-1]['rps'] / shared(results['ceiling_select'][-1]['rps'], results['ceiling_body'][-1]['rps']):.2f}"
+                 if results["ceiling_own_insert"] else
+                 f" list/body {results['list'][-1]['rps'] / results['ceiling_body'][-1]['rps']:.2f}")
               + f" | p99 create {results['create'][-1]['p99_ms']:.1f} list {results['list'][-1]['p99_ms']:.1f}"
               f" detail {results['detail'][-1]['p99_ms']:.1f} ms",
               flush=True)
@@ -345,6 +400,13 @@ def summarize(name, res):
         "detail_vs_hello": ratio("detail", "hello"),
         "detail_vs_detail_ceiling": ratio("detail", "ceiling_detail"),
         "list_vs_select_ceiling": ratio("list", "ceiling_select"),
+        "ceiling_body_rps": med("ceiling_body"), "ceiling_own_insert_rps": med("ceiling_own_insert"),
+        "create_vs_own_insert": ratio("create", "ceiling_own_insert"),
+        "list_vs_body": ratio("list", "ceiling_body"),
+        "list_vs_shared_select_body": median([
+            x["rps"] / shared(y["rps"], z["rps"])
+            for x, y, z in zip(res["list"], res["ceiling_select"], res["ceiling_body"])])
+        if res["ceiling_select"] else None,
         "rounds": res,
     }
 
@@ -356,6 +418,9 @@ def print_medians(name, s):
           f"(p99 {s['create_p99_ms']:.1f} ms), detail/ceiling {fmt(s['detail_vs_detail_ceiling'], '.2f')} "
           f"(p99 {s['detail_p99_ms']:.1f} ms), detail/hello {fmt(s['detail_vs_hello'], '.3f')}, "
           f"list/select {fmt(s['list_vs_select_ceiling'], '.2f')} (p99 {s['list_p99_ms']:.1f} ms)", flush=True)
+    print(f"  {name} medians beside the route's own work: create/own-insert "
+          f"{fmt(s['create_vs_own_insert'], '.2f')}, list/body {fmt(s['list_vs_body'], '.2f')}, "
+          f"list/shared(select, body) {fmt(s['list_vs_shared_select_body'], '.2f')}", flush=True)
 
 
 def idle_rss(db_url, workers, settle):
