@@ -177,6 +177,14 @@ pub trait CheckoutStore {
     /// The link's timeline, oldest first.
     fn timeline(&self, link: PaymentLinkId)
         -> crate::kernel::error::PortResult<Vec<TimelineEvent>>;
+    /// `latest_session` and `timeline` together (the link detail's reads). A store may read
+    /// both in one go (one pooled connection instead of two); the answer is the same.
+    fn latest_session_and_timeline(
+        &self,
+        link: PaymentLinkId,
+    ) -> crate::kernel::error::PortResult<(Option<PaymentSession>, Vec<TimelineEvent>)> {
+        Ok((self.latest_session(link)?, self.timeline(link)?))
+    }
     /// Up to `limit` unfinished sessions with work due, each deadline compared with the clock
     /// of the link's company (`now`, real time, plus that company's test-clock offset), oldest
     /// deadline first, each with its link (one query, not one per session).

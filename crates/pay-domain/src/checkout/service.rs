@@ -308,9 +308,10 @@ impl CheckoutService {
     /// The link detail of the partner API: the link, its latest session and its timeline.
     pub fn link_detail(&self, p: &Principal, uid: &str) -> CheckoutResult<LinkDetail> {
         let link = self.links.readable_link::<CheckoutError>(p, uid)?;
+        let (latest_session, timeline) = self.store.latest_session_and_timeline(link.id)?;
         Ok(LinkDetail {
-            latest_session: self.store.latest_session(link.id)?,
-            timeline: self.store.timeline(link.id)?,
+            latest_session,
+            timeline,
             link,
         })
     }

@@ -286,20 +286,9 @@ impl CheckoutStore for DieselStore {
     }
 
     fn latest_session(&self, link: PaymentLinkId) -> PortResult<Option<PaymentSession>> {
-        self.run("latest session", |conn| {
-            payment_sessions::table
-                .filter(payment_sessions::link_id.eq(link.to_string()))
-                // Session ids are v7 UUIDs: they break same-millisecond ties in creation order.
-                .order((
-                    payment_sessions::created_at.desc(),
-                    payment_sessions::id.desc(),
-                ))
-                .select(PaymentSessionRow::as_select())
-                .first(conn)
-                .optional()
-        })?
-        .map(PaymentSession::try_from)
-        .transpose()
+        self.run("latest session", |conn| latest_session_row(conn, link))?
+            .map(PaymentSession::try_from)
+            .transpose()
     }
 
     fn unfinished_sessions(&self, link: PaymentLinkId) -> PortResult<Vec<PaymentSession>> {
@@ -318,14 +307,24 @@ impl CheckoutStore for DieselStore {
     }
 
     fn timeline(&self, link: PaymentLinkId) -> PortResult<Vec<TimelineEvent>> {
-        let rows: Vec<TimelineRow> = self.run("timeline", |conn| {
-            timeline_events::table
-                .filter(timeline_events::link_id.eq(link.to_string()))
-                .order((timeline_events::created_at.asc(), timeline_events::id.asc()))
-                .select(TimelineRow::as_select())
-                .load(conn)
-        })?;
+        let rows = self.run("timeline", |conn| timeline_rows(conn, link))?;
         rows.into_iter().map(TimelineEvent::try_from).collect()
+    }
+
+    fn latest_session_and_timeline(
+        &self,
+        link: PaymentLinkId,
+    ) -> PortResult<(Option<PaymentSession>, Vec<TimelineEvent>)> {
+        // One pooled connection for both reads (the link detail's hot path).
+        let (session, rows) = self.run("latest session and timeline", |conn| {
+            Ok((latest_session_row(conn, link)?, timeline_rows(conn, link)?))
+        })?;
+        Ok((
+            session.map(PaymentSession::try_from).transpose()?,
+            rows.into_iter()
+                .map(TimelineEvent::try_from)
+                .collect::<PortResult<_>>()?,
+        ))
     }
 
     fn due_sessions(&self, now: Timestamp, limit: usize) -> PortResult<Vec<DueSession>> {
@@ -385,6 +384,32 @@ impl CheckoutStore for DieselStore {
             })
             .collect()
     }
+}
+
+/// The link's newest session row.
+fn latest_session_row(
+    conn: &mut AnyConnection,
+    link: PaymentLinkId,
+) -> QueryResult<Option<PaymentSessionRow>> {
+    payment_sessions::table
+        .filter(payment_sessions::link_id.eq(link.to_string()))
+        // Session ids are v7 UUIDs: they break same-millisecond ties in creation order.
+        .order((
+            payment_sessions::created_at.desc(),
+            payment_sessions::id.desc(),
+        ))
+        .select(PaymentSessionRow::as_select())
+        .first(conn)
+        .optional()
+}
+
+/// The link's timeline rows, oldest first.
+fn timeline_rows(conn: &mut AnyConnection, link: PaymentLinkId) -> QueryResult<Vec<TimelineRow>> {
+    timeline_events::table
+        .filter(timeline_events::link_id.eq(link.to_string()))
+        .order((timeline_events::created_at.asc(), timeline_events::id.asc()))
+        .select(TimelineRow::as_select())
+        .load(conn)
 }
 
 #[cfg(test)]

@@ -32,6 +32,10 @@ pub fn session_and_timeline_round_trip<S: Ports>(store: &S) {
     let l = link(store, c);
     assert_eq!(store.latest_session(l.id).unwrap(), None);
     assert_eq!(store.timeline(l.id).unwrap(), vec![]);
+    assert_eq!(
+        store.latest_session_and_timeline(l.id).unwrap(),
+        (None, vec![])
+    );
 
     // Every field set, the settlement a nested object with exact decimals and non-ASCII text.
     let full = PaymentSession {
@@ -122,9 +126,19 @@ pub fn session_and_timeline_round_trip<S: Ports>(store: &S) {
     assert_eq!(out, WriteOutcome::Applied(vec![]));
     want.push(t3);
     assert_eq!(store.timeline(l.id).unwrap(), want);
+    // The link detail's combined read: the newest session (`bare`, created last) and the same
+    // timeline.
+    assert_eq!(
+        store.latest_session_and_timeline(l.id).unwrap(),
+        (Some(bare), want)
+    );
     // Another link's timeline is its own.
     let other = link(store, c);
     assert_eq!(store.timeline(other.id).unwrap(), vec![]);
+    assert_eq!(
+        store.latest_session_and_timeline(other.id).unwrap(),
+        (None, vec![])
+    );
 }
 
 pub fn update_is_compare_and_set<S: Ports>(store: &S) {
