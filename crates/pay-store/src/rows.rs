@@ -29,6 +29,7 @@ mod grant_webhooks;
 mod mail;
 pub(crate) mod oauth;
 mod payload;
+mod short_text;
 mod subscriptions;
 mod webhooks;
 
@@ -38,6 +39,7 @@ pub(crate) use checkout::*;
 pub(crate) use customers::*;
 pub(crate) use grant_webhooks::*;
 pub(crate) use mail::*;
+pub(crate) use short_text::ShortText;
 pub(crate) use subscriptions::*;
 pub(crate) use webhooks::*;
 
@@ -457,18 +459,18 @@ const BY_ANONYMOUS: &str = "anonymous";
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = payment_links, check_for_backend(MultiBackend))]
 pub(crate) struct LinkRow {
-    id: String,
+    id: ShortText,
     uid: String,
-    company_id: String,
-    status: String,
+    company_id: ShortText,
+    status: ShortText,
     payload: String,
     created_at: i64,
     updated_at: i64,
     expires_at: Option<i64>,
-    created_by_kind: String,
-    created_by_id: Option<String>,
-    grant_id: Option<String>,
-    grant_subscription_id: Option<String>,
+    created_by_kind: ShortText,
+    created_by_id: Option<ShortText>,
+    grant_id: Option<ShortText>,
+    grant_subscription_id: Option<ShortText>,
 }
 
 /// `created_by` from the three columns payment links and subscriptions share.
@@ -527,7 +529,7 @@ impl TryFrom<LinkRow> for PaymentLink {
         Ok(PaymentLink {
             created_by: r.created_by()?,
             id: id(&r.id, PaymentLinkId::parse, "payment_links.id")?,
-            uid: id(&r.uid, LinkUid::parse, "payment_links.uid")?,
+            uid: LinkUid::from_string(r.uid).ok_or_else(|| corrupt("payment_links.uid"))?,
             company_id: id(&r.company_id, CompanyId::parse, "payment_links.company_id")?,
             status: LinkStatus::parse(&r.status).ok_or_else(|| corrupt("payment_links.status"))?,
             payload: serde_json::from_str::<payload::StoredPayload>(&r.payload)
@@ -539,7 +541,7 @@ impl TryFrom<LinkRow> for PaymentLink {
             grant_subscription_id: r
                 .grant_subscription_id
                 .map(|s| {
-                    uuid::Uuid::try_parse(&s)
+                    uuid::Uuid::try_parse(s.as_str())
                         .map_err(|_| corrupt("payment_links.grant_subscription_id"))
                 })
                 .transpose()?,

@@ -537,6 +537,28 @@ fn corrupt_rows_are_internal_errors(store: &DieselStore, url: &str) {
     ));
     assert!(is_fault(store.role(t.owner, t.company.id)));
     assert!(is_fault(store.memberships(t.owner)));
+
+    // Short columns (ids, kinds, statuses) are read inline: one longer than any of them can be
+    // is a corrupt row too, not a panic or a cut.
+    let t2 = tenant("bob@example.com");
+    store.create_tenant(&t2).unwrap();
+    let l2 = link(t2.company.id, T0, CreatedBy::User(t2.owner));
+    store.insert_link(&l2).unwrap();
+    assert!(store.link(t2.company.id, &l2.uid).is_ok());
+    raw_sql(
+        url,
+        &format!(
+            "UPDATE payment_links SET status = '{}' WHERE uid = '{}';",
+            "a".repeat(41),
+            l2.uid
+        ),
+    );
+    assert!(is_fault(store.link(t2.company.id, &l2.uid)));
+    assert!(is_fault(store.links(
+        t2.company.id,
+        LinkFilter { grant_id: None },
+        10
+    )));
 }
 
 /// Many writers at once: SQLite must queue them (BEGIN IMMEDIATE + busy timeout), never fail.

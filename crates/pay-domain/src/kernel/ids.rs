@@ -177,11 +177,16 @@ impl LinkUid {
     pub const LEN: usize = 22;
 
     pub fn parse(s: &str) -> Option<Self> {
-        if s.len() == Self::LEN && s.bytes().all(|b| b.is_ascii_alphanumeric()) {
-            Some(LinkUid(s.to_owned()))
-        } else {
-            None
-        }
+        Self::valid(s).then(|| LinkUid(s.to_owned()))
+    }
+
+    /// `parse` keeping the given `String` (a store's row already owns one).
+    pub fn from_string(s: String) -> Option<Self> {
+        Self::valid(&s).then_some(LinkUid(s))
+    }
+
+    fn valid(s: &str) -> bool {
+        s.len() == Self::LEN && s.bytes().all(|b| b.is_ascii_alphanumeric())
     }
 
     pub fn as_str(&self) -> &str {

@@ -38,7 +38,12 @@ impl PaymentLinkStore for DieselStore {
                     .load(conn),
             }
         })?;
-        rows.into_iter().map(PaymentLink::try_from).collect()
+        // Sized once: the links are large, and a growing vector would copy them over and over.
+        let mut links = Vec::with_capacity(rows.len());
+        for row in rows {
+            links.push(PaymentLink::try_from(row)?);
+        }
+        Ok(links)
     }
 
     fn link(&self, company: CompanyId, uid: &LinkUid) -> PortResult<Option<PaymentLink>> {

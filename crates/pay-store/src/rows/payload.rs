@@ -62,16 +62,30 @@ pub(crate) struct StoredPayload {
 /// input refused them still read); anything else makes the row corrupt.
 mod stored_amount {
     use pay_domain::kernel::amount::Amount;
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::{Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(a: &Amount, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(a.as_str())
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Amount, D::Error> {
-        let text = String::deserialize(d)?;
-        Amount::parse_stored(&text, u32::MAX)
-            .map_err(|_| serde::de::Error::custom("the amount is not a positive decimal"))
+        // Read from the stored text in place: the amount keeps its own copy.
+        d.deserialize_str(AmountText)
+    }
+
+    struct AmountText;
+
+    impl serde::de::Visitor<'_> for AmountText {
+        type Value = Amount;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a positive decimal as a string")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Amount, E> {
+            Amount::parse_stored(text, u32::MAX)
+                .map_err(|_| E::custom("the amount is not a positive decimal"))
+        }
     }
 }
 

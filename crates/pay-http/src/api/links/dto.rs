@@ -39,24 +39,24 @@ macro_rules! link_input {
     };
 }
 
-data_list!(
-    PaymentLinkList,
-    PaymentLinkDto,
-    "Up to 200 newest payment links: `{\"data\": [...]}`."
-);
+/// Up to 200 newest payment links: `{"data": [...]}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PaymentLinkList<'a> {
+    pub data: Vec<PaymentLinkDto<'a>>,
+}
 
-// Fields keep their domain types and serialise straight into the response, so a list of 200
-// links allocates little.
+// The response borrows the domain's link: nothing is copied or allocated per field, and the
+// list serialises 200 links straight from the rows the store decoded.
 /// A payment link (`publicUrl` is the hosted checkout URL).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct PaymentLinkDto {
+pub struct PaymentLinkDto<'a> {
     #[schema(value_type = String, example = "0192f0c4-1a2b-7c3d-8e4f-0123456789ab")]
-    pub id: PaymentLinkId,
+    pub id: &'a PaymentLinkId,
     #[schema(value_type = String, example = "Xk3pQ9rT2mVw8LzA4bN7cD")]
-    pub uid: LinkUid,
+    pub uid: &'a LinkUid,
     #[schema(value_type = String, example = "active")]
     pub status: LinkStatus,
-    pub payload: PaymentLinkPayloadDto,
+    pub payload: PaymentLinkPayloadDto<'a>,
     #[schema(value_type = String, example = "2026-11-22T06:07:20.123Z")]
     pub created_at: Timestamp,
     #[schema(value_type = String, example = "2026-11-22T06:07:20.123Z")]
@@ -64,30 +64,54 @@ pub struct PaymentLinkDto {
     #[schema(value_type = Option<String>, example = "2026-11-23T06:07:20.123Z")]
     pub expires_at: Option<Timestamp>,
     #[serde(rename = "publicUrl")]
-    pub public_url: String,
+    #[schema(value_type = String)]
+    pub public_url: PublicUrl<'a>,
 }
 
-impl PaymentLinkDto {
+impl<'a> PaymentLinkDto<'a> {
     /// `base`: where the company's hosted pages live (`TenancyService::pay_base`).
-    pub fn new(link: PaymentLink, base: &str) -> Self {
+    pub fn new(link: &'a PaymentLink, base: &'a str) -> Self {
         PaymentLinkDto {
-            public_url: link.public_url(base),
-            id: link.id,
-            uid: link.uid,
+            public_url: PublicUrl {
+                base,
+                uid: &link.uid,
+            },
+            id: &link.id,
+            uid: &link.uid,
             status: link.status,
             created_at: link.created_at,
             updated_at: link.updated_at,
             expires_at: link.expires_at,
-            payload: link.payload.into(),
+            payload: PaymentLinkPayloadDto::from(&link.payload),
         }
+    }
+}
+
+/// The hosted checkout URL of a link, written into the response as it is serialised
+/// (`PaymentLink::public_url` without the `String`).
+#[derive(Debug)]
+pub struct PublicUrl<'a> {
+    base: &'a str,
+    uid: &'a LinkUid,
+}
+
+impl std::fmt::Display for PublicUrl<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/pay/{}", self.base.trim_end_matches('/'), self.uid)
+    }
+}
+
+impl Serialize for PublicUrl<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 
 /// A payment link with its latest session and timeline.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct PaymentLinkDetailDto {
+pub struct PaymentLinkDetailDto<'a> {
     #[serde(flatten)]
-    pub link: PaymentLinkDto,
+    pub link: PaymentLinkDto<'a>,
     /// The latest payment session, or null before any payer started one.
     #[serde(rename = "latestSession")]
     pub latest_session: Option<crate::api::checkout::dto::PaymentSessionDto>,
@@ -100,89 +124,89 @@ pub struct PaymentLinkDetailDto {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = PayloadSchema)]
-pub struct PaymentLinkPayloadDto {
+pub struct PaymentLinkPayloadDto<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
+    pub title: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    pub description: Option<&'a str>,
     #[schema(example = "12.50")]
-    pub amount: String,
+    pub amount: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fiat_currency: Option<String>,
+    pub fiat_currency: Option<&'a str>,
     #[schema(example = "USDC")]
-    pub currency: String,
+    pub currency: &'a str,
     #[schema(example = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")]
-    pub asset: String,
+    pub asset: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skip_quote_acceptance: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>, example = "merchant")]
     pub fee_paid_by: Option<FeePayer>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub order_id: Option<String>,
+    pub order_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub invoice_pdf_url: Option<String>,
+    pub invoice_pdf_url: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub customer_email: Option<String>,
+    pub customer_email: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_id: Option<String>,
+    pub client_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub return_url: Option<String>,
+    pub return_url: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub success_url: Option<String>,
+    pub success_url: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub failure_url: Option<String>,
+    pub failure_url: Option<&'a str>,
     #[schema(value_type = String, example = "24h")]
     pub expiration_time: ExpirationTime,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
-    pub metadata: Option<Map<String, Value>>,
+    pub metadata: Option<&'a Map<String, Value>>,
     #[schema(example = "merchant_target_net_v2")]
-    pub runtime_mode: String,
+    pub runtime_mode: &'a str,
     #[schema(example = "v2")]
-    pub billing_version: String,
+    pub billing_version: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub merchant_name: Option<String>,
+    pub merchant_name: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub merchant_picture_url: Option<String>,
+    pub merchant_picture_url: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub merchant_logo_url: Option<String>,
+    pub merchant_logo_url: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>, example = "system")]
     pub merchant_payment_link_theme: Option<Theme>,
     /// Anonymous links: the address the payment settles to (from `settlement.priorities`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(ignore)]
-    pub settlement_address: Option<String>,
+    pub settlement_address: Option<&'a str>,
 }
 
-impl From<PaymentLinkPayload> for PaymentLinkPayloadDto {
-    fn from(p: PaymentLinkPayload) -> Self {
+impl<'a> From<&'a PaymentLinkPayload> for PaymentLinkPayloadDto<'a> {
+    fn from(p: &'a PaymentLinkPayload) -> Self {
         PaymentLinkPayloadDto {
-            title: p.title,
-            description: p.description,
-            amount: p.amount.as_str().to_owned(),
-            fiat_currency: p.fiat_currency,
-            currency: p.currency,
-            asset: p.asset,
+            title: p.title.as_deref(),
+            description: p.description.as_deref(),
+            amount: p.amount.as_str(),
+            fiat_currency: p.fiat_currency.as_deref(),
+            currency: &p.currency,
+            asset: &p.asset,
             skip_quote_acceptance: p.skip_quote_acceptance,
             fee_paid_by: p.fee_paid_by,
-            order_id: p.order_id,
-            invoice_pdf_url: p.invoice_pdf_url,
-            customer_email: p.customer_email,
-            client_id: p.client_id,
-            return_url: p.return_url,
-            success_url: p.success_url,
-            failure_url: p.failure_url,
+            order_id: p.order_id.as_deref(),
+            invoice_pdf_url: p.invoice_pdf_url.as_deref(),
+            customer_email: p.customer_email.as_deref(),
+            client_id: p.client_id.as_deref(),
+            return_url: p.return_url.as_deref(),
+            success_url: p.success_url.as_deref(),
+            failure_url: p.failure_url.as_deref(),
             expiration_time: p.expiration_time,
-            metadata: p.metadata,
-            runtime_mode: p.runtime_mode,
-            billing_version: p.billing_version,
-            merchant_name: p.merchant_name,
-            merchant_picture_url: p.merchant_picture_url,
-            merchant_logo_url: p.merchant_logo_url,
+            metadata: p.metadata.as_ref(),
+            runtime_mode: &p.runtime_mode,
+            billing_version: &p.billing_version,
+            merchant_name: p.merchant_name.as_deref(),
+            merchant_picture_url: p.merchant_picture_url.as_deref(),
+            merchant_logo_url: p.merchant_logo_url.as_deref(),
             merchant_payment_link_theme: p.merchant_payment_link_theme,
-            settlement_address: p.settlement_address,
+            settlement_address: p.settlement_address.as_deref(),
         }
     }
 }
@@ -190,9 +214,9 @@ impl From<PaymentLinkPayload> for PaymentLinkPayloadDto {
 /// An anonymous link: the link, and its callback's signing secret when a `webhookUrl` was
 /// given (shown this once).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct AnonymousLinkDto {
+pub struct AnonymousLinkDto<'a> {
     #[serde(flatten)]
-    pub link: PaymentLinkDto,
+    pub link: PaymentLinkDto<'a>,
     #[serde(rename = "webhookSecret", skip_serializing_if = "Option::is_none")]
     pub webhook_secret: Option<String>,
 }
@@ -382,10 +406,26 @@ mod tests {
         p.fee_paid_by = Some(FeePayer::Merchant);
         p.merchant_name = Some("Acme".into());
         p.merchant_payment_link_theme = Some(Theme::Dark);
-        let json = serde_json::to_string(&PaymentLinkPayloadDto::from(p)).unwrap();
+        let json = serde_json::to_string(&PaymentLinkPayloadDto::from(&p)).unwrap();
         assert_eq!(
             json,
             r#"{"amount":"12.50","currency":"USDC","asset":"eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913","feePaidBy":"merchant","expirationTime":"24h","runtimeMode":"merchant_target_net_v2","billingVersion":"v2","merchantName":"Acme","merchantPaymentLinkTheme":"dark"}"#
         );
+    }
+
+    #[test]
+    fn public_url_is_written_as_the_domain_builds_it() {
+        let link = pay_domain::testing::conformance::fixtures::link_value(
+            pay_domain::kernel::ids::CompanyId(uuid::Uuid::nil()),
+        );
+        for base in [
+            "https://pay.example",
+            "https://pay.example/",
+            "https://pay.example//",
+        ] {
+            let json = serde_json::to_value(PaymentLinkDto::new(&link, base)).unwrap();
+            assert_eq!(json["publicUrl"], link.public_url(base), "{base}");
+            assert_eq!(json["uid"], link.uid.as_str());
+        }
     }
 }
