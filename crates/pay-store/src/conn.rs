@@ -106,12 +106,32 @@ pub(crate) struct SqlitePragmas;
 /// connection fills its own cache as the file grows, so the default made the resident memory
 /// climb by up to 2 MiB per connection over the first minutes of a write-heavy load (19 % in
 /// ten minutes of `bench/soak.py`, 9.8 % with this); the hot pages stay cached and the rest are
-/// in the operating system's file cache.
+/// in the operating system's file cache. "Its own" needs SQLite built without
+/// `SQLITE_ENABLE_MEMORY_MANAGEMENT` (see `.cargo/config.toml` and [`shares_page_cache`]).
 const SQLITE_PRAGMAS: &str = "PRAGMA busy_timeout = 5000; \
                               PRAGMA journal_mode = WAL; \
                               PRAGMA synchronous = NORMAL; \
                               PRAGMA foreign_keys = ON; \
                               PRAGMA cache_size = -512;";
+
+/// Whether the linked SQLite puts every connection's page cache into one shared group
+/// (`SQLITE_ENABLE_MEMORY_MANAGEMENT`, on in libsqlite3-sys's bundled build). In the server
+/// that group stopped keeping the readers' pages as the file grew: a list of 200 links read
+/// 100-330 pages from the file per request. This workspace builds SQLite without it
+/// (`.cargo/config.toml`); a host embedding this crate in its own workspace should do the same,
+/// and `DieselStore::connect` warns when it did not.
+pub(crate) fn shares_page_cache(c: &mut diesel::SqliteConnection) -> QueryResult<bool> {
+    #[derive(diesel::QueryableByName)]
+    struct CompileOption {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        compile_options: String,
+    }
+    let options: Vec<CompileOption> =
+        diesel::RunQueryDsl::load(diesel::sql_query("PRAGMA compile_options"), c)?;
+    Ok(options
+        .iter()
+        .any(|o| o.compile_options == "ENABLE_MEMORY_MANAGEMENT"))
+}
 
 impl CustomizeConnection<PoolConn, diesel::r2d2::Error> for SqlitePragmas {
     fn on_acquire(&self, c: &mut PoolConn) -> Result<(), diesel::r2d2::Error> {
@@ -167,6 +187,15 @@ mod tests {
             .unwrap();
         SqlitePragmas.on_acquire(&mut c).unwrap();
         c.conn
+    }
+
+    /// The workspace builds SQLite without `SQLITE_ENABLE_MEMORY_MANAGEMENT`
+    /// (`.cargo/config.toml`): with it, every connection's page cache is one shared group, and
+    /// the server's list re-read its pages from the file once the file passed about 100 MB.
+    #[test]
+    fn sqlite_connections_keep_their_own_page_cache() {
+        let mut c = diesel::SqliteConnection::establish(":memory:").unwrap();
+        assert!(!shares_page_cache(&mut c).unwrap());
     }
 
     /// Two transactions that read and then write: with a deferred BEGIN both hold a read

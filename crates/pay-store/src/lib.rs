@@ -152,6 +152,15 @@ impl DieselStore {
             // Also catches a file that is not a database, before the pool hides the reason.
             diesel::r2d2::CustomizeConnection::on_acquire(&SqlitePragmas, &mut probe)
                 .map_err(StoreError::Connect)?;
+            if let AnyConnection::Sqlite(c) = &mut probe.conn {
+                if conn::shares_page_cache(c).unwrap_or(false) {
+                    tracing::warn!(
+                        "SQLite was built with SQLITE_ENABLE_MEMORY_MANAGEMENT: all connections \
+                         share one page cache, and reads slow down as the file grows; build \
+                         with LIBSQLITE3_FLAGS=-USQLITE_ENABLE_MEMORY_MANAGEMENT"
+                    );
+                }
+            }
         }
         // On SQLite the probe stays on as the single writer connection.
         let writer = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(probe)));
