@@ -236,8 +236,15 @@ mod tests {
 
     #[test]
     fn link_uids_are_22_alphanumerics() {
-        assert!(LinkUid::parse("AbCdEfGhIjKlMnOpQrStUv").is_some());
-        assert!(LinkUid::parse("AbCdEfGhIjKlMnOpQrStU").is_none());
-        assert!(LinkUid::parse("AbCdEfGhIjKlMnOpQrStU/").is_none());
+        for (s, ok) in [
+            ("AbCdEfGhIjKlMnOpQrStUv", true),
+            ("AbCdEfGhIjKlMnOpQrStU", false),
+            ("AbCdEfGhIjKlMnOpQrStU/", false),
+            ("AbCdEfGhIjKlMnOpQrStUvW", false),
+        ] {
+            assert_eq!(LinkUid::parse(s).is_some(), ok, "{s}");
+            // The store's owned form refuses and keeps exactly what `parse` does.
+            assert_eq!(LinkUid::from_string(s.to_owned()), LinkUid::parse(s), "{s}");
+        }
     }
 }
