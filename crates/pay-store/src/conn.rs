@@ -177,6 +177,36 @@ where
     }
 }
 
+/// Rolls back whatever transaction is open on `conn` (after a write panicked inside one):
+/// otherwise every later statement on the SQLite writer would run inside it, never committed.
+pub(crate) fn roll_back_open(conn: &mut AnyConnection) {
+    let open = |conn: &mut AnyConnection| match conn {
+        AnyConnection::Sqlite(c) => AnsiTransactionManager::transaction_manager_status_mut(c)
+            .transaction_depth()
+            .map_or(true, |d| d.is_some()),
+        AnyConnection::Postgresql(c) => AnsiTransactionManager::transaction_manager_status_mut(c)
+            .transaction_depth()
+            .map_or(true, |d| d.is_some()),
+    };
+    while open(conn) {
+        if let Err(e) =
+            <AnyConnection as TransactionManager<AnyConnection>>::rollback_transaction(conn)
+        {
+            tracing::warn!(error = %e, "rolling back after a panicked write");
+            // Start over from SQLite's (or PostgreSQL's) side, and diesel's bookkeeping with it.
+            let _ = conn.batch_execute("ROLLBACK");
+            match conn {
+                AnyConnection::Sqlite(c) => {
+                    *AnsiTransactionManager::transaction_manager_status_mut(c) = Default::default()
+                }
+                AnyConnection::Postgresql(c) => {
+                    *AnsiTransactionManager::transaction_manager_status_mut(c) = Default::default()
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +226,48 @@ mod tests {
     fn sqlite_connections_keep_their_own_page_cache() {
         let mut c = diesel::SqliteConnection::establish(":memory:").unwrap();
         assert!(!shares_page_cache(&mut c).unwrap());
+    }
+
+    /// A write that panics inside its transaction on the SQLite writer: the transaction is
+    /// rolled back, and the next write commits as usual (it would otherwise run inside the
+    /// abandoned transaction and never be committed).
+    #[test]
+    fn a_panicked_write_leaves_no_transaction_open_on_the_writer() {
+        use diesel::sql_types::BigInt;
+        #[derive(diesel::QueryableByName)]
+        struct Count {
+            #[diesel(sql_type = BigInt)]
+            c: i64,
+        }
+        let path = std::env::temp_dir()
+            .join(format!(
+                "pay_test_panic_{}.sqlite",
+                uuid::Uuid::new_v4().simple()
+            ))
+            .display()
+            .to_string();
+        let mut writer = open(&path);
+        writer
+            .batch_execute("CREATE TABLE t (n BIGINT NOT NULL)")
+            .unwrap();
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            write_transaction(&mut writer, |c| -> QueryResult<()> {
+                c.batch_execute("INSERT INTO t VALUES (1)")?;
+                panic!("a write that panics")
+            })
+        }));
+        assert!(panicked.is_err());
+        roll_back_open(&mut writer);
+        write_transaction(&mut writer, |c| c.batch_execute("INSERT INTO t VALUES (2)")).unwrap();
+        let rows = diesel::RunQueryDsl::load::<Count>(
+            diesel::sql_query("SELECT count(*) AS c FROM t"),
+            &mut open(&path),
+        )
+        .unwrap();
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{path}{suffix}"));
+        }
+        assert_eq!(rows[0].c, 1, "only the second write, committed");
     }
 
     /// Two transactions that read and then write: with a deferred BEGIN both hold a read

@@ -80,10 +80,18 @@ impl DieselStore {
     ) -> PortResult<T> {
         match &self.writer {
             Some(writer) => {
-                // A panic while holding the lock poisons it; the database stayed consistent
-                // (an open transaction rolled back), so the connection is still good.
+                // A panic while holding the lock poisons it; the connection is still good once
+                // a transaction the write left open is rolled back (a pooled connection is
+                // dropped by the pool instead).
                 let mut conn = writer.lock().unwrap_or_else(|p| p.into_inner());
-                f(&mut conn.conn).map_err(db_error(what))
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut conn.conn))) {
+                    Ok(ran) => ran.map_err(db_error(what)),
+                    Err(panicked) => {
+                        crate::conn::roll_back_open(&mut conn.conn);
+                        drop(conn);
+                        std::panic::resume_unwind(panicked)
+                    }
+                }
             }
             None => self.run(what, f),
         }
