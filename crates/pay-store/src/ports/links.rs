@@ -95,3 +95,99 @@ impl PaymentLinkStore for DieselStore {
             .transpose()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use diesel::sql_types::Text;
+
+    use super::*;
+    use crate::testing::TestDb;
+    use crate::StoreConfig;
+
+    #[derive(diesel::QueryableByName)]
+    struct SqlitePlan {
+        #[diesel(sql_type = Text)]
+        detail: String,
+    }
+
+    #[derive(diesel::QueryableByName)]
+    struct PgPlan {
+        #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
+        line: String,
+    }
+
+    /// The list's two queries as the store sends them (company, not anonymous, newest first;
+    /// and the same for one grant's links).
+    const LIST: &str = "SELECT id FROM payment_links WHERE company_id = 'c' AND anonymous = \
+                        false ORDER BY created_at DESC, id DESC LIMIT 200";
+    const GRANT_LIST: &str = "SELECT id FROM payment_links WHERE company_id = 'c' AND \
+                              anonymous = false AND grant_id = 'g' ORDER BY created_at DESC, \
+                              id DESC LIMIT 200";
+
+    fn plan(store: &DieselStore, query: &str) -> String {
+        store
+            .run("plan", |conn| match conn {
+                AnyConnection::Sqlite(_) => {
+                    Ok(diesel::sql_query(format!("EXPLAIN QUERY PLAN {query}"))
+                        .load::<SqlitePlan>(conn)?
+                        .into_iter()
+                        .map(|p| p.detail)
+                        .collect::<Vec<_>>()
+                        .join("\n"))
+                }
+                AnyConnection::Postgresql(_) => {
+                    // An empty table is read whole otherwise; the question is which index.
+                    diesel::sql_query("SET enable_seqscan = off").execute(conn)?;
+                    let lines = diesel::sql_query(format!("EXPLAIN {query}"))
+                        .load::<PgPlan>(conn)?
+                        .into_iter()
+                        .map(|p| p.line)
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    diesel::sql_query("RESET enable_seqscan").execute(conn)?;
+                    Ok(lines)
+                }
+            })
+            .unwrap()
+    }
+
+    /// Both lists read an index (ascending, backwards) in order: no sort of the company's links
+    /// on SQLite; on PostgreSQL the list's index scanned backward, and the grant's own index.
+    #[test]
+    fn the_lists_read_their_indexes_newest_first() {
+        let dbs = [Some(TestDb::sqlite()), TestDb::postgres()];
+        for db in dbs.iter().flatten() {
+            let store = DieselStore::connect(&StoreConfig {
+                url: db.url.clone(),
+                max_connections: 1,
+            })
+            .unwrap();
+            store.migrate().unwrap();
+            let list = plan(&store, LIST);
+            let grant = plan(&store, GRANT_LIST);
+            match store.backend() {
+                crate::Backend::Sqlite => {
+                    assert!(list.contains("INDEX payment_links_list"), "{list}");
+                    // Without statistics SQLite reads the grant's links off the company's list
+                    // index (as it did before the indexes were reversed); in order either way.
+                    assert!(
+                        grant.contains("INDEX payment_links_grant_list")
+                            || grant.contains("INDEX payment_links_list"),
+                        "{grant}"
+                    );
+                    for p in [&list, &grant] {
+                        assert!(!p.contains("TEMP B-TREE"), "{p}");
+                    }
+                }
+                crate::Backend::Postgres => {
+                    assert!(
+                        list.contains("Index Only Scan Backward using payment_links_list")
+                            || list.contains("Index Scan Backward using payment_links_list"),
+                        "{list}"
+                    );
+                    assert!(grant.contains("payment_links_grant_list"), "{grant}");
+                }
+            }
+        }
+    }
+}
