@@ -180,29 +180,19 @@ where
 /// Rolls back whatever transaction is open on `conn` (after a write panicked inside one):
 /// otherwise every later statement on the SQLite writer would run inside it, never committed.
 pub(crate) fn roll_back_open(conn: &mut AnyConnection) {
-    let open = |conn: &mut AnyConnection| match conn {
-        AnyConnection::Sqlite(c) => AnsiTransactionManager::transaction_manager_status_mut(c)
+    // The enum's transaction manager is the live connection's.
+    type Manager = <AnyConnection as Connection>::TransactionManager;
+    let open = |conn: &mut AnyConnection| {
+        Manager::transaction_manager_status_mut(conn)
             .transaction_depth()
-            .map_or(true, |d| d.is_some()),
-        AnyConnection::Postgresql(c) => AnsiTransactionManager::transaction_manager_status_mut(c)
-            .transaction_depth()
-            .map_or(true, |d| d.is_some()),
+            .map_or(true, |d| d.is_some())
     };
     while open(conn) {
-        if let Err(e) =
-            <AnyConnection as TransactionManager<AnyConnection>>::rollback_transaction(conn)
-        {
+        if let Err(e) = Manager::rollback_transaction(conn) {
             tracing::warn!(error = %e, "rolling back after a panicked write");
-            // Start over from SQLite's (or PostgreSQL's) side, and diesel's bookkeeping with it.
+            // Start over from the database's side, and diesel's bookkeeping with it.
             let _ = conn.batch_execute("ROLLBACK");
-            match conn {
-                AnyConnection::Sqlite(c) => {
-                    *AnsiTransactionManager::transaction_manager_status_mut(c) = Default::default()
-                }
-                AnyConnection::Postgresql(c) => {
-                    *AnsiTransactionManager::transaction_manager_status_mut(c) = Default::default()
-                }
-            }
+            *Manager::transaction_manager_status_mut(conn) = Default::default();
         }
     }
 }
@@ -210,6 +200,23 @@ pub(crate) fn roll_back_open(conn: &mut AnyConnection) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fresh SQLite file's path in the temporary directory.
+    fn temp_file(tag: &str) -> String {
+        std::env::temp_dir()
+            .join(format!(
+                "pay_test_{tag}_{}.sqlite",
+                uuid::Uuid::new_v4().simple()
+            ))
+            .display()
+            .to_string()
+    }
+
+    fn remove(path: &str) {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{path}{suffix}"));
+        }
+    }
 
     fn open(path: &str) -> AnyConnection {
         let mut c = AnyManager::new(Backend::Sqlite, path.to_owned())
@@ -239,13 +246,7 @@ mod tests {
             #[diesel(sql_type = BigInt)]
             c: i64,
         }
-        let path = std::env::temp_dir()
-            .join(format!(
-                "pay_test_panic_{}.sqlite",
-                uuid::Uuid::new_v4().simple()
-            ))
-            .display()
-            .to_string();
+        let path = temp_file("panic");
         let mut writer = open(&path);
         writer
             .batch_execute("CREATE TABLE t (n BIGINT NOT NULL)")
@@ -264,9 +265,7 @@ mod tests {
             &mut open(&path),
         )
         .unwrap();
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{path}{suffix}"));
-        }
+        remove(&path);
         assert_eq!(rows[0].c, 1, "only the second write, committed");
     }
 
@@ -274,13 +273,7 @@ mod tests {
     /// snapshot when they try to write, and one fails at once with "database is locked".
     #[test]
     fn sqlite_write_transactions_queue_instead_of_failing() {
-        let path = std::env::temp_dir()
-            .join(format!(
-                "pay_test_tx_{}.sqlite",
-                uuid::Uuid::new_v4().simple()
-            ))
-            .display()
-            .to_string();
+        let path = temp_file("tx");
         open(&path)
             .batch_execute("CREATE TABLE t (n BIGINT NOT NULL)")
             .unwrap();
@@ -298,9 +291,7 @@ mod tests {
             })
             .collect();
         let results: Vec<_> = writers.into_iter().map(|w| w.join().unwrap()).collect();
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{path}{suffix}"));
-        }
+        remove(&path);
         for r in results {
             r.unwrap();
         }
