@@ -155,4 +155,58 @@ mod tests {
         }
         assert_eq!(prepared(&store), once, "a repeated read was prepared again");
     }
+
+    /// Through the store's own `write`: a write that panics inside its transaction on the
+    /// SQLite writer leaves none open, so the next write commits and the pool's readers see it.
+    #[test]
+    fn a_panicked_write_does_not_swallow_the_next_one() {
+        use crate::conn::write_transaction;
+        use crate::{DieselStore, StoreConfig};
+        use diesel::connection::SimpleConnection;
+        use diesel::sql_types::BigInt;
+        use diesel::RunQueryDsl;
+
+        #[derive(diesel::QueryableByName)]
+        struct Count {
+            #[diesel(sql_type = BigInt)]
+            n: i64,
+        }
+        let db = crate::testing::TestDb::sqlite();
+        let store = DieselStore::connect(&StoreConfig {
+            url: db.url.clone(),
+            max_connections: 2,
+        })
+        .unwrap();
+        store
+            .write("create", |c| {
+                c.batch_execute("CREATE TABLE t (n BIGINT NOT NULL)")
+            })
+            .unwrap();
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            store.write("panics", |c| {
+                write_transaction(c, |c| -> diesel::QueryResult<()> {
+                    c.batch_execute("INSERT INTO t VALUES (1)")?;
+                    panic!("a write that panics")
+                })
+            })
+        }));
+        assert!(panicked.is_err());
+        store
+            .write("after", |c| {
+                write_transaction(c, |c| c.batch_execute("INSERT INTO t VALUES (2)"))
+            })
+            .unwrap();
+        let seen = store
+            .run("count", |c| {
+                diesel::sql_query("SELECT count(*) AS n FROM t WHERE n = 2").get_result::<Count>(c)
+            })
+            .unwrap();
+        assert_eq!(seen.n, 1);
+        let lost = store
+            .run("count", |c| {
+                diesel::sql_query("SELECT count(*) AS n FROM t WHERE n = 1").get_result::<Count>(c)
+            })
+            .unwrap();
+        assert_eq!(lost.n, 0);
+    }
 }
