@@ -38,32 +38,13 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     openapi::register_routes(cfg);
     // Registered after the handlers: a known path with another method lands here (405, with
     // `Allow` naming the path's methods as the OpenAPI document gives them).
-    for path in openapi::paths() {
-        let allow = allowed_methods(&path);
-        cfg.service(web::resource(path).to(move || {
+    for (path, allow) in openapi::route_methods() {
+        let allow = allow.clone();
+        cfg.service(web::resource(path.as_str()).to(move || {
             let allow = allow.clone();
             async move { method_not_allowed(&allow) }
         }));
     }
-}
-
-/// The methods the OpenAPI document gives a path, as an `Allow` value (`GET, POST`).
-fn allowed_methods(path: &str) -> String {
-    let Some(item) = openapi::doc().paths.paths.get(path) else {
-        return String::new();
-    };
-    [
-        ("GET", &item.get),
-        ("PUT", &item.put),
-        ("POST", &item.post),
-        ("DELETE", &item.delete),
-        ("PATCH", &item.patch),
-    ]
-    .iter()
-    .filter(|(_, op)| op.is_some())
-    .map(|(m, _)| *m)
-    .collect::<Vec<_>>()
-    .join(", ")
 }
 
 async fn not_found(req: HttpRequest) -> ApiError {

@@ -292,16 +292,57 @@ impl Modify for Security {
     }
 }
 
-/// The document as committed: pretty JSON with a trailing newline.
-/// The document, generated once per process (every worker's routes read it).
-pub fn doc() -> &'static utoipa::openapi::OpenApi {
-    static DOC: std::sync::OnceLock<utoipa::openapi::OpenApi> = std::sync::OnceLock::new();
-    DOC.get_or_init(ApiDoc::openapi)
+/// The document as committed (`docs/openapi.json`: pretty JSON with a trailing newline), which
+/// `committed_openapi_document_is_current` keeps equal to the generated one. The server serves
+/// these bytes and reads its paths from them: generating the document at start (every schema
+/// composed) left about 4 MB in the workers' allocator arenas, most of an idle server's heap.
+pub const COMMITTED: &str = include_str!("../../../docs/openapi.json");
+
+/// Every path of the document (each served by the handlers of `routes!`) with the methods it
+/// gives that path, as an `Allow` value (`GET, PUT`), read once per process from `COMMITTED`.
+pub fn route_methods() -> &'static [(String, String)] {
+    static ROUTES: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+    ROUTES.get_or_init(|| {
+        route_methods_of(COMMITTED).expect("docs/openapi.json, built in, is the generated document")
+    })
 }
 
-/// Every path of the document (each served by the handlers of `routes!`).
-pub fn paths() -> Vec<String> {
-    doc().paths.paths.keys().cloned().collect()
+/// The operations of one path item; whatever else it holds (parameters) is skipped unread.
+#[derive(serde::Deserialize)]
+struct PathMethods {
+    get: Option<serde::de::IgnoredAny>,
+    put: Option<serde::de::IgnoredAny>,
+    post: Option<serde::de::IgnoredAny>,
+    delete: Option<serde::de::IgnoredAny>,
+    patch: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct PathsOnly {
+    paths: std::collections::BTreeMap<String, PathMethods>,
+}
+
+fn route_methods_of(document: &str) -> serde_json::Result<Vec<(String, String)>> {
+    let doc: PathsOnly = serde_json::from_str(document)?;
+    Ok(doc
+        .paths
+        .into_iter()
+        .map(|(path, m)| {
+            let allow = [
+                ("GET", m.get.is_some()),
+                ("PUT", m.put.is_some()),
+                ("POST", m.post.is_some()),
+                ("DELETE", m.delete.is_some()),
+                ("PATCH", m.patch.is_some()),
+            ]
+            .iter()
+            .filter(|(_, present)| *present)
+            .map(|(method, _)| *method)
+            .collect::<Vec<_>>()
+            .join(", ");
+            (path, allow)
+        })
+        .collect())
 }
 
 pub fn document() -> String {
@@ -327,6 +368,33 @@ mod tests {
         assert!(
             committed == generated,
             "docs/openapi.json is stale: run `PAY_UPDATE_OPENAPI=1 cargo test -p pay-http openapi` and commit it"
+        );
+    }
+
+    /// The paths and `Allow` values the server reads from the committed document are those of
+    /// the generated one, path for path (the 405 answers rely on them).
+    #[test]
+    fn the_route_methods_are_the_generated_documents() {
+        let generated: serde_json::Value = serde_json::from_str(&super::document()).unwrap();
+        let expected: Vec<(String, String)> = generated["paths"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(path, item)| {
+                let allow = ["get", "put", "post", "delete", "patch"]
+                    .iter()
+                    .filter(|m| item.get(**m).is_some())
+                    .map(|m| m.to_uppercase())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                (path.clone(), allow)
+            })
+            .collect();
+        assert!(expected.len() > 40, "only {} paths", expected.len());
+        assert_eq!(super::route_methods(), &expected[..]);
+        assert_eq!(
+            super::route_methods_of(&super::document()).unwrap(),
+            expected
         );
     }
 

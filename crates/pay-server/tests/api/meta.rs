@@ -51,14 +51,14 @@ async fn timezones_are_public_and_real(app: TestApp) {
 }
 
 async fn openapi_is_served_and_matches_the_committed_file(app: TestApp) {
-    let served: Value = app
+    let res = app
         .anon(Method::GET, "/api/partner/v1/openapi.json")
         .send()
         .await
-        .unwrap()
-        .json()
-        .await
         .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "application/json");
+    let served: Value = res.json().await.unwrap();
     let committed: Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
