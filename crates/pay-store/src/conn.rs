@@ -114,13 +114,9 @@ const SQLITE_PRAGMAS: &str = "PRAGMA busy_timeout = 5000; \
                               PRAGMA foreign_keys = ON; \
                               PRAGMA cache_size = -512;";
 
-/// Whether the linked SQLite puts every connection's page cache into one shared group
-/// (`SQLITE_ENABLE_MEMORY_MANAGEMENT`, on in libsqlite3-sys's bundled build). In the server
-/// that group stopped keeping the readers' pages as the file grew: a list of 200 links read
-/// 100-330 pages from the file per request. This workspace builds SQLite without it
-/// (`.cargo/config.toml`); a host embedding this crate in its own workspace should do the same,
-/// and `DieselStore::connect` warns when it did not.
-pub(crate) fn shares_page_cache(c: &mut diesel::SqliteConnection) -> QueryResult<bool> {
+/// The options the linked SQLite was compiled with (`PRAGMA compile_options`, without the
+/// `SQLITE_` prefix).
+fn compile_options(c: &mut diesel::SqliteConnection) -> QueryResult<Vec<String>> {
     #[derive(diesel::QueryableByName)]
     struct CompileOption {
         #[diesel(sql_type = diesel::sql_types::Text)]
@@ -128,9 +124,29 @@ pub(crate) fn shares_page_cache(c: &mut diesel::SqliteConnection) -> QueryResult
     }
     let options: Vec<CompileOption> =
         diesel::RunQueryDsl::load(diesel::sql_query("PRAGMA compile_options"), c)?;
-    Ok(options
+    Ok(options.into_iter().map(|o| o.compile_options).collect())
+}
+
+/// Whether the linked SQLite puts every connection's page cache into one shared group
+/// (`SQLITE_ENABLE_MEMORY_MANAGEMENT`, on in libsqlite3-sys's bundled build). In the server
+/// that group stopped keeping the readers' pages as the file grew: a list of 200 links read
+/// 100-330 pages from the file per request. This workspace builds SQLite without it
+/// (`.cargo/config.toml`); a host embedding this crate in its own workspace should do the same,
+/// and `DieselStore::connect` warns when it did not.
+pub(crate) fn shares_page_cache(c: &mut diesel::SqliteConnection) -> QueryResult<bool> {
+    Ok(compile_options(c)?
         .iter()
-        .any(|o| o.compile_options == "ENABLE_MEMORY_MANAGEMENT"))
+        .any(|o| o == "ENABLE_MEMORY_MANAGEMENT"))
+}
+
+/// Whether the linked SQLite keeps a prepared statement's plan independent of the values bound
+/// to it (`SQLITE_ENABLE_QPSG`). Without it, a bound `LIMIT ?` (diesel's `.first()` and
+/// `.limit(n)`) marks its statement to be prepared again each time a value is bound, so the
+/// statement cache saves nothing for those reads: the link detail parsed and planned two of its
+/// three statements on every request. This workspace builds SQLite with it
+/// (`.cargo/config.toml`); `DieselStore::connect` warns when a host's build does not.
+pub(crate) fn plans_ignore_bound_values(c: &mut diesel::SqliteConnection) -> QueryResult<bool> {
+    Ok(compile_options(c)?.iter().any(|o| o == "ENABLE_QPSG"))
 }
 
 impl CustomizeConnection<PoolConn, diesel::r2d2::Error> for SqlitePragmas {
@@ -233,6 +249,14 @@ mod tests {
     fn sqlite_connections_keep_their_own_page_cache() {
         let mut c = diesel::SqliteConnection::establish(":memory:").unwrap();
         assert!(!shares_page_cache(&mut c).unwrap());
+    }
+
+    /// The workspace builds SQLite with `SQLITE_ENABLE_QPSG` (`.cargo/config.toml`): without
+    /// it, every cached statement with a bound `LIMIT` was prepared again on each use.
+    #[test]
+    fn sqlite_plans_do_not_depend_on_bound_values() {
+        let mut c = diesel::SqliteConnection::establish(":memory:").unwrap();
+        assert!(plans_ignore_bound_values(&mut c).unwrap());
     }
 
     /// A write that panics inside its transaction on the SQLite writer: the transaction is

@@ -160,6 +160,13 @@ impl DieselStore {
                          with LIBSQLITE3_FLAGS=-USQLITE_ENABLE_MEMORY_MANAGEMENT"
                     );
                 }
+                if !conn::plans_ignore_bound_values(c).unwrap_or(true) {
+                    tracing::warn!(
+                        "SQLite was built without SQLITE_ENABLE_QPSG: reads with a bound LIMIT \
+                         are prepared again on every use; build with \
+                         LIBSQLITE3_FLAGS=-DSQLITE_ENABLE_QPSG"
+                    );
+                }
             }
         }
         // On SQLite the probe stays on as the single writer connection.
