@@ -114,3 +114,28 @@ fn main() {
     let rate = total.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64();
     println!("{rate:.0}");
 }
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::{Connection, StatementStatus};
+
+    /// The SQLite this workspace builds (`.cargo/config.toml`: `SQLITE_ENABLE_QPSG`) keeps a
+    /// cached statement with a bound `LIMIT` prepared: binding the value again, even the same
+    /// one, does not make the next step prepare it anew (SQLite 3.50 without the option does,
+    /// which is how both this loop and the server's reads with `.first()` lost their statement
+    /// caches). The server's diesel and this rusqlite link the same `libsqlite3-sys` build.
+    #[test]
+    fn a_bound_limit_does_not_prepare_the_statement_again() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1), (2);")
+            .unwrap();
+        let mut stmt = conn
+            .prepare_cached("SELECT x FROM t WHERE x > ? ORDER BY x LIMIT ?")
+            .unwrap();
+        for _ in 0..3 {
+            let got: i64 = stmt.query_row((0, 1), |r| r.get(0)).unwrap();
+            assert_eq!(got, 1);
+        }
+        assert_eq!(stmt.get_status(StatementStatus::RePrepare), 0);
+    }
+}
