@@ -157,14 +157,16 @@ impl DieselStore {
                     tracing::warn!(
                         "SQLite was built with SQLITE_ENABLE_MEMORY_MANAGEMENT: all connections \
                          share one page cache, and reads slow down as the file grows; build \
-                         with LIBSQLITE3_FLAGS=-USQLITE_ENABLE_MEMORY_MANAGEMENT"
+                         with LIBSQLITE3_FLAGS=\"-USQLITE_ENABLE_MEMORY_MANAGEMENT \
+                         -DSQLITE_ENABLE_QPSG\""
                     );
                 }
                 if !conn::plans_ignore_bound_values(c).unwrap_or(true) {
                     tracing::warn!(
                         "SQLite was built without SQLITE_ENABLE_QPSG: reads with a bound LIMIT \
                          are prepared again on every use; build with \
-                         LIBSQLITE3_FLAGS=-DSQLITE_ENABLE_QPSG"
+                         LIBSQLITE3_FLAGS=\"-USQLITE_ENABLE_MEMORY_MANAGEMENT \
+                         -DSQLITE_ENABLE_QPSG\""
                     );
                 }
             }
