@@ -130,7 +130,8 @@ impl<GB> ValidGrouping<GB> for NotTo {
 
 impl QueryId for NotTo {
     type QueryId = ();
-    // The number of parameters varies: not a statement to cache.
+    // The number of parameters varies: keyed by its text (an empty list is cached, a longer
+    // one is not: `walk_ast`).
     const HAS_STATIC_QUERY_ID: bool = false;
 }
 
@@ -144,6 +145,9 @@ where
             out.push_sql("1 = 1");
             return Ok(());
         }
+        // One statement per number of endpoints skipped, and circuits can pause any number:
+        // not one to keep prepared.
+        out.unsafe_to_cache_prepared();
         out.push_sql("NOT (");
         for (i, (company, url)) in self.0.iter().enumerate() {
             if i > 0 {

@@ -2,9 +2,15 @@
 //! `companies.test_clock_offset_ms`. Moving one is one statement; due scans compare what a
 //! company scheduled against that company's own clock, and leases against real time.
 
-use diesel::dsl::{max, sql};
+use diesel::backend::Backend;
+use diesel::dsl::max;
+use diesel::expression::{
+    is_aggregate, AppearsOnTable, Expression, SelectableExpression, ValidGrouping,
+};
 use diesel::prelude::*;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::result::QueryResult;
+use diesel::serialize::ToSql;
 use diesel::sql_types::{BigInt, Bool};
 
 use crate::conn::AnyConnection;
@@ -30,22 +36,67 @@ pub(super) fn due_on_company_clock(
     company_column: &'static str,
     now: i64,
     any_moved: bool,
-) -> diesel::expression::SqlLiteral<
-    Bool,
-    diesel::expression::UncheckedBind<
-        diesel::expression::SqlLiteral<Bool>,
-        <i64 as diesel::expression::AsExpression<BigInt>>::Expression,
-    >,
-> {
-    let offset = if any_moved {
-        format!(
-            " + COALESCE((SELECT c.test_clock_offset_ms FROM companies c \
-             WHERE c.id = {table}.{company_column}), 0)"
-        )
-    } else {
-        String::new()
-    };
-    sql::<Bool>(&format!("{table}.{column} <= "))
-        .bind::<BigInt, _>(now)
-        .sql(&offset)
+) -> DueOnCompanyClock {
+    DueOnCompanyClock {
+        table,
+        column,
+        company_column,
+        now,
+        any_moved,
+    }
+}
+
+/// `due_on_company_clock`'s condition. Unlike a `sql()` literal, which diesel never caches, a
+/// statement holding it is prepared once per connection: its text depends only on the names
+/// and on whether a clock moved (diesel's cache keys such a statement by its text), and `now`
+/// is its one bound value.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct DueOnCompanyClock {
+    table: &'static str,
+    column: &'static str,
+    company_column: &'static str,
+    now: i64,
+    any_moved: bool,
+}
+
+impl Expression for DueOnCompanyClock {
+    type SqlType = Bool;
+}
+
+impl<QS> AppearsOnTable<QS> for DueOnCompanyClock {}
+
+impl<QS> SelectableExpression<QS> for DueOnCompanyClock {}
+
+impl<GB> ValidGrouping<GB> for DueOnCompanyClock {
+    type IsAggregate = is_aggregate::Never;
+}
+
+impl QueryId for DueOnCompanyClock {
+    type QueryId = ();
+    // The text varies with the names and the moved clock: keyed by its text, not its type.
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<DB> QueryFragment<DB> for DueOnCompanyClock
+where
+    DB: Backend,
+    i64: ToSql<BigInt, DB>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        let DueOnCompanyClock {
+            table,
+            column,
+            company_column,
+            ..
+        } = *self;
+        out.push_sql(&format!("{table}.{column} <= "));
+        out.push_bind_param::<BigInt, i64>(&self.now)?;
+        if self.any_moved {
+            out.push_sql(&format!(
+                " + COALESCE((SELECT c.test_clock_offset_ms FROM companies c \
+                 WHERE c.id = {table}.{company_column}), 0)"
+            ));
+        }
+        Ok(())
+    }
 }

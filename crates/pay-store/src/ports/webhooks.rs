@@ -50,10 +50,15 @@ fn keep_within(budget: &mut ClaimBudget, rows: Vec<DeliveryRow>) -> Vec<Delivery
 /// The claim's selection, shared by both backends: live deliveries due at `now`, oldest due
 /// first (ties by id), at most `limit`. The `webhook_deliveries_due` index serves it in order.
 #[diesel::dsl::auto_type]
-fn due_deliveries(now: i64, statuses: [&'static str; 2], limit: i64) -> _ {
+fn due_deliveries(now: i64, pending: &'static str, retrying: &'static str, limit: i64) -> _ {
     webhook_deliveries::table
         .filter(webhook_deliveries::next_attempt_at.le(now))
-        .filter(webhook_deliveries::status.eq_any(statuses))
+        // Two equalities, not `IN`: diesel prepares an `IN` list anew on every use on SQLite.
+        .filter(
+            webhook_deliveries::status
+                .eq(pending)
+                .or(webhook_deliveries::status.eq(retrying)),
+        )
         .order_by((
             webhook_deliveries::next_attempt_at.asc(),
             webhook_deliveries::id.asc(),
@@ -207,12 +212,13 @@ impl WebhookStore for DieselStore {
                 let mut budget = circuits::claim_budget(conn, now, held)?;
                 let full = budget.full();
                 let due_now = now.saturating_add(moved);
+                let [pending, retrying] = claimable();
                 Ok(if full.is_empty() {
                     claim_due!(
                         conn,
                         webhook_deliveries,
                         DeliveryRow,
-                        due_deliveries(due_now, claimable(), limit),
+                        due_deliveries(due_now, pending, retrying, limit),
                         keep = |rows| keep_within(&mut budget, rows),
                         now = now,
                         lease = lease,
@@ -224,7 +230,7 @@ impl WebhookStore for DieselStore {
                         conn,
                         webhook_deliveries,
                         DeliveryRow,
-                        due_deliveries(due_now, claimable(), limit).filter(skip.clone()),
+                        due_deliveries(due_now, pending, retrying, limit).filter(skip.clone()),
                         keep = |rows| keep_within(&mut budget, rows),
                         now = now,
                         lease = lease,
@@ -548,5 +554,82 @@ mod tests {
             .map(DeliveryStatus::as_str)
             .collect();
         assert_eq!(claimable().to_vec(), live);
+    }
+
+    /// The outbox claims' selections (webhook deliveries, mails) are prepared once per
+    /// connection and reused on both backends: diesel keeps a statement only when every part of
+    /// it may be kept, and a `sql()` literal or an `IN` list (on SQLite) in the selection made
+    /// it prepare the claim anew each time. Counted with diesel's instrumentation on the
+    /// connection the claims run on (SQLite's writer; PostgreSQL's one pooled connection).
+    #[test]
+    fn outbox_claims_are_prepared_once_per_connection() {
+        use crate::{DieselStore, StoreConfig};
+        use diesel::connection::{Connection, InstrumentationEvent};
+        use pay_domain::mail::MailStore;
+        use std::sync::{Arc, Mutex};
+
+        let mut dbs = vec![crate::testing::TestDb::sqlite()];
+        dbs.extend(crate::testing::TestDb::postgres());
+        for db in dbs {
+            let store = DieselStore::connect(&StoreConfig {
+                url: db.url.clone(),
+                max_connections: 1,
+            })
+            .unwrap();
+            store.migrate().unwrap();
+            // (started, cached) per claim selection.
+            let seen: Arc<Mutex<[(usize, usize); 2]>> = Arc::default();
+            // SQLite's statements quote names with backticks, PostgreSQL's with double quotes.
+            let which = |sql: &str| {
+                let sql = sql.replace('`', "\"");
+                if !sql.starts_with("SELECT") || !sql.contains("ORDER BY") {
+                    None
+                } else if sql.contains("FROM \"webhook_deliveries\"") {
+                    Some(0)
+                } else if sql.contains("FROM \"mail_outbox\"") {
+                    Some(1)
+                } else {
+                    None
+                }
+            };
+            let counting = seen.clone();
+            store
+                .write("instrument", |conn| {
+                    conn.set_instrumentation(move |event: InstrumentationEvent<'_>| {
+                        let mut seen = counting.lock().unwrap();
+                        match event {
+                            InstrumentationEvent::StartQuery { query, .. } => {
+                                if let Some(i) = which(&query.to_string()) {
+                                    seen[i].0 += 1;
+                                }
+                            }
+                            InstrumentationEvent::CacheQuery { sql, .. } => {
+                                if let Some(i) = which(sql) {
+                                    seen[i].1 += 1;
+                                }
+                            }
+                            _ => {}
+                        }
+                    });
+                    Ok(())
+                })
+                .unwrap();
+            let now = Timestamp::from_unix_millis(1_790_000_000_000).unwrap();
+            let lease = now.plus(time::Duration::seconds(60));
+            for _ in 0..5 {
+                assert!(store
+                    .claim_due_deliveries_beside(now, lease, 64, &[])
+                    .unwrap()
+                    .is_empty());
+                assert!(store.claim_due_mails(now, lease, 16).unwrap().is_empty());
+            }
+            let seen = *seen.lock().unwrap();
+            assert_eq!(
+                seen,
+                [(5, 1), (5, 1)],
+                "{db:?}: (claims run, statements prepared for the cache) of the deliveries' \
+                 and the mails' claims"
+            );
+        }
     }
 }
