@@ -5,14 +5,11 @@
 use std::collections::HashMap;
 
 use diesel::backend::Backend;
-use diesel::expression::{
-    is_aggregate, AppearsOnTable, Expression, SelectableExpression, ValidGrouping,
-};
 use diesel::prelude::*;
-use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::query_builder::{AstPass, QueryFragment};
 use diesel::result::{Error as DieselError, QueryResult};
 use diesel::serialize::ToSql;
-use diesel::sql_types::{Bool, Text};
+use diesel::sql_types::Text;
 use pay_domain::kernel::ids::CompanyId;
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::webhooks::{Circuit, ClaimBudget, Endpoint, EndpointHealth};
@@ -116,24 +113,8 @@ impl NotTo {
     }
 }
 
-impl Expression for NotTo {
-    type SqlType = Bool;
-}
-
-impl<QS> AppearsOnTable<QS> for NotTo {}
-
-impl<QS> SelectableExpression<QS> for NotTo {}
-
-impl<GB> ValidGrouping<GB> for NotTo {
-    type IsAggregate = is_aggregate::Never;
-}
-
-impl QueryId for NotTo {
-    type QueryId = ();
-    // The number of parameters varies: keyed by its text (an empty list is cached, a longer
-    // one is not: `walk_ast`).
-    const HAS_STATIC_QUERY_ID: bool = false;
-}
+// The number of parameters varies: an empty list is cached, a longer one is not (`walk_ast`).
+bool_condition!(NotTo);
 
 impl<DB> QueryFragment<DB> for NotTo
 where

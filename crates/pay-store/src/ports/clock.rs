@@ -4,14 +4,11 @@
 
 use diesel::backend::Backend;
 use diesel::dsl::max;
-use diesel::expression::{
-    is_aggregate, AppearsOnTable, Expression, SelectableExpression, ValidGrouping,
-};
 use diesel::prelude::*;
-use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::query_builder::{AstPass, QueryFragment};
 use diesel::result::QueryResult;
 use diesel::serialize::ToSql;
-use diesel::sql_types::{BigInt, Bool};
+use diesel::sql_types::BigInt;
 
 use crate::conn::AnyConnection;
 use crate::schema::companies;
@@ -59,23 +56,8 @@ pub(super) struct DueOnCompanyClock {
     any_moved: bool,
 }
 
-impl Expression for DueOnCompanyClock {
-    type SqlType = Bool;
-}
-
-impl<QS> AppearsOnTable<QS> for DueOnCompanyClock {}
-
-impl<QS> SelectableExpression<QS> for DueOnCompanyClock {}
-
-impl<GB> ValidGrouping<GB> for DueOnCompanyClock {
-    type IsAggregate = is_aggregate::Never;
-}
-
-impl QueryId for DueOnCompanyClock {
-    type QueryId = ();
-    // The text varies with the names and the moved clock: keyed by its text, not its type.
-    const HAS_STATIC_QUERY_ID: bool = false;
-}
+// Its text varies with the names and the moved clock.
+bool_condition!(DueOnCompanyClock);
 
 impl<DB> QueryFragment<DB> for DueOnCompanyClock
 where

@@ -13,6 +13,31 @@ pub(crate) trait OutboxRow {
     fn leased_until(&mut self, lease: i64);
 }
 
+/// The traits that make `$t` a boolean condition over any table's rows, written out in its own
+/// `QueryFragment`: a plain value (no aggregate), and a statement holding it keyed in diesel's
+/// statement cache by its SQL text, not its type, since the text varies with the value. Whether
+/// such a statement is kept at all is the fragment's to say (`unsafe_to_cache_prepared`).
+macro_rules! bool_condition {
+    ($t:ty) => {
+        impl diesel::expression::Expression for $t {
+            type SqlType = diesel::sql_types::Bool;
+        }
+
+        impl<QS> diesel::expression::AppearsOnTable<QS> for $t {}
+
+        impl<QS> diesel::expression::SelectableExpression<QS> for $t {}
+
+        impl<GB> diesel::expression::ValidGrouping<GB> for $t {
+            type IsAggregate = diesel::expression::is_aggregate::Never;
+        }
+
+        impl diesel::query_builder::QueryId for $t {
+            type QueryId = ();
+            const HAS_STATIC_QUERY_ID: bool = false;
+        }
+    };
+}
+
 /// Claims what `$due` (the table's due selection, oldest first, limited) finds, inside the
 /// caller's write transaction on `$conn`; evaluates to the leased rows. An outbox's due column
 /// is `next_attempt_at` and the claim shows the lease there too; another table names its due
