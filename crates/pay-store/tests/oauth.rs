@@ -7,6 +7,7 @@ use common::*;
 
 conformance!(
     oauth:
+    approved_scopes_of_a_grant_in_force_only,
     applications_round_trip_by_client_id,
     one_grant_per_company_and_application,
     concurrent_approvals_leave_one_grant,

@@ -3,6 +3,10 @@
 //! `v1:{companyId}:{customerUid}:{expires}`; valid for 24 hours on the service clock; never
 //! stored. Every parameter must be in its one canonical form, so that changing any character
 //! of any of them fails.
+//!
+//! A URL never does more than the credential that minted it (`PortalRights`): one an OAuth
+//! grant minted also carries `grant` and `access`, and is signed with a key derived from the
+//! portal key and those two (`rights_key`), so that neither can be changed or dropped.
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -11,6 +15,7 @@ use time::Duration;
 use crate::customers::PortalRefused;
 use crate::kernel::ids::{CompanyId, ContactUid};
 use crate::kernel::timestamp::Timestamp;
+use crate::tenancy::Scope;
 
 /// How long a portal URL is valid (the spec's Limits).
 pub const PORTAL_URL_VALIDITY: Duration = Duration::hours(24);
@@ -52,6 +57,88 @@ pub struct PortalParams {
     pub customer: String,
     pub expires: String,
     pub signature: String,
+    /// Present (with `access`) exactly on a URL an OAuth grant minted.
+    pub grant: Option<String>,
+    pub access: Option<String>,
+}
+
+/// What a portal URL may do, from the credential that minted it. Every URL shows the
+/// customer's own details and renames them (minting needs `pay:customers:write`); what it
+/// may see and do of the customer's subscriptions follows the minter's subscription scopes,
+/// and a grant's URL reaches only the subscriptions (with their invoice links) that grant
+/// created, as the grant's own API calls do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortalRights {
+    /// `None`: the company's every subscription of the customer (an API key or a signed-in
+    /// member minted the URL). `Some`: only those the OAuth grant created.
+    pub grant: Option<uuid::Uuid>,
+    /// The subscriptions, their cycles and open invoices are shown (`pay:subscriptions:read`).
+    pub see_subscriptions: bool,
+    /// Pause, resume and cancel (`pay:subscriptions:write`).
+    pub manage_subscriptions: bool,
+}
+
+impl PortalRights {
+    /// An API key's or a signed-in member's URL: what the spec describes, company-wide.
+    pub const COMPANY: PortalRights = PortalRights {
+        grant: None,
+        see_subscriptions: true,
+        manage_subscriptions: true,
+    };
+
+    /// A URL of the OAuth grant `grant` holding `scopes`.
+    pub fn of_grant(grant: uuid::Uuid, scopes: &[Scope]) -> PortalRights {
+        PortalRights {
+            grant: Some(grant),
+            see_subscriptions: scopes.contains(&Scope::SubscriptionsRead),
+            manage_subscriptions: scopes.contains(&Scope::SubscriptionsWrite),
+        }
+    }
+
+    /// No more than `scopes` (what the grant approves when the URL is opened) allow.
+    pub fn within(self, scopes: &[Scope]) -> PortalRights {
+        PortalRights {
+            see_subscriptions: self.see_subscriptions && scopes.contains(&Scope::SubscriptionsRead),
+            manage_subscriptions: self.manage_subscriptions
+                && scopes.contains(&Scope::SubscriptionsWrite),
+            ..self
+        }
+    }
+
+    /// The `access` parameter of a grant's URL.
+    pub fn access(&self) -> &'static str {
+        match (self.see_subscriptions, self.manage_subscriptions) {
+            (true, true) => "read-write",
+            (true, false) => "read",
+            (false, true) => "write",
+            (false, false) => "none",
+        }
+    }
+
+    /// The rights a URL's `grant` and `access` name (both, in their canonical forms), or the
+    /// company's when it has neither.
+    fn parse(grant: Option<&str>, access: Option<&str>) -> Option<PortalRights> {
+        let (grant, access) = match (grant, access) {
+            (None, None) => return Some(PortalRights::COMPANY),
+            (Some(g), Some(a)) => (g, a),
+            _ => return None,
+        };
+        let id = uuid::Uuid::try_parse(grant)
+            .ok()
+            .filter(|u| u.hyphenated().to_string() == grant)?;
+        let (see, manage) = match access {
+            "read-write" => (true, true),
+            "read" => (true, false),
+            "write" => (false, true),
+            "none" => (false, false),
+            _ => return None,
+        };
+        Some(PortalRights {
+            grant: Some(id),
+            see_subscriptions: see,
+            manage_subscriptions: manage,
+        })
+    }
 }
 
 /// What a verified signature vouches for (the expiry is checked apart, on the clock).
@@ -61,6 +148,7 @@ pub struct SignedPortal {
     pub customer: ContactUid,
     /// Unix seconds.
     pub expires: i64,
+    pub rights: PortalRights,
 }
 
 /// The exact signed string.
@@ -75,16 +163,39 @@ pub fn sign(key: &PortalKey, company: CompanyId, customer: &ContactUid, expires:
     hex(&mac.finalize().into_bytes())
 }
 
-/// The portal URL on `base` (an origin, with or without a trailing slash).
+/// The key that signs a URL with `rights`: the portal key itself for the company's URLs, else
+/// HMAC-SHA256 of the portal key over `rights:v1:{grant}:{access}`. The signed string stays
+/// the spec's; a changed or dropped `grant` or `access` changes the key, so the signature
+/// fails.
+pub fn rights_key(key: &PortalKey, rights: &PortalRights) -> PortalKey {
+    match rights.grant {
+        None => key.clone(),
+        Some(grant) => {
+            let mut mac = key.mac();
+            mac.update(
+                format!("rights:{SIGNATURE_VERSION}:{grant}:{}", rights.access()).as_bytes(),
+            );
+            PortalKey(mac.finalize().into_bytes().to_vec())
+        }
+    }
+}
+
+/// The portal URL on `base` (an origin, with or without a trailing slash); a grant's URL
+/// carries `grant` and `access` after the spec's four parameters.
 pub fn portal_url(
     base: &str,
     company: CompanyId,
     customer: &ContactUid,
     expires: i64,
+    rights: &PortalRights,
     signature: &str,
 ) -> String {
+    let extra = match rights.grant {
+        Some(grant) => format!("&grant={grant}&access={}", rights.access()),
+        None => String::new(),
+    };
     format!(
-        "{}{PORTAL_PATH}?company={company}&customer={customer}&expires={expires}&signature={signature}",
+        "{}{PORTAL_PATH}?company={company}&customer={customer}&expires={expires}&signature={signature}{extra}",
         base.trim_end_matches('/')
     )
 }
@@ -106,10 +217,12 @@ pub fn verify_signature(
         .ok_or(PortalRefused)?;
     let customer = ContactUid::parse(&params.customer).ok_or(PortalRefused)?;
     let expires = parse_expires(&params.expires).ok_or(PortalRefused)?;
+    let rights = PortalRights::parse(params.grant.as_deref(), params.access.as_deref())
+        .ok_or(PortalRefused)?;
     let given = unhex(&params.signature).ok_or(PortalRefused)?;
     let input = signing_input(company, &customer, expires);
     for key in keys {
-        let mut mac = key.mac();
+        let mut mac = rights_key(key, &rights).mac();
         mac.update(input.as_bytes());
         // `verify_slice` compares in constant time.
         if mac.verify_slice(&given).is_ok() {
@@ -117,6 +230,7 @@ pub fn verify_signature(
                 company,
                 customer,
                 expires,
+                rights,
             });
         }
     }
@@ -230,6 +344,7 @@ mod tests {
             customer: customer.to_string(),
             expires: expires.to_string(),
             signature: sign(k, company, &customer, expires),
+            ..PortalParams::default()
         }
     }
 
@@ -248,7 +363,14 @@ mod tests {
         assert!(sig
             .bytes()
             .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
-        let url = portal_url("https://pay.example/", company, &customer, 1, &sig);
+        let url = portal_url(
+            "https://pay.example/",
+            company,
+            &customer,
+            1,
+            &PortalRights::COMPANY,
+            &sig,
+        );
         assert_eq!(
             url,
             format!("https://pay.example/portal?company={company}&customer={customer}&expires=1&signature={sig}")
@@ -384,6 +506,76 @@ mod tests {
         for bad in ["", "00", &token.to_uppercase(), &token[..63]] {
             assert_eq!(verify_form_token(&[key(1)], &p, bad), Err(PortalRefused));
         }
+    }
+
+    #[test]
+    fn a_grant_url_cannot_change_or_drop_its_rights() {
+        let grant = uuid::Uuid::parse_str("0192f0c4-1a2b-7c3d-8e4f-00000000000a").unwrap();
+        let rights = PortalRights::of_grant(grant, &[Scope::SubscriptionsRead]);
+        assert_eq!(rights.access(), "read");
+        let expires = expiry_for(t(NOW));
+        let company = CompanyId::parse("0192f0c4-1a2b-7c3d-8e4f-0123456789ab").unwrap();
+        let customer = ContactUid::parse("cus_AbCdEfGhIjKlMnOpQrStUvWx").unwrap();
+        let p = PortalParams {
+            company: company.to_string(),
+            customer: customer.to_string(),
+            expires: expires.to_string(),
+            signature: sign(&rights_key(&key(1), &rights), company, &customer, expires),
+            grant: Some(grant.to_string()),
+            access: Some("read".into()),
+        };
+        let url = portal_url("https://p.example", company, &customer, 1, &rights, "s");
+        assert!(url.ends_with(&format!("&signature=s&grant={grant}&access=read")));
+        let ok = verify_signature(&[key(1)], &p).unwrap();
+        assert_eq!(ok.rights, rights);
+        assert_ne!(rights_key(&key(1), &rights), key(1));
+        for q in [
+            PortalParams {
+                access: Some("read-write".into()),
+                ..p.clone()
+            },
+            PortalParams {
+                access: Some("none".into()),
+                ..p.clone()
+            },
+            PortalParams {
+                access: None,
+                ..p.clone()
+            },
+            PortalParams {
+                grant: None,
+                access: None,
+                ..p.clone()
+            },
+            PortalParams {
+                grant: Some(grant.to_string().to_uppercase()),
+                ..p.clone()
+            },
+            PortalParams {
+                grant: Some(uuid::Uuid::nil().to_string()),
+                ..p.clone()
+            },
+            PortalParams {
+                access: Some("admin".into()),
+                ..p.clone()
+            },
+        ] {
+            assert_eq!(verify_signature(&[key(1)], &q), Err(PortalRefused), "{q:?}");
+        }
+        // The company's URL (no grant) is the spec's, signed with the portal key itself.
+        let company_url = signed(&key(1), expires);
+        assert_eq!(
+            verify_signature(&[key(1)], &company_url).unwrap().rights,
+            PortalRights::COMPANY
+        );
+        // Fewer scopes when opened: fewer rights, never more.
+        let all = PortalRights::of_grant(
+            grant,
+            &[Scope::SubscriptionsRead, Scope::SubscriptionsWrite],
+        );
+        assert_eq!(all.access(), "read-write");
+        assert_eq!(all.within(&[Scope::SubscriptionsRead]), rights);
+        assert_eq!(rights.within(&Scope::ALL), rights);
     }
 
     #[test]

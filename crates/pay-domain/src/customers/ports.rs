@@ -5,6 +5,7 @@ use crate::customers::{Contact, ContactKind, ContactQuery, ContactRef, GivenFiel
 use crate::kernel::error::PortResult;
 use crate::kernel::ids::{CompanyId, ContactId};
 use crate::kernel::timestamp::Timestamp;
+use crate::tenancy::Scope;
 
 /// Contacts (customers and vendors in one table).
 pub trait ContactStore {
@@ -69,7 +70,19 @@ pub trait PortalKeys: Send + Sync {
     fn previous(&self) -> Vec<PortalKey>;
 }
 
-/// Every store port of customers, as one object.
-pub trait CustomerPorts: ContactStore + Send + Sync {}
+/// What an OAuth grant approves now, for the portal URLs it minted (a URL never does more
+/// than its minter may do when it is opened).
+pub trait GrantScopes {
+    /// The scopes the company's grant `grant` approves now; `None` when it is revoked, unknown
+    /// or another company's.
+    fn approved_scopes(
+        &self,
+        company: CompanyId,
+        grant: uuid::Uuid,
+    ) -> PortResult<Option<Vec<Scope>>>;
+}
 
-impl<T> CustomerPorts for T where T: ContactStore + Send + Sync {}
+/// Every store port of customers, as one object.
+pub trait CustomerPorts: ContactStore + GrantScopes + Send + Sync {}
+
+impl<T> CustomerPorts for T where T: ContactStore + GrantScopes + Send + Sync {}

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::customers::portal::{self, PortalParams};
+use crate::customers::portal::{self, PortalParams, PortalRights};
 use crate::customers::ports::{CustomerPorts, PortalKeys};
 use crate::customers::{
     wallet_key, Contact, ContactKind, ContactQuery, ContactRef, ContactUpsert, ContactWithWallets,
@@ -15,7 +15,7 @@ use crate::kernel::ids::{CompanyId, ContactId, ContactUid};
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::kernel::validate;
-use crate::tenancy::{Principal, Scope, TenancyService};
+use crate::tenancy::{Credential, Principal, Scope, TenancyService};
 
 /// A portal URL just issued (the portal route's answer): never stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +37,8 @@ pub struct PortalAccess {
     pub(crate) contact: Contact,
     pub(crate) expires: i64,
     pub(crate) form_token: String,
+    /// What the URL may do: its minter's rights, within what a grant approves now.
+    pub(crate) rights: PortalRights,
 }
 
 impl PortalAccess {
@@ -53,6 +55,11 @@ impl PortalAccess {
         self.expires
     }
 
+    /// What this visit may see and do of the customer's subscriptions.
+    pub fn rights(&self) -> PortalRights {
+        self.rights
+    }
+
     /// A visit as `open_portal` makes it, for renderers' tests only (feature `testing`).
     #[cfg(feature = "testing")]
     pub fn for_tests(company_id: CompanyId, contact: Contact, expires: i64, token: &str) -> Self {
@@ -61,7 +68,14 @@ impl PortalAccess {
             contact,
             expires,
             form_token: token.to_owned(),
+            rights: PortalRights::COMPANY,
         }
+    }
+
+    /// The same visit with other rights (renderers' tests only).
+    #[cfg(feature = "testing")]
+    pub fn with_rights(self, rights: PortalRights) -> Self {
+        PortalAccess { rights, ..self }
     }
 
     /// The token the page's state-changing forms carry (`portal::form_token`), bound to the
@@ -249,19 +263,30 @@ impl CustomerService {
 
     /// Issues a portal URL for one of the company's customers (by id or uid), valid 24 hours
     /// on the company's clock, signed with the current portal key. Needs
-    /// `pay:customers:write`: the URL lets its holder change the customer's subscriptions.
+    /// `pay:customers:write` (the URL renames the customer). The URL does no more than its
+    /// minter may (`PortalRights`): an OAuth grant's reaches only that grant's subscriptions,
+    /// shows them with `pay:subscriptions:read` and changes them with
+    /// `pay:subscriptions:write`.
     pub fn portal_link(&self, p: &Principal, id_or_uid: &str) -> Result<PortalLink, CustomerError> {
         p.authorize(Scope::CustomersWrite)?;
         let contact = self.customer_of(p.company_id, id_or_uid)?;
         let now = self.tenancy.company_now(p.company_id)?;
         let expires = portal::expiry_for(now);
-        let signature = portal::sign(&self.keys.current(), p.company_id, &contact.uid, expires);
+        let rights = match &p.credential {
+            Credential::OAuthGrant {
+                grant_id, scopes, ..
+            } => PortalRights::of_grant(*grant_id, scopes),
+            Credential::ApiKey { .. } | Credential::SignIn { .. } => PortalRights::COMPANY,
+        };
+        let key = portal::rights_key(&self.keys.current(), &rights);
+        let signature = portal::sign(&key, p.company_id, &contact.uid, expires);
         // On the company's verified payment-link domain, else the public payment site.
         let url = portal::portal_url(
             &self.tenancy.pay_base(p.company_id)?,
             p.company_id,
             &contact.uid,
             expires,
+            &rights,
             &signature,
         );
         let expires_at = Timestamp::from_unix_millis(expires * 1000)
@@ -307,6 +332,17 @@ impl CustomerService {
         }
         let now = self.tenancy.company_now(signed.company)?;
         portal::check_expiry(signed.expires, now)?;
+        // A grant's URL holds no more than the grant approves now: nothing once it is revoked
+        // or no longer approves `pay:customers:write` (what minting needed).
+        let rights = match signed.rights.grant {
+            None => signed.rights,
+            Some(grant) => match self.store.approved_scopes(signed.company, grant)? {
+                Some(scopes) if scopes.contains(&Scope::CustomersWrite) => {
+                    signed.rights.within(&scopes)
+                }
+                _ => return Err(PortalRefused.into()),
+            },
+        };
         let contact = self
             .store
             .contact(signed.company, &ContactRef::Uid(signed.customer))?
@@ -317,6 +353,7 @@ impl CustomerService {
             contact,
             expires: signed.expires,
             form_token: portal::form_token(&current, params),
+            rights,
         })
     }
 

@@ -314,12 +314,20 @@ impl SubscriptionService {
     }
 
     /// The customer portal: verified first (no read before), then the customer's
-    /// subscriptions with their cycles.
+    /// subscriptions with their cycles, as far as the URL's rights reach (`PortalRights`:
+    /// none without `see_subscriptions`, a grant's own only).
     pub fn portal(&self, params: &PortalParams) -> Result<PortalView, SubscriptionError> {
         let access = self.customers.open_portal(params)?;
-        let subs = self
-            .store
-            .contact_subscriptions(access.company_id, access.contact.id)?;
+        let rights = access.rights();
+        let subs = if rights.see_subscriptions {
+            self.store
+                .contact_subscriptions(access.company_id, access.contact.id)?
+                .into_iter()
+                .filter(|s| reaches(&rights, s))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let subscriptions = self.with_cycles(access.company_id, subs)?;
         let (company, _) = self.tenancy.company_with_settings(access.company_id)?;
         Ok(PortalView {
@@ -340,11 +348,15 @@ impl SubscriptionService {
         to: SubscriptionStatus,
     ) -> Result<SubscriptionView, SubscriptionError> {
         let access = self.customers.open_portal_form(params, token)?;
+        let rights = access.rights();
+        if !rights.manage_subscriptions {
+            return Err(crate::tenancy::Denied::Forbidden.into());
+        }
         let uid = SubscriptionUid::parse(uid).ok_or(NOT_FOUND)?;
         let sub = self
             .store
             .subscription(access.company_id, &uid)?
-            .filter(|s| s.contact_id == access.contact.id)
+            .filter(|s| s.contact_id == access.contact.id && reaches(&rights, s))
             .ok_or(NOT_FOUND)?;
         let sub = self.move_status(sub, to, Actor::Customer)?;
         self.view(sub)
@@ -478,6 +490,15 @@ impl SubscriptionService {
             },
             created_at: now,
         })
+    }
+}
+
+/// Whether a portal URL with `rights` reaches `sub`: the company's URL every one of the
+/// customer's, a grant's URL those the grant created (as the grant's API calls).
+fn reaches(rights: &crate::customers::portal::PortalRights, sub: &Subscription) -> bool {
+    match rights.grant {
+        None => true,
+        Some(g) => sub.created_by == crate::links::CreatedBy::Grant(g),
     }
 }
 

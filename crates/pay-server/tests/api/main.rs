@@ -27,6 +27,7 @@ mod oauth_nonces;
 mod oauth_pages;
 mod oauth_support;
 mod portal;
+mod portal_rights;
 mod refund_address;
 mod settings;
 mod strict_json;

@@ -293,3 +293,26 @@ impl ContactStore for DieselStore {
         Ok(n == 1)
     }
 }
+
+impl pay_domain::customers::ports::GrantScopes for DieselStore {
+    fn approved_scopes(
+        &self,
+        company: CompanyId,
+        grant: uuid::Uuid,
+    ) -> PortResult<Option<Vec<pay_domain::tenancy::Scope>>> {
+        use crate::schema::oauth_grants as grants;
+        let row = self.run("approved scopes", |conn| {
+            grants::table
+                .filter(grants::id.eq(grant.hyphenated().to_string()))
+                .filter(grants::company_id.eq(company.to_string()))
+                .filter(grants::revoked_at.is_null())
+                .select(crate::rows::oauth::GrantRow::as_select())
+                .first(conn)
+                .optional()
+        })?;
+        Ok(row
+            .map(pay_domain::oauth::Grant::try_from)
+            .transpose()?
+            .map(|g| g.scopes))
+    }
+}

@@ -9,6 +9,7 @@ use time::Duration;
 use uuid::Uuid;
 
 use super::fixtures::*;
+use crate::customers::ports::GrantScopes;
 use crate::kernel::ids::*;
 use crate::kernel::secret::SecretDigest;
 use crate::oauth::ports::{DpopReplayStore, OAuthStore};
@@ -19,9 +20,9 @@ use crate::tenancy::ports::TenancyStore;
 use crate::tenancy::Scope;
 
 /// The ports these cases need.
-pub trait Ports: TenancyStore + OAuthStore + DpopReplayStore + Sync {}
+pub trait Ports: TenancyStore + OAuthStore + DpopReplayStore + GrantScopes + Sync {}
 
-impl<T: TenancyStore + OAuthStore + DpopReplayStore + Sync> Ports for T {}
+impl<T: TenancyStore + OAuthStore + DpopReplayStore + GrantScopes + Sync> Ports for T {}
 
 fn digest() -> SecretDigest {
     SecretDigest(random_alnum(64).to_lowercase())
@@ -116,6 +117,35 @@ fn authorized<S: Ports>(store: &S) -> (StoredApplication, Grant, Family, StoredC
     let c = code(&app, &f, T0);
     let g = store.save_authorization(&g, &f, &c).unwrap();
     (app, g, f, c)
+}
+
+/// What a grant approves now, for the portal URLs it minted: its scopes while it is in force,
+/// nothing once revoked, for another company or an unknown grant.
+pub fn approved_scopes_of_a_grant_in_force_only<S: Ports>(store: &S) {
+    let (_, g, _, _) = authorized(store);
+    assert_eq!(
+        store.approved_scopes(g.company_id, g.id.0).unwrap(),
+        Some(g.scopes.clone())
+    );
+    let other = company(store);
+    assert_eq!(store.approved_scopes(other, g.id.0).unwrap(), None);
+    assert_eq!(
+        store.approved_scopes(g.company_id, Uuid::now_v7()).unwrap(),
+        None
+    );
+    let app = application(false);
+    store.insert_application(&app).unwrap();
+    let mut revoked = grant(g.company_id, &app, T0);
+    revoked.revoked_at = Some(ts(T0 + 1));
+    let f = family(&revoked, T0);
+    let revoked = store
+        .save_authorization(&revoked, &f, &code(&app, &f, T0))
+        .unwrap();
+    assert!(revoked.revoked_at.is_some());
+    assert_eq!(
+        store.approved_scopes(g.company_id, revoked.id.0).unwrap(),
+        None
+    );
 }
 
 pub fn applications_round_trip_by_client_id<S: Ports>(store: &S) {

@@ -191,3 +191,20 @@ impl ContactStore for MemStore {
         Ok(true)
     }
 }
+
+impl crate::customers::ports::GrantScopes for MemStore {
+    fn approved_scopes(
+        &self,
+        company: CompanyId,
+        grant: uuid::Uuid,
+    ) -> PortResult<Option<Vec<crate::tenancy::Scope>>> {
+        self.count_call("approved_scopes");
+        Ok(self
+            .tables()
+            .oauth
+            .grants
+            .iter()
+            .find(|g| g.id.0 == grant && g.company_id == company && g.revoked_at.is_none())
+            .map(|g| g.scopes.clone()))
+    }
+}

@@ -14,6 +14,10 @@ pub struct RenameForm {
     pub customer: String,
     pub expires: String,
     pub signature: String,
+    /// The URL's `grant`, when an OAuth grant minted it.
+    pub grant: Option<String>,
+    /// The URL's `access`, with `grant`.
+    pub access: Option<String>,
     /// The token of the page (bound to the signed URL).
     #[schema(min_length = 64, max_length = 64)]
     pub token: String,
@@ -31,6 +35,10 @@ pub struct StatusForm {
     pub customer: String,
     pub expires: String,
     pub signature: String,
+    /// The URL's `grant`, when an OAuth grant minted it.
+    pub grant: Option<String>,
+    /// The URL's `access`, with `grant`.
+    pub access: Option<String>,
     /// The token of the page (bound to the signed URL).
     #[schema(min_length = 64, max_length = 64)]
     pub token: String,

@@ -25,8 +25,15 @@ use crate::pages::gateway::{decode_form, FormBody, FormError};
 use render::Ctx;
 
 const NONCE_LEN: usize = 22;
-/// The signed URL's parameters.
-const SIGNED: [&str; 4] = ["company", "customer", "expires", "signature"];
+/// The signed URL's parameters (`grant` and `access` only on a URL an OAuth grant minted).
+const SIGNED: [&str; 6] = [
+    "company",
+    "customer",
+    "expires",
+    "signature",
+    "grant",
+    "access",
+];
 
 /// Per-request rendering state.
 struct Page {
@@ -92,6 +99,13 @@ impl Page {
         let (status, _, message, _) = e.parts();
         match e {
             ApiError::PortalRefused(_) => self.refused(),
+            // A URL whose minter may not change subscriptions (docs/subscriptions.md, Portal).
+            ApiError::Denied(_) => self.problem(
+                StatusCode::FORBIDDEN,
+                "This link cannot change subscriptions",
+                "Ask the merchant to change the subscription for you, or for a link that can.",
+                Some(back),
+            ),
             _ if status.is_server_error() => self.problem(
                 status,
                 "Something went wrong",
@@ -137,6 +151,8 @@ fn signed_params(form: &[(String, String)]) -> Option<PortalParams> {
         customer: field(form, "customer")?,
         expires: field(form, "expires")?,
         signature: field(form, "signature")?,
+        grant: field(form, "grant"),
+        access: field(form, "access"),
     })
 }
 
@@ -153,7 +169,9 @@ fn read_form(
         return Err(Box::new(page.foreign()));
     }
     let form = body.0.map_err(|e| Box::new(page.form_error(&e)))?;
-    let names = [SIGNED[0], SIGNED[1], SIGNED[2], SIGNED[3], "token", extra];
+    let names = [
+        SIGNED[0], SIGNED[1], SIGNED[2], SIGNED[3], SIGNED[4], SIGNED[5], "token", extra,
+    ];
     let form = fields(form, &names).map_err(|why| {
         Box::new(page.problem(
             StatusCode::BAD_REQUEST,
@@ -201,6 +219,8 @@ impl PostedForm {
         ("customer" = String, Query, description = "Customer uid"),
         ("expires" = String, Query, description = "Unix seconds; at most 24 hours ahead"),
         ("signature" = String, Query, description = "Hex HMAC-SHA256 over `v1:{company}:{customer}:{expires}`"),
+        ("grant" = Option<String>, Query, description = "On a URL an OAuth grant minted (with `access`): the grant, whose own subscriptions alone the page reaches"),
+        ("access" = Option<String>, Query, description = "With `grant`: `read-write`, `read`, `write` or `none`, what the page may do with those subscriptions (the minting token's subscription scopes)"),
         ("done" = Option<String>, Query, description = "Set by the page's own forms: what was just done"),
     ),
     responses(
@@ -213,7 +233,12 @@ pub async fn portal_page(pay: web::Data<Pay>, req: HttpRequest) -> HttpResponse 
     let page = Page::new(&pay);
     let query = decode_form(req.query_string().as_bytes())
         .ok()
-        .and_then(|q| fields(q, &[SIGNED[0], SIGNED[1], SIGNED[2], SIGNED[3], "done"]).ok());
+        .and_then(|q| {
+            let names = [
+                SIGNED[0], SIGNED[1], SIGNED[2], SIGNED[3], SIGNED[4], SIGNED[5], "done",
+            ];
+            fields(q, &names).ok()
+        });
     let Some(query) = query else {
         return page.refused();
     };
@@ -281,8 +306,8 @@ pub async fn rename(pay: web::Data<Pay>, req: HttpRequest, body: FormBody) -> Ht
     responses(
         (status = 303, description = "Back to the portal", headers(("Location" = String, description = "/portal?...&done={status}"))),
         (status = 400, description = "A malformed form or status (HTML)", content_type = "text/html", body = String),
-        (status = 403, description = "Refused URL or token, or another site's `Origin`; nothing is read (HTML)", content_type = "text/html", body = String),
-        (status = 404, description = "Not one of this customer's subscriptions (HTML)", content_type = "text/html", body = String),
+        (status = 403, description = "Refused URL or token, another site's `Origin`, or a URL whose minter may not change subscriptions (HTML)", content_type = "text/html", body = String),
+        (status = 404, description = "Not one of this customer's subscriptions, or not one the URL's grant created (HTML)", content_type = "text/html", body = String),
         (status = 409, description = "A move the subscription's status does not allow (HTML)", content_type = "text/html", body = String),
     )
 )]

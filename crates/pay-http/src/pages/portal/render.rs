@@ -69,12 +69,17 @@ pub fn problem(ctx: Ctx<'_>, heading: &str, message: &str, back: Option<&str>) -
     document(ctx, heading, "", &body)
 }
 
-/// The portal URL (relative to the site) of these signed parameters.
+/// The portal URL (relative to the site) of these signed parameters (only the checked ones
+/// reach here: the domain accepted them, or the page refuses them before any link is made).
 pub fn portal_href(prefix: &str, p: &PortalParams) -> String {
-    format!(
+    let mut href = format!(
         "{prefix}/portal?company={}&customer={}&expires={}&signature={}",
         p.company, p.customer, p.expires, p.signature
-    )
+    );
+    if let (Some(grant), Some(access)) = (&p.grant, &p.access) {
+        let _ = write!(href, "&grant={grant}&access={access}");
+    }
+    href
 }
 
 /// `YYYY-MM-DD HH:MM UTC` of an instant (the link's expiry, payment times). Due dates are
@@ -103,12 +108,15 @@ fn cadence_words(v: &pay_domain::subscriptions::Subscription) -> String {
 fn hidden(p: &PortalParams, token: &str) -> String {
     let mut s = String::new();
     for (name, value) in [
-        ("company", p.company.as_str()),
-        ("customer", p.customer.as_str()),
-        ("expires", p.expires.as_str()),
-        ("signature", p.signature.as_str()),
-        ("token", token),
+        ("company", Some(p.company.as_str())),
+        ("customer", Some(p.customer.as_str())),
+        ("expires", Some(p.expires.as_str())),
+        ("signature", Some(p.signature.as_str())),
+        ("grant", p.grant.as_deref()),
+        ("access", p.access.as_deref()),
+        ("token", Some(token)),
     ] {
+        let Some(value) = value else { continue };
         let _ = write!(
             s,
             "<input type=\"hidden\" name=\"{name}\" value=\"{}\">",
@@ -176,7 +184,13 @@ pub fn portal(
     let contact = access.contact();
     let token = access.form_token();
     let mut body = String::new();
-    let _ = writeln!(body, "<h1>Your subscriptions</h1>");
+    let rights = access.rights();
+    let title = if rights.see_subscriptions {
+        "Your subscriptions"
+    } else {
+        "Your details"
+    };
+    let _ = writeln!(body, "<h1>{title}</h1>");
     if let Some(n) = notice {
         let _ = writeln!(
             body,
@@ -212,6 +226,20 @@ pub fn portal(
         escape(&contact.email),
         escape(contact.client_id.as_deref().unwrap_or("—"))
     );
+
+    if !rights.see_subscriptions {
+        // A URL whose minter may not read subscriptions (docs/subscriptions.md, Portal).
+        body.push_str(
+            "<p class=\"muted\">This link shows your details only. Ask the merchant about your subscriptions and invoices.</p>\n",
+        );
+        let heading = format!("<div class=\"merchant\">{}</div>", escape(company_name));
+        return document(
+            ctx,
+            &format!("{company_name}: your details"),
+            &heading,
+            &body,
+        );
+    }
 
     // Open invoices.
     let open: Vec<(&Cycle, &Subscription)> = view
@@ -295,6 +323,7 @@ pub fn portal(
         }
         body.push_str("</tbody></table>\n<div class=\"inline\">");
         let moves: &[(SubscriptionStatus, &str, &str)] = match sub.status {
+            _ if !rights.manage_subscriptions => &[],
             SubscriptionStatus::Active | SubscriptionStatus::Overdue => &[
                 (SubscriptionStatus::Paused, "Pause", ""),
                 (

@@ -18,6 +18,7 @@ fn params() -> PortalParams {
         customer: "cus_AbCdEfGhIjKlMnOpQrStUvWx".into(),
         expires: "1795414040".into(),
         signature: "f".repeat(64),
+        ..PortalParams::default()
     }
 }
 
@@ -146,6 +147,78 @@ fn a_refusal_shows_nothing_of_the_customer() {
         render::portal_href("/p", &params()),
         format!(
             "/p/portal?company=0192f0c4-1a2b-7c3d-8e4f-0123456789ab&customer=cus_AbCdEfGhIjKlMnOpQrStUvWx&expires=1795414040&signature={}",
+            "f".repeat(64)
+        )
+    );
+}
+
+#[test]
+fn a_grant_url_shows_and_offers_only_its_rights() {
+    use pay_domain::customers::portal::PortalRights;
+    let grant = uuid::Uuid::from_u128(7);
+    let with = |see: bool, manage: bool| {
+        let mut v = view(&[SubscriptionStatus::Active]);
+        v.access = v.access.with_rights(PortalRights {
+            grant: Some(grant),
+            see_subscriptions: see,
+            manage_subscriptions: manage,
+        });
+        let p = PortalParams {
+            grant: Some(grant.to_string()),
+            access: Some(v.access.rights().access().into()),
+            ..params()
+        };
+        render::portal(
+            Ctx {
+                nonce: "N0nce",
+                prefix: "/p",
+            },
+            &v,
+            &p,
+            None,
+            &|_| Some("https://pay.example/p/pay/x".into()),
+        )
+    };
+    let page = with(true, true);
+    assert_eq!(page.matches("<form method=\"post\"").count(), 3);
+    assert_eq!(
+        page.matches(&format!("name=\"grant\" value=\"{grant}\""))
+            .count(),
+        3,
+        "every form carries the URL's grant"
+    );
+    assert_eq!(
+        page.matches("name=\"access\" value=\"read-write\"").count(),
+        3
+    );
+    let page = with(true, false);
+    assert!(page.contains("Pro &lt;plan&gt;") && page.contains(">Pay 19.99 USD<"));
+    assert_eq!(
+        page.matches("<form method=\"post\"").count(),
+        1,
+        "rename only"
+    );
+    for page in [with(false, false), with(false, true)] {
+        assert!(page.contains("<h1>Your details</h1>"));
+        assert!(!page.contains("Pro &lt;plan&gt;") && !page.contains("Pay 19.99"));
+        assert!(!page.contains("Payment history"));
+        assert_eq!(
+            page.matches("<form method=\"post\"").count(),
+            1,
+            "rename only"
+        );
+    }
+    assert_eq!(
+        render::portal_href(
+            "",
+            &PortalParams {
+                grant: Some(grant.to_string()),
+                access: Some("read".into()),
+                ..params()
+            }
+        ),
+        format!(
+            "/portal?company=0192f0c4-1a2b-7c3d-8e4f-0123456789ab&customer=cus_AbCdEfGhIjKlMnOpQrStUvWx&expires=1795414040&signature={}&grant={grant}&access=read",
             "f".repeat(64)
         )
     );
