@@ -66,6 +66,13 @@ pub struct Config {
 /// The rate-limit variables, each read as `N/SECONDS` (N hits per window of SECONDS).
 fn rate_limits() -> anyhow::Result<RateLimits> {
     let mut limits = RateLimits::default();
+    // `..._REQUEST_EMAIL_PER_RECIPIENT` is the older name of the mail cap, read first so that
+    // `..._MAIL_PER_RECIPIENT` wins when both are set.
+    if let Some(v) = var("PAY_RATE_LIMIT_REQUEST_EMAIL_PER_RECIPIENT") {
+        limits.mail_per_recipient = Limit::parse(&v).with_context(|| {
+            format!("PAY_RATE_LIMIT_REQUEST_EMAIL_PER_RECIPIENT must be N/SECONDS, got {v:?}")
+        })?;
+    }
     let slots: [(&str, &mut Limit); 7] = [
         ("PAY_RATE_LIMIT_LOGIN", &mut limits.login),
         (
@@ -89,8 +96,8 @@ fn rate_limits() -> anyhow::Result<RateLimits> {
             &mut limits.request_email_per_link,
         ),
         (
-            "PAY_RATE_LIMIT_REQUEST_EMAIL_PER_RECIPIENT",
-            &mut limits.request_email_per_recipient,
+            "PAY_RATE_LIMIT_MAIL_PER_RECIPIENT",
+            &mut limits.mail_per_recipient,
         ),
     ];
     for (name, slot) in slots {

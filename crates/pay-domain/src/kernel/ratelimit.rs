@@ -55,8 +55,10 @@ pub struct RateLimits {
     pub gateway_per_address: Limit,
     /// `send-request-email` per link.
     pub request_email_per_link: Limit,
-    /// `send-request-email` per recipient address (across links and companies).
-    pub request_email_per_recipient: Limit,
+    /// Mails of every kind (payment requests, subscription reminders) per recipient address
+    /// (any case), across links and companies: one cap, so no kind of mail can flood an
+    /// outside address.
+    pub mail_per_recipient: Limit,
 }
 
 impl Default for RateLimits {
@@ -68,7 +70,7 @@ impl Default for RateLimits {
             gateway_per_form: Limit::per(120, Duration::minutes(1)),
             gateway_per_address: Limit::per(10, Duration::minutes(1)),
             request_email_per_link: Limit::per(5, Duration::hours(1)),
-            request_email_per_recipient: Limit::per(10, Duration::days(1)),
+            mail_per_recipient: Limit::per(10, Duration::days(1)),
         }
     }
 }
@@ -83,7 +85,7 @@ impl RateLimits {
             self.gateway_per_form,
             self.gateway_per_address,
             self.request_email_per_link,
-            self.request_email_per_recipient,
+            self.mail_per_recipient,
         ]
         .iter()
         .map(|l| l.window)

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::kernel::error::PortResult;
+use crate::kernel::error::{Fault, PortResult, RateLimited};
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::LinkService;
@@ -78,10 +78,7 @@ impl MailService {
             &format!("request-email|link|{}", link.id),
             &self.k.limits.request_email_per_link,
         )?;
-        self.k.throttle::<MailError>(
-            &format!("request-email|to|{}", to.to_ascii_lowercase()),
-            &self.k.limits.request_email_per_recipient,
-        )?;
+        self.count_for_recipient::<MailError>(&to)?;
         let base = self.tenancy.pay_base(link.company_id)?;
         let rendered = render_payment_request(&link, &link.public_url(&base));
         let mail = OutgoingMail {
@@ -106,8 +103,19 @@ impl MailService {
         Ok(mail.to)
     }
 
+    /// Counts one mail to `to` against the one per-recipient cap of every kind of mail
+    /// (`RateLimits::mail_per_recipient`, real time: a moved test clock gives no new day).
+    fn count_for_recipient<E: From<Fault> + From<RateLimited>>(&self, to: &str) -> Result<(), E> {
+        self.k.throttle::<E>(
+            &format!("mail|to|{}", to.to_ascii_lowercase()),
+            &self.k.limits.mail_per_recipient,
+        )
+    }
+
     /// Queues a mail another use case rendered (a subscription reminder) about `link`, due at
-    /// `now` on the company's clock. Nothing is sent here.
+    /// `now` on the company's clock. Nothing is sent here. `None` when the recipient reached
+    /// the per-recipient cap: the mail is dropped (a reminder is news of the moment, not a
+    /// debt; the invoice stays in the portal and the payment link).
     pub(crate) fn queue(
         &self,
         link: &crate::links::PaymentLink,
@@ -115,7 +123,12 @@ impl MailService {
         to: String,
         rendered: crate::mail::RenderedMail,
         now: Timestamp,
-    ) -> PortResult<OutgoingMail> {
+    ) -> PortResult<Option<OutgoingMail>> {
+        match self.count_for_recipient::<CapError>(&to) {
+            Ok(()) => {}
+            Err(CapError::Reached) => return Ok(None),
+            Err(CapError::Fault(f)) => return Err(f),
+        }
         let mail = OutgoingMail {
             id: MailId(self.k.crypto.new_uuid()),
             company_id: link.company_id,
@@ -135,7 +148,7 @@ impl MailService {
             sent_at: None,
         };
         self.store.insert_mail(&mail)?;
-        Ok(mail)
+        Ok(Some(mail))
     }
 
     /// Mailer step 1: claims up to `limit` due mails for `CLAIM_LEASE`.
@@ -176,5 +189,23 @@ impl MailService {
         limit: usize,
     ) -> PortResult<Vec<OutgoingMail>> {
         self.store.pending_mails_after(after, limit)
+    }
+}
+
+/// The cap's two outcomes for a mail no caller waits on.
+enum CapError {
+    Reached,
+    Fault(Fault),
+}
+
+impl From<RateLimited> for CapError {
+    fn from(_: RateLimited) -> Self {
+        CapError::Reached
+    }
+}
+
+impl From<Fault> for CapError {
+    fn from(f: Fault) -> Self {
+        CapError::Fault(f)
     }
 }

@@ -15,5 +15,7 @@ pub trait ClockFollower: Send + Sync {
     fn next_due_after(&self, company: CompanyId, after: Timestamp)
         -> PortResult<Option<Timestamp>>;
     /// Runs the company's work that is due now on its clock; MUST touch no other company's.
-    fn run_due(&self, company: CompanyId) -> PortResult<()>;
+    /// `until` is where the move ends: what a later step supersedes by then (a reminder whose
+    /// next stage comes before the end) is recorded, not announced.
+    fn run_due(&self, company: CompanyId, until: Timestamp) -> PortResult<()>;
 }

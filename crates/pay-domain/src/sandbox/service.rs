@@ -253,7 +253,7 @@ impl SandboxService {
         let target = at.plus(time::Duration::milliseconds(by));
         let mut offset = company.test_clock_offset_ms;
         // What is due already runs first; then each step ahead runs at its own instant.
-        self.run_due_at_step(p.company_id)?;
+        self.run_due_at_step(p.company_id, target)?;
         while at < target {
             let step_to = self
                 .next_follower_instant(p.company_id, at)?
@@ -269,7 +269,7 @@ impl SandboxService {
                 )?
                 .ok_or_else(too_far)?;
             at = step_to;
-            self.run_due_at_step(p.company_id)?;
+            self.run_due_at_step(p.company_id, target)?;
         }
         Ok(clock::company_now(self.k.now(), offset))
     }
@@ -290,8 +290,8 @@ impl SandboxService {
     }
 
     /// What a step of the clock makes due: link and session expiry (in bounded rounds), then
-    /// the followers' work for the company.
-    fn run_due_at_step(&self, company: CompanyId) -> Result<(), SandboxError> {
+    /// the followers' work for the company (`target`: where the move ends).
+    fn run_due_at_step(&self, company: CompanyId, target: Timestamp) -> Result<(), SandboxError> {
         // The company's links may have expired on its new clock.
         self.links.changed();
         for _ in 0..100 {
@@ -301,7 +301,7 @@ impl SandboxService {
             }
         }
         for f in self.followers.each() {
-            f.run_due(company)?;
+            f.run_due(company, target)?;
         }
         Ok(())
     }

@@ -67,8 +67,17 @@ impl ReminderStage {
 
 /// The reminder a cycle should get at `now`: the latest stage whose time has come and that was
 /// not handled yet. Stages whose time came before the link was issued are skipped (the new
-/// invoice is news enough). Returns the stage to record and whether a mail goes out.
-pub fn due_reminder(cycle: &Cycle, zone: Tz, now: Timestamp) -> Option<(ReminderStage, bool)> {
+/// invoice is news enough). `horizon` is where the clock is going: `now` for the scheduler,
+/// the end of the move while a test clock walks; a stage that a later stage follows by then
+/// is recorded but not mailed, so a clock jump sends each cycle at most the one reminder that
+/// is due when it ends, not the ones it walked past. Returns the stage to record and whether
+/// a mail goes out.
+pub fn due_reminder(
+    cycle: &Cycle,
+    zone: Tz,
+    now: Timestamp,
+    horizon: Timestamp,
+) -> Option<(ReminderStage, bool)> {
     if !cycle.status.is_unpaid() {
         return None;
     }
@@ -78,7 +87,12 @@ pub fn due_reminder(cycle: &Cycle, zone: Tz, now: Timestamp) -> Option<(Reminder
         .filter(|s| s.number() > cycle.reminders)
         .filter_map(|s| s.at(cycle.due_at, zone).map(|at| (s, at)))
         .rfind(|(_, at)| *at <= now)?;
-    Some((latest.0, latest.1 >= issued))
+    let superseded = ReminderStage::ALL
+        .into_iter()
+        .filter(|s| *s > latest.0)
+        .filter_map(|s| s.at(cycle.due_at, zone))
+        .any(|at| at <= horizon.max(now));
+    Some((latest.0, latest.1 >= issued && !superseded))
 }
 
 /// When the next reminder of a cycle is due, if it gets one.
@@ -179,6 +193,60 @@ mod tests {
             ReminderStage::OnDue.at(due, kolkata).unwrap().to_rfc3339(),
             // 04:00 on the 11th in Kolkata: the local due date is the 11th.
             "2026-03-11T03:30:00.000Z"
+        );
+    }
+
+    #[test]
+    fn a_clock_jump_announces_only_the_reminder_due_when_it_ends() {
+        use crate::kernel::ids::{CompanyId, CycleId, SubscriptionId};
+        use crate::subscriptions::CycleStatus;
+        let utc: Tz = "UTC".parse().unwrap();
+        let due = ts("2027-03-10T12:00:00Z");
+        let mut c = Cycle {
+            id: CycleId(uuid::Uuid::nil()),
+            subscription_id: SubscriptionId(uuid::Uuid::nil()),
+            company_id: CompanyId(uuid::Uuid::nil()),
+            sequence: 1,
+            due_at: due,
+            amount_usd: "5.00".into(),
+            status: CycleStatus::Open,
+            payment_link_id: None,
+            payment_link_uid: None,
+            issued_at: Some(ts("2027-03-01T00:00:00Z")),
+            paid_at: None,
+            reminders: 0,
+            created_at: due,
+            updated_at: due,
+        };
+        let before = ts("2027-03-07T09:00:00Z");
+        let on = ts("2027-03-10T09:00:00Z");
+        let after = ts("2027-03-12T09:00:00Z");
+        // The scheduler (horizon = now): each stage at its time.
+        assert_eq!(
+            due_reminder(&c, utc, before, before),
+            Some((ReminderStage::BeforeDue, true))
+        );
+        // A walk to a point past the due-day reminder: the before-due one is recorded only.
+        assert_eq!(
+            due_reminder(&c, utc, before, on),
+            Some((ReminderStage::BeforeDue, false))
+        );
+        c.reminders = 1;
+        assert_eq!(
+            due_reminder(&c, utc, on, after),
+            Some((ReminderStage::OnDue, false))
+        );
+        c.reminders = 2;
+        // The last stage is never superseded: due when the walk ends, it goes out.
+        assert_eq!(
+            due_reminder(&c, utc, after, ts("2028-03-01T00:00:00Z")),
+            Some((ReminderStage::Overdue, true))
+        );
+        // A horizon before now is now.
+        c.reminders = 0;
+        assert_eq!(
+            due_reminder(&c, utc, on, before),
+            Some((ReminderStage::OnDue, true))
         );
     }
 }

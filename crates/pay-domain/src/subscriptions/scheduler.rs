@@ -83,11 +83,17 @@ pub(crate) fn next_run(
 impl SubscriptionService {
     /// One scheduler step over at most `limit` due subscriptions.
     pub fn run_due_billing(&self, limit: usize) -> PortResult<BillingRun> {
-        self.run_due_billing_of(None, limit)
+        self.run_due_billing_of(None, limit, None)
     }
 
-    /// One step over at most `limit` due subscriptions, of the company `only` when given.
-    fn run_due_billing_of(&self, only: Option<CompanyId>, limit: usize) -> PortResult<BillingRun> {
+    /// One step over at most `limit` due subscriptions, of the company `only` when given;
+    /// `until`: the end of a test clock's move (`due_reminder`'s horizon).
+    fn run_due_billing_of(
+        &self,
+        only: Option<CompanyId>,
+        limit: usize,
+        until: Option<Timestamp>,
+    ) -> PortResult<BillingRun> {
         let real = self.k.now();
         let lease_until = real.plus(self.config.lease);
         let subs = self
@@ -98,7 +104,7 @@ impl SubscriptionService {
             ..Default::default()
         };
         for sub in subs {
-            if let Err(e) = self.run_one(sub, lease_until, &mut run) {
+            if let Err(e) = self.run_one(sub, lease_until, until, &mut run) {
                 run.failures.push(match e {
                     SubscriptionError::Fault(f) => f,
                     other => Fault::new(format!("billing run refused: {other}")),
@@ -112,9 +118,11 @@ impl SubscriptionService {
         &self,
         sub: Subscription,
         lease_until: Timestamp,
+        until: Option<Timestamp>,
         run: &mut BillingRun,
     ) -> Result<(), SubscriptionError> {
         let now = self.tenancy.company_now(sub.company_id)?;
+        let horizon = until.unwrap_or(now);
         let mut next_sequence = sub.next_sequence;
         if sub.status.bills() {
             next_sequence = self.issue_due_cycles(&sub, now, run)?;
@@ -130,7 +138,7 @@ impl SubscriptionService {
                 }
             }
             for c in &cycles {
-                run.reminders_queued += usize::from(self.remind(&sub, c, now)?);
+                run.reminders_queued += usize::from(self.remind(&sub, c, now, horizon)?);
             }
         }
         let cycles = self.store.cycles(sub.company_id, &[sub.id])?;
@@ -200,9 +208,16 @@ impl SubscriptionService {
     }
 
     /// Queues the reminder a cycle is due for, if any; true when a mail was queued. The stage
-    /// is recorded first (compare-and-set), so a reminder is never sent twice.
-    fn remind(&self, sub: &Subscription, c: &Cycle, now: Timestamp) -> PortResult<bool> {
-        let Some((stage, send)) = due_reminder(c, sub.zone, now) else {
+    /// is recorded first (compare-and-set), so a reminder is never sent twice; a recipient
+    /// past the mail cap gets none (`MailService::queue`).
+    fn remind(
+        &self,
+        sub: &Subscription,
+        c: &Cycle,
+        now: Timestamp,
+        horizon: Timestamp,
+    ) -> PortResult<bool> {
+        let Some((stage, send)) = due_reminder(c, sub.zone, now, horizon) else {
             return Ok(false);
         };
         if !self
@@ -220,14 +235,14 @@ impl SubscriptionService {
         };
         let pay_url = link.public_url(&self.tenancy.pay_base(sub.company_id)?);
         let rendered = render_reminder(sub, c, stage, &pay_url);
-        self.mail.queue(
+        let queued = self.mail.queue(
             &link,
             MailKind::SubscriptionReminder,
             sub.customer_email.clone(),
             rendered,
             now,
         )?;
-        Ok(true)
+        Ok(queued.is_some())
     }
 }
 
@@ -247,9 +262,9 @@ impl ClockFollower for SubscriptionService {
 
     /// Steps until fewer than a batch were due (each step leases what it claims, so a run
     /// never takes one subscription twice; one still due after its run is taken again).
-    fn run_due(&self, company: CompanyId) -> PortResult<()> {
+    fn run_due(&self, company: CompanyId, until: Timestamp) -> PortResult<()> {
         loop {
-            let mut run = self.run_due_billing_of(Some(company), CLOCK_BATCH)?;
+            let mut run = self.run_due_billing_of(Some(company), CLOCK_BATCH, Some(until))?;
             if let Some(failed) = run.failures.pop() {
                 return Err(failed);
             }

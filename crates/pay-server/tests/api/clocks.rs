@@ -341,7 +341,7 @@ async fn request_emails_are_throttled(app: TestApp) {
         sent += 1;
         assert!(sent <= 40, "never throttled");
     }
-    assert_eq!(sent, limits.request_email_per_recipient.max);
+    assert_eq!(sent, limits.mail_per_recipient.max);
 }
 
 macro_rules! with_default_limits {

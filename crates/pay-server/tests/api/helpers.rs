@@ -111,7 +111,7 @@ fn suite_limits() -> RateLimits {
         gateway_per_form: many,
         gateway_per_address: many,
         request_email_per_link: many,
-        request_email_per_recipient: many,
+        mail_per_recipient: many,
         ..RateLimits::default()
     }
 }

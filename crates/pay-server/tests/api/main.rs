@@ -21,6 +21,7 @@ mod gateway;
 mod grant_webhooks;
 mod links;
 mod mail;
+mod mail_flood;
 mod meta;
 mod oauth;
 mod oauth_nonces;
