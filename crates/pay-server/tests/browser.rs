@@ -3,7 +3,9 @@
 //! payer picks an asset, reviews and accepts the quote, sees the deposit address and QR code,
 //! the sandbox pays exactly the amount asked, the page turns to success by itself (polling)
 //! and the browser lands on the merchant's success URL; the merchant's receiver then gets the
-//! signed webhooks of the whole path. The portal: a customer opens the signed URL, sees the
+//! signed webhooks of the whole path. An underpaid payer who reopens the link sees the same
+//! payment with what is still due (another browser sees nothing of it), and a paid one-time
+//! link says so. The portal: a customer opens the signed URL, sees the
 //! subscriptions and invoices, pays an open invoice through the hosted checkout, renames
 //! themself, pauses, resumes and cancels, and a tampered URL shows the refusal page.
 //! Screenshots of each state are taken on the way and, with `PAY_UPDATE_SCREENSHOTS=1`,
@@ -577,6 +579,131 @@ async fn run(
     watch_csp(c).await;
     assert_page_healthy(c).await;
     shots.take(c, "deposit-dark").await;
+    Ok(())
+}
+
+// ----- a payment under way -----
+
+#[actix_rt::test]
+async fn an_underpaid_payer_who_reopens_the_link_is_asked_only_for_the_rest() {
+    in_chromium("underpaid", "checkout", |c, svc, shop, secret, shots| {
+        Box::pin(underpaid_run(c, svc, shop, secret, shots))
+    })
+    .await;
+}
+
+/// A payer sends less than asked, closes the page and opens the link again: the page shows
+/// the same payment with what is still due, never a new start at the full price; another
+/// browser (no cookie) is told a payment is under way and shown nothing of it; the rest
+/// completes the payment. A paid one-time link, reopened, says it is paid.
+async fn underpaid_run(
+    c: &Client,
+    svc: &Service,
+    _shop: &Shop,
+    _secret: &str,
+    shots: &mut Shots,
+) -> Result<(), String> {
+    let uid = svc
+        .create_link(json!({"amount": "25", "title": "Order #1043 - a teapot"}))
+        .await;
+    let page = format!("{}/pay/{uid}", svc.base);
+    c.goto(&page).await.map_err(|e| e.to_string())?;
+    wait_heading(c, "Pay Acme Goods").await;
+    choose(c, BASE_USDC).await;
+    wait_heading(c, "Review your payment").await;
+    click(c, "form[action$='/accept'] button").await;
+    wait_heading(c, "Send your payment").await;
+    let url = c.current_url().await.map_err(|e| e.to_string())?;
+    let id = session_id(&url);
+    let required = text_of(c, "#amount").await;
+    assert_eq!(required, "25");
+    // Twenty arrive: five are still due.
+    let short = svc
+        .sandbox(&uid, json!({"type": "deposit", "amount": "20"}))
+        .await;
+    assert_eq!(short["status"], "underpaid");
+    wait_heading(c, "Part of your payment arrived").await;
+
+    // Away and back through the link itself: the same payment, what is still due.
+    c.goto(&format!("{}/", svc.base))
+        .await
+        .map_err(|e| e.to_string())?;
+    c.goto(&page).await.map_err(|e| e.to_string())?;
+    wait_heading(c, "Part of your payment arrived").await;
+    watch_csp(c).await;
+    let url = c.current_url().await.map_err(|e| e.to_string())?;
+    assert_eq!(session_id(&url), id, "the same session, not a new one");
+    let body = text_of(c, "main").await;
+    assert!(body.contains("Still due"), "{body}");
+    assert!(body.contains("5 USDC"), "{body}");
+    assert!(
+        c.find(Locator::Css("input[name='payAsset']"))
+            .await
+            .is_err(),
+        "no new start offered"
+    );
+    assert_page_healthy(c).await;
+    shots.take(c, "underpaid-reopened").await;
+
+    // Another browser (no cookie): nothing of the payment, nothing to start.
+    c.delete_all_cookies().await.map_err(|e| e.to_string())?;
+    c.goto(&page).await.map_err(|e| e.to_string())?;
+    wait_heading(c, "A payment through this link is under way").await;
+    assert!(c.find(Locator::Css("form")).await.is_err(), "no form");
+    let body = text_of(c, "main").await;
+    assert!(!body.contains("Still due") && !body.contains(&id), "{body}");
+    shots.take(c, "under-way").await;
+
+    // The payer's browser again (the session's page remembers it), and the rest arrives.
+    c.goto(&format!("{page}?session={id}"))
+        .await
+        .map_err(|e| e.to_string())?;
+    wait_heading(c, "Part of your payment arrived").await;
+    let done = svc
+        .sandbox(&uid, json!({"type": "deposit", "amount": "5"}))
+        .await;
+    assert_eq!(done["status"], "complete");
+    assert_eq!(done["id"], id.as_str());
+    wait_heading(c, "Payment complete").await;
+
+    // A one-time link, paid, reopened: it says so; the payer's browser sees its payment.
+    let (status, anon) = svc
+        .api(
+            Method::POST,
+            "/api/public/anonymous-payment-links",
+            Some(json!({
+                "amount": "0.05",
+                "title": "Tip jar",
+                "settlement": {"priorities": [
+                    {"asset": ETH, "address": "0x52908400098527886E0F7030069857D2E4169EE7"}
+                ]}
+            })),
+        )
+        .await;
+    assert_eq!(status, 201, "{anon}");
+    let anon = anon["uid"].as_str().unwrap().to_owned();
+    let anon_page = format!("{}/pay/{anon}", svc.base);
+    c.goto(&anon_page).await.map_err(|e| e.to_string())?;
+    choose(c, ETH).await;
+    wait_heading(c, "Review your payment").await;
+    click(c, "form[action$='/accept'] button").await;
+    wait_heading(c, "Send your payment").await;
+    let amount = text_of(c, "#amount").await;
+    let (status, paid) = svc
+        .api(
+            Method::POST,
+            &format!("/api/public/sandbox/payment-links/{anon}/events"),
+            Some(json!({"type": "deposit", "amount": amount})),
+        )
+        .await;
+    assert_eq!((status, paid["status"].as_str()), (200, Some("complete")));
+    c.goto(&anon_page).await.map_err(|e| e.to_string())?;
+    wait_heading(c, "Payment complete").await;
+    c.delete_all_cookies().await.map_err(|e| e.to_string())?;
+    c.goto(&anon_page).await.map_err(|e| e.to_string())?;
+    wait_heading(c, "This payment link is already paid").await;
+    assert!(c.find(Locator::Css("form")).await.is_err(), "no form");
+    shots.take(c, "already-paid").await;
     Ok(())
 }
 

@@ -24,6 +24,45 @@ pub struct StartBlocked {
 #[error("this one-time payment link is already paid")]
 pub struct LinkAlreadyPaid;
 
+/// The link already holds a payer's money: a session whose deposit is being confirmed
+/// (`processing`) or that fell short (`underpaid`: the payer sends the rest to that session),
+/// or, on a link that takes one payment, the completed one. No new session starts then, so a
+/// payer is never asked for the full amount again; the merchant's resolution (kept or
+/// refunded) frees the link. The session's id stays out of the message: whoever holds the
+/// link is not necessarily its payer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PaymentUnderWay {
+    pub session: crate::kernel::ids::PaymentSessionId,
+    pub status: crate::checkout::machine::SessionStatus,
+}
+
+impl PaymentUnderWay {
+    /// The link took its one payment (else a payment waits to be finished or resolved).
+    pub fn is_paid(&self) -> bool {
+        self.status == crate::checkout::machine::SessionStatus::Complete
+    }
+}
+
+impl std::fmt::Display for PaymentUnderWay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::checkout::machine::SessionStatus as S;
+        f.write_str(match self.status {
+            S::Complete => "this payment link takes one payment and is already paid",
+            S::Underpaid => {
+                "part of a payment through this link already arrived: the payer sends the rest to \
+                 that payment's deposit address, or the merchant resolves it; a new payment \
+                 starts only after that"
+            }
+            _ => {
+                "a payment through this link is being confirmed; a new payment starts only if it \
+                 does not complete"
+            }
+        })
+    }
+}
+
+impl std::error::Error for PaymentUnderWay {}
+
 /// The session already has its refund address: the first one given stays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("a refund address was already given for this payment; it cannot be changed")]
@@ -39,6 +78,7 @@ crate::context_error! {
         Transition(SessionTransition),
         NotActive(LinkNotActive),
         AlreadyPaid(LinkAlreadyPaid),
+        UnderWay(PaymentUnderWay),
         StartBlocked(StartBlocked),
         RefundAddressSet(RefundAddressAlreadySet),
         RateLimited(RateLimited),

@@ -169,6 +169,13 @@ pub trait CheckoutStore {
         &self,
         link: PaymentLinkId,
     ) -> crate::kernel::error::PortResult<Option<PaymentSession>>;
+    /// The link's newest session whose status is one of `statuses` (newest by creation, ties
+    /// by id), if any.
+    fn latest_session_in(
+        &self,
+        link: PaymentLinkId,
+        statuses: &[crate::checkout::machine::SessionStatus],
+    ) -> crate::kernel::error::PortResult<Option<PaymentSession>>;
     /// The link's sessions in `quote` or `pending`, oldest first.
     fn unfinished_sessions(
         &self,

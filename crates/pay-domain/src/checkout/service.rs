@@ -13,7 +13,9 @@ use crate::checkout::ports::{PriceSource, Processor, SettlementObserver};
 use crate::checkout::quote::{self, QuoteRequest};
 use crate::checkout::tolerance;
 use crate::checkout::CheckoutStore;
-use crate::checkout::{CheckoutError, LinkAlreadyPaid, SessionTransition, StartBlocked};
+use crate::checkout::{
+    CheckoutError, LinkAlreadyPaid, PaymentUnderWay, SessionTransition, StartBlocked,
+};
 use crate::checkout::{
     LinkEventWrite, PaymentSession, SessionChange, TimelineEvent, WriteOutcome, DEPOSIT_WINDOW,
 };
@@ -126,6 +128,20 @@ fn arithmetic() -> Fault {
 
 fn received_of(s: &PaymentSession) -> Decimal {
     s.settlement.received()
+}
+
+/// The metadata tag of a subscription cycle's invoice link (`subscriptions` writes it).
+const CYCLE_TAG: &str = "subscriptionCycle";
+
+/// A link that takes one payment: an anonymous one-time link, or a subscription cycle's
+/// invoice (paid once, its cycle is paid).
+fn takes_one_payment(link: &PaymentLink) -> bool {
+    link.is_anonymous()
+        || link
+            .payload
+            .metadata
+            .as_ref()
+            .is_some_and(|m| m.contains_key(CYCLE_TAG))
 }
 
 fn link_state(link: &PaymentLink, now: Timestamp) -> &'static str {
@@ -334,6 +350,36 @@ impl CheckoutService {
             Some(s) if s.link_id == link.id => Ok(s),
             _ => Err(session_not_found().into()),
         }
+    }
+
+    /// The payment of the link that a new start would ask for again, if any
+    /// (`PaymentUnderWay`): a link that takes one payment and has it, else the newest session
+    /// holding the payer's money unresolved (`processing`, `underpaid`).
+    pub(crate) fn under_way(&self, link: &PaymentLink) -> CheckoutResult<Option<PaymentUnderWay>> {
+        let of = |s: PaymentSession| PaymentUnderWay {
+            session: s.id,
+            status: s.status,
+        };
+        if takes_one_payment(link) {
+            let paid = self
+                .store
+                .latest_session_in(link.id, &[SessionStatus::Complete])?;
+            if let Some(s) = paid {
+                return Ok(Some(of(s)));
+            }
+        }
+        let held = self.store.latest_session_in(
+            link.id,
+            &[SessionStatus::Processing, SessionStatus::Underpaid],
+        )?;
+        Ok(held.map(of))
+    }
+
+    /// `under_way` of the link `uid`, for the hosted page: it shows the payer (known by the
+    /// session the browser started) that payment instead of a new start.
+    pub fn payment_under_way(&self, uid: &str) -> CheckoutResult<Option<PaymentUnderWay>> {
+        let link = self.checkout_link(uid)?;
+        self.under_way(&link)
     }
 
     /// The link's newest session (the sandbox's default target).

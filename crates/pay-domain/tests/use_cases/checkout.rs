@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::*;
 use pay_domain::checkout::machine::SessionStatus;
-use pay_domain::checkout::{CheckoutStore, PaymentSession};
+use pay_domain::checkout::{CheckoutStore, PaymentSession, PaymentUnderWay};
 use pay_domain::kernel::amount::Decimal;
 use pay_domain::kernel::ids::PaymentSessionId;
 use pay_domain::links::{Branding, CreateAnonymousLinkInput, SettlementPriority};
@@ -778,6 +778,56 @@ fn the_merchant_completes_an_underpayment_by_hand() {
     ));
 }
 
+#[test]
+fn an_underpaid_link_starts_nothing_until_paid_or_resolved() {
+    let w = world();
+    let shop = w.shop("Acme", "owner@acme.example");
+    for resolution in [None, Some(Resolution::Refund), Some(Resolution::Complete)] {
+        let link = w.link_for(&shop, Some(true));
+        let s = w.started(&link);
+        let short = w.deposit(&shop, &link, "9");
+        assert_eq!(short.status, SessionStatus::Underpaid);
+        let refused = w
+            .pay
+            .checkout()
+            .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9");
+        assert_eq!(
+            refused,
+            Err(CheckoutError::UnderWay(PaymentUnderWay {
+                session: s.id,
+                status: SessionStatus::Underpaid
+            }))
+        );
+        assert!(!refused.unwrap_err().to_string().contains(&s.id.to_string()));
+        assert_eq!(
+            w.pay
+                .checkout()
+                .payment_under_way(link.uid.as_str())
+                .unwrap()
+                .map(|u| u.session),
+            Some(s.id)
+        );
+        match resolution {
+            // The rest, on the same session.
+            None => assert_eq!(w.deposit(&shop, &link, "1").status, SessionStatus::Complete),
+            Some(r) => {
+                w.pay
+                    .checkout()
+                    .resolve_underpayment(&shop.key, link.uid.as_str(), r)
+                    .unwrap();
+            }
+        }
+        assert_eq!(
+            w.pay
+                .checkout()
+                .payment_under_way(link.uid.as_str())
+                .unwrap(),
+            None
+        );
+        w.started(&link);
+    }
+}
+
 // ----- expiry and link changes -----
 
 #[test]
@@ -987,14 +1037,16 @@ fn a_one_time_link_takes_one_payment_and_refunds_the_next() {
     let b = settle(&w.store.payment_session(second.id).unwrap().unwrap());
     assert_eq!(b.status, SessionStatus::RefundPending);
     assert_eq!(b.settlement.to_json()["refundReason"], "link_already_paid");
-    assert!(matches!(
+    // Paid: a new start says so (before the link's archived state).
+    assert_eq!(
         w.pay
             .checkout()
             .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9"),
-        Err(CheckoutError::NotActive(LinkNotActive {
-            state: "archived"
+        Err(CheckoutError::UnderWay(PaymentUnderWay {
+            session: a.id,
+            status: SessionStatus::Complete
         }))
-    ));
+    );
     // The public sandbox route drives anonymous links only.
     let shop = w.shop("Acme", "owner@acme.example");
     let company_link = w.link_for(&shop, Some(true));

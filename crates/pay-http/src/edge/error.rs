@@ -6,7 +6,8 @@ use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use pay_domain::bookkeeping::{BookkeepingError, EvidenceRefusal};
 use pay_domain::checkout::{
-    CheckoutError, LinkAlreadyPaid, RefundAddressAlreadySet, SessionTransition, StartBlocked,
+    CheckoutError, LinkAlreadyPaid, PaymentUnderWay, RefundAddressAlreadySet, SessionTransition,
+    StartBlocked,
 };
 use pay_domain::customers::{CustomerError, PortalRefused};
 use pay_domain::kernel::assets::AssetRefusal;
@@ -172,6 +173,8 @@ pub enum ApiError {
     #[error(transparent)]
     AlreadyPaid(#[from] LinkAlreadyPaid),
     #[error(transparent)]
+    UnderWay(#[from] PaymentUnderWay),
+    #[error(transparent)]
     StartBlocked(#[from] StartBlocked),
     #[error(transparent)]
     RefundAddressSet(#[from] RefundAddressAlreadySet),
@@ -229,7 +232,7 @@ from_context! {
     TenancyError { Invalid, Denied, InvalidLogin, ApiKeyNotFound, NotFound, RateLimited, Fault }
     LinkError { Invalid, UnknownField, Asset, Denied, NotFound, Transition, RateLimited, Fault }
     CheckoutError {
-        Invalid, Denied, NotFound, Transition, NotActive, AlreadyPaid, StartBlocked,
+        Invalid, Denied, NotFound, Transition, NotActive, AlreadyPaid, UnderWay, StartBlocked,
         RefundAddressSet, RateLimited, Fault,
     }
     WebhookError { Invalid, Denied, NotFound, Idempotency, Fault }
@@ -310,6 +313,10 @@ impl ApiError {
             ApiError::NotActive(_) | ApiError::AlreadyPaid(_) => {
                 plain(StatusCode::CONFLICT, "link_not_active")
             }
+            ApiError::UnderWay(u) if u.is_paid() => {
+                plain(StatusCode::CONFLICT, "link_already_paid")
+            }
+            ApiError::UnderWay(_) => plain(StatusCode::CONFLICT, "payment_in_progress"),
             ApiError::StartBlocked(_) => {
                 plain(StatusCode::CONFLICT, "start_blocked_missing_company_wallet")
             }

@@ -722,7 +722,8 @@ async fn a_one_time_link_takes_exactly_one_of_50_concurrent_payers(app: TestApp)
             .unwrap(),
     )
     .await;
-    assert_error(&got, 409, "link_not_active", None);
+    // Paid: the one payment it takes is made (docs/payments.md, "A payment under way").
+    assert_error(&got, 409, "link_already_paid", None);
 }
 
 /// An embedded checkout on another site may call the public API from the browser; the partner

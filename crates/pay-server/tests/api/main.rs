@@ -33,6 +33,7 @@ mod refund_address;
 mod settings;
 mod strict_json;
 mod subscriptions;
+mod underpaid;
 mod webhook_fairness;
 mod webhook_safety;
 mod webhooks;

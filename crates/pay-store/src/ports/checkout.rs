@@ -291,6 +291,28 @@ impl CheckoutStore for DieselStore {
             .transpose()
     }
 
+    fn latest_session_in(
+        &self,
+        link: PaymentLinkId,
+        statuses: &[SessionStatus],
+    ) -> PortResult<Option<PaymentSession>> {
+        let statuses: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
+        self.run("latest session in", |conn| {
+            payment_sessions::table
+                .filter(payment_sessions::link_id.eq(link.to_string()))
+                .filter(payment_sessions::status.eq_any(&statuses))
+                .order((
+                    payment_sessions::created_at.desc(),
+                    payment_sessions::id.desc(),
+                ))
+                .select(PaymentSessionRow::as_select())
+                .first(conn)
+                .optional()
+        })?
+        .map(PaymentSession::try_from)
+        .transpose()
+    }
+
     fn unfinished_sessions(&self, link: PaymentLinkId) -> PortResult<Vec<PaymentSession>> {
         let rows: Vec<PaymentSessionRow> = self.run("unfinished sessions", |conn| {
             payment_sessions::table

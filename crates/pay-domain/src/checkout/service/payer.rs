@@ -5,7 +5,9 @@ use super::*;
 impl CheckoutService {
     /// Starts a session paying with `pay_asset`: a quote to review, or (review skipped) an
     /// open deposit channel at once. At most `limits.checkout_starts` per client address
-    /// (the route is public and every start writes).
+    /// (the route is public and every start writes). A link that already holds a payer's
+    /// money, or took its one payment, starts nothing (`PaymentUnderWay`): the payer is never
+    /// asked for the full amount again.
     pub fn start_session(
         &self,
         uid: &str,
@@ -13,6 +15,9 @@ impl CheckoutService {
         client_addr: &str,
     ) -> CheckoutResult<PaymentSession> {
         let link = self.checkout_link(uid)?;
+        if let Some(held) = self.under_way(&link)? {
+            return Err(held.into());
+        }
         let now = self.links.link_now(&link)?;
         // A link that takes no payment is refused before the start is counted.
         let state = link_state(&link, now);

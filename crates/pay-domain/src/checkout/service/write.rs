@@ -125,7 +125,12 @@ impl CheckoutService {
             let build = self.delivery_builder(link_after, Some(&after), &kinds, trigger, now)?;
             match self.store.write_link_event(&write, &build)? {
                 WriteOutcome::Applied(_) => {
-                    if plan.claim {
+                    // The link's first screen changes with it: a closed one-time link, or a
+                    // payment under way that a new visit is shown instead of a new start.
+                    let under_way = to != current.status
+                        && (matches!(to, SessionStatus::Processing | SessionStatus::Underpaid)
+                            || (to == SessionStatus::Complete && takes_one_payment(link)));
+                    if plan.claim || under_way {
                         self.links.changed();
                     }
                     if to == SessionStatus::Complete && current.status != to {

@@ -384,6 +384,66 @@ pub fn webhook_events_take_consecutive_numbers<S: Ports>(store: &S) {
     assert_eq!(e, Fault::new("unknown payment link"));
 }
 
+/// The newest session of a link among some statuses (a payment under way): other statuses and
+/// other links never count.
+pub fn latest_session_in_picks_the_newest_of_those_statuses<S: Ports>(store: &S) {
+    let c = company(store);
+    let l = link(store, c);
+    let other = link(store, c);
+    let held = [SessionStatus::Processing, SessionStatus::Underpaid];
+    assert_eq!(store.latest_session_in(l.id, &held).unwrap(), None);
+    let short = session(&l, SessionStatus::Underpaid, T0, T0 + 60_000);
+    let newer_quote = session(&l, SessionStatus::Quote, T0 + 10, T0 + 60_000);
+    let theirs = session(&other, SessionStatus::Processing, T0 + 20, T0 + 60_000);
+    for s in [&newer_quote, &short, &theirs] {
+        applied(
+            store
+                .write_link_event(&insert(s_link(s, &l, &other), s), &never)
+                .unwrap(),
+        );
+    }
+    assert_eq!(
+        store.latest_session_in(l.id, &held).unwrap(),
+        Some(short.clone())
+    );
+    let confirming = session(&l, SessionStatus::Processing, T0 + 5, T0 + 60_000);
+    applied(
+        store
+            .write_link_event(&insert(&l, &confirming), &never)
+            .unwrap(),
+    );
+    assert_eq!(
+        store.latest_session_in(l.id, &held).unwrap(),
+        Some(confirming)
+    );
+    assert_eq!(
+        store
+            .latest_session_in(l.id, &[SessionStatus::Underpaid])
+            .unwrap(),
+        Some(short)
+    );
+    assert_eq!(
+        store
+            .latest_session_in(l.id, &[SessionStatus::Complete])
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.latest_session_in(l.id, &[]).unwrap(), None);
+}
+
+/// The link of `s` among two.
+fn s_link<'a>(
+    s: &PaymentSession,
+    a: &'a crate::links::PaymentLink,
+    b: &'a crate::links::PaymentLink,
+) -> &'a crate::links::PaymentLink {
+    if s.link_id == a.id {
+        a
+    } else {
+        b
+    }
+}
+
 pub fn latest_session_newest_first<S: Ports>(store: &S) {
     let c = company(store);
     let l = link(store, c);

@@ -128,6 +128,21 @@ impl CheckoutStore for MemStore {
             .cloned())
     }
 
+    fn latest_session_in(
+        &self,
+        link: PaymentLinkId,
+        statuses: &[crate::checkout::machine::SessionStatus],
+    ) -> PortResult<Option<PaymentSession>> {
+        self.count_call("latest_session_in");
+        Ok(self
+            .tables()
+            .payment_sessions
+            .iter()
+            .filter(|s| s.link_id == link && statuses.contains(&s.status))
+            .max_by_key(|s| (s.created_at, s.id))
+            .cloned())
+    }
+
     fn unfinished_sessions(&self, link: PaymentLinkId) -> PortResult<Vec<PaymentSession>> {
         self.count_call("unfinished_sessions");
         Ok(self

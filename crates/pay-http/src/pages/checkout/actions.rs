@@ -12,7 +12,7 @@ use super::*;
         (status = 400, description = "The choice again with the message (HTML)", content_type = "text/html", body = String),
         (status = 403, description = "`Origin` other than the public origin or the company's verified domain (HTML)", content_type = "text/html", body = String),
         (status = 404, description = "Unknown link (HTML)", content_type = "text/html", body = String),
-        (status = 409, description = "Paused, archived or expired link (HTML)", content_type = "text/html", body = String),
+        (status = 409, description = "Paused, archived or expired link, or a payment under way on it (`payment_in_progress`, `link_already_paid`): the clear page (HTML)", content_type = "text/html", body = String),
         (status = 429, description = "Too many starts from this address (HTML)", content_type = "text/html", body = String),
     )
 )]
@@ -34,6 +34,7 @@ pub async fn start(
     };
     let uid = uid.into_inner();
     let addr = crate::edge::client_addr(&req);
+    let remembered = remembered(&req);
     let p = pay.clone();
     let result = blocking(move || {
         let view = p.checkout().checkout_view(&uid)?;
@@ -65,10 +66,19 @@ pub async fn start(
             &view,
             &Screen::Choose { error: Some(&why) },
         ),
-        Ok(Ok(s)) => see_other(format!(
-            "{}/pay/{}?session={}",
-            page.prefix, view.link.uid, s.id
-        )),
+        Ok(Ok(s)) => {
+            let uid = view.link.uid.to_string();
+            let mut res = see_other(format!("{}/pay/{uid}?session={}", page.prefix, s.id));
+            let _ = res.add_cookie(&payment_cookie(&pay, &uid, &s.id.to_string()));
+            res
+        }
+        Ok(Err(ApiError::UnderWay(u))) => under_way_page(
+            &page,
+            &view,
+            &u,
+            remembered.as_deref(),
+            StatusCode::CONFLICT,
+        ),
         Ok(Err(e)) => action_error(&page, &view, &e, None),
     }
 }

@@ -25,6 +25,54 @@ use render::{Ctx, Problem, Screen};
 
 /// Length of the per-response CSP nonce (alphanumeric, about 131 bits).
 const NONCE_LEN: usize = 22;
+/// Remembers, per link (its path), the session this browser paid with, so that opening the
+/// link again shows that payment (what is still due) instead of a new start; a browser
+/// without it is told a payment is under way and shown nothing of it.
+const PAYMENT_COOKIE: &str = "pay_payment";
+/// How long a browser remembers its payment of a link.
+const PAYMENT_COOKIE_DAYS: i64 = 30;
+
+/// The payment cookie of the link `uid` naming `session`: HttpOnly, SameSite=Lax, on the
+/// link's path only, `Secure` when the public pay URL is https.
+fn payment_cookie(pay: &Pay, uid: &str, session: &str) -> actix_web::cookie::Cookie<'static> {
+    actix_web::cookie::Cookie::build(PAYMENT_COOKIE, session.to_owned())
+        .path(format!("{}/pay/{uid}", path_prefix(pay.public_pay_url())))
+        .http_only(true)
+        .same_site(actix_web::cookie::SameSite::Lax)
+        .secure(pay.public_pay_url().starts_with("https://"))
+        .max_age(actix_web::cookie::time::Duration::days(PAYMENT_COOKIE_DAYS))
+        .finish()
+}
+
+/// The session this browser remembers for the link it asked for, if any.
+fn remembered(req: &HttpRequest) -> Option<String> {
+    req.cookie(PAYMENT_COOKIE).map(|c| c.value().to_owned())
+}
+
+/// The page of a payment under way on the link (`PaymentUnderWay`): this browser's own is
+/// shown (303 to it); any other browser gets the clear page without it.
+fn under_way_page(
+    page: &Page,
+    view: &CheckoutView,
+    u: &pay_domain::checkout::PaymentUnderWay,
+    remembered: Option<&str>,
+    status: StatusCode,
+) -> HttpResponse {
+    let id = u.session.to_string();
+    if remembered == Some(id.as_str()) {
+        if let Some(to) = session_page(&page.prefix, &view.link.uid.to_string(), &id) {
+            return see_other(to);
+        }
+    }
+    page.screen(
+        status,
+        view,
+        &Screen::UnderWay {
+            paid: u.is_paid(),
+            message: None,
+        },
+    )
+}
 
 /// The origin (`scheme://host[:port]`) of the public pay URL: the only `Origin` a page form
 /// may come from.
@@ -339,7 +387,8 @@ pub(crate) fn field(form: &[(String, String)], name: &str) -> Option<String> {
         ("session" = Option<String>, Query, description = "A payer's session to show"),
     ),
     responses(
-        (status = 200, description = "The page: choose an asset, a session in any state, or a clear page for a paused, archived or expired link", content_type = "text/html", body = String),
+        (status = 200, description = "The page: choose an asset, a session in any state, or a clear page for a paused, archived or expired link, or for a link holding a payment under way (another browser's, or a one-time link already paid)", content_type = "text/html", body = String),
+        (status = 303, description = "Without `session`: to this browser's own payment under way on the link (remembered by the `pay_payment` cookie), what is still due shown there", headers(("Location" = String, description = "/pay/{uid}?session={id}"))),
         (status = 404, description = "Unknown link or session (HTML page)", content_type = "text/html", body = String),
     )
 )]
@@ -353,7 +402,9 @@ pub async fn checkout_page(
 ) -> HttpResponse {
     let uid = uid.into_inner();
     let session = session_param(&req);
-    if session.is_none() {
+    let remembered = remembered(&req);
+    // A browser that paid through the link may be shown its payment: never the shared screen.
+    if session.is_none() && remembered.is_none() {
         let nonce = pay.random_alphanumeric(NONCE_LEN);
         let now = std::time::Instant::now();
         if let Some(hit) = cache.get(&uid, &nonce, now, links_epoch.get()) {
@@ -366,22 +417,34 @@ pub async fn checkout_page(
     let key = uid.clone();
     let result = blocking(move || {
         let view = p.checkout().checkout_view(&uid)?;
+        let under_way = match session {
+            None => p.checkout().payment_under_way(&uid)?,
+            Some(_) => None,
+        };
         let s = session.map(|id| {
             p.checkout()
                 .checkout_session(&uid, &id)
                 .map_err(ApiError::from)
         });
-        Ok((view, s))
+        Ok((view, s, under_way))
     })
     .await;
-    let (view, session) = match result {
+    let (view, session, under_way) = match result {
         Ok(found) => found,
         Err(e) => return page.error(&e, None),
     };
     match session {
-        Some(Ok(s)) => page.session(StatusCode::OK, &pay, &view, &s, None),
+        Some(Ok(s)) => {
+            // Whoever holds the session's page is its payer: this browser remembers it.
+            let mut res = page.session(StatusCode::OK, &pay, &view, &s, None);
+            let _ = res.add_cookie(&payment_cookie(&pay, &key, &s.id.to_string()));
+            res
+        }
         Some(Err(e)) => page.error(&e, Some(&view)),
         None => {
+            if let Some(u) = under_way {
+                return under_way_page(&page, &view, &u, remembered.as_deref(), StatusCode::OK);
+            }
             let screen = if view.state == "active" {
                 Screen::Choose { error: None }
             } else {

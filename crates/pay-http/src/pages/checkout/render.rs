@@ -58,6 +58,13 @@ pub enum Screen<'a> {
     Choose { error: Option<&'a str> },
     /// A paused, archived or expired link: no new payments.
     Inactive { message: Option<&'a str> },
+    /// The link holds a payment a new start would ask for again (`PaymentUnderWay`), seen by
+    /// a browser that did not start it: nothing of that payment is shown, nothing starts.
+    /// `paid`: a link that takes one payment has it.
+    UnderWay {
+        paid: bool,
+        message: Option<&'a str>,
+    },
     /// One payer's session, in whatever status it is.
     Session {
         session: &'a PaymentSession,
@@ -315,6 +322,29 @@ pub fn page(ctx: Ctx<'_>, view: &CheckoutView, screen: &Screen<'_>, logo: Option
                 escape(merchant_or_default(view)),
                 if view.state == "paused" { " right now" } else { "" },
             );
+            if let Some(m) = message {
+                let _ = writeln!(
+                    body,
+                    "<p class=\"note\" role=\"alert\">{}</p>",
+                    escape(&sentence(m))
+                );
+            }
+        }
+        Screen::UnderWay { paid, message } => {
+            let merchant = escape(merchant_or_default(view));
+            if *paid {
+                heading = "This payment link is already paid".to_owned();
+                let _ = writeln!(
+                    body,
+                    "<div class=\"icon ok\" aria-hidden=\"true\">&#10003;</div>\n<p>{merchant} already received the one payment this link takes. No new payment can be started here.</p>",
+                );
+            } else {
+                heading = "A payment through this link is under way".to_owned();
+                let _ = writeln!(
+                    body,
+                    "<div class=\"icon off\" aria-hidden=\"true\">!</div>\n<p>Part of a payment through this link has already arrived, or a payment is being confirmed. If it is yours, open this link in the browser you paid with: it shows what is still due and where to send it.</p>\n<p>No new payment can be started here until it is complete or {merchant} has resolved it.</p>",
+                );
+            }
             if let Some(m) = message {
                 let _ = writeln!(
                     body,

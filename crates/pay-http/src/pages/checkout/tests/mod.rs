@@ -444,3 +444,28 @@ fn stopped_links_get_a_clear_page_without_forms() {
 }
 
 mod pages;
+
+#[test]
+fn a_payment_under_way_shows_nothing_of_it_and_offers_no_start() {
+    let v = view("active");
+    for (paid, heading) in [
+        (false, "A payment through this link is under way"),
+        (true, "This payment link is already paid"),
+    ] {
+        let html = render::page(
+            ctx(),
+            &v,
+            &Screen::UnderWay {
+                paid,
+                message: None,
+            },
+            None,
+        );
+        assert!(html.contains("<h1"), "{html}");
+        assert!(html.contains(heading), "{heading}");
+        assert!(!html.contains("<form"), "nothing to start");
+        assert!(!html.contains("0x5290"), "no deposit address");
+        assert!(!html.contains("data-session"), "no session");
+        assert!(html.contains("Acme &lt;script&gt;"), "merchant escaped");
+    }
+}
