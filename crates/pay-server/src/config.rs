@@ -73,8 +73,12 @@ fn rate_limits() -> anyhow::Result<RateLimits> {
             format!("PAY_RATE_LIMIT_REQUEST_EMAIL_PER_RECIPIENT must be N/SECONDS, got {v:?}")
         })?;
     }
-    let slots: [(&str, &mut Limit); 7] = [
+    let slots: [(&str, &mut Limit); 8] = [
         ("PAY_RATE_LIMIT_LOGIN", &mut limits.login),
+        (
+            "PAY_RATE_LIMIT_LOGIN_PER_ADDRESS",
+            &mut limits.login_per_address,
+        ),
         (
             "PAY_RATE_LIMIT_ANONYMOUS_LINKS",
             &mut limits.anonymous_links,

@@ -106,6 +106,7 @@ both_backends!(
 conformance!(
     ratelimit:
     rate_hits_count_per_bucket_and_window,
+    a_forgotten_hit_no_longer_counts,
     concurrent_hits_never_pass_the_limit,
 );
 

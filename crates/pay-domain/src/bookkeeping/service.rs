@@ -407,7 +407,7 @@ impl BookkeepingService {
                 .map_err(|e| {
                     FieldError::new(format!("counterparty.newVendor.{}", e.field), e.message)
                 })?;
-                self.customers.upsert_vendor_for(company, upsert, now)?
+                self.customers.upsert_vendor_for(p, upsert, now)?
             }
         };
         let fields = ExpenseFields {

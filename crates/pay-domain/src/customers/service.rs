@@ -138,19 +138,28 @@ impl CustomerService {
         upsert: ContactUpsert,
         now: Timestamp,
     ) -> PortResult<Upserted> {
-        self.upsert_as(company, ContactKind::Customer, upsert, now)
+        let given = upsert.given();
+        self.upsert_as(company, ContactKind::Customer, upsert, given, now)
     }
 
     /// A vendor made inline by another use case of the company (an expense's counterparty):
-    /// upserted by e-mail, so the company's customer with that e-mail becomes both.
+    /// upserted by e-mail, so the company's customer with that e-mail becomes both. Only a
+    /// caller that may manage customers (`pay:customers:write`) changes the fields of a
+    /// contact that exists: for any other, the existing contact only gains the vendor role
+    /// (a new one is made with the fields given).
     pub(crate) fn upsert_vendor_for(
         &self,
-        company: CompanyId,
+        p: &Principal,
         upsert: ContactUpsert,
         now: Timestamp,
     ) -> PortResult<Contact> {
+        let given = if p.authorize(Scope::CustomersWrite).is_ok() {
+            upsert.given()
+        } else {
+            crate::customers::GivenFields::default()
+        };
         Ok(self
-            .upsert_as(company, ContactKind::Vendor, upsert, now)?
+            .upsert_as(p.company_id, ContactKind::Vendor, upsert, given, now)?
             .into_contact())
     }
 
@@ -159,9 +168,9 @@ impl CustomerService {
         company: CompanyId,
         role: ContactKind,
         upsert: ContactUpsert,
+        given: crate::customers::GivenFields,
         now: Timestamp,
     ) -> PortResult<Upserted> {
-        let given = upsert.given();
         let contact = Contact {
             id: ContactId(self.k.crypto.new_uuid()),
             uid: self

@@ -3,6 +3,23 @@
 //! input. One function for element content and quoted attribute values, plus the URL filter
 //! that keeps `javascript:` and friends out of `href`.
 
+/// The bidirectional controls that reorder the text after them (embeddings, overrides and
+/// isolates, U+202A to U+202E and U+2066 to U+2069; `Ann\u{202E}gpj.exe` reads as
+/// `Annexe.jpg`). Text fields refuse them (`validate::text`); pages and mails neutralise any a
+/// stored value still holds (`escape`, `plain_text`). The marks (U+200E, U+200F, U+061C)
+/// reorder nothing after them and stay allowed.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` for a plain-text mail part or header: each bidirectional control becomes the
+/// replacement character.
+pub fn plain_text(s: &str) -> String {
+    s.chars()
+        .map(|c| if is_bidi_control(c) { '\u{FFFD}' } else { c })
+        .collect()
+}
+
 /// Escapes `s` for HTML element content and for a double- or single-quoted attribute value.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
@@ -22,6 +39,7 @@ pub fn escape_into(out: &mut String, s: &str) {
             // Controls other than tab and newline have no business in a page (and NUL is a
             // parse error); they become the replacement character.
             c if c.is_control() && c != '\n' && c != '\t' => out.push('\u{FFFD}'),
+            c if is_bidi_control(c) => out.push('\u{FFFD}'),
             c => out.push(c),
         }
     }
@@ -83,5 +101,18 @@ mod tests {
         ] {
             assert_eq!(safe_url(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn bidi_controls_are_neutralised() {
+        assert_eq!(escape("Ann\u{202E}gpj.exe"), "Ann\u{FFFD}gpj.exe");
+        assert_eq!(
+            escape("\u{202A}\u{202B}\u{202C}\u{202D}\u{2066}\u{2067}\u{2068}\u{2069}"),
+            "\u{FFFD}".repeat(8)
+        );
+        assert_eq!(plain_text("a\u{2067}b"), "a\u{FFFD}b");
+        // Right-to-left text and the marks stay.
+        assert_eq!(escape("דנה \u{200F}x"), "דנה \u{200F}x");
+        assert!(!is_bidi_control('\u{200E}') && !is_bidi_control('\u{2029}'));
     }
 }

@@ -45,6 +45,9 @@ pub struct RateLimits {
     /// Login attempts per e-mail and client address (contract: 10 failures per 15 minutes;
     /// a successful login clears the bucket).
     pub login: Limit,
+    /// Failed sign-ins per client address, across accounts (a success is not counted), beside
+    /// the per-account limit: one address cannot try passwords on many accounts.
+    pub login_per_address: Limit,
     /// Anonymous links per client address (contract: 30 per minute).
     pub anonymous_links: Limit,
     /// Payment starts on the public checkout per client address.
@@ -65,6 +68,7 @@ impl Default for RateLimits {
     fn default() -> Self {
         RateLimits {
             login: Limit::per(10, Duration::minutes(15)),
+            login_per_address: Limit::per(20, Duration::minutes(15)),
             anonymous_links: Limit::per(30, Duration::minutes(1)),
             checkout_starts: Limit::per(60, Duration::minutes(1)),
             gateway_per_form: Limit::per(120, Duration::minutes(1)),
@@ -80,6 +84,7 @@ impl RateLimits {
     pub fn longest_window(&self) -> Duration {
         [
             self.login,
+            self.login_per_address,
             self.anonymous_links,
             self.checkout_starts,
             self.gateway_per_form,
@@ -118,6 +123,9 @@ pub trait RateLimitStore {
     ) -> PortResult<bool>;
     /// Forgets the bucket's hits (a successful login clears its failures).
     fn clear_hits(&self, bucket: &str) -> PortResult<()>;
+    /// Forgets one hit of the bucket counted at `at`, if there is one (an attempt counted
+    /// before it was checked turned out a success, which the bucket does not count).
+    fn forget_hit(&self, bucket: &str, at: Timestamp) -> PortResult<()>;
 }
 
 #[cfg(test)]

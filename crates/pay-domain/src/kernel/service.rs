@@ -56,6 +56,24 @@ impl Kernel {
         Ok(ratelimit::check(counted, limit)?)
     }
 
+    /// `throttle` with the hit counted at `at` (to be forgotten at that instant again).
+    pub(crate) fn throttle_at<E: From<Fault> + From<RateLimited>>(
+        &self,
+        key: &str,
+        limit: &Limit,
+        at: Timestamp,
+    ) -> Result<(), E> {
+        let counted = self
+            .hits
+            .hit(&self.bucket(key), at, limit.window, limit.max)?;
+        Ok(ratelimit::check(counted, limit)?)
+    }
+
+    /// Forgets the one hit of `key` counted at `at` (an attempt that succeeded).
+    pub(crate) fn forget_throttle_hit(&self, key: &str, at: Timestamp) -> PortResult<()> {
+        self.hits.forget_hit(&self.bucket(key), at)
+    }
+
     /// Forgets the hits of `key` (a successful login clears its failures).
     pub(crate) fn clear_throttle(&self, key: &str) -> PortResult<()> {
         self.hits.clear_hits(&self.bucket(key))

@@ -32,6 +32,14 @@ pub fn text(field: &str, value: &str, max: usize, allow_empty: bool) -> Result<(
             format!("{field} must not contain control characters"),
         ));
     }
+    if value.chars().any(crate::kernel::html::is_bidi_control) {
+        return Err(FieldError::new(
+            field,
+            format!(
+                "{field} must not contain bidirectional control characters (U+202A to U+202E, U+2066 to U+2069)"
+            ),
+        ));
+    }
     Ok(())
 }
 
@@ -240,6 +248,11 @@ mod tests {
         assert!(text("t", "ééééé", 5, false).is_ok());
         assert!(text("t", "éééééé", 5, false).is_err());
         assert!(text("t", "a\u{0}b", 5, false).is_err());
+        for bidi in ['\u{202A}', '\u{202E}', '\u{2066}', '\u{2069}'] {
+            let e = text("name", &format!("Ann{bidi}x"), 10, false).unwrap_err();
+            assert!(e.message.contains("bidirectional"), "{e:?}");
+        }
+        assert!(text("t", "דנה\u{200F}", 5, false).is_ok());
     }
 
     #[test]

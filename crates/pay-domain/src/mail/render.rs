@@ -10,6 +10,18 @@ pub struct RenderedMail {
     pub html: String,
 }
 
+impl RenderedMail {
+    /// The mail with the bidirectional controls of its plain parts neutralised (the HTML part
+    /// is escaped, which neutralises them too): what every renderer returns.
+    pub fn neutralised(self) -> RenderedMail {
+        RenderedMail {
+            subject: crate::kernel::html::plain_text(&self.subject),
+            text: crate::kernel::html::plain_text(&self.text),
+            html: self.html,
+        }
+    }
+}
+
 /// One line: every run of whitespace or control characters becomes one space (the subject is a
 /// header; merchant text may hold newlines).
 fn one_line(s: &str) -> String {
@@ -124,4 +136,5 @@ pub fn render_payment_request(link: &PaymentLink, public_url: &str) -> RenderedM
         text,
         html,
     }
+    .neutralised()
 }

@@ -150,6 +150,7 @@ pub fn render_reminder(
         text,
         html,
     }
+    .neutralised()
 }
 
 /// The calendar date of `t` in `zone` (`2026-01-31`): what reminders and the customer portal

@@ -313,8 +313,12 @@ impl TenancyService {
         let email = normalize_email(email);
         let now = self.k.now();
         // Every attempt counts before the password is checked, so parallel guesses cannot
-        // pass the limit together; a success forgets the bucket.
+        // pass the limit together; a success forgets the account's bucket, and its own hit in
+        // the address's bucket (which so counts failures across accounts).
         let key = format!("login:{email}|{client_addr}");
+        let addr_key = format!("login-addr|{client_addr}");
+        self.k
+            .throttle_at::<TenancyError>(&addr_key, &self.k.limits.login_per_address, now)?;
         self.k
             .throttle::<TenancyError>(&key, &self.k.limits.login)?;
         let user = self.store.user_by_email(&email)?;
@@ -332,6 +336,7 @@ impl TenancyService {
             .next()
             .ok_or(InvalidLogin)?;
         self.k.clear_throttle(&key)?;
+        self.k.forget_throttle_hit(&addr_key, now)?;
         let token = self.k.new_secret("pss_");
         let csrf = self.k.new_secret("");
         let session = StoredSignIn {

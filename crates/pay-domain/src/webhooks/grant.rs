@@ -306,12 +306,19 @@ impl From<&GrantSubscription> for SubscriptionView {
 }
 
 /// The answer of a PUT or DELETE: the subscription, whether it was created, and the secret
-/// when one was issued. Stored sealed for replay when the request carried a key.
+/// when one was issued. Stored sealed for replay when the request carried a key, without the
+/// secret itself: `issued_secret_digest` names the one issued (SHA-256), and a replay takes
+/// it from the subscription while it still signs there, so that erasing it (DELETE,
+/// `active: false`) or rotating it out erases it from every stored answer too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SubscriptionAnswer {
     pub created: bool,
     pub subscription: SubscriptionView,
     pub signing_secret: Option<String>,
+    /// The digest of the secret the request issued (the stored form; answers stored before
+    /// it carry the secret in `signing_secret` instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_secret_digest: Option<String>,
     /// Set on a replay (`Idempotent-Replayed: true`); never stored.
     #[serde(skip)]
     pub replayed: bool,

@@ -667,9 +667,10 @@ fn login_unknown_email_and_wrong_password_look_the_same() {
         Err(InvalidLogin.into())
     );
     assert_eq!(w.crypto.verify_calls(), vec![None, Some(format!("h:{PW}"))]);
-    // Both attempts were counted in the e-mail and address's bucket before the check.
-    assert_eq!(w.store.calls("rate_hit"), 2);
-    assert_eq!(w.store.snapshot().rate_hits.len(), 2);
+    // Both attempts were counted before the check, in the e-mail and address's bucket and in
+    // the address's own.
+    assert_eq!(w.store.calls("rate_hit"), 4);
+    assert_eq!(w.store.snapshot().rate_hits.len(), 4);
     assert_eq!(w.store.calls("insert_sign_in"), 0);
     assert!(w.store.snapshot().sessions.is_empty());
 }
@@ -724,6 +725,29 @@ fn ten_failures_lock_the_email_and_address_for_the_window() {
 }
 
 #[test]
+fn failures_across_accounts_lock_the_address() {
+    let w = world();
+    w.tenant("Acme", "ops@acme.example");
+    let cap = pay_domain::kernel::ratelimit::RateLimits::default().login_per_address;
+    // Successes are not counted.
+    for _ in 0..3 {
+        assert_eq!(login_result(&w, "ops@acme.example", ADDR), Ok(()));
+    }
+    for i in 0..cap.max {
+        fail_login(&w, &format!("user{i}@acme.example"), ADDR);
+    }
+    let locked = Err(RateLimited {
+        retry_after_secs: 900,
+    }
+    .into());
+    assert_eq!(login_result(&w, "ops@acme.example", ADDR), locked);
+    // Another address is not locked.
+    assert_eq!(login_result(&w, "ops@acme.example", "198.51.100.1"), Ok(()));
+    w.advance(Duration::minutes(15) + Duration::seconds(1));
+    assert_eq!(login_result(&w, "ops@acme.example", ADDR), Ok(()));
+}
+
+#[test]
 fn the_window_slides_over_old_failures() {
     let w = world();
     w.tenant("Acme", "ops@acme.example");
@@ -750,7 +774,9 @@ fn a_successful_login_clears_the_failures() {
         fail_login(&w, "ops@acme.example", ADDR);
     }
     assert_eq!(login_result(&w, "ops@acme.example", ADDR), Ok(()));
-    assert!(w.store.snapshot().rate_hits.is_empty());
+    // The account's failures are forgotten; the address keeps its nine failures, not the
+    // success.
+    assert_eq!(w.store.snapshot().rate_hits.len(), 9);
     // Without the clear these would make 18 in the window.
     for _ in 0..9 {
         fail_login(&w, "ops@acme.example", ADDR);

@@ -9,12 +9,13 @@ use pay_domain::tenancy::Theme;
 use serde_json::Value;
 use utoipa::openapi::schema::{Object, ObjectBuilder, SchemaType, Type};
 
-/// Characters that `char::is_control` refuses in free text (C0 and C1, except tab, line feed
-/// and carriage return).
-const ALLOWED_IN_TEXT: &str = r"[^\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F]";
-/// A character that is neither control nor white space (what `str::trim` keeps).
+/// Characters that free text refuses: `char::is_control` (C0 and C1, except tab, line feed
+/// and carriage return) and the bidirectional controls (`kernel::html::is_bidi_control`).
+const ALLOWED_IN_TEXT: &str = r"[^\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\u202A-\u202E\u2066-\u2069]";
+/// A character that is neither control nor white space (what `str::trim` keeps), nor a
+/// bidirectional control.
 const VISIBLE: &str =
-    r"[^\x00-\x20\x7F-\x9F\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]";
+    r"[^\x00-\x20\x7F-\x9F\u00A0\u1680\u2000-\u200A\u2028-\u202F\u205F\u2066-\u2069\u3000]";
 
 fn string(nullable: bool) -> ObjectBuilder {
     let t = if nullable {
@@ -33,7 +34,7 @@ fn one_of(values: impl IntoIterator<Item = &'static str>, nullable: bool) -> Obj
     string(nullable).enum_values(Some(all)).build()
 }
 
-/// Free text of 1 to `max` characters: not blank, no control characters but tab and line
+/// Free text of 1 to `max` characters: not blank, no control or bidirectional control characters but tab and line
 /// breaks (`validate::text`).
 fn text(max: usize, nullable: bool, description: &str) -> Object {
     string(nullable)
@@ -63,7 +64,7 @@ pub fn title() -> Object {
     text(
         200,
         true,
-        "1 to 200 characters, not blank, no control characters.",
+        "1 to 200 characters, not blank, no control or bidirectional control characters.",
     )
 }
 
@@ -71,7 +72,7 @@ pub fn description() -> Object {
     text(
         2000,
         true,
-        "1 to 2,000 characters, not blank, no control characters.",
+        "1 to 2,000 characters, not blank, no control or bidirectional control characters.",
     )
 }
 
@@ -79,7 +80,7 @@ pub fn order_id() -> Object {
     text(
         200,
         true,
-        "1 to 200 characters, not blank, no control characters.",
+        "1 to 200 characters, not blank, no control or bidirectional control characters.",
     )
 }
 
@@ -87,7 +88,7 @@ pub fn client_id() -> Object {
     text(
         200,
         true,
-        "1 to 200 characters, not blank, no control characters.",
+        "1 to 200 characters, not blank, no control or bidirectional control characters.",
     )
 }
 
@@ -116,7 +117,7 @@ pub fn branding_name() -> Object {
     text(
         100,
         true,
-        "1 to 100 characters, not blank, no control characters.",
+        "1 to 100 characters, not blank, no control or bidirectional control characters.",
     )
 }
 
@@ -124,7 +125,7 @@ pub fn integration_name() -> Object {
     text(
         100,
         false,
-        "1 to 100 characters, not blank, no control characters.",
+        "1 to 100 characters, not blank, no control or bidirectional control characters.",
     )
 }
 
@@ -255,7 +256,7 @@ pub fn subscription_events() -> utoipa::openapi::schema::Array {
         .build()
 }
 
-/// A grant subscription's description: at most 500 characters, no control characters.
+/// A grant subscription's description: at most 500 characters, no control or bidirectional control characters.
 pub fn grant_subscription_description() -> Object {
     string(false)
         .max_length(Some(pay_domain::webhooks::grant::MAX_DESCRIPTION))
@@ -335,7 +336,7 @@ pub fn contact_name() -> Object {
     text(
         200,
         true,
-        "1 to 200 characters, not blank, no control characters; absent or `null` keeps it.",
+        "1 to 200 characters, not blank, no control or bidirectional control characters; absent or `null` keeps it.",
     )
 }
 
@@ -343,7 +344,7 @@ pub fn subscription_label() -> Object {
     text(
         200,
         false,
-        "Customer-facing label, 1 to 200 characters, not blank, no control characters.",
+        "Customer-facing label, 1 to 200 characters, not blank, no control or bidirectional control characters.",
     )
 }
 
@@ -351,7 +352,9 @@ pub fn subscription_description() -> Object {
     string(true)
         .max_length(Some(2000))
         .pattern(Some(format!("^{ALLOWED_IN_TEXT}*$")))
-        .description(Some("At most 2,000 characters, no control characters."))
+        .description(Some(
+            "At most 2,000 characters, no control or bidirectional control characters.",
+        ))
         .build()
 }
 

@@ -112,6 +112,7 @@ fn suite_limits() -> RateLimits {
         gateway_per_address: many,
         request_email_per_link: many,
         mail_per_recipient: many,
+        login_per_address: many,
         ..RateLimits::default()
     }
 }

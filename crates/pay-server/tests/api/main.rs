@@ -30,6 +30,7 @@ mod oauth_support;
 mod portal;
 mod portal_rights;
 mod refund_address;
+mod review_lows;
 mod settings;
 mod strict_json;
 mod subscriptions;

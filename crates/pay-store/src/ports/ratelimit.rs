@@ -67,6 +67,26 @@ impl RateLimitStore for DieselStore {
         Ok(counted == 1)
     }
 
+    fn forget_hit(&self, bucket: &str, at: Timestamp) -> PortResult<()> {
+        let at = at.unix_millis();
+        self.write("forget rate hit", |conn| {
+            write_transaction(conn, |conn| {
+                let one: Option<String> = rate_hits::table
+                    .filter(rate_hits::bucket.eq(bucket))
+                    .filter(rate_hits::at.eq(at))
+                    .select(rate_hits::id)
+                    .first(conn)
+                    .optional()?;
+                match one {
+                    Some(id) => diesel::delete(rate_hits::table.filter(rate_hits::id.eq(id)))
+                        .execute(conn)
+                        .map(|_| ()),
+                    None => Ok(()),
+                }
+            })
+        })
+    }
+
     fn clear_hits(&self, bucket: &str) -> PortResult<()> {
         self.write("clear rate hits", |conn| {
             diesel::delete(rate_hits::table.filter(rate_hits::bucket.eq(bucket))).execute(conn)

@@ -37,6 +37,27 @@ pub fn rate_hits_count_per_bucket_and_window<S: Ports>(store: &S) {
     assert!(!store.hit("B", ts(T0 + 10), minute, 1).unwrap());
 }
 
+/// Forgetting a hit removes exactly one hit of that bucket at that instant: a success counted
+/// before it was checked no longer counts.
+pub fn a_forgotten_hit_no_longer_counts<S: Ports>(store: &S) {
+    let minute = Duration::minutes(1);
+    for _ in 0..3 {
+        assert!(store.hit("f", ts(T0), minute, 3).unwrap());
+    }
+    assert!(!store.hit("f", ts(T0), minute, 3).unwrap());
+    store.forget_hit("f", ts(T0)).unwrap();
+    assert!(
+        store.hit("f", ts(T0), minute, 3).unwrap(),
+        "one place freed"
+    );
+    assert!(!store.hit("f", ts(T0), minute, 3).unwrap(), "only one");
+    // Another instant, another bucket, or nothing to forget: nothing changes.
+    store.forget_hit("f", ts(T0 + 1)).unwrap();
+    store.forget_hit("F", ts(T0)).unwrap();
+    store.forget_hit("none", ts(T0)).unwrap();
+    assert!(!store.hit("f", ts(T0), minute, 3).unwrap());
+}
+
 /// Hits of one bucket from many threads at once never pass the limit together (the count and
 /// the decision are one atomic step; two statements let a burst through on PostgreSQL).
 pub fn concurrent_hits_never_pass_the_limit<S: Ports>(store: &S) {

@@ -271,6 +271,19 @@ impl RateLimitStore for MemStore {
         self.tables().rate_hits.retain(|(b, _)| b != bucket);
         Ok(())
     }
+
+    fn forget_hit(&self, bucket: &str, at: Timestamp) -> PortResult<()> {
+        self.count_call("forget_hit");
+        let mut t = self.tables();
+        if let Some(i) = t
+            .rate_hits
+            .iter()
+            .position(|(b, a)| b == bucket && *a == at)
+        {
+            t.rate_hits.remove(i);
+        }
+        Ok(())
+    }
 }
 
 impl IntegrationStore for MemStore {

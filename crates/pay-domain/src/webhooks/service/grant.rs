@@ -110,14 +110,44 @@ impl WebhookService {
             }
             Claim::Answered(sealed) => {
                 let text = self.k.sealer.open(&sealed, &request.aad())?;
-                let mut answer: SubscriptionAnswer = serde_json::from_str(text.expose())
+                let answer: SubscriptionAnswer = serde_json::from_str(text.expose())
                     .map_err(|e| Fault::caused("stored idempotent answer", e))?;
+                let mut answer = self.with_live_secret(grant, answer)?;
                 answer.replayed = true;
                 Ok(answer)
             }
             Claim::Reused => Err(IdempotencyConflict::Reused.into()),
             Claim::InFlight => Err(IdempotencyConflict::InFlight.into()),
         }
+    }
+
+    /// A stored answer as it is replayed: the secret it issued, taken from the subscription
+    /// while it still signs there (current, or previous within its grace), else left out.
+    fn with_live_secret(
+        &self,
+        grant: uuid::Uuid,
+        mut answer: SubscriptionAnswer,
+    ) -> WebhookResult<SubscriptionAnswer> {
+        // An answer stored before `issued_secret_digest` carries the secret itself.
+        let wanted = match answer.signing_secret.take() {
+            Some(legacy) => self.k.crypto.digest(&legacy),
+            None => match answer.issued_secret_digest.take() {
+                Some(d) => crate::kernel::secret::SecretDigest(d),
+                None => return Ok(answer),
+            },
+        };
+        let Some(sub) = self.store.grant_subscription(grant)? else {
+            return Ok(answer);
+        };
+        let aad = GrantSubscription::aad(sub.id);
+        for stored in sub.live_secrets(self.k.clock.now()) {
+            let secret = self.k.sealer.open(&stored.sealed, &aad)?;
+            if self.k.crypto.digest_matches(secret.expose(), &wanted) {
+                answer.signing_secret = Some(secret.expose().to_owned());
+                break;
+            }
+        }
+        Ok(answer)
     }
 
     /// One write by the state table, compare-and-set on the version (re-decided on a lost
@@ -171,11 +201,22 @@ impl WebhookService {
                 created,
                 subscription: SubscriptionView::from(&sub),
                 signing_secret: issued.map(|s| s.expose().to_owned()),
+                issued_secret_digest: None,
                 replayed: false,
             };
             let completion = match keyed {
                 Some((request, token)) => {
-                    let text = serde_json::to_string(&answer)
+                    // Stored without the secret (`SubscriptionAnswer`): one copy of it lives,
+                    // the subscription's, so erasing that erases it everywhere.
+                    let stored = SubscriptionAnswer {
+                        signing_secret: None,
+                        issued_secret_digest: answer
+                            .signing_secret
+                            .as_deref()
+                            .map(|s| self.k.crypto.digest(s).0),
+                        ..answer.clone()
+                    };
+                    let text = serde_json::to_string(&stored)
                         .map_err(|e| Fault::caused("idempotent answer", e))?;
                     Some(Completion {
                         scope: request.scope.clone(),

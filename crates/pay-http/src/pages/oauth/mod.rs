@@ -492,13 +492,18 @@ pub async fn signin(
             );
             return Ok(render(&pay, &config, a));
         }
-        Err(TenancyError::RateLimited(_)) => {
+        Err(TenancyError::RateLimited(limited)) => {
             let a = problem(
                 StatusCode::TOO_MANY_REQUESTS,
                 "Too many attempts",
                 "Wait a few minutes, then try again.",
             );
-            return Ok(render(&pay, &config, a));
+            let mut res = render(&pay, &config, a);
+            res.headers_mut().insert(
+                actix_web::http::header::RETRY_AFTER,
+                actix_web::http::header::HeaderValue::from(limited.retry_after_secs),
+            );
+            return Ok(res);
         }
         Err(e) => return Err(e.into()),
     };
