@@ -226,6 +226,12 @@ impl PaymentLink {
     pub fn is_anonymous(&self) -> bool {
         self.created_by == CreatedBy::Anonymous
     }
+
+    /// Past its `expires_at` at `now` (its company's clock: `LinkService::link_now`). Expiry
+    /// is not a status (the contract); reads say it beside `status`.
+    pub fn is_expired_at(&self, now: Timestamp) -> bool {
+        self.expires_at.is_some_and(|e| e <= now)
+    }
 }
 
 /// The caller-settable fields of a new link, already typed by the edge (JSON types checked),

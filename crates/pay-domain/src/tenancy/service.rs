@@ -525,6 +525,19 @@ impl TenancyService {
         Ok(pay_base_of(&c, &self.k.public_pay_url))
     }
 
+    /// `pay_base` and now on the company's clock, from one read of the company: what a read of
+    /// its links shows (`publicUrl`, and whether each is past its expiry on that clock).
+    pub fn pay_base_and_now(&self, company: CompanyId) -> PortResult<(String, Timestamp)> {
+        if company == crate::links::ANONYMOUS_COMPANY {
+            return Ok((self.k.public_pay_url.to_string(), self.k.now()));
+        }
+        let (c, _) = self.company_with_settings(company)?;
+        Ok((
+            pay_base_of(&c, &self.k.public_pay_url),
+            self.company_now_of(&c),
+        ))
+    }
+
     /// Whether `host` is `company`'s verified payment-link domain (its hosted pages' forms may
     /// come from `https://{host}`). An unknown company has none.
     pub fn pays_on(&self, company: CompanyId, host: &str) -> PortResult<bool> {

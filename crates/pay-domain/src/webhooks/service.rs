@@ -322,7 +322,10 @@ impl WebhookService {
         trigger: &str,
         session: SessionSnapshot,
     ) -> PortResult<Vec<Delivery>> {
-        let plan = self.plan_events(link, session, &[event], trigger, self.k.clock.now())?;
+        // Dated on the link's company clock, as every event of its payments: the log's order
+        // (and a retry's due time) follows that clock.
+        let now = self.links.link_now(link)?;
+        let plan = self.plan_events(link, session, &[event], trigger, now)?;
         if plan.has_no_target() {
             return Ok(vec![]);
         }
@@ -400,7 +403,8 @@ impl WebhookService {
     pub fn resend_delivery(&self, p: &Principal, id: &str) -> WebhookResult<Delivery> {
         p.authorize(Scope::WebhooksWrite)?;
         let old = self.visible_delivery(p, id)?;
-        let now = self.k.clock.now();
+        // On the company's clock, as the deliveries it sits among in the log.
+        let now = self.tenancy.company_now(old.company_id)?;
         let new_id = self.k.crypto.new_uuid();
         // It goes where the owner's callback points now (the dispatcher checks again when it
         // sends); with no callback left it keeps the old URL and ends `no callback`.

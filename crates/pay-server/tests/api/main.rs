@@ -23,6 +23,7 @@ mod links;
 mod mail;
 mod mail_flood;
 mod meta;
+mod moved_clock;
 mod oauth;
 mod oauth_nonces;
 mod oauth_pages;

@@ -63,14 +63,19 @@ pub struct PaymentLinkDto<'a> {
     pub updated_at: Timestamp,
     #[schema(value_type = Option<String>, example = "2026-11-23T06:07:20.123Z")]
     pub expires_at: Option<Timestamp>,
+    /// Whether `expires_at` has passed on the company's clock (its sandbox test clock
+    /// included). Expiry is not a status: `status` stays the merchant's; an expired link takes
+    /// no payment (the Checkout API's `status` then reads `expired`).
+    pub expired: bool,
     #[serde(rename = "publicUrl")]
     #[schema(value_type = String)]
     pub public_url: PublicUrl<'a>,
 }
 
 impl<'a> PaymentLinkDto<'a> {
-    /// `base`: where the company's hosted pages live (`TenancyService::pay_base`).
-    pub fn new(link: &'a PaymentLink, base: &'a str) -> Self {
+    /// `base`: where the company's hosted pages live, `now`: the company's clock
+    /// (`TenancyService::pay_base_and_now`).
+    pub fn new(link: &'a PaymentLink, base: &'a str, now: Timestamp) -> Self {
         PaymentLinkDto {
             public_url: PublicUrl {
                 base,
@@ -82,6 +87,7 @@ impl<'a> PaymentLinkDto<'a> {
             created_at: link.created_at,
             updated_at: link.updated_at,
             expires_at: link.expires_at,
+            expired: link.is_expired_at(now),
             payload: PaymentLinkPayloadDto::from(&link.payload),
         }
     }
@@ -423,8 +429,10 @@ mod tests {
             "https://pay.example/",
             "https://pay.example//",
         ] {
-            let json = serde_json::to_value(PaymentLinkDto::new(&link, base)).unwrap();
+            let json = serde_json::to_value(PaymentLinkDto::new(&link, base, link.created_at))
+                .unwrap();
             assert_eq!(json["publicUrl"], link.public_url(base), "{base}");
+            assert_eq!(json["expired"], false);
             assert_eq!(json["uid"], link.uid.as_str());
         }
     }

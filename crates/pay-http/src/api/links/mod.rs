@@ -31,7 +31,7 @@ async fn anonymous(
     Ok(HttpResponse::Created()
         .insert_header(("cache-control", "no-store"))
         .json(AnonymousLinkDto {
-            link: PaymentLinkDto::new(&link, pay.public_pay_url()),
+            link: PaymentLinkDto::new(&link, pay.public_pay_url(), pay.now()),
             webhook_secret: secret.map(|s| s.expose().to_owned()),
         }))
 }
@@ -92,10 +92,11 @@ pub async fn create_link(
         let principal = creds.principal(&p)?;
         let input = CreateLinkInput::from(body.read::<CreatePaymentLinkRequest>()?);
         let link = p.links().create_link(&principal, input)?;
-        Ok((link, p.tenancy().pay_base(principal.company_id)?))
+        Ok((link, p.tenancy().pay_base_and_now(principal.company_id)?))
     })
     .await?;
-    Ok(HttpResponse::Created().json(PaymentLinkDto::new(&link.0, &link.1)))
+    let (link, (base, now)) = link;
+    Ok(HttpResponse::Created().json(PaymentLinkDto::new(&link, &base, now)))
 }
 
 /// List up to 200 newest payment links.
@@ -115,10 +116,10 @@ pub async fn list_links(pay: web::Data<Pay>, creds: Credentials) -> Result<HttpR
     let body = blocking(move || {
         let principal = creds.principal(&p)?;
         let links = p.links().list_links(&principal)?;
-        let base = p.tenancy().pay_base(principal.company_id)?;
+        let (base, now) = p.tenancy().pay_base_and_now(principal.company_id)?;
         let data: Vec<_> = links
             .iter()
-            .map(|l| PaymentLinkDto::new(l, &base))
+            .map(|l| PaymentLinkDto::new(l, &base, now))
             .collect();
         // About 1 KB a link: one buffer, no regrowth on the way.
         let mut body = Vec::with_capacity(64 + 1024 * data.len());
@@ -151,14 +152,14 @@ pub async fn get_link(
 ) -> Result<HttpResponse, ApiError> {
     let p = pay.clone();
     let uid = uid.into_inner();
-    let (detail, base) = blocking(move || {
+    let (detail, (base, now)) = blocking(move || {
         let principal = creds.principal(&p)?;
         let detail = p.checkout().link_detail(&principal, &uid)?;
-        Ok((detail, p.tenancy().pay_base(principal.company_id)?))
+        Ok((detail, p.tenancy().pay_base_and_now(principal.company_id)?))
     })
     .await?;
     Ok(HttpResponse::Ok().json(PaymentLinkDetailDto {
-        link: PaymentLinkDto::new(&detail.link, &base),
+        link: PaymentLinkDto::new(&detail.link, &base, now),
         latest_session: detail.latest_session.map(Into::into),
         timeline: detail.timeline.into_iter().map(Into::into).collect(),
     }))
@@ -195,8 +196,9 @@ pub async fn update_link_status(
             FieldError::new("status", "status must be active, paused or archived")
         })?;
         let link = p.links().set_link_status(&principal, &uid, to)?;
-        Ok((link, p.tenancy().pay_base(principal.company_id)?))
+        Ok((link, p.tenancy().pay_base_and_now(principal.company_id)?))
     })
     .await?;
-    Ok(HttpResponse::Ok().json(PaymentLinkDto::new(&link.0, &link.1)))
+    let (link, (base, now)) = link;
+    Ok(HttpResponse::Ok().json(PaymentLinkDto::new(&link, &base, now)))
 }
