@@ -231,21 +231,20 @@ fn is_forbidden_v6(ip: Ipv6Addr) -> bool {
 /// trailing dot). Names are judged again at connect time, by every address they resolve to.
 pub fn host_refusal(host: &str) -> Option<&'static str> {
     if let Ok(v6) = host.parse::<Ipv6Addr>() {
-        return is_forbidden_v6(v6).then_some("must be a public address");
+        return is_forbidden_v6(v6).then_some(PRIVATE_HOST);
     }
     if is_malformed_name(host) {
         return Some("must have a valid host");
     }
     let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
     if name == "localhost" || name.ends_with(".localhost") {
-        return Some("must be a public address");
+        return Some(PRIVATE_HOST);
     }
     let ip = name
         .parse::<IpAddr>()
         .ok()
         .or_else(|| lenient_ipv4(&name).map(IpAddr::V4));
-    ip.is_some_and(is_forbidden_ip)
-        .then_some("must be a public address")
+    ip.is_some_and(is_forbidden_ip).then_some(PRIVATE_HOST)
 }
 
 /// Whether a host name has an empty label once one trailing dot (the fully qualified spelling
@@ -255,6 +254,14 @@ pub fn is_malformed_name(host: &str) -> bool {
     let name = host.strip_suffix('.').unwrap_or(host);
     name.is_empty() || name.split('.').any(str::is_empty)
 }
+
+/// Why a callback's host is refused when it names a loopback, private or reserved address.
+const PRIVATE_HOST: &str = "must be a public address";
+
+/// What a refused callback URL's message adds: how a developer reaches a receiver on their own
+/// machine (the switch is the operator's; production keeps it off).
+pub const PRIVATE_TARGETS_HINT: &str = "(to reach a receiver on this machine or a private network \
+     in development, start the server with PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS=true)";
 
 /// Checks a callback URL when it is saved: `https` (or `http` when private targets are allowed,
 /// for development), no user info, at most 2,048 characters, and a host `host_refusal`
@@ -269,7 +276,10 @@ pub fn validate_callback_url(
         Some(r) => r,
         None if allow_private => url.strip_prefix("http://").unwrap_or(url),
         None => {
-            return Err(FieldError::new(field, format!("{field} must use https")));
+            return Err(FieldError::new(
+                field,
+                format!("{field} must use https {PRIVATE_TARGETS_HINT}"),
+            ));
         }
     };
     if allow_private {
@@ -281,6 +291,10 @@ pub fn validate_callback_url(
         None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
     };
     match host_refusal(host) {
+        Some(why) if why == PRIVATE_HOST => Err(FieldError::new(
+            field,
+            format!("{field} {why} {PRIVATE_TARGETS_HINT}"),
+        )),
         Some(why) => Err(FieldError::new(field, format!("{field} {why}"))),
         None => Ok(()),
     }

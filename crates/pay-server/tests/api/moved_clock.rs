@@ -45,7 +45,11 @@ async fn the_merchant_api_reads_expiry_on_the_company_clock(app: TestApp) {
     advance(&app, 3600).await;
     // Status stays merchant-managed (spec); `expired` says what the company's clock says.
     let detail = get(&app, &format!("{LINKS}/{uid}")).await;
-    assert_eq!((detail["status"].as_str(), detail["expired"].as_bool()), (Some("active"), Some(true)), "{detail}");
+    assert_eq!(
+        (detail["status"].as_str(), detail["expired"].as_bool()),
+        (Some("active"), Some(true)),
+        "{detail}"
+    );
     let list = get(&app, LINKS).await;
     let row = |u: &Value| {
         list["data"]
@@ -75,7 +79,10 @@ async fn the_merchant_api_reads_expiry_on_the_company_clock(app: TestApp) {
             .unwrap(),
     )
     .await;
-    assert_eq!((paused.1["status"].as_str(), paused.1["expired"].as_bool()), (Some("paused"), Some(true)));
+    assert_eq!(
+        (paused.1["status"].as_str(), paused.1["expired"].as_bool()),
+        (Some("paused"), Some(true))
+    );
     // Another company's clock did not move: its link of the same lifetime is not expired.
     let other = app.new_tenant("Other Co").await;
     let theirs = read(
@@ -105,7 +112,10 @@ async fn the_delivery_log_orders_by_the_company_clock(app: TestApp) {
     // ...then a test event: the newest row, first on the company's clock.
     let test = test_event(&app, uid).await;
     let now = newest(&get(&app, &format!("{LOG}?limit=1")).await);
-    assert_eq!(now["id"], test["id"], "limit=1 answers the event made last: {now}");
+    assert_eq!(
+        now["id"], test["id"],
+        "limit=1 answers the event made last: {now}"
+    );
     assert!(
         now["createdAt"].as_str() >= first["createdAt"].as_str(),
         "{now} after {first}"

@@ -109,7 +109,46 @@ async fn internal_spellings_are_refused_when_a_callback_is_saved(app: TestApp) {
     }
 }
 
-on_both_backends_public_targets_only!(internal_spellings_are_refused_when_a_callback_is_saved);
+/// A developer pointing the callback at a receiver on their machine is told how (README,
+/// "Receiving the webhooks on this machine").
+async fn a_local_receiver_refused_says_how_to_allow_it(app: TestApp) {
+    let s = app.login_owner(&app.t).await;
+    let path = format!(
+        "/api/partner/v1/companies/{}/payment-callback",
+        app.t.company_id
+    );
+    for url in ["http://127.0.0.1:9000/hooks", "https://localhost/hooks"] {
+        let got = read(
+            app.in_session(&s, Method::PUT, &path)
+                .json(&json!({ "url": url }))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_error(&got, 400, "validation_failed", Some("url"));
+        let message = got.1["error"].as_str().unwrap();
+        assert!(
+            message.contains("PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS=true"),
+            "{url}: {message}"
+        );
+    }
+    // A malformed host is not about private targets.
+    let got = read(
+        app.in_session(&s, Method::PUT, &path)
+            .json(&json!({ "url": "https://hooks..shop.example/pay" }))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(!got.1["error"].as_str().unwrap().contains("PAY_WEBHOOK"));
+}
+
+on_both_backends_public_targets_only!(
+    internal_spellings_are_refused_when_a_callback_is_saved,
+    a_local_receiver_refused_says_how_to_allow_it,
+);
 
 /// The stored payment callback of the main tenant.
 async fn stored_callback(app: &TestApp) -> CompanyCallback {

@@ -429,8 +429,8 @@ mod tests {
             "https://pay.example/",
             "https://pay.example//",
         ] {
-            let json = serde_json::to_value(PaymentLinkDto::new(&link, base, link.created_at))
-                .unwrap();
+            let json =
+                serde_json::to_value(PaymentLinkDto::new(&link, base, link.created_at)).unwrap();
             assert_eq!(json["publicUrl"], link.public_url(base), "{base}");
             assert_eq!(json["expired"], false);
             assert_eq!(json["uid"], link.uid.as_str());
