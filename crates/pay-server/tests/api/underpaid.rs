@@ -225,9 +225,9 @@ async fn an_underpaid_payer_is_asked_only_for_the_rest(app: TestApp) {
     }
 }
 
-async fn a_link_that_takes_one_payment_refuses_starts_once_paid(app: TestApp) {
-    // An anonymous one-time link, paid.
-    let anon = read(
+/// A new anonymous one-time link of 0.05 ETH: its uid.
+async fn one_time_link(app: &TestApp) -> String {
+    let got = read(
         app.anon(Method::POST, "/api/public/anonymous-payment-links")
             .json(&json!({
                 "amount": "0.05",
@@ -241,8 +241,13 @@ async fn a_link_that_takes_one_payment_refuses_starts_once_paid(app: TestApp) {
             .unwrap(),
     )
     .await;
-    assert_eq!(anon.0, 201, "{}", anon.1);
-    let anon = anon.1["uid"].as_str().unwrap().to_owned();
+    assert_eq!(got.0, 201, "{}", got.1);
+    got.1["uid"].as_str().unwrap().to_owned()
+}
+
+async fn a_link_that_takes_one_payment_refuses_starts_once_paid(app: TestApp) {
+    // An anonymous one-time link, paid.
+    let anon = one_time_link(&app).await;
     let s = pending(&app, &anon, ETH).await;
     let all = s["requiredSellAmount"].as_str().unwrap().to_owned();
     let done = event(&app, &anon, json!({"type": "deposit", "amount": all}), true).await;
@@ -255,23 +260,7 @@ async fn a_link_that_takes_one_payment_refuses_starts_once_paid(app: TestApp) {
     );
 
     // One underpaid before anyone paid it: the same rule as any link.
-    let anon2 = read(
-        app.anon(Method::POST, "/api/public/anonymous-payment-links")
-            .json(&json!({
-                "amount": "0.05",
-                "settlement": {"priorities": [
-                    {"asset": ETH, "address": "0x52908400098527886E0F7030069857D2E4169EE7"}
-                ]}
-            }))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
-    .1["uid"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let anon2 = one_time_link(&app).await;
     // The link asks 0.05 ETH (plus the fee): a hundredth of an ETH falls short.
     pending(&app, &anon2, ETH).await;
     let short = event(

@@ -298,16 +298,7 @@ impl CheckoutStore for DieselStore {
     ) -> PortResult<Option<PaymentSession>> {
         let statuses: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
         self.run("latest session in", |conn| {
-            payment_sessions::table
-                .filter(payment_sessions::link_id.eq(link.to_string()))
-                .filter(payment_sessions::status.eq_any(&statuses))
-                .order((
-                    payment_sessions::created_at.desc(),
-                    payment_sessions::id.desc(),
-                ))
-                .select(PaymentSessionRow::as_select())
-                .first(conn)
-                .optional()
+            latest_session_row_in(conn, link, Some(&statuses))
         })?
         .map(PaymentSession::try_from)
         .transpose()
@@ -413,8 +404,22 @@ fn latest_session_row(
     conn: &mut AnyConnection,
     link: PaymentLinkId,
 ) -> QueryResult<Option<PaymentSessionRow>> {
-    payment_sessions::table
+    latest_session_row_in(conn, link, None)
+}
+
+/// The link's newest session row, of one of `statuses` when given.
+fn latest_session_row_in(
+    conn: &mut AnyConnection,
+    link: PaymentLinkId,
+    statuses: Option<&[&str]>,
+) -> QueryResult<Option<PaymentSessionRow>> {
+    let mut q = payment_sessions::table
         .filter(payment_sessions::link_id.eq(link.to_string()))
+        .into_boxed();
+    if let Some(statuses) = statuses {
+        q = q.filter(payment_sessions::status.eq_any(statuses));
+    }
+    q
         // Session ids are v7 UUIDs: they break same-millisecond ties in creation order.
         .order((
             payment_sessions::created_at.desc(),
