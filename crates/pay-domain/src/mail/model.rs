@@ -484,6 +484,18 @@ mod tests {
     }
 
     #[test]
+    fn a_stored_bidi_control_is_neutralised_in_every_part() {
+        let mut l = link(LinkStatus::Active, None);
+        l.payload.title = Some("Invoice \u{202E}fdp.exe".into());
+        l.payload.merchant_name = Some("Acme\u{2067}".into());
+        let m = render_payment_request(&l, "https://pay.example/pay/x");
+        for part in [&m.subject, &m.text, &m.html] {
+            assert!(!part.contains(['\u{202E}', '\u{2067}']), "{part}");
+            assert!(part.contains("Invoice \u{FFFD}fdp.exe"), "{part}");
+        }
+    }
+
+    #[test]
     fn rendering_without_optional_fields() {
         let mut l = link(LinkStatus::Active, None);
         l.payload.title = None;
