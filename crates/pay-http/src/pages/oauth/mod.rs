@@ -451,7 +451,7 @@ pub async fn signin_page(
         (status = 400, description = "A malformed form (HTML)", content_type = "text/html", body = String),
         (status = 401, description = "Wrong e-mail or password: the form again (HTML)", content_type = "text/html", body = String),
         (status = 403, description = "Another site's form (HTML)", content_type = "text/html", body = String),
-        (status = 429, description = "Too many failures (HTML)", content_type = "text/html", body = String),
+        (status = 429, description = "Too many failures, for the e-mail and address or for the address across accounts (HTML)", content_type = "text/html", body = String, headers(("Retry-After" = u64, description = "Seconds to wait (the window, an upper bound)"))),
     )
 )]
 #[post("/signin")]
