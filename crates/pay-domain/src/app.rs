@@ -1,6 +1,7 @@
-//! The thin application: one service per context, each over its own ports, built once from
-//! the adapters. Adapters reach the use cases through the services (`pay.links()`,
-//! `pay.checkout()`, ...); no port is public here.
+//! The server's composition root: one service per context, each built with its public
+//! constructor over its own ports, once, from the adapters. Adapters reach the use cases
+//! through the services (`pay.links()`, `pay.checkout()`, ...); no port is public here. A host
+//! that embeds only some contexts builds their services itself, with the same constructors.
 
 use std::sync::Arc;
 
@@ -14,7 +15,7 @@ use crate::kernel::assets::AssetCatalogue;
 use crate::kernel::error::PortResult;
 use crate::kernel::ports::{Clock, Crypto, HealthCheck, SecretSealer};
 use crate::kernel::ratelimit::{RateLimitStore, RateLimits};
-use crate::kernel::service::Kernel;
+use crate::kernel::service::{Kernel, KernelParts};
 use crate::kernel::timestamp::Timestamp;
 use crate::links::ports::{LinkObserver, LinkPorts};
 use crate::links::LinkService;
@@ -161,15 +162,15 @@ impl Pay {
     /// (it ends the sessions of a stopped link), and the billing scheduler walks with each
     /// moved test clock, for as long as this value or a clone lives.
     pub fn new(config: AppConfig, stores: Stores, adapters: Adapters) -> Pay {
-        let k = Kernel {
+        let k = Kernel::new(KernelParts {
             clock: adapters.clock,
             crypto: adapters.crypto,
             sealer: adapters.sealer,
-            assets: Arc::new(config.assets),
-            public_pay_url: config.public_pay_url.into(),
+            rate_limits: stores.rate_limits,
+            assets: config.assets,
+            public_pay_url: config.public_pay_url,
             limits: config.limits,
-            hits: stores.rate_limits,
-        };
+        });
         let tenancy = TenancyService::new(k.clone(), stores.tenancy);
         let settings = SettingsService::new(k.clone(), tenancy.clone(), stores.settings);
         let links = LinkService::new(

@@ -1,21 +1,26 @@
-//! An integrator's host embedding the domain crate: the service is built over the in-memory
-//! stores and fakes of `pay_domain::testing` (a real host would pass its own adapters of the
-//! same ports), then a merchant creates a payment link and a payer pays it through the
-//! checkout, as the hosted page would, with the sandbox processor's deposit.
+//! An integrator's host embedding the domain crate: it builds only the services it uses (the
+//! merchants, their payment links and the hosted checkout, with the sandbox processor) with
+//! their public constructors, each over its own ports, here the in-memory stores and fakes of
+//! `pay_domain::testing` (a real host passes its own adapters of the same ports). Then a
+//! merchant creates a payment link and a payer pays it through the checkout, as the hosted page
+//! would, with the sandbox processor's deposit.
 
 use std::sync::Arc;
 
-use pay_domain::app::{Adapters, AppConfig, Pay, Stores};
 use pay_domain::checkout::machine::SessionStatus;
+use pay_domain::checkout::{CheckoutAdapters, CheckoutService};
 use pay_domain::kernel::assets::AssetCatalogue;
 use pay_domain::kernel::ratelimit::RateLimits;
 use pay_domain::kernel::secret::Secret;
-use pay_domain::links::CreateLinkInput;
-use pay_domain::sandbox::SandboxEvent;
+use pay_domain::kernel::service::{Kernel, KernelParts};
+use pay_domain::links::ports::LinkObserver;
+use pay_domain::links::{CreateLinkInput, LinkService};
+use pay_domain::sandbox::{SandboxEvent, SandboxService};
+use pay_domain::tenancy::TenancyService;
 use pay_domain::testing::{
-    FakeCrypto, FakePortalKeys, FakePrices, FakeProcessor, FakeSealer, FakeSigner, FixedClock,
-    MemFiles, MemStore,
+    FakeCrypto, FakePrices, FakeProcessor, FakeSealer, FakeSigner, FixedClock, MemStore,
 };
+use pay_domain::webhooks::{WebhookAdapters, WebhookService};
 
 /// Each context returns its own error enum; a host that runs several use cases in a row can
 /// collect them as one boxed error (or match each where it calls it).
@@ -32,48 +37,94 @@ pub struct Outcome {
     pub statuses: Vec<SessionStatus>,
 }
 
-/// The domain over in-memory adapters, on a clock that starts at `start_ms` (unix ms).
-pub fn build(start_ms: i64) -> Pay {
+/// The services this host uses, nothing else of the domain.
+#[derive(Clone)]
+pub struct Host {
+    pub kernel: Kernel,
+    pub tenancy: TenancyService,
+    pub links: LinkService,
+    /// Held here: the link service tells it of link moves (it ends a stopped link's session)
+    /// for as long as it lives.
+    pub checkout: Arc<CheckoutService>,
+    pub sandbox: SandboxService,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("kernel", &self.kernel)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The services over in-memory adapters, on a clock that starts at `start_ms` (unix ms).
+pub fn build(start_ms: i64) -> Host {
     let store = Arc::new(MemStore::default());
     let clock = Arc::new(FixedClock(start_ms.into()));
-    Pay::new(
-        AppConfig {
-            assets: AssetCatalogue::builtin(),
-            public_pay_url: "https://pay.example".into(),
-            limits: RateLimits::default(),
-            sandbox: true,
-            allow_private_targets: false,
-            billing: Default::default(),
-            oauth: Default::default(),
-            webhook_circuit: Default::default(),
-        },
-        Stores::all_in(store),
-        Adapters {
-            clock: clock.clone(),
-            crypto: Arc::new(FakeCrypto::default()),
-            sealer: Arc::new(FakeSealer::default()),
+    let kernel = Kernel::new(KernelParts {
+        clock: clock.clone(),
+        crypto: Arc::new(FakeCrypto::default()),
+        sealer: Arc::new(FakeSealer::default()),
+        rate_limits: store.clone(),
+        assets: AssetCatalogue::builtin(),
+        public_pay_url: "https://pay.example".into(),
+        limits: RateLimits::default(),
+    });
+    let tenancy = TenancyService::new(kernel.clone(), store.clone());
+    let links = LinkService::new(kernel.clone(), tenancy.clone(), store.clone(), false);
+    let webhooks = WebhookService::new(
+        kernel.clone(),
+        tenancy.clone(),
+        links.clone(),
+        store.clone(),
+        WebhookAdapters {
             signer: Arc::new(FakeSigner::default()),
             wall_clock: clock,
+            allow_private_targets: false,
+            circuit: Default::default(),
+        },
+    );
+    let checkout = Arc::new(CheckoutService::new(
+        kernel.clone(),
+        tenancy.clone(),
+        links.clone(),
+        webhooks,
+        store,
+        CheckoutAdapters {
             processor: Arc::new(FakeProcessor::default()),
             prices: Arc::new(FakePrices),
-            portal_keys: Arc::new(FakePortalKeys::default()),
-            files: Arc::new(MemFiles::default()),
         },
-    )
+    ));
+    let observer: Arc<dyn LinkObserver> = checkout.clone();
+    links.observe(&observer);
+    let sandbox = SandboxService::new(
+        kernel.clone(),
+        tenancy.clone(),
+        links.clone(),
+        (*checkout).clone(),
+        true,
+    );
+    Host {
+        kernel,
+        tenancy,
+        links,
+        checkout,
+        sandbox,
+    }
 }
 
 /// A merchant signs up, creates a 25 USDC link with its API key, and a payer pays it.
-pub fn create_and_pay(pay: &Pay) -> Result<Outcome, Error> {
-    let tenant = pay.tenancy().bootstrap(
+pub fn create_and_pay(host: &Host) -> Result<Outcome, Error> {
+    let tenant = host.tenancy.bootstrap(
         "Acme Goods",
         "owner@acme.example",
         &Secret::new("a long password"),
     )?;
     let secret = tenant.key_secret.as_ref().map(Secret::expose);
-    let merchant = pay
-        .tenancy()
+    let merchant = host
+        .tenancy
         .authenticate_api_key(Some(tenant.key_id.as_str()), secret)?;
-    let link = pay.links().create_link(
+    let link = host.links.create_link(
         &merchant,
         CreateLinkInput {
             amount: "25".into(),
@@ -83,12 +134,12 @@ pub fn create_and_pay(pay: &Pay) -> Result<Outcome, Error> {
         },
     )?;
     let uid = link.uid.as_str();
-    let quote = pay
-        .checkout()
+    let quote = host
+        .checkout
         .start_session(uid, BASE_USDC, "198.51.100.7")?;
-    let pending = pay.checkout().accept_session(uid, &quote.id.to_string())?;
+    let pending = host.checkout.accept_session(uid, &quote.id.to_string())?;
     let amount = pending.required_sell_amount;
-    let paid = pay.sandbox().sandbox_event(
+    let paid = host.sandbox.sandbox_event(
         Some(&merchant),
         uid,
         SandboxEvent::Deposit {
@@ -98,10 +149,10 @@ pub fn create_and_pay(pay: &Pay) -> Result<Outcome, Error> {
         Some("deposit-1"),
         None,
     )?;
-    let seen = pay.checkout().checkout_session(uid, &paid.id.to_string())?;
+    let seen = host.checkout.checkout_session(uid, &paid.id.to_string())?;
     Ok(Outcome {
         link_uid: uid.to_owned(),
-        public_url: link.public_url(pay.public_pay_url()),
+        public_url: link.public_url(host.kernel.public_pay_url()),
         statuses: vec![quote.status, pending.status, paid.status, seen.status],
     })
 }

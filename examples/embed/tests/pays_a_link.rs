@@ -4,8 +4,8 @@ use pay_domain::checkout::machine::SessionStatus;
 
 #[test]
 fn a_link_is_created_and_paid_without_a_server_or_a_database() {
-    let pay = pay_embed_example::build(1_795_327_640_000);
-    let outcome = pay_embed_example::create_and_pay(&pay).unwrap();
+    let host = pay_embed_example::build(1_795_327_640_000);
+    let outcome = pay_embed_example::create_and_pay(&host).unwrap();
     assert_eq!(
         outcome.statuses,
         vec![

@@ -103,7 +103,9 @@ pub(super) fn actor(p: &Principal) -> Actor {
 }
 
 impl BookkeepingService {
-    pub(crate) fn new(
+    /// Wallet activity, expenses and their evidence over the bookkeeping store and the file
+    /// store; `processor` names the chain transfers, `sandbox` marks test data.
+    pub fn new(
         k: Kernel,
         tenancy: TenancyService,
         customers: CustomerService,

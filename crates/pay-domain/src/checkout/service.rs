@@ -196,7 +196,10 @@ impl LinkObserver for CheckoutService {
 }
 
 impl CheckoutService {
-    pub(crate) fn new(
+    /// Hosted checkout over the checkout store, the processor and the price source; it reads the
+    /// links it sells (`links`) and queues their webhook events (`webhooks`). Settlement
+    /// observers (`observe_settlements`) hear of each completed session.
+    pub fn new(
         k: Kernel,
         tenancy: TenancyService,
         links: LinkService,

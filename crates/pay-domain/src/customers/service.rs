@@ -103,7 +103,8 @@ impl std::fmt::Debug for CustomerService {
 const NOT_FOUND: NotFound = NotFound { kind: "Customer" };
 
 impl CustomerService {
-    pub(crate) fn new(
+    /// The company's customers over the contact store; `keys` sign the customer portal URLs.
+    pub fn new(
         k: Kernel,
         tenancy: TenancyService,
         store: Arc<dyn CustomerPorts>,

@@ -35,7 +35,50 @@ impl std::fmt::Debug for Kernel {
     }
 }
 
+/// What a `Kernel` is built from: the ports every context shares and the operator's settings
+/// they all read.
+pub struct KernelParts {
+    /// Real time of the process (tests stand in for it).
+    pub clock: Arc<dyn Clock>,
+    pub crypto: Arc<dyn Crypto>,
+    pub sealer: Arc<dyn SecretSealer>,
+    /// Where the rate-limit hits are counted.
+    pub rate_limits: Arc<dyn RateLimitStore + Send + Sync>,
+    pub assets: AssetCatalogue,
+    /// `{public_pay_url}`: where hosted checkout pages live.
+    pub public_pay_url: String,
+    /// What each rate-limited entry point allows.
+    pub limits: RateLimits,
+}
+
+impl std::fmt::Debug for KernelParts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelParts")
+            .field("public_pay_url", &self.public_pay_url)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Kernel {
+    /// The shared part every service is built with (each takes a clone: one reference count
+    /// per port).
+    pub fn new(parts: KernelParts) -> Kernel {
+        Kernel {
+            clock: parts.clock,
+            crypto: parts.crypto,
+            sealer: parts.sealer,
+            assets: Arc::new(parts.assets),
+            public_pay_url: parts.public_pay_url.into(),
+            limits: parts.limits,
+            hits: parts.rate_limits,
+        }
+    }
+
+    /// `{public_pay_url}`: where hosted checkout pages live.
+    pub fn public_pay_url(&self) -> &str {
+        &self.public_pay_url
+    }
+
     /// Real time: for security windows (throttles, rate limits, sign-in sessions), leases and
     /// what no company schedules. A company's own clock is `TenancyService::company_now`.
     pub(crate) fn now(&self) -> Timestamp {

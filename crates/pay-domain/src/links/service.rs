@@ -34,7 +34,9 @@ impl std::fmt::Debug for LinkService {
 }
 
 impl LinkService {
-    pub(crate) fn new(
+    /// Payment links over the link store. `allow_private_targets` lets callback URLs be http or
+    /// private (development and tests only). Observers (`observe`) hear of link moves.
+    pub fn new(
         k: Kernel,
         tenancy: TenancyService,
         store: Arc<dyn LinkPorts>,

@@ -33,7 +33,8 @@ impl std::fmt::Debug for MailService {
 }
 
 impl MailService {
-    pub(crate) fn new(
+    /// Outgoing mail over its outbox store; `links` reads the link a payment request is for.
+    pub fn new(
         k: Kernel,
         tenancy: TenancyService,
         links: LinkService,

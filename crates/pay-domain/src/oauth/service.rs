@@ -89,7 +89,8 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 impl OAuthService {
-    pub(crate) fn new(
+    /// OAuth applications, grants and tokens over the OAuth store (with its DPoP replay cache).
+    pub fn new(
         k: Kernel,
         tenancy: TenancyService,
         store: Arc<dyn OAuthPorts>,

@@ -108,7 +108,10 @@ impl std::fmt::Debug for SandboxService {
 }
 
 impl SandboxService {
-    pub(crate) fn new(
+    /// The sandbox events and test clocks (`enabled`: sandbox mode). It has no store of its own:
+    /// it drives `checkout` and moves the company clock through `tenancy`; clock followers
+    /// (`follow`) walk with each moved clock.
+    pub fn new(
         k: Kernel,
         tenancy: TenancyService,
         links: LinkService,

@@ -25,7 +25,8 @@ impl std::fmt::Debug for SettingsService {
 }
 
 impl SettingsService {
-    pub(crate) fn new(
+    /// The company's pay settings, over their store; `tenancy` reads the company they belong to.
+    pub fn new(
         k: Kernel,
         tenancy: TenancyService,
         store: Arc<dyn SettingsStore + Send + Sync>,

@@ -69,8 +69,11 @@ const NOT_FOUND: NotFound = NotFound {
 };
 
 impl SubscriptionService {
+    /// Subscriptions and the billing scheduler over the subscription store; each cycle's invoice
+    /// is a link (`links`), announced by webhook (`webhooks`) and mail (`mail`) to a customer
+    /// (`customers`).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
+    pub fn new(
         k: Kernel,
         tenancy: TenancyService,
         customers: CustomerService,

@@ -79,7 +79,8 @@ impl std::fmt::Debug for TenancyService {
 }
 
 impl TenancyService {
-    pub(crate) fn new(k: Kernel, store: Arc<dyn TenancyPorts>) -> TenancyService {
+    /// The companies, their users, keys and sign-ins, over the tenancy store alone.
+    pub fn new(k: Kernel, store: Arc<dyn TenancyPorts>) -> TenancyService {
         TenancyService { k, store }
     }
 

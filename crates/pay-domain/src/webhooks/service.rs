@@ -107,7 +107,9 @@ impl std::fmt::Debug for WebhookAdapters {
 }
 
 impl WebhookService {
-    pub(crate) fn new(
+    /// Callback endpoints, subscriptions and deliveries over the webhook store; `links` resolves
+    /// the links an event is about, `adapters` sign and time the deliveries.
+    pub fn new(
         k: Kernel,
         tenancy: TenancyService,
         links: LinkService,
