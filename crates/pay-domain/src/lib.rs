@@ -7,6 +7,7 @@
 
 pub mod kernel;
 
+pub mod chains;
 pub mod checkout;
 pub mod links;
 pub mod mail;

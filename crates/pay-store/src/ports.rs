@@ -36,6 +36,7 @@ pub(crate) mod outbox;
 
 mod anonymous;
 mod bookkeeping;
+mod chains;
 mod checkout;
 mod circuits;
 mod clock;

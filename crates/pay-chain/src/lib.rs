@@ -1,0 +1,10 @@
+//! The EVM side of the chain processor: a JSON-RPC client over plain HTTP (`eth_chainId`,
+//! blocks, logs, balances, `eth_call`), the start-up check of each configured chain, and, for
+//! tests, a harness that runs a local `anvil` node from its npm package.
+
+pub mod rpc;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use rpc::{check_chain_ids, RpcClient, RpcError};

@@ -1,0 +1,200 @@
+//! The chain processor's tables on SQLite and PostgreSQL: a company's keys and the next index
+//! each continues from, deposit addresses taken atomically (two store instances, 50 starts at
+//! once: 50 distinct indices), the watcher's lease and its recent blocks.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use pay_domain::chains::ports::{WalletStore, WatchStore};
+use pay_domain::chains::{AddressRequest, Xpub};
+use pay_domain::kernel::ids::CompanyId;
+use pay_store::DieselStore;
+use uuid::Uuid;
+
+#[macro_use]
+mod common;
+use common::*;
+
+both_backends!(
+    keys_continue_where_they_stopped,
+    an_address_is_assigned_once_per_session,
+    fifty_starts_on_two_instances_get_fifty_indices,
+    one_watcher_holds_a_chain,
+    recent_blocks_rewind_and_prune,
+);
+
+/// Account keys `m/44'/60'/0'` and `m/44'/60'/1'` of the development mnemonic.
+const KEY_A: &str = "xpub6Ce9NcJvTk36xtLSrJLZqE7wtgA5deCeYs7rSQtreh4cj6ByPtrg9sD7V2FNFLPnf8heNP3FGkeV9qwfzvZNSd54JoNXVsXFYSYwHsnJxqP";
+const KEY_B: &str = "xpub6Ce9NcJvTk372KjsGfWqbcex5DumjpNquQLApoeQUavSCjEc823BV1tb4rXUuPuht8h2hSxkg2EXUaKUJmniJvRZAELxypsCzBFdtosmV76";
+
+fn derive(xpub: &str, i: u32) -> Option<String> {
+    Xpub::parse(xpub).ok()?.address(i)
+}
+
+fn request(company: CompanyId, session: Uuid) -> AddressRequest {
+    AddressRequest {
+        company_id: company,
+        session_id: session,
+        chain_code: "local".into(),
+        asset_identifier: "eip155:31337/slip44:60".into(),
+        at: ts(1_000),
+        watch_until: ts(100_000),
+    }
+}
+
+fn put(store: &DieselStore, c: CompanyId, key: &str, at: i64) -> u32 {
+    let fp = Xpub::parse(key).unwrap().fingerprint();
+    store.put_wallet(c, key, &fp, ts(at)).unwrap().next_index
+}
+
+fn assign(store: &DieselStore, c: CompanyId) -> (u32, String) {
+    let a = store
+        .assign_address(&request(c, Uuid::new_v4()), &derive)
+        .unwrap()
+        .unwrap();
+    (a.index, a.address)
+}
+
+fn keys_continue_where_they_stopped(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    assert!(store.wallet(c).unwrap().is_none());
+    assert!(
+        store
+            .assign_address(&request(c, Uuid::new_v4()), &derive)
+            .unwrap()
+            .is_none(),
+        "no key: no address"
+    );
+    assert_eq!(put(store, c, KEY_A, 1_000), 0);
+    let first: Vec<_> = (0..3).map(|_| assign(store, c)).collect();
+    assert_eq!(first.iter().map(|a| a.0).collect::<Vec<_>>(), [0, 1, 2]);
+    assert_eq!(first[0].1, "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266");
+    let w = store.wallet(c).unwrap().unwrap();
+    assert_eq!((w.xpub.as_str(), w.next_index), (KEY_A, 3));
+    assert_eq!(w.fingerprint, Xpub::parse(KEY_A).unwrap().fingerprint());
+
+    // Another key starts at 0; the first one, set again, continues at 3.
+    assert_eq!(put(store, c, KEY_B, 2_000), 0);
+    assert_eq!(assign(store, c).0, 0);
+    assert_eq!(put(store, c, KEY_A, 3_000), 3);
+    assert_eq!(assign(store, c).0, 3);
+    let w = store.wallet(c).unwrap().unwrap();
+    assert_eq!(
+        (w.created_at, w.updated_at),
+        (ts(1_000), ts(3_000)),
+        "created once, updated on each put"
+    );
+
+    // Another company's indices are its own.
+    let other = company(store);
+    put(store, other, KEY_A, 1_000);
+    assert_eq!(assign(store, other).0, 0);
+
+    assert!(store.delete_wallet(c).unwrap());
+    assert!(!store.delete_wallet(c).unwrap());
+    assert!(store.wallet(c).unwrap().is_none());
+    // The indices are remembered: set again, the key goes on.
+    assert_eq!(put(store, c, KEY_A, 4_000), 4);
+}
+
+fn an_address_is_assigned_once_per_session(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    put(store, c, KEY_A, 1_000);
+    let session = Uuid::new_v4();
+    let a = store
+        .assign_address(&request(c, session), &derive)
+        .unwrap()
+        .unwrap();
+    let again = store
+        .assign_address(&request(c, session), &derive)
+        .unwrap()
+        .unwrap();
+    assert_eq!(a, again);
+    assert_eq!(store.session_address(session).unwrap(), Some(a.clone()));
+    assert_eq!(store.session_address(Uuid::new_v4()).unwrap(), None);
+    assert_eq!(a.address, derive(KEY_A, 0).unwrap().to_ascii_lowercase());
+    assert_eq!(a.chain_code, "local");
+    // Watched until its deadline, on its chain only.
+    assert_eq!(
+        store.watched_addresses("local", ts(99_999)).unwrap(),
+        vec![a]
+    );
+    assert!(store
+        .watched_addresses("local", ts(100_000))
+        .unwrap()
+        .is_empty());
+    assert!(store.watched_addresses("other", ts(0)).unwrap().is_empty());
+}
+
+fn fifty_starts_on_two_instances_get_fifty_indices(store: &DieselStore, url: &str) {
+    let c = company(store);
+    put(store, c, KEY_A, 1_000);
+    let stores = [Arc::new(open(url)), Arc::new(open(url))];
+    let threads: Vec<_> = (0..50)
+        .map(|i| {
+            let s = stores[i % 2].clone();
+            std::thread::spawn(move || assign(&s, c))
+        })
+        .collect();
+    let got: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let indices: HashSet<_> = got.iter().map(|a| a.0).collect();
+    let addresses: HashSet<_> = got.iter().map(|a| a.1.clone()).collect();
+    assert_eq!((indices.len(), addresses.len()), (50, 50));
+    assert_eq!(indices, (0..50).collect());
+    assert_eq!(store.wallet(c).unwrap().unwrap().next_index, 50);
+}
+
+fn one_watcher_holds_a_chain(store: &DieselStore, _url: &str) {
+    assert!(store
+        .claim_chain_lease("local", "a", ts(0), ts(10_000))
+        .unwrap());
+    assert!(!store
+        .claim_chain_lease("local", "b", ts(5_000), ts(15_000))
+        .unwrap());
+    assert!(
+        store
+            .claim_chain_lease("local", "a", ts(5_000), ts(15_000))
+            .unwrap(),
+        "renewed"
+    );
+    assert!(
+        store
+            .claim_chain_lease("other", "b", ts(5_000), ts(15_000))
+            .unwrap(),
+        "per chain"
+    );
+    assert!(!store
+        .claim_chain_lease("local", "b", ts(14_999), ts(20_000))
+        .unwrap());
+    assert!(
+        store
+            .claim_chain_lease("local", "b", ts(15_000), ts(25_000))
+            .unwrap(),
+        "expired"
+    );
+    assert!(!store
+        .claim_chain_lease("local", "a", ts(16_000), ts(26_000))
+        .unwrap());
+}
+
+fn recent_blocks_rewind_and_prune(store: &DieselStore, _url: &str) {
+    assert!(store.recent_blocks("local").unwrap().is_empty());
+    for n in 1..=10u64 {
+        store
+            .save_block("local", n, &format!("0x{n:02x}"), 5)
+            .unwrap();
+    }
+    let kept = store.recent_blocks("local").unwrap();
+    assert_eq!(kept.first().unwrap().0, 5, "only the last blocks are kept");
+    assert_eq!(kept.last().unwrap(), &(10, "0x0a".to_owned()));
+    store.rewind("local", Some(7)).unwrap();
+    assert_eq!(store.recent_blocks("local").unwrap().last().unwrap().0, 7);
+    // Read again after the fork: the new block 8 replaces nothing stale.
+    store.save_block("local", 8, "0xf8", 5).unwrap();
+    assert_eq!(
+        store.recent_blocks("local").unwrap().last().unwrap(),
+        &(8, "0xf8".to_owned())
+    );
+    store.rewind("local", None).unwrap();
+    assert!(store.recent_blocks("local").unwrap().is_empty());
+}
