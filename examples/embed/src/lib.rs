@@ -1,26 +1,34 @@
-//! An integrator's host embedding the domain crate: it builds only the services it uses (the
-//! merchants, their payment links and the hosted checkout, with the sandbox processor) with
-//! their public constructors, each over its own ports, here the in-memory stores and fakes of
-//! `pay_domain::testing` (a real host passes its own adapters of the same ports). Then a
-//! merchant creates a payment link and a payer pays it through the checkout, as the hosted page
-//! would, with the sandbox processor's deposit.
+//! An integrator's host embedding the domain crate: payment links and the hosted checkout
+//! (with what they need: the merchants' tenancy, the webhook outbox the checkout queues its
+//! events in, and the sandbox to pay), each service built with its public constructor over its
+//! own ports. The storage ports are the host's own small store (`store::HostStore`); the other
+//! adapters are the host's (`adapters`) or the project's adapter crates without I/O
+//! (`pay-auth`, `pay-processor`). Then a merchant creates a payment link and a payer pays it
+//! through the checkout, as the hosted page would, with the sandbox processor's deposit.
+
+pub mod adapters;
+pub mod store;
 
 use std::sync::Arc;
 
+use pay_auth::AuthCrypto;
 use pay_domain::checkout::machine::SessionStatus;
 use pay_domain::checkout::{CheckoutAdapters, CheckoutService};
 use pay_domain::kernel::assets::AssetCatalogue;
 use pay_domain::kernel::ratelimit::RateLimits;
 use pay_domain::kernel::secret::Secret;
 use pay_domain::kernel::service::{Kernel, KernelParts};
+use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::ports::LinkObserver;
 use pay_domain::links::{CreateLinkInput, LinkService};
 use pay_domain::sandbox::{SandboxEvent, SandboxService};
 use pay_domain::tenancy::TenancyService;
-use pay_domain::testing::{
-    FakeCrypto, FakePrices, FakeProcessor, FakeSealer, FakeSigner, FixedClock, MemStore,
-};
 use pay_domain::webhooks::{WebhookAdapters, WebhookService};
+use pay_processor::{SandboxPrices, SandboxProcessor};
+
+pub use store::HostStore;
+
+use adapters::{HmacSigner, HostClock, OneKeySealer};
 
 /// Each context returns its own error enum; a host that runs several use cases in a row can
 /// collect them as one boxed error (or match each where it calls it).
@@ -57,14 +65,18 @@ impl std::fmt::Debug for Host {
     }
 }
 
-/// The services over in-memory adapters, on a clock that starts at `start_ms` (unix ms).
+/// The services over the host's store and adapters, on a clock that starts at `start_ms`
+/// (unix ms) and runs on real time.
 pub fn build(start_ms: i64) -> Host {
-    let store = Arc::new(MemStore::default());
-    let clock = Arc::new(FixedClock(start_ms.into()));
+    let store = Arc::new(HostStore::default());
+    let start = Timestamp::from_unix_millis(start_ms).expect("a start within the calendar");
+    let clock = Arc::new(HostClock::starting_at(start));
+    // Sealed secrets live as long as the store, in memory: so does their key.
+    let sealer = OneKeySealer::new("host-1", &rand::random());
     let kernel = Kernel::new(KernelParts {
         clock: clock.clone(),
-        crypto: Arc::new(FakeCrypto::default()),
-        sealer: Arc::new(FakeSealer::default()),
+        crypto: Arc::new(AuthCrypto::new()),
+        sealer: Arc::new(sealer),
         rate_limits: store.clone(),
         assets: AssetCatalogue::builtin(),
         public_pay_url: "https://pay.example".into(),
@@ -78,7 +90,7 @@ pub fn build(start_ms: i64) -> Host {
         links.clone(),
         store.clone(),
         WebhookAdapters {
-            signer: Arc::new(FakeSigner::default()),
+            signer: Arc::new(HmacSigner),
             wall_clock: clock,
             allow_private_targets: false,
             circuit: Default::default(),
@@ -91,8 +103,8 @@ pub fn build(start_ms: i64) -> Host {
         webhooks,
         store,
         CheckoutAdapters {
-            processor: Arc::new(FakeProcessor::default()),
-            prices: Arc::new(FakePrices),
+            processor: Arc::new(SandboxProcessor::new()),
+            prices: Arc::new(SandboxPrices::builtin()),
         },
     ));
     let observer: Arc<dyn LinkObserver> = checkout.clone();

@@ -1,5 +1,6 @@
 //! The embedding example's dependency tree holds no HTTP server, database driver, HTTP client
-//! or native crypto: `cargo tree` of the example names none of them.
+//! or native crypto: `cargo tree` of the example names none of them. Nor does it build the
+//! domain's in-memory adapters: `pay-domain` comes without its `testing` feature.
 
 use std::process::Command;
 
@@ -16,7 +17,7 @@ fn cargo_tree_shows_no_actix_diesel_reqwest_or_ring() {
             "--prefix",
             "none",
             "--format",
-            "{p}",
+            "{p} [{f}]",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
@@ -32,6 +33,13 @@ fn cargo_tree_shows_no_actix_diesel_reqwest_or_ring() {
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     assert!(names.contains(&"pay-domain"), "{tree}");
+    for line in tree.lines().filter(|l| l.starts_with("pay-domain ")) {
+        let features = line.rsplit_once('[').map_or("", |(_, f)| f);
+        assert!(
+            !features.contains("testing"),
+            "pay-domain is built with its testing feature: {line}"
+        );
+    }
     for banned in [
         "actix-web",
         "actix-rt",

@@ -1,6 +1,6 @@
 //! Every store port in memory: `Mutex`ed vectors, with a call counter per method and hooks
-//! that stage a concurrent writer. What the use-case tests and the embedding example run on,
-//! and what the conformance suites check first.
+//! that stage a concurrent writer. What the use-case tests run on, and what the conformance
+//! suites check first.
 
 mod bookkeeping;
 mod checkout;

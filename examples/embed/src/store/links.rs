@@ -1,0 +1,109 @@
+//! Payment links (the merchant's and anonymous ones) and the gateway form's key lookup.
+
+use pay_domain::kernel::ids::{CompanyId, FormKeyId, LinkUid};
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::links::gateway::FormKeyStore;
+use pay_domain::links::ports::{AnonymousLinkStore, LinkFilter, PaymentLinkStore};
+use pay_domain::links::{LinkStatus, PaymentLink};
+use pay_domain::tenancy::keys::Integration;
+use pay_domain::webhooks::LinkWebhook;
+use pay_domain::{Fault, PortResult};
+
+use super::{HostStore, Tables};
+
+impl Tables {
+    fn add_link(&mut self, link: &PaymentLink) -> PortResult<()> {
+        let uid = link.uid.as_str();
+        if self.links.contains_key(uid) || self.link_by_id(link.id).is_some() {
+            return Err(Fault::new("payment link uid or id already used"));
+        }
+        self.links.insert(uid.to_owned(), link.clone());
+        Ok(())
+    }
+}
+
+impl PaymentLinkStore for HostStore {
+    fn insert_link(&self, link: &PaymentLink) -> PortResult<()> {
+        self.lock().add_link(link)
+    }
+
+    fn links(
+        &self,
+        company: CompanyId,
+        filter: LinkFilter,
+        limit: usize,
+    ) -> PortResult<Vec<PaymentLink>> {
+        let t = self.lock();
+        let mut found: Vec<&PaymentLink> = t
+            .links
+            .values()
+            .filter(|l| l.company_id == company && !l.is_anonymous())
+            .filter(|l| filter.grant_id.is_none() || l.grant_id() == filter.grant_id)
+            .collect();
+        found.sort_by(|a, b| (b.created_at, b.id).cmp(&(a.created_at, a.id)));
+        Ok(found.into_iter().take(limit).cloned().collect())
+    }
+
+    fn link(&self, company: CompanyId, uid: &LinkUid) -> PortResult<Option<PaymentLink>> {
+        let t = self.lock();
+        let found = t
+            .links
+            .get(uid.as_str())
+            .filter(|l| l.company_id == company);
+        Ok(found.cloned())
+    }
+
+    fn set_link_status(
+        &self,
+        company: CompanyId,
+        uid: &LinkUid,
+        from: LinkStatus,
+        to: LinkStatus,
+        at: Timestamp,
+    ) -> PortResult<bool> {
+        let mut t = self.lock();
+        let Some(link) = t
+            .links
+            .get_mut(uid.as_str())
+            .filter(|l| l.company_id == company && l.status == from)
+        else {
+            return Ok(false);
+        };
+        link.status = to;
+        link.updated_at = at;
+        Ok(true)
+    }
+
+    fn active_grant_subscription(&self, grant: uuid::Uuid) -> PortResult<Option<uuid::Uuid>> {
+        let t = self.lock();
+        let sub = t.grant_subscriptions.get(&grant);
+        Ok(sub.filter(|s| s.secret.is_some()).map(|s| s.id))
+    }
+}
+
+impl AnonymousLinkStore for HostStore {
+    fn insert_anonymous_link(
+        &self,
+        link: &PaymentLink,
+        webhook: Option<&LinkWebhook>,
+    ) -> PortResult<()> {
+        let mut t = self.lock();
+        t.add_link(link)?;
+        if let Some(w) = webhook {
+            t.link_webhooks.insert(w.link_uid.clone(), w.clone());
+        }
+        Ok(())
+    }
+
+    fn link_webhook(&self, link_uid: &str) -> PortResult<Option<LinkWebhook>> {
+        Ok(self.lock().link_webhooks.get(link_uid).cloned())
+    }
+}
+
+impl FormKeyStore for HostStore {
+    fn integration_by_form_key(&self, key: &FormKeyId) -> PortResult<Option<Integration>> {
+        let t = self.lock();
+        let found = t.integrations.values().map(|s| &s.integration);
+        Ok(found.into_iter().find(|i| &i.form_key_id == key).cloned())
+    }
+}
