@@ -1,5 +1,7 @@
 //! Payment links (the merchant's and anonymous ones) and the gateway form's key lookup.
 
+use std::collections::BTreeMap;
+
 use pay_domain::kernel::ids::{CompanyId, FormKeyId, LinkUid};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::gateway::FormKeyStore;
@@ -34,14 +36,15 @@ impl PaymentLinkStore for HostStore {
         limit: usize,
     ) -> PortResult<Vec<PaymentLink>> {
         let t = self.lock();
-        let mut found: Vec<&PaymentLink> = t
+        let by_age: BTreeMap<_, &PaymentLink> = t
             .links
             .values()
             .filter(|l| l.company_id == company && !l.is_anonymous())
             .filter(|l| filter.grant_id.is_none() || l.grant_id() == filter.grant_id)
+            .map(|l| ((l.created_at, l.id), l))
             .collect();
-        found.sort_by(|a, b| (b.created_at, b.id).cmp(&(a.created_at, a.id)));
-        Ok(found.into_iter().take(limit).cloned().collect())
+        // Newest first.
+        Ok(by_age.into_values().rev().take(limit).cloned().collect())
     }
 
     fn link(&self, company: CompanyId, uid: &LinkUid) -> PortResult<Option<PaymentLink>> {

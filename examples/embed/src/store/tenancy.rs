@@ -1,5 +1,7 @@
 //! Merchants: users, companies, memberships, sign-ins and API keys; and the rate limits.
 
+use std::collections::BTreeMap;
+
 use pay_domain::kernel::ids::{CompanyId, KeyId, PartnerId, UserId};
 use pay_domain::kernel::ratelimit::RateLimitStore;
 use pay_domain::kernel::secret::SecretDigest;
@@ -210,15 +212,15 @@ impl IntegrationStore for HostStore {
 
     fn integrations(&self, company: CompanyId) -> PortResult<Vec<Integration>> {
         let t = self.lock();
-        let mut keys: Vec<Integration> = t
+        let by_age: BTreeMap<_, &Integration> = t
             .integrations
             .values()
             .map(|s| &s.integration)
             .filter(|i| i.company_id == company)
-            .cloned()
+            .map(|i| ((i.created_at, i.partner_id), i))
             .collect();
-        keys.sort_by(|a, b| (b.created_at, b.partner_id).cmp(&(a.created_at, a.partner_id)));
-        Ok(keys)
+        // Newest first.
+        Ok(by_age.into_values().rev().cloned().collect())
     }
 
     fn integration_by_key_id(&self, key_id: &KeyId) -> PortResult<Option<StoredIntegration>> {
@@ -278,6 +280,10 @@ impl RateLimitStore for HostStore {
         let mut t = self.lock();
         let hits = t.hits.entry(bucket.to_owned()).or_default();
         let since = at.minus(window);
+        // A hit older than two windows counts for no call whose `at` is at most a window
+        // behind this one (callers read the clock just before): forgotten, so that a
+        // long-running host does not keep every hit.
+        hits.retain(|h| *h >= since.minus(window));
         let counted = (hits.iter().filter(|h| **h >= since).count() as u64) < limit;
         if counted {
             hits.push(at);

@@ -2,6 +2,8 @@
 //! grant subscriptions and idempotency keys: what the webhook service the checkout queues its
 //! events through takes.
 
+use std::collections::BTreeMap;
+
 use pay_domain::kernel::idempotency::{
     claim_step, Claim, ClaimStep, Completion, Found, IdempotencyStore, IdempotentRequest,
 };
@@ -301,7 +303,7 @@ impl WebhookStore for HostStore {
 
     fn deliveries(&self, company: CompanyId, f: &DeliveryFilter) -> PortResult<Vec<Delivery>> {
         let t = self.lock();
-        let mut found: Vec<&Delivery> = t
+        let by_age: BTreeMap<_, &Delivery> = t
             .deliveries
             .values()
             .filter(|d| d.company_id == company)
@@ -309,9 +311,10 @@ impl WebhookStore for HostStore {
             .filter(|d| f.grant.is_none_or(|g| d.grant_id == Some(g)))
             .filter(|d| f.payment_link_uid.is_none() || d.payment_link_uid == f.payment_link_uid)
             .filter(|d| f.search.as_deref().is_none_or(|q| found_by(d, q)))
+            .map(|d| ((d.created_at, d.id), d))
             .collect();
-        found.sort_by(|a, b| (b.created_at, b.id).cmp(&(a.created_at, a.id)));
-        Ok(found.into_iter().take(f.limit).cloned().collect())
+        // Newest first.
+        Ok(by_age.into_values().rev().take(f.limit).cloned().collect())
     }
 
     fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> PortResult<Option<Delivery>> {
