@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use crate::bookkeeping::ports::BookkeepingStore;
 use crate::bookkeeping::{BookkeepingService, FileStore};
+use crate::chains::ports::WalletStore;
+use crate::chains::ChainService;
 use crate::checkout::ports::{PriceSource, Processor, SettlementObserver};
 use crate::checkout::{CheckoutAdapters, CheckoutService, CheckoutStore};
 use crate::customers::ports::{CustomerPorts, PortalKeys};
@@ -46,6 +48,8 @@ pub struct Stores {
     pub customers: Arc<dyn CustomerPorts>,
     pub subscriptions: Arc<dyn SubscriptionStore + Send + Sync>,
     pub bookkeeping: Arc<dyn BookkeepingStore + Send + Sync>,
+    /// The merchants' EVM keys and deposit addresses (the chain processor).
+    pub chains: Arc<dyn WalletStore>,
     pub oauth: Arc<dyn OAuthPorts>,
     pub rate_limits: Arc<dyn RateLimitStore + Send + Sync>,
     pub health: Arc<dyn HealthCheck + Send + Sync>,
@@ -70,6 +74,7 @@ impl Stores {
             customers: store.clone(),
             subscriptions: store.clone(),
             bookkeeping: store.clone(),
+            chains: store.clone(),
             oauth: store.clone(),
             rate_limits: store.clone(),
             health: store,
@@ -146,6 +151,7 @@ struct Services {
     /// Shared with the checkout, which tells it of completed sessions (`SettlementObserver`).
     bookkeeping: Arc<BookkeepingService>,
     oauth: OAuthService,
+    chains: ChainService,
     health: Arc<dyn HealthCheck + Send + Sync>,
 }
 
@@ -186,7 +192,7 @@ impl Pay {
             stores.webhooks,
             WebhookAdapters {
                 signer: adapters.signer,
-                wall_clock: adapters.wall_clock,
+                wall_clock: adapters.wall_clock.clone(),
                 allow_private_targets: config.allow_private_targets,
                 circuit: config.webhook_circuit,
             },
@@ -243,6 +249,7 @@ impl Pay {
         let settled: Arc<dyn SettlementObserver> = bookkeeping.clone();
         checkout.observe_settlements(&settled);
         let oauth = OAuthService::new(k.clone(), tenancy.clone(), stores.oauth, config.oauth);
+        let chains = ChainService::new(adapters.wall_clock.clone(), stores.chains);
         let s = Arc::new(Services {
             k,
             tenancy,
@@ -256,9 +263,15 @@ impl Pay {
             subscriptions,
             bookkeeping,
             oauth,
+            chains,
             health: stores.health,
         });
         Pay { s }
+    }
+
+    /// The merchant's EVM wallet (extended public key) and the deposit addresses it gives.
+    pub fn chains(&self) -> &ChainService {
+        &self.s.chains
     }
 
     pub fn tenancy(&self) -> &TenancyService {
@@ -364,6 +377,7 @@ pub trait PayStore:
     + CustomerPorts
     + SubscriptionStore
     + BookkeepingStore
+    + WalletStore
     + OAuthPorts
     + RateLimitStore
     + HealthCheck
@@ -382,6 +396,7 @@ impl<T> PayStore for T where
         + CustomerPorts
         + SubscriptionStore
         + BookkeepingStore
+        + WalletStore
         + OAuthPorts
         + RateLimitStore
         + HealthCheck

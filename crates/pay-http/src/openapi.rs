@@ -7,7 +7,7 @@ use utoipa::{Modify, OpenApi, PartialSchema};
 
 use crate::api::{
     bookkeeping, checkout, companies, company, customers, links, meta, oauth, session, settings,
-    subscriptions, webhook_subscription, webhooks,
+    subscriptions, wallets, webhook_subscription, webhooks,
 };
 use crate::edge::error::ErrorBody;
 use crate::pages::gateway;
@@ -98,6 +98,9 @@ routes!(
     settings::get_settings,
     settings::put_settings,
     settings::destination_assets,
+    wallets::put_evm_wallet,
+    wallets::get_evm_wallet,
+    wallets::delete_evm_wallet,
     company::get_company,
     webhooks::get_payment_callback,
     webhooks::put_payment_callback,

@@ -18,5 +18,6 @@ pub mod schema;
 pub mod session;
 pub mod settings;
 pub mod subscriptions;
+pub mod wallets;
 pub mod webhook_subscription;
 pub mod webhooks;

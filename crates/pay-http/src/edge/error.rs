@@ -5,6 +5,7 @@
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use pay_domain::bookkeeping::{BookkeepingError, EvidenceRefusal};
+use pay_domain::chains::{WalletError, XpubRefusal};
 use pay_domain::checkout::{
     CheckoutError, LinkAlreadyPaid, PaymentUnderWay, RefundAddressAlreadySet, SessionTransition,
     StartBlocked,
@@ -186,6 +187,9 @@ pub enum ApiError {
     Idempotency(#[from] IdempotencyConflict),
     #[error(transparent)]
     Evidence(#[from] EvidenceRefusal),
+    /// The `xpub` of a settlement wallet: a private key, or not a public key.
+    #[error(transparent)]
+    Xpub(#[from] XpubRefusal),
     #[error(transparent)]
     OAuth(#[from] OAuthRefusal),
     /// A token request's DPoP proof refused by the verifier (RFC 9449 section 5).
@@ -243,6 +247,7 @@ from_context! {
     CustomerError { Invalid, Denied, NotFound, Portal, Fault }
     SubscriptionError { Invalid, Asset, Denied, NotFound, Transition, Portal, Fault }
     BookkeepingError { Invalid, Denied, NotFound, Evidence, Fault }
+    WalletError { Xpub, Invalid, NotFound, Denied, Fault }
 }
 
 /// Status, `errorCode`, message and field.
@@ -320,6 +325,18 @@ impl ApiError {
             ApiError::StartBlocked(_) => {
                 plain(StatusCode::CONFLICT, "start_blocked_missing_company_wallet")
             }
+            ApiError::Xpub(XpubRefusal::PrivateKey) => (
+                StatusCode::BAD_REQUEST,
+                "private_key_refused",
+                msg.clone(),
+                Some("xpub".into()),
+            ),
+            ApiError::Xpub(XpubRefusal::Invalid(_)) => (
+                StatusCode::BAD_REQUEST,
+                "validation_failed",
+                msg.clone(),
+                Some("xpub".into()),
+            ),
             ApiError::RefundAddressSet(_) => {
                 plain(StatusCode::CONFLICT, "refund_address_already_set")
             }

@@ -36,6 +36,7 @@ mod settings;
 mod strict_json;
 mod subscriptions;
 mod underpaid;
+mod wallets;
 mod webhook_fairness;
 mod webhook_safety;
 mod webhooks;

@@ -3,6 +3,7 @@
 //! suites check first.
 
 mod bookkeeping;
+mod chains;
 mod checkout;
 mod customers;
 mod links;
@@ -79,6 +80,11 @@ pub struct Tables {
     pub expenses: Vec<crate::bookkeeping::Expense>,
     pub expense_versions: Vec<crate::bookkeeping::ExpenseVersion>,
     pub evidence_files: Vec<crate::bookkeeping::EvidenceFile>,
+    /// Every EVM key a company set, with its next index.
+    pub wallet_keys: Vec<chains::KeyRow>,
+    /// Each company's current EVM key.
+    pub wallets: Vec<chains::WalletRow>,
+    pub deposit_addresses: Vec<crate::chains::DepositAddress>,
 }
 
 /// Every store port over `Mutex`ed vectors, with a call counter per method.
@@ -142,6 +148,9 @@ pub const WRITE_METHODS: &[&str] = &[
     "prune_oauth",
     "record_jti",
     "prune_jtis",
+    "put_wallet",
+    "delete_wallet",
+    "assign_address",
 ];
 
 pub(crate) fn unique_violation(what: &str) -> Fault {

@@ -1,0 +1,132 @@
+//! The in-memory store: the merchants' EVM keys and the deposit addresses handed out.
+
+use super::MemStore;
+use crate::chains::ports::{Derive, WalletStore};
+use crate::chains::{AddressRequest, DepositAddress, StoredWallet};
+use crate::kernel::error::{Fault, PortResult};
+use crate::kernel::ids::CompanyId;
+use crate::kernel::timestamp::Timestamp;
+
+/// A key a company set: (company, xpub, fingerprint, next index, created).
+pub type KeyRow = (CompanyId, String, String, u32, Timestamp);
+/// The current key: (company, xpub, created, updated).
+pub type WalletRow = (CompanyId, String, Timestamp, Timestamp);
+
+fn current(t: &super::Tables, company: CompanyId) -> Option<StoredWallet> {
+    let (_, xpub, created_at, updated_at) = t.wallets.iter().find(|w| w.0 == company)?;
+    let (_, _, fingerprint, next_index, _) = t
+        .wallet_keys
+        .iter()
+        .find(|k| k.0 == company && &k.1 == xpub)?;
+    Some(StoredWallet {
+        company_id: company,
+        xpub: xpub.clone(),
+        fingerprint: fingerprint.clone(),
+        next_index: *next_index,
+        created_at: *created_at,
+        updated_at: *updated_at,
+    })
+}
+
+impl WalletStore for MemStore {
+    fn put_wallet(
+        &self,
+        company: CompanyId,
+        xpub: &str,
+        fingerprint: &str,
+        at: Timestamp,
+    ) -> PortResult<StoredWallet> {
+        self.count_call("put_wallet");
+        let mut t = self.tables();
+        if !t.companies.iter().any(|(c, _)| c.id == company) {
+            return Err(Fault::new("foreign key: company"));
+        }
+        if !t.wallet_keys.iter().any(|k| k.0 == company && k.1 == xpub) {
+            t.wallet_keys
+                .push((company, xpub.to_owned(), fingerprint.to_owned(), 0, at));
+        }
+        match t.wallets.iter_mut().find(|w| w.0 == company) {
+            Some(w) => {
+                w.1 = xpub.to_owned();
+                w.3 = at;
+            }
+            None => t.wallets.push((company, xpub.to_owned(), at, at)),
+        }
+        current(&t, company).ok_or_else(|| Fault::new("wallet vanished"))
+    }
+
+    fn wallet(&self, company: CompanyId) -> PortResult<Option<StoredWallet>> {
+        self.count_call("wallet");
+        Ok(current(&self.tables(), company))
+    }
+
+    fn delete_wallet(&self, company: CompanyId) -> PortResult<bool> {
+        self.count_call("delete_wallet");
+        let mut t = self.tables();
+        let before = t.wallets.len();
+        t.wallets.retain(|w| w.0 != company);
+        Ok(t.wallets.len() < before)
+    }
+
+    fn assign_address(
+        &self,
+        request: &AddressRequest,
+        derive: Derive<'_>,
+    ) -> PortResult<Option<DepositAddress>> {
+        self.count_call("assign_address");
+        let mut t = self.tables();
+        if let Some(a) = t
+            .deposit_addresses
+            .iter()
+            .find(|a| a.session_id == request.session_id)
+        {
+            return Ok(Some(a.clone()));
+        }
+        let Some(xpub) = t
+            .wallets
+            .iter()
+            .find(|w| w.0 == request.company_id)
+            .map(|w| w.1.clone())
+        else {
+            return Ok(None);
+        };
+        let key = t
+            .wallet_keys
+            .iter_mut()
+            .find(|k| k.0 == request.company_id && k.1 == xpub)
+            .ok_or_else(|| Fault::new("current key without its row"))?;
+        let (index, address) = loop {
+            let i = key.3;
+            if i >= 0x8000_0000 {
+                return Err(Fault::new("exhausted key"));
+            }
+            key.3 += 1;
+            if let Some(address) = derive(&xpub, i) {
+                break (i, address);
+            }
+        };
+        let a = DepositAddress {
+            company_id: request.company_id,
+            session_id: request.session_id,
+            chain_code: request.chain_code.clone(),
+            asset_identifier: request.asset_identifier.clone(),
+            xpub,
+            index,
+            address: address.to_ascii_lowercase(),
+            created_at: request.at,
+            watch_until: request.watch_until,
+        };
+        t.deposit_addresses.push(a.clone());
+        Ok(Some(a))
+    }
+
+    fn session_address(&self, session: uuid::Uuid) -> PortResult<Option<DepositAddress>> {
+        self.count_call("session_address");
+        Ok(self
+            .tables()
+            .deposit_addresses
+            .iter()
+            .find(|a| a.session_id == session)
+            .cloned())
+    }
+}
