@@ -31,6 +31,9 @@ pub struct HttpConfig {
     /// `PAY_DPOP_NONCES`: every DPoP proof must carry a nonce this issuer made (RFC 9449
     /// sections 8 and 9); `None` asks for none.
     pub dpop_nonces: Option<std::sync::Arc<pay_dpop::NonceIssuer>>,
+    /// `PAY_APEX_HOST`: requests whose `Host` is this name (lower-case) get 307 to the same
+    /// path and query on `base_url` (`edge::canonical`).
+    pub apex_host: Option<String>,
 }
 
 /// Registers every route (`openapi::routes!`, the one list), then the 405 answers.
@@ -91,6 +94,7 @@ pub fn build_server(
             }))
             .wrap(middleware::from_fn(edge::limits::header_limits))
             .wrap(middleware::from_fn(edge::cors::public_cors))
+            .wrap(middleware::from_fn(edge::canonical::apex_redirect))
             .wrap(middleware::from_fn(edge::telemetry::request_span))
     })
     .workers(workers.max(1))

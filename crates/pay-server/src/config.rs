@@ -34,6 +34,9 @@ pub struct Config {
     /// `PAY_DPOP_NONCES` (default false): require a server-issued nonce in every DPoP proof
     /// (RFC 9449 sections 8 and 9), stateless, keyed from the keyring.
     pub dpop_nonces: bool,
+    /// `PAY_APEX_HOST`: a host name whose requests are answered 307 to the same path and
+    /// query on `base_url` (the canonical host).
+    pub apex_host: Option<String>,
     /// Run the outbox workers (webhook dispatcher, mailer) inside `serve`.
     pub dispatcher: bool,
     /// `PAY_WEBHOOK_LEASE_SECS`: how long a claimed delivery stays hidden from other
@@ -215,6 +218,34 @@ fn billing_lead(v: Option<String>) -> anyhow::Result<Duration> {
     )
 }
 
+/// `PAY_APEX_HOST`: a bare host name (no scheme, port or path), lower-cased, other than the
+/// host of `PAY_BASE_URL` (which would redirect to itself).
+fn apex_host(v: Option<String>, base_url: &str) -> anyhow::Result<Option<String>> {
+    let Some(v) = v else { return Ok(None) };
+    let host = v.trim().trim_end_matches('.').to_ascii_lowercase();
+    let valid = !host.is_empty()
+        && host.len() <= 253
+        && host.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        });
+    if !valid {
+        bail!("PAY_APEX_HOST must be a host name like example.com, got {v:?}");
+    }
+    let base_host = url::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase));
+    if base_host.as_deref() == Some(host.as_str()) {
+        bail!("PAY_APEX_HOST must differ from the host of PAY_BASE_URL ({host})");
+    }
+    Ok(Some(host))
+}
+
 /// `PAY_SMTP_URL`, checked at start (scheme, host, no password in clear to a remote host).
 fn smtp_url(v: Option<String>) -> anyhow::Result<Option<pay_domain::kernel::secret::Secret>> {
     let Some(url) = v else { return Ok(None) };
@@ -256,6 +287,7 @@ impl Config {
             None => cores,
         };
         let files = crate::files::FilesConfig::from_env(var, &database_url)?;
+        let apex_host = apex_host(var("PAY_APEX_HOST"), &base_url)?;
         Ok(Config {
             auth_url: url_var("PAY_AUTH_URL", &base_url)?,
             public_pay_url: url_var("PAY_PUBLIC_PAY_URL", &base_url)?,
@@ -283,6 +315,7 @@ impl Config {
                 .unwrap_or_default(),
             allow_private_targets: bool_var("PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS", false)?,
             dpop_nonces: bool_var("PAY_DPOP_NONCES", false)?,
+            apex_host,
             dispatcher: bool_var("PAY_DISPATCHER", true)?,
             webhook_lease: webhook_lease(var("PAY_WEBHOOK_LEASE_SECS"))?,
             webhook_circuit: webhook_circuit(
@@ -318,6 +351,7 @@ impl Config {
             encryption_keys_old: vec![],
             allow_private_targets: true,
             dpop_nonces: false,
+            apex_host: None,
             dispatcher: false,
             webhook_lease: DEFAULT_WEBHOOK_LEASE,
             webhook_circuit: Default::default(),
@@ -436,6 +470,28 @@ fn processor(v: Option<String>) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_apex_host_is_a_bare_host_name_other_than_the_canonical_one() {
+        let base = "https://pay.example.com";
+        assert_eq!(apex_host(None, base).unwrap(), None);
+        assert_eq!(
+            apex_host(Some(" Example.COM. ".into()), base).unwrap(),
+            Some("example.com".into())
+        );
+        for bad in [
+            "",
+            "https://example.com",
+            "example.com:443",
+            "example.com/x",
+            "-a.example.com",
+            "a..b",
+            "pay.example.com",
+        ] {
+            let e = apex_host(Some(bad.into()), base).unwrap_err().to_string();
+            assert!(e.contains("PAY_APEX_HOST"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn the_processor_is_the_sandbox_unless_told_otherwise() {

@@ -339,7 +339,7 @@ impl TenancyService {
         self.k.clear_throttle(&key)?;
         self.k.forget_throttle_hit(&addr_key, now)?;
         let token = self.k.new_secret("pss_");
-        let csrf = self.k.new_secret("");
+        let csrf = self.csrf_of(&token);
         let session = StoredSignIn {
             id: SignInId(self.k.crypto.new_uuid()),
             token_digest: self.k.crypto.digest(token.expose()),
@@ -367,6 +367,29 @@ impl TenancyService {
             return Err(Denied::Unauthenticated.into());
         }
         Ok(SignedIn { sign_in: session })
+    }
+
+    /// The session's CSRF token: derived from its secret token (a digest under its own label,
+    /// which does not reveal the token), so every page that holds the session cookie can embed
+    /// it in its forms and the JSON sign-in returns the same value; only its digest is stored
+    /// with the session. No second cookie carries it.
+    fn csrf_of(&self, session_token: &Secret) -> Secret {
+        Secret::new(
+            self.k
+                .crypto
+                .digest(&format!("pay-csrf|{}", session_token.expose()))
+                .0,
+        )
+    }
+
+    /// The CSRF token a page embeds in the forms of the session `session_token` (whose
+    /// resolved sign-in is `signed_in`). A session whose stored token digest is of another
+    /// token (not of this derivation) is `Unauthenticated`: it signs in again.
+    pub fn page_csrf(&self, signed_in: &SignedIn, session_token: &str) -> Result<Secret> {
+        let csrf = self.csrf_of(&Secret::new(session_token.to_owned()));
+        self.check_csrf(signed_in, Some(csrf.expose()))
+            .map_err(|_| Denied::Unauthenticated)?;
+        Ok(csrf)
     }
 
     /// Checks the CSRF token of a session-authenticated mutation (403 when wrong or missing).

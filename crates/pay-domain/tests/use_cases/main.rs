@@ -798,8 +798,8 @@ fn login_issues_a_twelve_hour_session() {
     let token = out.session_token.expose().to_owned();
     assert!(token.starts_with("pss_"));
     assert_eq!(token.len(), 4 + 43);
-    assert_eq!(out.csrf_token.expose().len(), 43);
-    assert!(is_alnum(out.csrf_token.expose()));
+    // The CSRF token is the session's own: derived from its token under its own label.
+    assert_eq!(out.csrf_token.expose(), format!("d:pay-csrf|{token}"));
 
     let sessions = w.store.snapshot().sessions;
     assert_eq!(sessions.len(), 1);
@@ -879,6 +879,22 @@ fn csrf_token_must_be_the_sessions_own() {
             .tenancy()
             .check_csrf(&s, Some(other_out.csrf_token.expose())),
         Err(Denied::Forbidden.into())
+    );
+    // A page holding the session cookie embeds the same token the JSON sign-in returned;
+    // another session's token does not give it.
+    assert_eq!(
+        w.pay
+            .tenancy()
+            .page_csrf(&s, out.session_token.expose())
+            .map(|c| c.expose().to_owned()),
+        Ok(out.csrf_token.expose().to_owned())
+    );
+    assert_eq!(
+        w.pay
+            .tenancy()
+            .page_csrf(&s, other_out.session_token.expose())
+            .map(|_| ()),
+        Err(Denied::Unauthenticated.into())
     );
 }
 

@@ -24,10 +24,21 @@ pub const KEY_ID_HEADER: &str = "x-svc-key-id";
 pub const KEY_SECRET_HEADER: &str = "x-svc-key-secret";
 pub const CSRF_HEADER: &str = "x-csrf-token";
 pub const SESSION_COOKIE: &str = "pay_session";
-/// The sign-in page's CSRF token, kept HttpOnly beside the session so that the server-rendered
-/// consent form can carry it (`pages/oauth`).
-pub const CSRF_COOKIE: &str = "pay_csrf";
 pub const DPOP_HEADER: &str = "dpop";
+
+/// The session cookie both sign-in doors set (`POST /auth/login` and the `/signin` page): one
+/// session, recognised by every page and route; its CSRF token belongs to it (no second cookie).
+pub fn session_cookie(config: &HttpConfig, token: &str) -> actix_web::cookie::Cookie<'static> {
+    actix_web::cookie::Cookie::build(SESSION_COOKIE, token.to_owned())
+        .path("/")
+        .http_only(true)
+        .same_site(actix_web::cookie::SameSite::Lax)
+        .secure(config.secure_cookies)
+        .max_age(actix_web::cookie::time::Duration::seconds(
+            pay_domain::tenancy::SIGN_IN_TTL.whole_seconds(),
+        ))
+        .finish()
+}
 
 /// An OAuth access token and what its DPoP proof must match.
 #[derive(Clone)]

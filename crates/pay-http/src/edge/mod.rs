@@ -1,7 +1,8 @@
 //! The edge every route shares: the one capped body reader, strict JSON, credentials, the one
-//! error mapping, CORS, header limits and telemetry.
+//! error mapping, CORS, header limits, telemetry and the canonical host.
 
 pub mod body;
+pub mod canonical;
 pub mod cors;
 pub mod credentials;
 pub mod error;

@@ -77,9 +77,26 @@ impl Drop for TestApp {
     }
 }
 
-/// Runs each named `async fn(TestApp)` once per backend.
+/// Runs each named `async fn(TestApp)` once per backend; with `spawn = f;` first, on the
+/// servers `f(Backend) -> Option<TestApp>` (a function of the calling module) starts.
 #[macro_export]
 macro_rules! on_both_backends {
+    (spawn = $spawn:ident; $($f:ident),* $(,)?) => {$(
+        mod $f {
+            #[actix_rt::test]
+            async fn sqlite() {
+                if let Some(app) = super::$spawn($crate::helpers::Backend::Sqlite).await {
+                    super::$f(app).await;
+                }
+            }
+            #[actix_rt::test]
+            async fn postgres() {
+                if let Some(app) = super::$spawn($crate::helpers::Backend::Postgres).await {
+                    super::$f(app).await;
+                }
+            }
+        }
+    )*};
     ($($f:ident),* $(,)?) => {$(
         mod $f {
             #[actix_rt::test]

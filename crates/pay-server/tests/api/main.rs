@@ -8,6 +8,7 @@ mod helpers;
 mod anonymous;
 mod billing_year;
 mod books;
+mod canonical_host;
 mod books_export;
 mod books_files;
 mod checkout;

@@ -12,26 +12,6 @@ use crate::oauth_support::*;
 const LINKS: &str = "/api/partner/v1/pay/payment-links";
 const RW: &str = "pay:payment-links:read pay:payment-links:write";
 
-macro_rules! on_both_backends_with_nonces {
-    ($($f:ident),* $(,)?) => {$(
-        mod $f {
-            #[actix_rt::test]
-            async fn sqlite() {
-                if let Some(app) = super::spawn_with_nonces(super::Backend::Sqlite).await {
-                    super::$f(app).await;
-                }
-            }
-
-            #[actix_rt::test]
-            async fn postgres() {
-                if let Some(app) = super::spawn_with_nonces(super::Backend::Postgres).await {
-                    super::$f(app).await;
-                }
-            }
-        }
-    )*};
-}
-
 async fn spawn_with_nonces(backend: Backend) -> Option<TestApp> {
     spawn_configured(
         backend,
@@ -142,7 +122,7 @@ async fn payment_routes_ask_for_a_nonce(app: TestApp) {
     assert_eq!(res.status(), 200);
 }
 
-on_both_backends_with_nonces!(
+crate::on_both_backends!(spawn = spawn_with_nonces;
     the_token_endpoint_asks_for_a_nonce,
     payment_routes_ask_for_a_nonce,
 );

@@ -399,4 +399,65 @@ async fn authorization_refusals(app: TestApp) {
         .contains("This form was sent from another site."));
 }
 
-on_both_backends!(full_flow_through_the_consent_page, authorization_refusals);
+/// One sign-in for every door: a session from the JSON `POST /auth/login` (no second cookie)
+/// opens the consent page, whose form carries the session's own CSRF token, and approving
+/// works; the page sign-in sets the session cookie alone.
+async fn json_login_is_signed_in_for_the_consent_page(app: TestApp) {
+    let client = register(&app, SCOPES, true, false).await;
+    let authorize = authorize_query(&client, &[]);
+    let s = app.login_owner(&app.t).await;
+    let cookies = format!("pay_session={}", s.cookie);
+    let res = app
+        .anon(Method::GET, &authorize)
+        .header("cookie", &cookies)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let html = res.text().await.unwrap();
+    assert_eq!(field(&html, "csrf_token"), s.csrf);
+    let back = decide(&app, &cookies, &authorize, "approve").await;
+    assert!(back.starts_with(REDIRECT), "{back}");
+    let code = query_param(&back, "code").unwrap();
+    let (status, t, _) = exchange(&app, &client, &code, None).await;
+    assert_eq!(status, 200, "{t}");
+    // Without the session cookie: to the sign-in page.
+    let res = app.anon(Method::GET, &authorize).send().await.unwrap();
+    assert_eq!(res.status(), 303);
+    // The page's sign-in sets one cookie, the session; its CSRF token is the one the pages
+    // embed and the JSON routes accept.
+    let page_cookies = sign_in_via_page(&app, &app.t, &authorize).await;
+    assert!(page_cookies.starts_with("pay_session="), "{page_cookies}");
+    assert!(!page_cookies.contains(';'), "{page_cookies}");
+    let html = app
+        .anon(Method::GET, &authorize)
+        .header("cookie", &page_cookies)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let csrf = field(&html, "csrf_token");
+    let res = app
+        .anon(Method::POST, "/auth/logout")
+        .header("cookie", &page_cookies)
+        .header("x-csrf-token", &csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    let res = app
+        .anon(Method::GET, &authorize)
+        .header("cookie", &page_cookies)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 303);
+}
+
+on_both_backends!(
+    full_flow_through_the_consent_page,
+    authorization_refusals,
+    json_login_is_signed_in_for_the_consent_page
+);

@@ -36,27 +36,8 @@ fn dispatcher(app: &TestApp, config: pay_webhooks::TransportConfig) -> pay_serve
     )
 }
 
-/// Runs each named `async fn(TestApp)` on both backends against a server that refuses private
-/// webhook targets, as production does (the default test server allows them).
-macro_rules! on_both_backends_public_targets_only {
-    ($($f:ident),* $(,)?) => {$(
-        mod $f {
-            #[actix_rt::test]
-            async fn sqlite() {
-                if let Some(app) = super::spawn_public_targets_only(super::Backend::Sqlite).await {
-                    super::$f(app).await;
-                }
-            }
-            #[actix_rt::test]
-            async fn postgres() {
-                if let Some(app) = super::spawn_public_targets_only(super::Backend::Postgres).await {
-                    super::$f(app).await;
-                }
-            }
-        }
-    )*};
-}
-
+/// A server that refuses private webhook targets, as production does (the default test
+/// server allows them).
 async fn spawn_public_targets_only(backend: Backend) -> Option<TestApp> {
     spawn_configured(
         backend,
@@ -145,7 +126,7 @@ async fn a_local_receiver_refused_says_how_to_allow_it(app: TestApp) {
     assert!(!got.1["error"].as_str().unwrap().contains("PAY_WEBHOOK"));
 }
 
-on_both_backends_public_targets_only!(
+on_both_backends!(spawn = spawn_public_targets_only;
     internal_spellings_are_refused_when_a_callback_is_saved,
     a_local_receiver_refused_says_how_to_allow_it,
 );

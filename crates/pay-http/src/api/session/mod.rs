@@ -1,16 +1,15 @@
-//! Signing in and out of the dashboard: an HttpOnly, SameSite=Lax `pay_session` cookie plus a
-//! CSRF token that every state-changing request of the session must echo.
+//! Signing in and out: an HttpOnly, SameSite=Lax `pay_session` cookie (the same session the
+//! `/signin` page starts, recognised by every page and route) plus the session's CSRF token,
+//! which every state-changing request of the session must echo.
 
 pub mod dto;
 
-use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
 use actix_web::{post, web, HttpRequest, HttpResponse};
 use pay_domain::app::Pay;
 use pay_domain::kernel::secret::Secret;
-use pay_domain::tenancy::SIGN_IN_TTL;
 
 use crate::api::session::dto::{LoginRequest, LoginResponse};
-use crate::edge::credentials::{blocking, Credentials, SESSION_COOKIE};
+use crate::edge::credentials::{blocking, session_cookie, Credentials};
 use crate::edge::error::{ApiError, ErrorBody};
 use crate::edge::json::JsonBody;
 use crate::HttpConfig;
@@ -42,13 +41,7 @@ pub async fn login(
         Ok(pay.tenancy().login(&email, &Secret::new(password), &addr)?)
     })
     .await?;
-    let cookie = Cookie::build(SESSION_COOKIE, outcome.session_token.expose().to_owned())
-        .path("/")
-        .http_only(true)
-        .same_site(SameSite::Lax)
-        .secure(config.secure_cookies)
-        .max_age(CookieDuration::seconds(SIGN_IN_TTL.whole_seconds()))
-        .finish();
+    let cookie = session_cookie(&config, outcome.session_token.expose());
     Ok(HttpResponse::Ok()
         .insert_header(("cache-control", "no-store"))
         .cookie(cookie)
@@ -82,12 +75,7 @@ pub async fn logout(
         Ok(())
     })
     .await?;
-    let mut gone = Cookie::build(SESSION_COOKIE, "")
-        .path("/")
-        .http_only(true)
-        .same_site(SameSite::Lax)
-        .secure(config.secure_cookies)
-        .finish();
+    let mut gone = session_cookie(&config, "");
     gone.make_removal();
     Ok(HttpResponse::NoContent().cookie(gone).finish())
 }

@@ -8,16 +8,16 @@
 pub mod forms;
 pub mod render;
 
-use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
+
 use actix_web::http::{header, StatusCode};
 use actix_web::{get, post, web, HttpRequest, HttpResponse};
 use pay_domain::app::Pay;
 use pay_domain::kernel::ids::CompanyId;
 use pay_domain::kernel::secret::Secret;
 use pay_domain::oauth::{AuthorizeRequest, ConsentView, OAuthError};
-use pay_domain::tenancy::{Membership, Permission, TenancyError, SIGN_IN_TTL};
+use pay_domain::tenancy::{Membership, Permission, TenancyError};
 
-use crate::edge::credentials::{blocking, CSRF_COOKIE, SESSION_COOKIE};
+use crate::edge::credentials::{blocking, session_cookie, SESSION_COOKIE};
 use crate::edge::error::ApiError;
 use crate::edge::form;
 use crate::pages::checkout::{csp_with_form_target, path_prefix};
@@ -242,7 +242,6 @@ pub async fn authorize_page(
         .map_err(|_| "The request is not a valid query string.".to_owned())
         .and_then(|pairs| form::read::<AuthorizeQuery>(&pairs));
     let session = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
-    let csrf = req.cookie(CSRF_COOKIE).map(|c| c.value().to_owned());
     let prefix = path_prefix(&config.base_url);
     let p = pay.clone();
     let answer = blocking(move || {
@@ -260,10 +259,12 @@ pub async fn authorize_page(
             Ok(ok) => ok,
             Err(answer) => return Ok(answer),
         };
-        let signed_in = session
-            .and_then(|token| p.tenancy().authenticate_sign_in(&token).ok())
-            .filter(|s| p.tenancy().check_csrf(s, csrf.as_deref()).is_ok());
-        let Some(signed_in) = signed_in else {
+        let signed_in = session.and_then(|token| {
+            let s = p.tenancy().authenticate_sign_in(&token).ok()?;
+            let csrf = p.tenancy().page_csrf(&s, &token).ok()?;
+            Some((s, csrf))
+        });
+        let Some((signed_in, csrf)) = signed_in else {
             let back = format!("{AUTHORIZE_PATH}?{query}");
             let to = url::form_urlencoded::Serializer::new(String::new())
                 .append_pair("return_to", &back)
@@ -276,7 +277,7 @@ pub async fn authorize_page(
             .into_iter()
             .filter(|m| m.role.has(Permission::SettingsManage))
             .collect();
-        let hidden = hidden_fields(&q, csrf.unwrap_or_default());
+        let hidden = hidden_fields(&q, csrf.expose().to_owned());
         Ok(Answer::Page(
             StatusCode::OK,
             Box::new(Html::Consent(view, companies, hidden)),
@@ -440,7 +441,8 @@ pub async fn signin_page(
     render(&pay, &config, answer)
 }
 
-/// Sign in from the page: sets `pay_session` and `pay_csrf` and answers 303 back to the
+/// Sign in from the page: sets `pay_session` (the same session `POST /auth/login` starts; its
+/// CSRF token belongs to it and is embedded in each form) and answers 303 back to the
 /// authorization request (or a page saying so).
 #[utoipa::path(
     tag = "OAuth",
@@ -507,17 +509,7 @@ pub async fn signin(
         }
         Err(e) => return Err(e.into()),
     };
-    let cookie = |name: &'static str, value: &str| {
-        Cookie::build(name, value.to_owned())
-            .path("/")
-            .http_only(true)
-            .same_site(SameSite::Lax)
-            .secure(config.base_url.starts_with("https://"))
-            .max_age(CookieDuration::seconds(SIGN_IN_TTL.whole_seconds()))
-            .finish()
-    };
-    let session = cookie(SESSION_COOKIE, outcome.session_token.expose());
-    let csrf = cookie(CSRF_COOKIE, outcome.csrf_token.expose());
+    let session = session_cookie(&config, outcome.session_token.expose());
     let res = match return_to {
         Some(back) => {
             let mut r = HttpResponse::SeeOther();
@@ -526,7 +518,7 @@ pub async fn signin(
                 format!("{}{back}", path_prefix(&config.base_url)),
             ));
             r.insert_header((header::CACHE_CONTROL, "no-store"));
-            r.cookie(session).cookie(csrf).finish()
+            r.cookie(session).finish()
         }
         None => {
             let mut r = render(
@@ -539,7 +531,6 @@ pub async fn signin(
                 ),
             );
             let _ = r.add_cookie(&session);
-            let _ = r.add_cookie(&csrf);
             r
         }
     };
