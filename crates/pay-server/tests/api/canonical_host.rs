@@ -70,10 +70,10 @@ async fn every_route_redirects_from_the_apex(app: TestApp) {
         .await
         .unwrap();
     assert_eq!(res.status(), 307);
-    let res = app.anon(Method::GET, "/health").send().await.unwrap();
+    let res = app.anon(Method::GET, "/healthz").send().await.unwrap();
     assert_eq!(res.status(), 200);
     let res = app
-        .anon(Method::GET, "/health")
+        .anon(Method::GET, "/healthz")
         .header("host", "www.apex.example")
         .send()
         .await
