@@ -43,10 +43,7 @@ pub async fn apex_redirect(
         .and_then(|c| {
             let apex = c.apex_host.as_deref()?;
             is_apex(apex, req.head()).then(|| {
-                let target = req
-                    .uri()
-                    .path_and_query()
-                    .map_or("/", |pq| pq.as_str());
+                let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
                 format!("{}{target}", c.base_url.trim_end_matches('/'))
             })
         });

@@ -24,13 +24,7 @@ async fn spawn_apex(backend: Backend) -> Option<TestApp> {
 /// A path of the document with each `{param}` filled.
 fn concrete(path: &str) -> String {
     path.split('/')
-        .map(|seg| {
-            if seg.starts_with('{') {
-                "x1"
-            } else {
-                seg
-            }
-        })
+        .map(|seg| if seg.starts_with('{') { "x1" } else { seg })
         .collect::<Vec<_>>()
         .join("/")
 }

@@ -8,7 +8,6 @@
 pub mod forms;
 pub mod render;
 
-
 use actix_web::http::{header, StatusCode};
 use actix_web::{get, post, web, HttpRequest, HttpResponse};
 use pay_domain::app::Pay;
