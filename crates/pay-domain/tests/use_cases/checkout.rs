@@ -338,6 +338,17 @@ fn a_missing_merchant_wallet_blocks_the_start_with_an_event() {
         strs(&["start_blocked_missing_company_wallet"])
     );
     assert!(w.store.latest_session(link.id).unwrap().is_none());
+    // Refused again within the hour: no second event; an hour later, one more.
+    let start = || {
+        w.pay
+            .checkout()
+            .start_session(link.uid.as_str(), ETH, "198.51.100.9")
+    };
+    assert!(matches!(start(), Err(CheckoutError::StartBlocked(_))));
+    assert_eq!(w.event_names(&link).len(), 1);
+    w.advance(Duration::hours(1) + Duration::milliseconds(1));
+    assert!(matches!(start(), Err(CheckoutError::StartBlocked(_))));
+    assert_eq!(w.event_names(&link).len(), 2);
 }
 
 // ----- settlement and the tolerance -----

@@ -322,9 +322,7 @@ impl ApiError {
                 plain(StatusCode::CONFLICT, "link_already_paid")
             }
             ApiError::UnderWay(_) => plain(StatusCode::CONFLICT, "payment_in_progress"),
-            ApiError::StartBlocked(_) => {
-                plain(StatusCode::CONFLICT, "start_blocked_missing_company_wallet")
-            }
+            ApiError::StartBlocked(_) => plain(StatusCode::CONFLICT, "missing_company_wallet"),
             ApiError::Xpub(XpubRefusal::PrivateKey) => (
                 StatusCode::BAD_REQUEST,
                 "private_key_refused",

@@ -821,8 +821,24 @@ async fn a_start_without_a_merchant_wallet_is_blocked(backend: crate::helpers::B
             .unwrap(),
     )
     .await;
-    assert_error(&got, 409, "start_blocked_missing_company_wallet", None);
+    assert_error(&got, 409, "missing_company_wallet", None);
+    // Refused again within the hour: the same answer, and no second event.
+    let again = read(
+        app.anon(Method::POST, &sessions(&uid))
+            .json(&json!({"payAsset": ETH}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_error(&again, 409, "missing_company_wallet", None);
     let (_, d) = read(app.req(Method::GET, &detail(&uid)).send().await.unwrap()).await;
+    assert_eq!(
+        d["timeline"].as_array().unwrap().len(),
+        1,
+        "{}",
+        d["timeline"]
+    );
     assert_eq!(d["latestSession"], Value::Null);
     assert_eq!(
         d["timeline"][0]["type"],

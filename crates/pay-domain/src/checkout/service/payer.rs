@@ -145,12 +145,24 @@ impl CheckoutService {
         Ok((amounts, pay_price))
     }
 
+    /// Records a start refused for want of the merchant's wallet: the
+    /// `start_blocked_missing_company_wallet` timeline entry and webhook, at most once per
+    /// link and [`BLOCKED_START_EVENT_EVERY`].
     pub(super) fn record_blocked_start(
         &self,
         link: &PaymentLink,
         pay_asset: &str,
         now: Timestamp,
     ) -> CheckoutResult<()> {
+        // Once per link and hour at most (real time): a page reloaded or a script retrying
+        // does not flood the merchant's endpoint; the payer is refused every time.
+        let once_an_hour = crate::kernel::ratelimit::Limit::per(1, BLOCKED_START_EVENT_EVERY);
+        let key = format!("blocked-start-event|{}", link.id);
+        match self.k.throttle::<CheckoutError>(&key, &once_an_hour) {
+            Ok(()) => {}
+            Err(CheckoutError::RateLimited(_)) => return Ok(()),
+            Err(e) => return Err(e),
+        }
         let kind = PaymentEvent::StartBlockedMissingCompanyWallet;
         let mut data = Map::new();
         data.insert("asset".into(), json!(link.payload.asset));
@@ -284,3 +296,6 @@ impl CheckoutService {
         )
     }
 }
+
+/// How often a link's blocked starts are told to the merchant at most.
+pub const BLOCKED_START_EVENT_EVERY: time::Duration = time::Duration::hours(1);
