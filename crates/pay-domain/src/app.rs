@@ -13,6 +13,8 @@ use crate::checkout::ports::{PriceSource, Processor, SettlementObserver};
 use crate::checkout::{CheckoutAdapters, CheckoutService, CheckoutStore};
 use crate::customers::ports::{CustomerPorts, PortalKeys};
 use crate::customers::CustomerService;
+use crate::installations::ports::InstallationPorts;
+use crate::installations::InstallationService;
 use crate::kernel::assets::AssetCatalogue;
 use crate::kernel::error::PortResult;
 use crate::kernel::ports::{Clock, Crypto, HealthCheck, SecretSealer};
@@ -51,6 +53,7 @@ pub struct Stores {
     /// The merchants' EVM keys and deposit addresses (the chain processor).
     pub chains: Arc<dyn WalletStore>,
     pub oauth: Arc<dyn OAuthPorts>,
+    pub installations: Arc<dyn InstallationPorts>,
     pub rate_limits: Arc<dyn RateLimitStore + Send + Sync>,
     pub health: Arc<dyn HealthCheck + Send + Sync>,
 }
@@ -76,6 +79,7 @@ impl Stores {
             bookkeeping: store.clone(),
             chains: store.clone(),
             oauth: store.clone(),
+            installations: store.clone(),
             rate_limits: store.clone(),
             health: store,
         }
@@ -152,6 +156,7 @@ struct Services {
     bookkeeping: Arc<BookkeepingService>,
     oauth: OAuthService,
     chains: ChainService,
+    installations: InstallationService,
     health: Arc<dyn HealthCheck + Send + Sync>,
 }
 
@@ -250,6 +255,7 @@ impl Pay {
         checkout.observe_settlements(&settled);
         let oauth = OAuthService::new(k.clone(), tenancy.clone(), stores.oauth, config.oauth);
         let chains = ChainService::new(adapters.wall_clock.clone(), stores.chains);
+        let installations = InstallationService::new(k.clone(), stores.installations);
         let s = Arc::new(Services {
             k,
             tenancy,
@@ -264,6 +270,7 @@ impl Pay {
             bookkeeping,
             oauth,
             chains,
+            installations,
             health: stores.health,
         });
         Pay { s }
@@ -316,6 +323,10 @@ impl Pay {
 
     pub fn oauth(&self) -> &OAuthService {
         &self.s.oauth
+    }
+
+    pub fn installations(&self) -> &InstallationService {
+        &self.s.installations
     }
 
     /// Real time (the process clock).
@@ -379,6 +390,7 @@ pub trait PayStore:
     + BookkeepingStore
     + WalletStore
     + OAuthPorts
+    + InstallationPorts
     + RateLimitStore
     + HealthCheck
     + Send
@@ -398,6 +410,7 @@ impl<T> PayStore for T where
         + BookkeepingStore
         + WalletStore
         + OAuthPorts
+        + InstallationPorts
         + RateLimitStore
         + HealthCheck
         + Send

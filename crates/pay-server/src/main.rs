@@ -1,5 +1,5 @@
 //! `pay-server`: serve (default), worker, migrate, admin bootstrap, add-member,
-//! verify-domain and create-oauth-app.
+//! verify-domain, create-oauth-app and create-native-platform.
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -100,6 +100,20 @@ enum Admin {
         /// Refresh-token lifetime in seconds (1 hour to 365 days; default 30 days).
         #[arg(long)]
         refresh_ttl: Option<i64>,
+    },
+    /// Create a commerce platform's template for its native installations; prints it. A
+    /// template never changes (the same platform again is refused).
+    CreateNativePlatform {
+        /// The identifier a plugin's registration names (a-z, 0-9, -).
+        #[arg(long)]
+        platform: String,
+        /// The name merchants see on the consent page.
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        icon_url: Option<String>,
+        #[arg(long)]
+        support_url: Option<String>,
     },
 }
 
@@ -215,6 +229,34 @@ fn main() -> anyhow::Result<()> {
                 out["clientSecret"] = serde_json::json!(secret.expose());
             }
             println!("{out}");
+            Ok(())
+        }
+        Command::Admin(Admin::CreateNativePlatform {
+            platform,
+            name,
+            icon_url,
+            support_url,
+        }) => {
+            let pay = build_pay(&config, open_store(&config)?)?;
+            let p = pay
+                .installations()
+                .create_platform(pay_domain::installations::NewPlatform {
+                    platform,
+                    name,
+                    icon_url,
+                    support_url,
+                })
+                .map_err(|e| anyhow::anyhow!("create-native-platform failed: {e}"))?;
+            println!(
+                "{}",
+                serde_json::json!({
+                    "platform": p.platform,
+                    "name": p.name,
+                    "iconUrl": p.icon_url,
+                    "supportUrl": p.support_url,
+                    "scopes": pay_domain::oauth::scope_string(&p.scopes),
+                })
+            );
             Ok(())
         }
     }

@@ -727,3 +727,84 @@ fn a_company_clock_survives_a_restart_and_a_separate_worker_follows_it() {
     assert!(at(&now) >= at(&moved), "{now} vs {moved}");
     s.stop();
 }
+
+/// `admin create-native-platform`: the template it printed, with the official native scopes;
+/// a template never changes (the same platform again is refused and the first kept), and a
+/// wrong field is refused naming it.
+#[test]
+fn admin_create_native_platform_writes_an_immutable_template() {
+    let dir = TempDir::new();
+    let command = |args: &[&str]| {
+        let out = Command::new(BIN)
+            .arg("admin")
+            .arg("create-native-platform")
+            .args(args)
+            .env("PAY_DATABASE_URL", dir.db_url())
+            .env("PAY_LOG", "warn")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (code, out, err) = command(&[
+        "--platform",
+        "woocommerce",
+        "--name",
+        " WooCommerce ",
+        "--icon-url",
+        "https://cdn.example/woo.png",
+        "--support-url",
+        "https://support.example/woo",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let printed: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        printed,
+        json!({
+            "platform": "woocommerce",
+            "name": "WooCommerce",
+            "iconUrl": "https://cdn.example/woo.png",
+            "supportUrl": "https://support.example/woo",
+            "scopes": "company:read pay:payment-links:read pay:payment-links:write pay:webhooks:read pay:webhooks:write",
+        })
+    );
+    let (code, out, err) = command(&["--platform", "woocommerce", "--name", "Other"]);
+    assert_eq!((code, out.as_str()), (Some(1), ""));
+    assert!(err.contains("exists already"), "{err}");
+    for (args, field) in [
+        (
+            &["--platform", "Woo Commerce", "--name", "W"][..],
+            "platform",
+        ),
+        (&["--platform", "shopware", "--name", " "][..], "name"),
+        (
+            &[
+                "--platform",
+                "shopware",
+                "--name",
+                "S",
+                "--icon-url",
+                "http://cdn.example/i.png",
+            ][..],
+            "iconUrl",
+        ),
+        (
+            &[
+                "--platform",
+                "shopware",
+                "--name",
+                "S",
+                "--support-url",
+                "support.example",
+            ][..],
+            "supportUrl",
+        ),
+    ] {
+        let (code, out, err) = command(args);
+        assert_eq!((code, out.as_str()), (Some(1), ""), "{args:?}");
+        assert!(err.contains(field), "{args:?}: {err}");
+    }
+}

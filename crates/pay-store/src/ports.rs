@@ -45,6 +45,7 @@ mod evidence;
 mod gateway;
 mod grant_webhooks;
 mod health;
+mod installations;
 mod links;
 mod mail;
 mod oauth;

@@ -26,6 +26,7 @@ mod bookkeeping;
 mod checkout;
 mod customers;
 mod grant_webhooks;
+pub(crate) mod installations;
 mod mail;
 pub(crate) mod oauth;
 mod payload;

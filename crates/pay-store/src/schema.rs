@@ -371,6 +371,17 @@ diesel::joinable!(subscription_cycles -> subscriptions (subscription_id));
 diesel::allow_tables_to_appear_in_same_query!(subscriptions, subscription_cycles);
 
 diesel::table! {
+    native_platforms (platform) {
+        platform -> Text,
+        name -> Text,
+        icon_url -> Nullable<Text>,
+        support_url -> Nullable<Text>,
+        scopes -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
     oauth_applications (id) {
         id -> Text,
         client_id -> Text,

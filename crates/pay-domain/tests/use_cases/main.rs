@@ -55,6 +55,7 @@ mod domains;
 mod evidence;
 mod gateway;
 mod mail;
+mod native_platforms;
 mod oauth;
 mod webhooks;
 

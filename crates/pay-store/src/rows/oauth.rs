@@ -22,7 +22,7 @@ pub(crate) fn scopes_text(scopes: &[Scope]) -> String {
     scope_string(scopes)
 }
 
-fn scopes(text: &str, column: &str) -> PortResult<Vec<Scope>> {
+pub(crate) fn scopes(text: &str, column: &str) -> PortResult<Vec<Scope>> {
     if text.is_empty() {
         return Ok(Vec::new());
     }

@@ -9,6 +9,7 @@ pub mod evidence;
 pub mod files;
 pub mod fixtures;
 pub mod grant_webhooks;
+pub mod installations;
 pub mod links;
 pub mod mail;
 pub mod oauth;

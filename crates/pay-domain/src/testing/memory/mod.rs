@@ -6,6 +6,7 @@ mod bookkeeping;
 mod chains;
 mod checkout;
 mod customers;
+mod installations;
 mod links;
 mod mail;
 mod oauth;
@@ -72,6 +73,7 @@ pub struct Tables {
     pub subscription_leases: Vec<(SubscriptionId, Timestamp)>,
     pub cycles: Vec<crate::subscriptions::Cycle>,
     pub oauth: OAuthTables,
+    pub native_platforms: Vec<crate::installations::NativePlatform>,
     pub grant_subscriptions: Vec<crate::webhooks::GrantSubscription>,
     pub idempotency: Vec<webhooks::IdempotencyRow>,
     /// Known wallets of contacts: (company, contact, address, address key).
