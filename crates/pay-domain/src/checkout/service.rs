@@ -30,7 +30,7 @@ use crate::kernel::timestamp::Timestamp;
 use crate::links::ports::LinkObserver;
 use crate::links::LinkNotActive;
 use crate::links::LinkService;
-use crate::links::{LinkStatus, PaymentLink};
+use crate::links::{LinkState, LinkStatus, PaymentLink};
 use crate::settings::PaySettings;
 use crate::tenancy::TenancyService;
 use crate::tenancy::{Principal, Scope, Theme};
@@ -46,8 +46,8 @@ pub const DUE_BATCH: usize = 200;
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckoutView {
     pub link: PaymentLink,
-    /// `active`, `paused`, `archived` or `expired`: only `active` takes new payments.
-    pub state: &'static str,
+    /// Only `Active` takes new payments.
+    pub state: LinkState,
     /// The amount's display unit: the link's fiat currency, else its settlement symbol.
     pub display_currency: String,
     pub merchant_name: String,
@@ -142,15 +142,6 @@ fn takes_one_payment(link: &PaymentLink) -> bool {
             .metadata
             .as_ref()
             .is_some_and(|m| m.contains_key(CYCLE_TAG))
-}
-
-fn link_state(link: &PaymentLink, now: Timestamp) -> &'static str {
-    match link.status {
-        LinkStatus::Paused => "paused",
-        LinkStatus::Archived => "archived",
-        LinkStatus::Active if link.expires_at.is_some_and(|e| e <= now) => "expired",
-        LinkStatus::Active => "active",
-    }
 }
 
 /// Payers' sessions, processor events, the merchant's resolution and the expiry work, over
@@ -300,7 +291,7 @@ impl CheckoutService {
         };
         let now = self.links.link_now(&link)?;
         Ok(CheckoutView {
-            state: link_state(&link, now),
+            state: LinkState::of(&link, now),
             now,
             display_currency,
             merchant_name: p.merchant_name.clone().unwrap_or_default(),

@@ -17,7 +17,7 @@ pub struct InvalidTransition {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the payment link is {state}; it takes no new payments")]
 pub struct LinkNotActive {
-    pub state: &'static str,
+    pub state: crate::links::LinkState,
 }
 
 crate::context_error! {

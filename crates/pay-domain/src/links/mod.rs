@@ -8,8 +8,10 @@ mod gateway_service;
 mod model;
 pub mod ports;
 mod service;
+mod state;
 
 pub use error::{InvalidTransition, LinkError, LinkNotActive};
 pub use gateway_service::GatewayForm;
 pub use model::*;
 pub use service::LinkService;
+pub use state::LinkState;

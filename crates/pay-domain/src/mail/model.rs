@@ -166,7 +166,7 @@ mod tests {
     use crate::kernel::ids::{CompanyId, LinkUid, PaymentLinkId};
     use crate::links::LinkNotActive;
     use crate::links::{CreatedBy, ExpirationTime, PaymentLinkPayload};
-    use crate::links::{LinkStatus, PaymentLink};
+    use crate::links::{LinkState, LinkStatus, PaymentLink};
     use crate::mail::*;
 
     fn t(s: i64) -> Timestamp {
@@ -433,11 +433,11 @@ mod tests {
         assert!(check_link_accepts_requests(&link(LinkStatus::Active, None), now).is_ok());
         assert!(check_link_accepts_requests(&link(LinkStatus::Active, Some(t(1001))), now).is_ok());
         for (l, state) in [
-            (link(LinkStatus::Paused, None), "paused"),
-            (link(LinkStatus::Archived, None), "archived"),
-            (link(LinkStatus::Active, Some(t(1000))), "expired"),
-            (link(LinkStatus::Active, Some(t(999))), "expired"),
-            (link(LinkStatus::Paused, Some(t(999))), "paused"),
+            (link(LinkStatus::Paused, None), LinkState::Paused),
+            (link(LinkStatus::Archived, None), LinkState::Archived),
+            (link(LinkStatus::Active, Some(t(1000))), LinkState::Expired),
+            (link(LinkStatus::Active, Some(t(999))), LinkState::Expired),
+            (link(LinkStatus::Paused, Some(t(999))), LinkState::Paused),
         ] {
             assert_eq!(
                 check_link_accepts_requests(&l, now),

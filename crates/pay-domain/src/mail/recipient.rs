@@ -3,7 +3,7 @@
 use crate::kernel::error::FieldError;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::LinkNotActive;
-use crate::links::{LinkStatus, PaymentLink};
+use crate::links::{LinkState, PaymentLink};
 
 /// Most characters of an address (RFC 5321's path limit less the brackets).
 pub const MAX_EMAIL_LEN: usize = 254;
@@ -56,16 +56,8 @@ pub fn check_link_accepts_requests(
     link: &PaymentLink,
     now: Timestamp,
 ) -> Result<(), LinkNotActive> {
-    match link.status {
-        LinkStatus::Active => {}
-        other => {
-            return Err(LinkNotActive {
-                state: other.as_str(),
-            })
-        }
+    match LinkState::of(link, now) {
+        LinkState::Active => Ok(()),
+        state => Err(LinkNotActive { state }),
     }
-    if link.expires_at.is_some_and(|at| at <= now) {
-        return Err(LinkNotActive { state: "expired" });
-    }
-    Ok(())
 }

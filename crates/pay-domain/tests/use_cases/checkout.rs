@@ -163,7 +163,7 @@ fn a_payer_reviews_a_quote_accepts_it_and_pays() {
     let shop = w.shop("Acme", "owner@acme.example");
     let link = w.link_for(&shop, Some(false));
     let view = w.pay.checkout().checkout_view(link.uid.as_str()).unwrap();
-    assert_eq!(view.state, "active");
+    assert_eq!(view.state, LinkState::Active);
     assert!(view.review_required);
     assert!(view.pay_assets.iter().any(|a| a.asset_identifier == ETH));
 
@@ -906,13 +906,15 @@ fn an_expiring_link_ends_its_waiting_session_and_refuses_starts() {
             .checkout_view(link.uid.as_str())
             .unwrap()
             .state,
-        "expired"
+        LinkState::Expired
     );
     assert!(matches!(
         w.pay
             .checkout()
             .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9"),
-        Err(CheckoutError::NotActive(LinkNotActive { state: "expired" }))
+        Err(CheckoutError::NotActive(LinkNotActive {
+            state: LinkState::Expired
+        }))
     ));
     assert_eq!(w.pay.checkout().run_due_work(10).unwrap().moved, 1);
     assert_eq!(
@@ -945,7 +947,9 @@ fn pausing_a_link_mid_session_ends_the_session() {
         w.pay
             .checkout()
             .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9"),
-        Err(CheckoutError::NotActive(LinkNotActive { state: "paused" }))
+        Err(CheckoutError::NotActive(LinkNotActive {
+            state: LinkState::Paused
+        }))
     ));
     assert_eq!(
         w.pay
@@ -953,7 +957,7 @@ fn pausing_a_link_mid_session_ends_the_session() {
             .checkout_view(link.uid.as_str())
             .unwrap()
             .state,
-        "paused"
+        LinkState::Paused
     );
     // A processing session is not the payer's to lose: pausing leaves it be.
     w.pay

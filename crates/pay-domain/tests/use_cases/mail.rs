@@ -145,8 +145,8 @@ fn a_link_that_is_not_active_takes_no_request() {
     let w = world();
     let (_, p) = keyed(&w);
     for (status, state) in [
-        (LinkStatus::Paused, "paused"),
-        (LinkStatus::Archived, "archived"),
+        (LinkStatus::Paused, LinkState::Paused),
+        (LinkStatus::Archived, LinkState::Archived),
     ] {
         let link = link_for(&w, &p, Some(PAYER));
         w.store.force_status(&link.uid, status);
@@ -169,7 +169,10 @@ fn a_link_that_is_not_active_takes_no_request() {
     w.advance(Duration::hours(24));
     assert_eq!(
         w.pay.mail().send_request_email(&p, link.uid.as_str(), None),
-        Err(LinkNotActive { state: "expired" }.into())
+        Err(LinkNotActive {
+            state: LinkState::Expired
+        }
+        .into())
     );
     assert!(mails(&w).is_empty());
 }

@@ -20,8 +20,8 @@ impl CheckoutService {
         }
         let now = self.links.link_now(&link)?;
         // A link that takes no payment is refused before the start is counted.
-        let state = link_state(&link, now);
-        if state != "active" {
+        let state = LinkState::of(&link, now);
+        if !state.takes_payments() {
             return Err(LinkNotActive { state }.into());
         }
         self.k.throttle::<CheckoutError>(
@@ -186,8 +186,8 @@ impl CheckoutService {
         let s = self.session_of(&link, session)?;
         let s = self.settle_due(&link, s)?;
         if s.status == SessionStatus::Quote {
-            let state = link_state(&link, self.links.link_now(&link)?);
-            if state != "active" {
+            let state = LinkState::of(&link, self.links.link_now(&link)?);
+            if !state.takes_payments() {
                 return Err(LinkNotActive { state }.into());
             }
         }

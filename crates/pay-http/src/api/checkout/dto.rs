@@ -174,7 +174,7 @@ impl From<CheckoutView> for CheckoutDto {
             description: p.description,
             amount: p.amount.as_str().to_owned(),
             currency: v.display_currency,
-            status: v.state,
+            status: v.state.as_str(),
             expires_at: v.link.expires_at,
             branding: CheckoutBrandingDto {
                 name: v.merchant_name,

@@ -445,7 +445,7 @@ pub async fn checkout_page(
             if let Some(u) = under_way {
                 return under_way_page(&page, &view, &u, remembered.as_deref(), StatusCode::OK);
             }
-            let screen = if view.state == "active" {
+            let screen = if view.state.takes_payments() {
                 Screen::Choose { error: None }
             } else {
                 Screen::Inactive { message: None }

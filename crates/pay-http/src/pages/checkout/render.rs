@@ -12,6 +12,7 @@ use pay_domain::checkout::PaymentSession;
 use pay_domain::kernel::amount::Decimal;
 use pay_domain::kernel::assets::DestinationAsset;
 use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::links::LinkState;
 use pay_domain::tenancy::Theme;
 
 use super::qr;
@@ -116,12 +117,12 @@ fn session_heading(s: &PaymentSession) -> &'static str {
     }
 }
 
-fn inactive_heading(state: &str) -> &'static str {
+fn inactive_heading(state: LinkState) -> &'static str {
     match state {
-        "paused" => "This payment link is paused",
-        "archived" => "This payment link is no longer available",
-        "expired" => "This payment link has expired",
-        _ => "This payment link is not available",
+        LinkState::Paused => "This payment link is paused",
+        LinkState::Archived => "This payment link is no longer available",
+        LinkState::Expired => "This payment link has expired",
+        LinkState::Active => "This payment link is not available",
     }
 }
 
@@ -305,7 +306,7 @@ fn post_form(action: &str, class: &str, label: &str) -> String {
 pub fn page(ctx: Ctx<'_>, view: &CheckoutView, screen: &Screen<'_>, logo: Option<&str>) -> String {
     let uid = view.link.uid.to_string();
     let base = format!("{}/pay/{}", ctx.prefix, uid);
-    let mut attrs = format!(" data-state=\"{}\"", escape(view.state));
+    let mut attrs = format!(" data-state=\"{}\"", view.state.as_str());
     let mut body = summary(view);
     let mut refresh = None;
     let heading: String;
@@ -320,7 +321,7 @@ pub fn page(ctx: Ctx<'_>, view: &CheckoutView, screen: &Screen<'_>, logo: Option
                 body,
                 "<div class=\"icon off\" aria-hidden=\"true\">!</div>\n<p>{} is not taking payments through this link{}. No payment can be started here.</p>\n",
                 escape(merchant_or_default(view)),
-                if view.state == "paused" { " right now" } else { "" },
+                if view.state == LinkState::Paused { " right now" } else { "" },
             );
             if let Some(m) = message {
                 let _ = writeln!(
@@ -501,7 +502,7 @@ pub fn problem(ctx: Ctx<'_>, p: &Problem<'_>, view: Option<&CheckoutView>) -> St
         escape(&sentence(p.message))
     );
     if let Some(v) = view {
-        if v.state == "active" {
+        if v.state.takes_payments() {
             let _ = writeln!(
                 body,
                 "<p><a href=\"{}\">Start again</a></p>",

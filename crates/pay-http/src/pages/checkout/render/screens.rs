@@ -176,7 +176,7 @@ pub(super) fn overpaid_note(h: &mut String, s: &PaymentSession, a: &AssetLabel) 
 
 pub(super) fn failure_links(h: &mut String, view: &CheckoutView, base: &str) {
     h.push_str("<div class=\"actions\">\n");
-    if view.state == "active" {
+    if view.state.takes_payments() {
         let _ = writeln!(
             h,
             "<a class=\"btn primary\" href=\"{}\">Try again</a>",

@@ -6,7 +6,9 @@ use pay_domain::checkout::PaymentSession;
 use pay_domain::kernel::assets::AssetCatalogue;
 use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentLinkId, PaymentSessionId};
 use pay_domain::kernel::timestamp::Timestamp;
-use pay_domain::links::{CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload};
+use pay_domain::links::{
+    CreatedBy, ExpirationTime, LinkState, LinkStatus, PaymentLink, PaymentLinkPayload,
+};
 use pay_domain::tenancy::Theme;
 use serde_json::{json, Value};
 
@@ -31,7 +33,7 @@ fn ctx() -> Ctx<'static> {
     }
 }
 
-fn view(state: &'static str) -> CheckoutView {
+fn view(state: LinkState) -> CheckoutView {
     let assets = AssetCatalogue::builtin();
     CheckoutView {
         link: PaymentLink {
@@ -179,7 +181,7 @@ fn check(html: &str) {
 
 #[test]
 fn the_choice_lists_every_pay_asset_in_one_form() {
-    let v = view("active");
+    let v = view(LinkState::Active);
     let html = render::page(ctx(), &v, &Screen::Choose { error: None }, None);
     check(&html);
     assert!(html.contains("<form method=\"post\" action=\"/pay/AbCdEfGhIjKlMnOpQrStUv/start\">"));
@@ -211,7 +213,7 @@ fn the_choice_lists_every_pay_asset_in_one_form() {
 
 #[test]
 fn the_review_shows_the_quote_its_expiry_and_three_actions() {
-    let v = view("active");
+    let v = view(LinkState::Active);
     let mut s = session(SessionStatus::Quote, json!({}));
     s.expires_at = t(9 * 60 + 30);
     let html = render_session(&v, &s, None);
@@ -241,7 +243,7 @@ fn the_review_shows_the_quote_its_expiry_and_three_actions() {
 
 #[test]
 fn the_deposit_shows_address_amount_qr_and_countdown() {
-    let v = view("active");
+    let v = view(LinkState::Active);
     let s = session(SessionStatus::Pending, json!({}));
     let html = render_session(&v, &s, None);
     check(&html);
@@ -266,7 +268,7 @@ fn the_deposit_shows_address_amount_qr_and_countdown() {
 
 #[test]
 fn complete_redirects_to_the_success_url_after_a_moment() {
-    let v = view("active");
+    let v = view(LinkState::Active);
     let s = session(
         SessionStatus::Complete,
         json!({"receivedAmount": "0.006", "overpaidBy": "0.001"}),
@@ -285,7 +287,7 @@ fn complete_redirects_to_the_success_url_after_a_moment() {
     assert!(html.contains("0.001 ETH more"));
 
     // A success URL that is not a web URL is never followed nor linked.
-    let mut v = view("active");
+    let mut v = view(LinkState::Active);
     v.success_url = Some("javascript:alert(1)".into());
     let html = render_session(&v, &s, None);
     check(&html);
@@ -295,7 +297,7 @@ fn complete_redirects_to_the_success_url_after_a_moment() {
 
 #[test]
 fn failures_link_to_the_failure_url_and_a_new_start() {
-    let v = view("active");
+    let v = view(LinkState::Active);
     for (status, previous, heading) in [
         (SessionStatus::Failed, None, "Payment failed"),
         (
@@ -337,7 +339,7 @@ fn failures_link_to_the_failure_url_and_a_new_start() {
         json!({"late": true, "lateAmount": "0.005"}),
     );
     s.previous_status = Some(SessionStatus::Pending);
-    let html = render_session(&view("paused"), &s, None);
+    let html = render_session(&view(LinkState::Paused), &s, None);
     check(&html);
     assert!(!html.contains("Try again"));
     assert!(html.contains("arrived after this request ended"));
@@ -348,7 +350,7 @@ const PAYER: &str = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
 
 #[test]
 fn processing_underpaid_and_refunds() {
-    let v = view("active");
+    let v = view(LinkState::Active);
     let html = render_session(
         &v,
         &session(
@@ -422,10 +424,18 @@ fn processing_underpaid_and_refunds() {
 
 #[test]
 fn stopped_links_get_a_clear_page_without_forms() {
-    for (state, heading) in [
-        ("paused", "This payment link is paused"),
-        ("archived", "This payment link is no longer available"),
-        ("expired", "This payment link has expired"),
+    for (state, name, heading) in [
+        (LinkState::Paused, "paused", "This payment link is paused"),
+        (
+            LinkState::Archived,
+            "archived",
+            "This payment link is no longer available",
+        ),
+        (
+            LinkState::Expired,
+            "expired",
+            "This payment link has expired",
+        ),
     ] {
         let html = render::page(
             ctx(),
@@ -437,8 +447,8 @@ fn stopped_links_get_a_clear_page_without_forms() {
         );
         check(&html);
         assert!(html.contains(&format!("<h1>{heading}</h1>")));
-        assert!(html.contains(&format!("data-state=\"{state}\"")));
-        assert!(!html.contains("<form"), "{state}");
+        assert!(html.contains(&format!("data-state=\"{name}\"")));
+        assert!(!html.contains("<form"), "{name}");
         assert!(html.contains("it takes no new payments"));
     }
 }
@@ -447,7 +457,7 @@ mod pages;
 
 #[test]
 fn a_payment_under_way_shows_nothing_of_it_and_offers_no_start() {
-    let v = view("active");
+    let v = view(LinkState::Active);
     for (paid, heading) in [
         (false, "A payment through this link is under way"),
         (true, "This payment link is already paid"),

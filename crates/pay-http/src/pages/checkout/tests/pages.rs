@@ -4,7 +4,7 @@ use super::*;
 
 #[test]
 fn themes_and_logos() {
-    let mut v = view("active");
+    let mut v = view(LinkState::Active);
     v.theme = Theme::Dark;
     v.logo_url = Some("https://cdn.shop.example/logo.png".into());
     let logo = logo_origin(v.logo_url.as_deref().unwrap());
@@ -58,7 +58,7 @@ fn problems_are_pages_too() {
     );
     check(&html);
     assert!(html.contains("<h1>Payment link not found</h1>"));
-    let v = view("active");
+    let v = view(LinkState::Active);
     let html = render::problem(
         ctx(),
         &Problem {
@@ -72,7 +72,7 @@ fn problems_are_pages_too() {
 
 #[test]
 fn a_path_prefix_reaches_forms_polls_and_links() {
-    let v = view("active");
+    let v = view(LinkState::Active);
     let s = session(SessionStatus::Pending, json!({}));
     let c = Ctx {
         prefix: "/checkout",
@@ -153,7 +153,7 @@ fn origins_prefixes_policies_and_clocks() {
 fn settlement_values_are_escaped() {
     // Settlement amounts are typed decimals (no text can hide in them); the text members, the
     // deposit and refund addresses, are escaped wherever a page shows them.
-    let v = view("active");
+    let v = view(LinkState::Active);
     let mut s = session(
         SessionStatus::Underpaid,
         json!({"receivedAmount": "0.004", "shortBy": "0.001"}),
