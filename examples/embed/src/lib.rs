@@ -145,11 +145,11 @@ pub fn create_and_pay(host: &Host) -> Result<Outcome, Error> {
             ..Default::default()
         },
     )?;
-    let uid = link.uid.as_str();
+    let uid = &link.uid;
     let quote = host
         .checkout
         .start_session(uid, BASE_USDC, "198.51.100.7")?;
-    let pending = host.checkout.accept_session(uid, &quote.id.to_string())?;
+    let pending = host.checkout.accept_session(uid, quote.id)?;
     let amount = pending.required_sell_amount;
     let paid = host.sandbox.sandbox_event(
         Some(&merchant),
@@ -161,9 +161,9 @@ pub fn create_and_pay(host: &Host) -> Result<Outcome, Error> {
         Some("deposit-1"),
         None,
     )?;
-    let seen = host.checkout.checkout_session(uid, &paid.id.to_string())?;
+    let seen = host.checkout.checkout_session(uid, paid.id)?;
     Ok(Outcome {
-        link_uid: uid.to_owned(),
+        link_uid: uid.to_string(),
         public_url: link.public_url(host.kernel.public_pay_url()),
         statuses: vec![quote.status, pending.status, paid.status, seen.status],
     })

@@ -18,6 +18,6 @@ pub use model::*;
 pub(crate) use service::link_not_found;
 pub use service::{
     CheckoutAdapters, CheckoutService, CheckoutView, DueWorkReport, LinkDetail, Resolution,
-    DUE_BATCH,
+    DUE_BATCH, SESSION_NOT_FOUND,
 };
 pub use settlement::{RefundReason, ResolutionRecord, Settlement};

@@ -29,7 +29,7 @@ use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::ports::LinkObserver;
 use crate::links::LinkNotActive;
-use crate::links::LinkService;
+use crate::links::{LinkService, LINK_NOT_FOUND};
 use crate::links::{LinkState, LinkStatus, PaymentLink};
 use crate::settings::PaySettings;
 use crate::tenancy::TenancyService;
@@ -110,16 +110,17 @@ struct Plan {
     claim: bool,
 }
 
+/// An unknown session, or one of another link.
+pub const SESSION_NOT_FOUND: NotFound = NotFound {
+    kind: "Payment session",
+};
+
 pub(crate) fn session_not_found() -> NotFound {
-    NotFound {
-        kind: "Payment session",
-    }
+    SESSION_NOT_FOUND
 }
 
 pub(crate) fn link_not_found() -> NotFound {
-    NotFound {
-        kind: "Payment link",
-    }
+    LINK_NOT_FOUND
 }
 
 fn arithmetic() -> Fault {
@@ -229,8 +230,7 @@ impl CheckoutService {
 
     // ----- reads -----
 
-    pub(crate) fn checkout_link(&self, uid: &str) -> CheckoutResult<PaymentLink> {
-        let uid = LinkUid::parse(uid).ok_or_else(link_not_found)?;
+    pub(crate) fn checkout_link(&self, uid: &LinkUid) -> CheckoutResult<PaymentLink> {
         Ok(self
             .store
             .public_link(uid.as_str())?
@@ -281,7 +281,7 @@ impl CheckoutService {
     }
 
     /// The public view of a link (`GET /api/public/checkout/{uid}`).
-    pub fn checkout_view(&self, uid: &str) -> CheckoutResult<CheckoutView> {
+    pub fn checkout_view(&self, uid: &LinkUid) -> CheckoutResult<CheckoutView> {
         let link = self.checkout_link(uid)?;
         let settings = self.link_settings(&link)?;
         let p = &link.payload;
@@ -316,7 +316,7 @@ impl CheckoutService {
     }
 
     /// The link detail of the partner API: the link, its latest session and its timeline.
-    pub fn link_detail(&self, p: &Principal, uid: &str) -> CheckoutResult<LinkDetail> {
+    pub fn link_detail(&self, p: &Principal, uid: &LinkUid) -> CheckoutResult<LinkDetail> {
         let link = self.links.readable_link::<CheckoutError>(p, uid)?;
         let (latest_session, timeline) = self.store.latest_session_and_timeline(link.id)?;
         Ok(LinkDetail {
@@ -328,7 +328,11 @@ impl CheckoutService {
 
     /// A session of the link, with any work that fell due applied first (so a payer never
     /// sees a session that should have expired).
-    pub fn checkout_session(&self, uid: &str, session: &str) -> CheckoutResult<PaymentSession> {
+    pub fn checkout_session(
+        &self,
+        uid: &LinkUid,
+        session: PaymentSessionId,
+    ) -> CheckoutResult<PaymentSession> {
         let link = self.checkout_link(uid)?;
         let s = self.session_of(&link, session)?;
         self.settle_due(&link, s)
@@ -337,10 +341,9 @@ impl CheckoutService {
     pub(crate) fn session_of(
         &self,
         link: &PaymentLink,
-        session: &str,
+        session: PaymentSessionId,
     ) -> CheckoutResult<PaymentSession> {
-        let id = PaymentSessionId::parse(session).ok_or_else(session_not_found)?;
-        match self.store.payment_session(id)? {
+        match self.store.payment_session(session)? {
             Some(s) if s.link_id == link.id => Ok(s),
             _ => Err(session_not_found().into()),
         }
@@ -371,7 +374,7 @@ impl CheckoutService {
 
     /// `under_way` of the link `uid`, for the hosted page: it shows the payer (known by the
     /// session the browser started) that payment instead of a new start.
-    pub fn payment_under_way(&self, uid: &str) -> CheckoutResult<Option<PaymentUnderWay>> {
+    pub fn payment_under_way(&self, uid: &LinkUid) -> CheckoutResult<Option<PaymentUnderWay>> {
         let link = self.checkout_link(uid)?;
         self.under_way(&link)
     }

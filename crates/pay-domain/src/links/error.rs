@@ -20,6 +20,12 @@ pub struct LinkNotActive {
     pub state: crate::links::LinkState,
 }
 
+/// An unknown payment link, or one of another company or grant (its id, malformed or not,
+/// tells nothing more).
+pub const LINK_NOT_FOUND: NotFound = NotFound {
+    kind: "Payment link",
+};
+
 crate::context_error! {
     /// What a links use case (create, list, read, move, anonymous links, the gateway form)
     /// can return.

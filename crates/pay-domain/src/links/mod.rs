@@ -10,7 +10,7 @@ pub mod ports;
 mod service;
 mod state;
 
-pub use error::{InvalidTransition, LinkError, LinkNotActive};
+pub use error::{InvalidTransition, LinkError, LinkNotActive, LINK_NOT_FOUND};
 pub use gateway_service::GatewayForm;
 pub use model::*;
 pub use service::LinkService;

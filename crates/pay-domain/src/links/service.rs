@@ -9,10 +9,10 @@ use crate::kernel::observers::Observers;
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::ports::{LinkFilter, LinkObserver, LinkPorts};
-use crate::links::LinkError;
 use crate::links::{
     transition, CreateLinkInput, CreatedBy, LinkStatus, LinkTransition, PaymentLink,
 };
+use crate::links::{LinkError, LINK_NOT_FOUND};
 use crate::tenancy::TenancyService;
 use crate::tenancy::{Denied, Principal, Scope};
 
@@ -165,7 +165,7 @@ impl LinkService {
     }
 
     /// One link; another company's (or another grant's) is `NotFound`.
-    pub fn get_link(&self, p: &Principal, uid: &str) -> Result<PaymentLink, LinkError> {
+    pub fn get_link(&self, p: &Principal, uid: &LinkUid) -> Result<PaymentLink, LinkError> {
         self.readable_link(p, uid)
     }
 
@@ -173,7 +173,7 @@ impl LinkService {
     pub(crate) fn readable_link<E: From<Denied> + From<NotFound> + From<Fault>>(
         &self,
         p: &Principal,
-        uid: &str,
+        uid: &LinkUid,
     ) -> Result<PaymentLink, E> {
         p.authorize(Scope::PaymentLinksRead)?;
         self.visible_link(p, uid)
@@ -182,13 +182,10 @@ impl LinkService {
     pub(crate) fn visible_link<E: From<NotFound> + From<Fault>>(
         &self,
         p: &Principal,
-        uid: &str,
+        uid: &LinkUid,
     ) -> Result<PaymentLink, E> {
-        let not_found = NotFound {
-            kind: "Payment link",
-        };
-        let uid = LinkUid::parse(uid).ok_or(not_found)?;
-        let link = self.store.link(p.company_id, &uid)?.ok_or(not_found)?;
+        let not_found = LINK_NOT_FOUND;
+        let link = self.store.link(p.company_id, uid)?.ok_or(not_found)?;
         if link.is_anonymous() {
             return Err(not_found.into());
         }
@@ -205,7 +202,7 @@ impl LinkService {
     pub fn set_link_status(
         &self,
         p: &Principal,
-        uid: &str,
+        uid: &LinkUid,
         to: LinkStatus,
     ) -> Result<PaymentLink, LinkError> {
         p.authorize(Scope::PaymentLinksWrite)?;

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::kernel::error::{Fault, PortResult, RateLimited};
+use crate::kernel::ids::LinkUid;
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::LinkService;
@@ -62,7 +63,7 @@ impl MailService {
     pub fn send_request_email(
         &self,
         p: &Principal,
-        uid: &str,
+        uid: &LinkUid,
         email: Option<String>,
     ) -> Result<String, MailError> {
         p.authorize(Scope::PaymentLinksWrite)?;

@@ -8,7 +8,7 @@ use crate::kernel::amount::{Decimal, DecimalError};
 use std::sync::Arc;
 
 use crate::kernel::error::{FieldError, NotFound, PortResult};
-use crate::kernel::ids::CompanyId;
+use crate::kernel::ids::{CompanyId, LinkUid, PaymentSessionId};
 use crate::kernel::observers::Observers;
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
@@ -139,10 +139,10 @@ impl SandboxService {
     pub fn sandbox_event(
         &self,
         p: Option<&Principal>,
-        uid: &str,
+        uid: &LinkUid,
         event: SandboxEvent,
         event_id: Option<&str>,
-        session: Option<&str>,
+        session: Option<PaymentSessionId>,
     ) -> Result<PaymentSession, CheckoutError> {
         if !self.enabled {
             return Err(crate::checkout::link_not_found().into());

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::kernel::error::{Fault, FieldError, NotFound, PortResult};
-use crate::kernel::ids::CompanyId;
+use crate::kernel::ids::{CompanyId, LinkUid};
 use crate::kernel::ports::Clock;
 use crate::kernel::secret::Secret;
 use crate::kernel::service::Kernel;
@@ -336,7 +336,11 @@ impl WebhookService {
     }
 
     /// Sends a `pay.webhook.test` event about one of the caller's links to its callbacks.
-    pub fn send_test_event(&self, p: &Principal, link_uid: &str) -> WebhookResult<Vec<Delivery>> {
+    pub fn send_test_event(
+        &self,
+        p: &Principal,
+        link_uid: &LinkUid,
+    ) -> WebhookResult<Vec<Delivery>> {
         p.authorize(Scope::WebhooksWrite)?;
         let link = self.links.visible_link::<WebhookError>(p, link_uid)?;
         let sent = self.emit_link_event(

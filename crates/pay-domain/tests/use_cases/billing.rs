@@ -41,17 +41,14 @@ pub(super) fn shop(w: &World) -> (Principal, CompanyId) {
     (w.key_principal(&b), b.company_id)
 }
 
-pub(super) fn pay_link(w: &World, key: &Principal, uid: &str) {
+pub(super) fn pay_link(w: &World, key: &Principal, uid: &LinkUid) {
     let s = w
         .pay
         .checkout()
         .start_session(uid, BASE_USDC, "198.51.100.9")
         .unwrap();
     let s = if s.status == SessionStatus::Quote {
-        w.pay
-            .checkout()
-            .accept_session(uid, &s.id.to_string())
-            .unwrap()
+        w.pay.checkout().accept_session(uid, s.id).unwrap()
     } else {
         s
     };
@@ -290,7 +287,7 @@ fn a_simulated_year_from_january_31() {
                 && now >= c.due_at
                 && (c.sequence != 3 || now >= c.due_at.plus(Duration::days(10)));
             if pay_now {
-                pay_link(&w, &key, c.payment_link_uid.as_ref().unwrap().as_str());
+                pay_link(&w, &key, c.payment_link_uid.as_ref().unwrap());
                 paid_late |= c.sequence == 3;
             }
         }
@@ -369,8 +366,7 @@ fn cancel_archives_open_cycle_links_and_is_terminal() {
         s.get_subscription(&key, uid).unwrap().cycles[0]
             .payment_link_uid
             .as_ref()
-            .unwrap()
-            .as_str(),
+            .unwrap(),
     );
     w.advance(Duration::days(25));
     s.run_due_billing(10).unwrap();

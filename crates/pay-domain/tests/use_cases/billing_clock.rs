@@ -128,7 +128,7 @@ fn advancing_the_clock_runs_each_billing_step_at_its_own_instant() {
 
     // Paying both: the next step of the clock moves it back to active, once.
     for c in &view.cycles {
-        pay_link(&w, &key, c.payment_link_uid.as_ref().unwrap().as_str());
+        pay_link(&w, &key, c.payment_link_uid.as_ref().unwrap());
     }
     w.pay.sandbox().advance_test_clock(&key, 1).unwrap();
     let after = s.get_subscription(&key, uid).unwrap();

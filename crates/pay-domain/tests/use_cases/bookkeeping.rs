@@ -65,12 +65,12 @@ fn a_completed_session_records_its_incoming_transfer_once() {
     let s = w
         .pay
         .checkout()
-        .start_session(link.uid.as_str(), BASE_USDC, ADDR)
+        .start_session(&link.uid, BASE_USDC, ADDR)
         .unwrap();
     let deposit = || {
         w.pay.sandbox().sandbox_event(
             Some(&key),
-            link.uid.as_str(),
+            &link.uid,
             SandboxEvent::Deposit {
                 amount: Decimal::parse("10").unwrap(),
                 hold: false,

@@ -9,7 +9,7 @@ use super::*;
 use pay_domain::checkout::machine::SessionStatus;
 use pay_domain::checkout::{CheckoutStore, PaymentSession, PaymentUnderWay};
 use pay_domain::kernel::amount::Decimal;
-use pay_domain::kernel::ids::PaymentSessionId;
+use pay_domain::kernel::ids::{LinkUid, PaymentSessionId};
 use pay_domain::links::{Branding, CreateAnonymousLinkInput, SettlementPriority};
 use pay_domain::sandbox::clock::MAX_ADVANCE_SECS as MAX_CLOCK_ADVANCE_SECS;
 use pay_domain::webhooks::EventKind;
@@ -87,7 +87,7 @@ impl World {
     fn started(&self, link: &PaymentLink) -> PaymentSession {
         self.pay
             .checkout()
-            .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9")
+            .start_session(&link.uid, BASE_USDC, "198.51.100.9")
             .unwrap()
     }
 
@@ -96,7 +96,7 @@ impl World {
             .sandbox()
             .sandbox_event(
                 Some(&shop.key),
-                link.uid.as_str(),
+                &link.uid,
                 SandboxEvent::Deposit {
                     amount: d(amount),
                     hold: false,
@@ -150,7 +150,7 @@ fn a_link_stored_with_a_leading_zero_before_the_rule_still_quotes() {
     let quote = w
         .pay
         .checkout()
-        .start_session(link.uid.as_str(), ETH, "198.51.100.9")
+        .start_session(&link.uid, ETH, "198.51.100.9")
         .unwrap();
     assert_eq!(quote.invoice_amount.as_str(), "010");
     assert_eq!(quote.required_sell_amount.to_string(), "0.005");
@@ -162,7 +162,7 @@ fn a_payer_reviews_a_quote_accepts_it_and_pays() {
     let w = world();
     let shop = w.shop("Acme", "owner@acme.example");
     let link = w.link_for(&shop, Some(false));
-    let view = w.pay.checkout().checkout_view(link.uid.as_str()).unwrap();
+    let view = w.pay.checkout().checkout_view(&link.uid).unwrap();
     assert_eq!(view.state, LinkState::Active);
     assert!(view.review_required);
     assert!(view.pay_assets.iter().any(|a| a.asset_identifier == ETH));
@@ -170,7 +170,7 @@ fn a_payer_reviews_a_quote_accepts_it_and_pays() {
     let quote = w
         .pay
         .checkout()
-        .start_session(link.uid.as_str(), ETH, "198.51.100.9")
+        .start_session(&link.uid, ETH, "198.51.100.9")
         .unwrap();
     assert_eq!(quote.status, SessionStatus::Quote);
     assert_eq!(quote.previous_status, None);
@@ -194,7 +194,7 @@ fn a_payer_reviews_a_quote_accepts_it_and_pays() {
     let pending = w
         .pay
         .checkout()
-        .accept_session(link.uid.as_str(), &quote.id.to_string())
+        .accept_session(&link.uid, quote.id)
         .unwrap();
     assert_eq!(pending.status, SessionStatus::Pending);
     assert_eq!(pending.previous_status, Some(SessionStatus::Quote));
@@ -249,11 +249,7 @@ fn a_payer_reviews_a_quote_accepts_it_and_pays() {
     assert_eq!(body["session"]["previousStatus"], "processing");
     assert_eq!(body["type"], "pay.payment.status_changed");
 
-    let detail = w
-        .pay
-        .checkout()
-        .link_detail(&shop.key, link.uid.as_str())
-        .unwrap();
+    let detail = w.pay.checkout().link_detail(&shop.key, &link.uid).unwrap();
     assert_eq!(
         detail.latest_session.unwrap().status,
         SessionStatus::Complete
@@ -269,7 +265,7 @@ fn skipping_review_opens_the_channel_at_once() {
     assert!(
         !w.pay
             .checkout()
-            .checkout_view(link.uid.as_str())
+            .checkout_view(&link.uid)
             .unwrap()
             .review_required
     );
@@ -289,30 +285,28 @@ fn an_unknown_pay_asset_and_an_unknown_session_are_refused() {
     let link = w.link_for(&shop, None);
     assert_eq!(
         field_of(w.pay.checkout().start_session(
-            link.uid.as_str(),
+            &link.uid,
             "eip155:1/erc20:0xnope",
             "198.51.100.9"
         )),
         "payAsset"
     );
-    let unknown = PaymentSessionId(uuid::Uuid::from_u128(7)).to_string();
+    let unknown = PaymentSessionId(uuid::Uuid::from_u128(7));
     assert!(matches!(
-        w.pay
-            .checkout()
-            .checkout_session(link.uid.as_str(), &unknown),
+        w.pay.checkout().checkout_session(&link.uid, unknown),
         Err(CheckoutError::NotFound(_))
     ));
     assert!(matches!(
-        w.pay.checkout().checkout_view("nolinkhere123"),
+        w.pay
+            .checkout()
+            .checkout_view(&LinkUid::parse("NoLinkHere123456789012").unwrap()),
         Err(CheckoutError::NotFound(_))
     ));
     // A session of another link is not found through this one.
     let other = w.link_for(&shop, None);
     let s = w.started(&other);
     assert!(matches!(
-        w.pay
-            .checkout()
-            .checkout_session(link.uid.as_str(), &s.id.to_string()),
+        w.pay.checkout().checkout_session(&link.uid, s.id),
         Err(CheckoutError::NotFound(_))
     ));
 }
@@ -326,7 +320,7 @@ fn a_missing_merchant_wallet_blocks_the_start_with_an_event() {
     assert!(matches!(
         w.pay
             .checkout()
-            .start_session(link.uid.as_str(), ETH, "198.51.100.9"),
+            .start_session(&link.uid, ETH, "198.51.100.9"),
         Err(CheckoutError::StartBlocked(_))
     ));
     assert_eq!(
@@ -428,7 +422,7 @@ fn a_processor_event_is_applied_once() {
     let ev = || {
         w.pay.sandbox().sandbox_event(
             Some(&shop.key),
-            link.uid.as_str(),
+            &link.uid,
             SandboxEvent::Deposit {
                 amount: d("4"),
                 hold: true,
@@ -450,7 +444,7 @@ fn a_processor_event_is_applied_once() {
         .sandbox()
         .sandbox_event(
             Some(&shop.key),
-            link.uid.as_str(),
+            &link.uid,
             SandboxEvent::Settle,
             Some("evt-2"),
             None,
@@ -486,24 +480,14 @@ fn fail_and_cancel_end_sessions() {
     let s = w
         .pay
         .sandbox()
-        .sandbox_event(
-            Some(&shop.key),
-            link.uid.as_str(),
-            SandboxEvent::Fail,
-            None,
-            None,
-        )
+        .sandbox_event(Some(&shop.key), &link.uid, SandboxEvent::Fail, None, None)
         .unwrap();
     assert_eq!(s.status, SessionStatus::Failed);
     assert!(s.error_message.is_some());
 
     let link = w.link_for(&shop, Some(false));
     let s = w.started(&link);
-    let s = w
-        .pay
-        .checkout()
-        .cancel_session(link.uid.as_str(), &s.id.to_string())
-        .unwrap();
+    let s = w.pay.checkout().cancel_session(&link.uid, s.id).unwrap();
     assert_eq!(s.status, SessionStatus::Cancelled);
     assert_eq!(
         w.event_names(&link),
@@ -511,9 +495,7 @@ fn fail_and_cancel_end_sessions() {
     );
     // A finished session takes no more moves.
     assert!(matches!(
-        w.pay
-            .checkout()
-            .accept_session(link.uid.as_str(), &s.id.to_string()),
+        w.pay.checkout().accept_session(&link.uid, s.id),
         Err(CheckoutError::Transition(_))
     ));
 }
@@ -530,46 +512,34 @@ fn an_underpayment_is_refunded_to_the_payers_address() {
     let r = w
         .pay
         .checkout()
-        .resolve_underpayment(&shop.key, link.uid.as_str(), Resolution::Refund)
+        .resolve_underpayment(&shop.key, &link.uid, Resolution::Refund)
         .unwrap();
     assert_eq!(r.status, SessionStatus::RefundPending);
     // Refunding needs the payer's address first.
     assert!(w
         .pay
         .sandbox()
-        .sandbox_event(
-            Some(&shop.key),
-            link.uid.as_str(),
-            SandboxEvent::Refund,
-            None,
-            None
-        )
+        .sandbox_event(Some(&shop.key), &link.uid, SandboxEvent::Refund, None, None)
         .is_err());
     assert_eq!(
-        field_of(w.pay.checkout().submit_refund_address(
-            link.uid.as_str(),
-            &s.id.to_string(),
-            "not an address!"
-        )),
+        field_of(
+            w.pay
+                .checkout()
+                .submit_refund_address(&link.uid, s.id, "not an address!")
+        ),
         "address"
     );
     let r = w
         .pay
         .checkout()
-        .submit_refund_address(link.uid.as_str(), &s.id.to_string(), PAYER)
+        .submit_refund_address(&link.uid, s.id, PAYER)
         .unwrap();
     assert_eq!(r.status, SessionStatus::RefundPending);
     assert_eq!(r.settlement.to_json()["refundAddress"], PAYER);
     let r = w
         .pay
         .sandbox()
-        .sandbox_event(
-            Some(&shop.key),
-            link.uid.as_str(),
-            SandboxEvent::Refund,
-            None,
-            None,
-        )
+        .sandbox_event(Some(&shop.key), &link.uid, SandboxEvent::Refund, None, None)
         .unwrap();
     assert_eq!(r.status, SessionStatus::Refunded);
     let names = w.event_names(&link);
@@ -591,13 +561,13 @@ fn refund_pending(w: &World, shop: &Shop, link: &PaymentLink, asset: &str) -> Pa
     let s = w
         .pay
         .checkout()
-        .start_session(link.uid.as_str(), asset, "198.51.100.9")
+        .start_session(&link.uid, asset, "198.51.100.9")
         .unwrap();
     w.deposit(shop, link, "1");
     let r = w
         .pay
         .checkout()
-        .resolve_underpayment(&shop.key, link.uid.as_str(), Resolution::Refund)
+        .resolve_underpayment(&shop.key, &link.uid, Resolution::Refund)
         .unwrap();
     assert_eq!(r.status, SessionStatus::RefundPending);
     s
@@ -616,29 +586,23 @@ fn the_first_refund_address_wins() {
     let shop = w.shop("Acme", "owner@acme.example");
     let link = w.link_for(&shop, Some(true));
     let s = refund_pending(&w, &shop, &link, BASE_USDC);
-    let id = s.id.to_string();
+    let id = s.id;
     let first = w
         .pay
         .checkout()
-        .submit_refund_address(link.uid.as_str(), &id, PAYER)
+        .submit_refund_address(&link.uid, id, PAYER)
         .unwrap();
     assert_eq!(first.settlement.to_json()["refundAddress"], PAYER);
     let timeline = w.timeline_names(&link).len();
     // Another address, the same one again, and a malformed one: all refused as already set.
     for again in [ATTACKER, PAYER, "not an address!"] {
         assert_eq!(
-            w.pay
-                .checkout()
-                .submit_refund_address(link.uid.as_str(), &id, again),
+            w.pay.checkout().submit_refund_address(&link.uid, id, again),
             Err(RefundAddressAlreadySet.into()),
             "{again}"
         );
     }
-    let now = w
-        .pay
-        .checkout()
-        .checkout_session(link.uid.as_str(), &id)
-        .unwrap();
+    let now = w.pay.checkout().checkout_session(&link.uid, id).unwrap();
     assert_eq!(now.settlement.to_json()["refundAddress"], PAYER);
     assert_eq!(now.version, first.version, "nothing was written");
     assert_eq!(received_count(&w, &link), 1, "one refund_address_received");
@@ -656,13 +620,13 @@ fn racing_refund_addresses_leave_exactly_one() {
     // before the winner wrote it, so only the re-decision inside the write loop refuses them.
     for _ in 0..25 {
         let link = w.link_for(&shop, Some(true));
-        let id = refund_pending(&w, &shop, &link, BASE_USDC).id.to_string();
+        let id = refund_pending(&w, &shop, &link, BASE_USDC).id;
         let start = std::sync::Barrier::new(candidates.len());
         let outcomes: Vec<Result<PaymentSession, CheckoutError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = candidates
                 .iter()
                 .map(|a| {
-                    let (pay, uid, id, start) = (&w.pay, link.uid.as_str(), id.as_str(), &start);
+                    let (pay, uid, start) = (&w.pay, &link.uid, &start);
                     scope.spawn(move || {
                         start.wait();
                         pay.checkout().submit_refund_address(uid, id, a)
@@ -680,7 +644,7 @@ fn racing_refund_addresses_leave_exactly_one() {
         let kept = w
             .pay
             .checkout()
-            .checkout_session(link.uid.as_str(), &id)
+            .checkout_session(&link.uid, id)
             .unwrap()
             .settlement
             .to_json()["refundAddress"]
@@ -703,15 +667,15 @@ fn a_refund_address_is_one_of_the_chain_paid_on() {
         other => panic!("expected a validation error, got {other:?}"),
     };
     // Paid with USDC on Base: an EVM address, checksum held.
-    let s = refund_pending(&w, &shop, &link, BASE_USDC).id.to_string();
-    let uid = link.uid.as_str();
+    let s = refund_pending(&w, &shop, &link, BASE_USDC).id;
+    let uid = &link.uid;
     for bad in [
         "0xabc123",
         "0x5aaeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
         "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4",
         "",
     ] {
-        let m = message(w.pay.checkout().submit_refund_address(uid, &s, bad));
+        let m = message(w.pay.checkout().submit_refund_address(uid, s, bad));
         assert!(
             m.starts_with("address must be an address on Base (0x and 40 hex"),
             "{m}"
@@ -722,14 +686,14 @@ fn a_refund_address_is_one_of_the_chain_paid_on() {
     let ok = w
         .pay
         .checkout()
-        .submit_refund_address(uid, &s, &format!("  {PAYER}\n"))
+        .submit_refund_address(uid, s, &format!("  {PAYER}\n"))
         .unwrap();
     assert_eq!(ok.settlement.to_json()["refundAddress"], PAYER);
     // Paid with BTC: a Bitcoin address of its network.
     let link = w.link_for(&shop, Some(true));
     let btc = "bip122:000000000019d6689c085ae165831e93/slip44:0";
-    let s = refund_pending(&w, &shop, &link, btc).id.to_string();
-    let uid = link.uid.as_str();
+    let s = refund_pending(&w, &shop, &link, btc).id;
+    let uid = &link.uid;
     for (bad, why) in [
         (PAYER, "it has characters such addresses never contain"),
         (
@@ -741,7 +705,7 @@ fn a_refund_address_is_one_of_the_chain_paid_on() {
             "it has characters such addresses never contain",
         ),
     ] {
-        let m = message(w.pay.checkout().submit_refund_address(uid, &s, bad));
+        let m = message(w.pay.checkout().submit_refund_address(uid, s, bad));
         assert!(
             m.starts_with("address must be an address on Bitcoin ("),
             "{m}"
@@ -751,7 +715,7 @@ fn a_refund_address_is_one_of_the_chain_paid_on() {
     let ok = w
         .pay
         .checkout()
-        .submit_refund_address(uid, &s, "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4")
+        .submit_refund_address(uid, s, "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4")
         .unwrap();
     assert_eq!(
         ok.settlement.to_json()["refundAddress"],
@@ -769,7 +733,7 @@ fn the_merchant_completes_an_underpayment_by_hand() {
     let r = w
         .pay
         .checkout()
-        .resolve_underpayment(&shop.key, link.uid.as_str(), Resolution::Complete)
+        .resolve_underpayment(&shop.key, &link.uid, Resolution::Complete)
         .unwrap();
     assert_eq!(r.status, SessionStatus::Complete);
     assert_eq!(
@@ -784,7 +748,7 @@ fn the_merchant_completes_an_underpayment_by_hand() {
     assert!(matches!(
         w.pay
             .checkout()
-            .resolve_underpayment(&shop.key, link.uid.as_str(), Resolution::Complete),
+            .resolve_underpayment(&shop.key, &link.uid, Resolution::Complete),
         Err(CheckoutError::Transition(_))
     ));
 }
@@ -801,7 +765,7 @@ fn an_underpaid_link_starts_nothing_until_paid_or_resolved() {
         let refused = w
             .pay
             .checkout()
-            .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9");
+            .start_session(&link.uid, BASE_USDC, "198.51.100.9");
         assert_eq!(
             refused,
             Err(CheckoutError::UnderWay(PaymentUnderWay {
@@ -813,7 +777,7 @@ fn an_underpaid_link_starts_nothing_until_paid_or_resolved() {
         assert_eq!(
             w.pay
                 .checkout()
-                .payment_under_way(link.uid.as_str())
+                .payment_under_way(&link.uid)
                 .unwrap()
                 .map(|u| u.session),
             Some(s.id)
@@ -824,17 +788,11 @@ fn an_underpaid_link_starts_nothing_until_paid_or_resolved() {
             Some(r) => {
                 w.pay
                     .checkout()
-                    .resolve_underpayment(&shop.key, link.uid.as_str(), r)
+                    .resolve_underpayment(&shop.key, &link.uid, r)
                     .unwrap();
             }
         }
-        assert_eq!(
-            w.pay
-                .checkout()
-                .payment_under_way(link.uid.as_str())
-                .unwrap(),
-            None
-        );
+        assert_eq!(w.pay.checkout().payment_under_way(&link.uid).unwrap(), None);
         w.started(&link);
     }
 }
@@ -874,9 +832,7 @@ fn quotes_and_deposit_requests_expire_by_the_clock() {
     let q2 = w.started(&quoted2);
     w.advance(pay_domain::checkout::quote::QUOTE_TTL);
     assert!(matches!(
-        w.pay
-            .checkout()
-            .accept_session(quoted2.uid.as_str(), &q2.id.to_string()),
+        w.pay.checkout().accept_session(&quoted2.uid, q2.id),
         Err(CheckoutError::Transition(_))
     ));
 }
@@ -901,17 +857,13 @@ fn an_expiring_link_ends_its_waiting_session_and_refuses_starts() {
     let s = w.started(&link);
     w.advance(Duration::minutes(15));
     assert_eq!(
-        w.pay
-            .checkout()
-            .checkout_view(link.uid.as_str())
-            .unwrap()
-            .state,
+        w.pay.checkout().checkout_view(&link.uid).unwrap().state,
         LinkState::Expired
     );
     assert!(matches!(
         w.pay
             .checkout()
-            .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9"),
+            .start_session(&link.uid, BASE_USDC, "198.51.100.9"),
         Err(CheckoutError::NotActive(LinkNotActive {
             state: LinkState::Expired
         }))
@@ -935,7 +887,7 @@ fn pausing_a_link_mid_session_ends_the_session() {
     let s = w.started(&link);
     w.pay
         .links()
-        .set_link_status(&shop.key, link.uid.as_str(), LinkStatus::Paused)
+        .set_link_status(&shop.key, &link.uid, LinkStatus::Paused)
         .unwrap();
     let s = w.store.payment_session(s.id).unwrap().unwrap();
     assert_eq!(s.status, SessionStatus::Cancelled);
@@ -946,30 +898,26 @@ fn pausing_a_link_mid_session_ends_the_session() {
     assert!(matches!(
         w.pay
             .checkout()
-            .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9"),
+            .start_session(&link.uid, BASE_USDC, "198.51.100.9"),
         Err(CheckoutError::NotActive(LinkNotActive {
             state: LinkState::Paused
         }))
     ));
     assert_eq!(
-        w.pay
-            .checkout()
-            .checkout_view(link.uid.as_str())
-            .unwrap()
-            .state,
+        w.pay.checkout().checkout_view(&link.uid).unwrap().state,
         LinkState::Paused
     );
     // A processing session is not the payer's to lose: pausing leaves it be.
     w.pay
         .links()
-        .set_link_status(&shop.key, link.uid.as_str(), LinkStatus::Active)
+        .set_link_status(&shop.key, &link.uid, LinkStatus::Active)
         .unwrap();
     w.started(&link);
     w.pay
         .sandbox()
         .sandbox_event(
             Some(&shop.key),
-            link.uid.as_str(),
+            &link.uid,
             SandboxEvent::Deposit {
                 amount: d("10"),
                 hold: true,
@@ -980,7 +928,7 @@ fn pausing_a_link_mid_session_ends_the_session() {
         .unwrap();
     w.pay
         .links()
-        .set_link_status(&shop.key, link.uid.as_str(), LinkStatus::Archived)
+        .set_link_status(&shop.key, &link.uid, LinkStatus::Archived)
         .unwrap();
     let latest = w.store.latest_session(link.id).unwrap().unwrap();
     assert_eq!(latest.status, SessionStatus::Processing);
@@ -1056,7 +1004,7 @@ fn a_one_time_link_takes_one_payment_and_refunds_the_next() {
     assert_eq!(
         w.pay
             .checkout()
-            .start_session(link.uid.as_str(), BASE_USDC, "198.51.100.9"),
+            .start_session(&link.uid, BASE_USDC, "198.51.100.9"),
         Err(CheckoutError::UnderWay(PaymentUnderWay {
             session: a.id,
             status: SessionStatus::Complete
@@ -1067,13 +1015,9 @@ fn a_one_time_link_takes_one_payment_and_refunds_the_next() {
     let company_link = w.link_for(&shop, Some(true));
     w.started(&company_link);
     assert!(matches!(
-        w.pay.sandbox().sandbox_event(
-            None,
-            company_link.uid.as_str(),
-            SandboxEvent::Fail,
-            None,
-            None
-        ),
+        w.pay
+            .sandbox()
+            .sandbox_event(None, &company_link.uid, SandboxEvent::Fail, None, None),
         Err(CheckoutError::NotFound(_))
     ));
 }
@@ -1088,36 +1032,26 @@ fn another_companys_key_cannot_drive_or_read_a_link() {
     let link = w.link_for(&a, Some(true));
     w.started(&link);
     assert!(matches!(
-        w.pay.sandbox().sandbox_event(
-            Some(&b.key),
-            link.uid.as_str(),
-            SandboxEvent::Fail,
-            None,
-            None
-        ),
+        w.pay
+            .sandbox()
+            .sandbox_event(Some(&b.key), &link.uid, SandboxEvent::Fail, None, None),
         Err(CheckoutError::NotFound(_))
     ));
     assert!(matches!(
-        w.pay.checkout().link_detail(&b.key, link.uid.as_str()),
+        w.pay.checkout().link_detail(&b.key, &link.uid),
         Err(CheckoutError::NotFound(_))
     ));
     assert!(matches!(
         w.pay
             .checkout()
-            .resolve_underpayment(&b.key, link.uid.as_str(), Resolution::Complete),
+            .resolve_underpayment(&b.key, &link.uid, Resolution::Complete),
         Err(CheckoutError::NotFound(_))
     ));
     let reader = grant(a.company, 1, &[Scope::PaymentLinksRead]);
     assert!(w
         .pay
         .sandbox()
-        .sandbox_event(
-            Some(&reader),
-            link.uid.as_str(),
-            SandboxEvent::Fail,
-            None,
-            None
-        )
+        .sandbox_event(Some(&reader), &link.uid, SandboxEvent::Fail, None, None)
         .is_err());
 }
 
@@ -1129,13 +1063,9 @@ fn outside_the_sandbox_there_are_no_sandbox_events() {
     w.started(&link);
     w.rebuild(false);
     assert!(matches!(
-        w.pay.sandbox().sandbox_event(
-            Some(&shop.key),
-            link.uid.as_str(),
-            SandboxEvent::Fail,
-            None,
-            None
-        ),
+        w.pay
+            .sandbox()
+            .sandbox_event(Some(&shop.key), &link.uid, SandboxEvent::Fail, None, None),
         Err(CheckoutError::NotFound(_))
     ));
 }
@@ -1179,14 +1109,10 @@ fn a_quote_is_refreshed_before_it_expires_and_not_after() {
     let q = w
         .pay
         .checkout()
-        .start_session(link.uid.as_str(), ETH, "198.51.100.9")
+        .start_session(&link.uid, ETH, "198.51.100.9")
         .unwrap();
     w.advance(Duration::minutes(5));
-    let r = w
-        .pay
-        .checkout()
-        .refresh_quote(link.uid.as_str(), &q.id.to_string())
-        .unwrap();
+    let r = w.pay.checkout().refresh_quote(&link.uid, q.id).unwrap();
     assert_eq!(r.status, SessionStatus::Quote);
     assert_eq!(r.version, q.version + 1);
     assert_eq!(
@@ -1202,9 +1128,7 @@ fn a_quote_is_refreshed_before_it_expires_and_not_after() {
     // Ten minutes after the refresh, it has expired: no refresh brings it back.
     w.advance(pay_domain::checkout::quote::QUOTE_TTL);
     assert!(matches!(
-        w.pay
-            .checkout()
-            .refresh_quote(link.uid.as_str(), &q.id.to_string()),
+        w.pay.checkout().refresh_quote(&link.uid, q.id),
         Err(CheckoutError::Transition(_))
     ));
     assert_eq!(
@@ -1215,9 +1139,7 @@ fn a_quote_is_refreshed_before_it_expires_and_not_after() {
     let open = w.link_for(&shop, Some(true));
     let p = w.started(&open);
     assert!(matches!(
-        w.pay
-            .checkout()
-            .refresh_quote(open.uid.as_str(), &p.id.to_string()),
+        w.pay.checkout().refresh_quote(&open.uid, p.id),
         Err(CheckoutError::Transition(_))
     ));
 }
@@ -1233,14 +1155,14 @@ fn payment_starts_are_limited_per_client_address() {
     for _ in 0..per_minute {
         w.pay
             .checkout()
-            .start_session(link.uid.as_str(), ETH, "203.0.113.5")
+            .start_session(&link.uid, ETH, "203.0.113.5")
             .unwrap();
     }
     let before = w.store.snapshot();
     assert_eq!(
         w.pay
             .checkout()
-            .start_session(link.uid.as_str(), ETH, "203.0.113.5")
+            .start_session(&link.uid, ETH, "203.0.113.5")
             .unwrap_err(),
         CheckoutError::RateLimited(RateLimited {
             retry_after_secs: 60
@@ -1254,12 +1176,12 @@ fn payment_starts_are_limited_per_client_address() {
     // Another address, and the same one once the minute has passed, start again.
     w.pay
         .checkout()
-        .start_session(link.uid.as_str(), ETH, "203.0.113.6")
+        .start_session(&link.uid, ETH, "203.0.113.6")
         .unwrap();
     w.advance(Duration::minutes(1) + Duration::milliseconds(1));
     w.pay
         .checkout()
-        .start_session(link.uid.as_str(), ETH, "203.0.113.5")
+        .start_session(&link.uid, ETH, "203.0.113.5")
         .unwrap();
 }
 
@@ -1276,7 +1198,7 @@ fn sandbox_event_ids_are_the_callers_per_link() {
             .sandbox()
             .sandbox_event(
                 Some(&shop.key),
-                link.uid.as_str(),
+                &link.uid,
                 SandboxEvent::Fail,
                 Some("evt-1"),
                 None,

@@ -344,14 +344,11 @@ fn form_links_belong_to_the_integrations_company() {
     let other = form_tenant(&w, "Other", "ops@other.example");
     let link = post(&w, f.key(), Some(SHOP), &[("amount", "5")]).unwrap();
     let mine = key_principal_of(&w, &f);
-    assert_eq!(
-        w.pay.links().get_link(&mine, link.uid.as_str()).unwrap(),
-        link
-    );
+    assert_eq!(w.pay.links().get_link(&mine, &link.uid).unwrap(), link);
     assert_eq!(w.pay.links().list_links(&mine).unwrap(), vec![link.clone()]);
     let theirs = key_principal_of(&w, &other);
     assert_eq!(
-        w.pay.links().get_link(&theirs, link.uid.as_str()),
+        w.pay.links().get_link(&theirs, &link.uid),
         Err(LINK_NOT_FOUND.into())
     );
     assert!(w.pay.links().list_links(&theirs).unwrap().is_empty());

@@ -1446,27 +1446,21 @@ fn oauth_grants_see_only_their_own_links() {
         w.pay.links().list_links(&key),
         Ok(vec![by_g2.clone(), by_g1.clone(), by_key.clone()])
     );
+    assert_eq!(w.pay.links().get_link(&g1, &by_g1.uid), Ok(by_g1.clone()));
     assert_eq!(
-        w.pay.links().get_link(&g1, by_g1.uid.as_str()),
-        Ok(by_g1.clone())
-    );
-    assert_eq!(
-        w.pay.links().get_link(&g1, by_g2.uid.as_str()),
+        w.pay.links().get_link(&g1, &by_g2.uid),
         Err(LINK_NOT_FOUND.into())
     );
     assert_eq!(
-        w.pay.links().get_link(&g1, by_key.uid.as_str()),
+        w.pay.links().get_link(&g1, &by_key.uid),
         Err(LINK_NOT_FOUND.into())
     );
-    assert_eq!(
-        w.pay.links().get_link(&key, by_g2.uid.as_str()),
-        Ok(by_g2.clone())
-    );
+    assert_eq!(w.pay.links().get_link(&key, &by_g2.uid), Ok(by_g2.clone()));
     // Status changes go through the same visibility.
     assert_eq!(
         w.pay
             .links()
-            .set_link_status(&g1, by_g2.uid.as_str(), LinkStatus::Paused),
+            .set_link_status(&g1, &by_g2.uid, LinkStatus::Paused),
         Err(LINK_NOT_FOUND.into())
     );
     assert_eq!(w.store.calls("set_link_status"), 0);
@@ -1482,7 +1476,7 @@ fn oauth_grants_see_only_their_own_links() {
         .into())
     );
     assert_eq!(
-        w.pay.links().get_link(&write_only, by_g1.uid.as_str()),
+        w.pay.links().get_link(&write_only, &by_g1.uid),
         Err(Denied::MissingScope {
             scope: Scope::PaymentLinksRead,
             dpop_bound: false
@@ -1504,7 +1498,7 @@ fn oauth_grants_see_only_their_own_links() {
     assert_eq!(
         w.pay
             .links()
-            .set_link_status(&read_only, by_g1.uid.as_str(), LinkStatus::Paused)
+            .set_link_status(&read_only, &by_g1.uid, LinkStatus::Paused)
             .map(|_| ()),
         Err(Denied::MissingScope {
             scope: Scope::PaymentLinksWrite,
@@ -1530,42 +1524,37 @@ fn get_link_hides_anonymous_foreign_and_malformed_uids() {
     };
     w.store.insert_link(&anon).unwrap();
 
+    assert_eq!(w.pay.links().get_link(&p, &own.uid), Ok(own.clone()));
     assert_eq!(
-        w.pay.links().get_link(&p, own.uid.as_str()),
-        Ok(own.clone())
-    );
-    assert_eq!(
-        w.pay.links().get_link(&p, anon.uid.as_str()),
+        w.pay.links().get_link(&p, &anon.uid),
         Err(LINK_NOT_FOUND.into())
     );
     assert_eq!(
-        w.pay.links().get_link(&p, foreign.uid.as_str()),
+        w.pay.links().get_link(&p, &foreign.uid),
         Err(LINK_NOT_FOUND.into())
     );
+    // A malformed uid is no link's: it never reaches the service (the edge answers it as an
+    // unknown link).
     for bad in [
         "",
         "abc",
         "Anonymous000000000000-",
         "Anonymous00000000000000",
     ] {
-        assert_eq!(
-            w.pay.links().get_link(&p, bad),
-            Err(LINK_NOT_FOUND.into()),
-            "{bad:?}"
-        );
+        assert_eq!(LinkUid::parse(bad), None, "{bad:?}");
     }
     assert_eq!(w.pay.links().list_links(&p), Ok(vec![own]));
     // Neither can be moved.
     assert_eq!(
         w.pay
             .links()
-            .set_link_status(&p, anon.uid.as_str(), LinkStatus::Paused),
+            .set_link_status(&p, &anon.uid, LinkStatus::Paused),
         Err(LINK_NOT_FOUND.into())
     );
     assert_eq!(
         w.pay
             .links()
-            .set_link_status(&p, foreign.uid.as_str(), LinkStatus::Paused),
+            .set_link_status(&p, &foreign.uid, LinkStatus::Paused),
         Err(LINK_NOT_FOUND.into())
     );
     assert_eq!(
@@ -1598,7 +1587,7 @@ fn set_link_status_follows_the_whole_table() {
             w.advance(Duration::minutes(1));
             let now = w.now();
             w.store.reset_calls();
-            let got = w.pay.links().set_link_status(&p, link.uid.as_str(), to);
+            let got = w.pay.links().set_link_status(&p, &link.uid, to);
             if from == to {
                 assert_eq!(got, Ok(before.clone()), "{from}->{to}: unchanged");
                 assert_eq!(w.store.calls("set_link_status"), 0, "{from}->{to}");
@@ -1656,7 +1645,7 @@ fn observers_hear_of_each_move_and_of_each_stop_while_they_live() {
     let heard = Arc::new(Heard::default());
     let observer: Arc<dyn pay_domain::links::ports::LinkObserver> = heard.clone();
     w.pay.links().observe(&observer);
-    let uid = link.uid.as_str();
+    let uid = &link.uid;
     w.pay
         .links()
         .set_link_status(&p, uid, LinkStatus::Paused)
@@ -1688,7 +1677,7 @@ fn observers_hear_of_each_move_and_of_each_stop_while_they_live() {
     let other = w.new_link(&p);
     w.pay
         .links()
-        .set_link_status(&p, other.uid.as_str(), LinkStatus::Paused)
+        .set_link_status(&p, &other.uid, LinkStatus::Paused)
         .unwrap();
 }
 
@@ -1702,18 +1691,14 @@ fn set_link_status_needs_write_rights() {
     assert_eq!(
         w.pay
             .links()
-            .set_link_status(&p, link.uid.as_str(), LinkStatus::Paused),
+            .set_link_status(&p, &link.uid, LinkStatus::Paused),
         Err(Denied::Forbidden.into())
     );
     let (_, owner) = w.sign_in("ops@acme.example");
     assert_eq!(
         w.pay
             .links()
-            .set_link_status(
-                &w.sign_in_principal(&owner),
-                link.uid.as_str(),
-                LinkStatus::Paused
-            )
+            .set_link_status(&w.sign_in_principal(&owner), &link.uid, LinkStatus::Paused)
             .map(|l| l.status),
         Ok(LinkStatus::Paused)
     );
@@ -1731,7 +1716,7 @@ fn lost_race_to_the_requested_status_returns_it_without_another_write() {
     let got = w
         .pay
         .links()
-        .set_link_status(&p, link.uid.as_str(), LinkStatus::Paused)
+        .set_link_status(&p, &link.uid, LinkStatus::Paused)
         .unwrap();
     assert_eq!(w.store.calls("set_link_status"), 1);
     assert_eq!(got.status, LinkStatus::Paused);
@@ -1752,7 +1737,7 @@ fn lost_race_to_archived_is_re_decided_and_refused() {
     assert_eq!(
         w.pay
             .links()
-            .set_link_status(&p, link.uid.as_str(), LinkStatus::Active),
+            .set_link_status(&p, &link.uid, LinkStatus::Active),
         Err(InvalidTransition {
             from: LinkStatus::Archived,
             to: LinkStatus::Active,
@@ -1779,7 +1764,7 @@ fn lost_race_is_re_decided_from_the_new_status() {
     let got = w
         .pay
         .links()
-        .set_link_status(&p, link.uid.as_str(), LinkStatus::Archived)
+        .set_link_status(&p, &link.uid, LinkStatus::Archived)
         .unwrap();
     assert_eq!(w.store.calls("set_link_status"), 2);
     assert_eq!(got.status, LinkStatus::Archived);
@@ -1799,7 +1784,7 @@ fn set_link_status_gives_up_after_three_lost_races() {
     assert!(matches!(
         w.pay
             .links()
-            .set_link_status(&p, link.uid.as_str(), LinkStatus::Archived),
+            .set_link_status(&p, &link.uid, LinkStatus::Archived),
         Err(LinkError::Fault(_))
     ));
     assert_eq!(w.store.calls("set_link_status"), 3);

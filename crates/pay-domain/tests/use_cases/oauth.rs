@@ -397,7 +397,7 @@ fn an_access_token_resolves_to_the_grants_company_and_scopes() {
     // Another company's link is not found through this token.
     let other = c.w.tenant("Other", "bob@example.com");
     let foreign = c.w.new_link(&c.w.key_principal(&other));
-    let r = c.w.pay.links().get_link(&p, foreign.uid.as_str());
+    let r = c.w.pay.links().get_link(&p, &foreign.uid);
     assert_eq!(r, Err(LinkError::NotFound(LINK_NOT_FOUND)));
     // A narrower consent later caps the token at once.
     c.code("company:read");

@@ -894,9 +894,7 @@ fn send_test_event_needs_webhooks_write_and_a_visible_link() {
         ],
     );
     assert_eq!(
-        w.pay
-            .webhooks()
-            .send_test_event(&no_write, link.uid.as_str()),
+        w.pay.webhooks().send_test_event(&no_write, &link.uid),
         Err(Denied::MissingScope {
             scope: Scope::WebhooksWrite,
             dpop_bound: false
@@ -907,10 +905,11 @@ fn send_test_event_needs_webhooks_write_and_a_visible_link() {
     assert_eq!(
         w.pay
             .webhooks()
-            .send_test_event(&w.sign_in_principal(&member), link.uid.as_str()),
+            .send_test_event(&w.sign_in_principal(&member), &link.uid),
         Err(Denied::Forbidden.into())
     );
-    for uid in [b_link.uid.as_str(), "Unknown000000000000000", "nope", ""] {
+    let unknown = LinkUid::parse("Unknown000000000000000").unwrap();
+    for uid in [&b_link.uid, &unknown] {
         assert_eq!(
             w.pay.webhooks().send_test_event(&a.key, uid),
             Err(LINK_NOT_FOUND.into()),
@@ -920,7 +919,7 @@ fn send_test_event_needs_webhooks_write_and_a_visible_link() {
     // A grant sees only its own links.
     let writer = grant(a.company, 2, &[Scope::WebhooksWrite]);
     assert_eq!(
-        w.pay.webhooks().send_test_event(&writer, link.uid.as_str()),
+        w.pay.webhooks().send_test_event(&writer, &link.uid),
         Err(LINK_NOT_FOUND.into())
     );
     assert_eq!(w.store.stored_deliveries(), vec![]);
@@ -933,7 +932,7 @@ fn send_test_event_without_a_callback_is_a_validation_error() {
     let a = w.team("Acme", "ops@acme.example");
     let link = w.new_link(&a.key);
     assert_eq!(
-        field_of(w.pay.webhooks().send_test_event(&a.key, link.uid.as_str())),
+        field_of(w.pay.webhooks().send_test_event(&a.key, &link.uid)),
         "paymentLinkUid"
     );
     assert_eq!(w.store.stored_deliveries(), vec![]);
@@ -946,11 +945,7 @@ fn send_test_event_enqueues_a_test_delivery_to_the_callback() {
     let link = w.link_with_order(&a.key, ORDER);
     w.set_callback(&a, PAY, HOOK);
     w.advance(Duration::minutes(1));
-    let sent = w
-        .pay
-        .webhooks()
-        .send_test_event(&a.key, link.uid.as_str())
-        .unwrap();
+    let sent = w.pay.webhooks().send_test_event(&a.key, &link.uid).unwrap();
     assert_eq!(sent.len(), 1);
     assert_eq!(w.store.stored_deliveries(), sent);
     let d = &sent[0];
@@ -971,7 +966,7 @@ fn send_test_event_enqueues_a_test_delivery_to_the_callback() {
     let sent = w
         .pay
         .webhooks()
-        .send_test_event(&w.sign_in_principal(&admin), link.uid.as_str())
+        .send_test_event(&w.sign_in_principal(&admin), &link.uid)
         .unwrap();
     let req = w.pay.webhooks().prepare_attempt(&sent[0]).unwrap();
     assert_eq!(header(&req, "x-pay-event"), "test");
@@ -1524,12 +1519,7 @@ fn delivery_log_filters_reach_the_store_within_the_company() {
     w.advance(Duration::seconds(1));
     let d2 = w.emit_one(&l2);
     w.advance(Duration::seconds(1));
-    let t1 = w
-        .pay
-        .webhooks()
-        .send_test_event(&a.key, l1.uid.as_str())
-        .unwrap()[0]
-        .clone();
+    let t1 = w.pay.webhooks().send_test_event(&a.key, &l1.uid).unwrap()[0].clone();
     // B has the same order id.
     let b_link = w.link_with_order(&b.key, "order-1");
     let bd = w.emit_one(&b_link);

@@ -1,5 +1,6 @@
 //! What the webhook benchmarks share: a tenant with queued deliveries, and the figures' checks.
 
+use pay_domain::kernel::ids::LinkUid;
 use pay_domain::kernel::secret::Secret;
 
 /// A rate that measured something.
@@ -20,7 +21,7 @@ pub fn median(mut v: Vec<f64>) -> f64 {
 /// A fresh tenant whose payment callback is `url`, and its signed-in API principal and link.
 pub struct Tenant {
     pub principal: pay_domain::tenancy::Principal,
-    pub link_uid: String,
+    pub link_uid: LinkUid,
 }
 
 impl Tenant {
@@ -63,7 +64,7 @@ impl Tenant {
             .unwrap();
         Tenant {
             principal,
-            link_uid: link.uid.as_str().to_owned(),
+            link_uid: link.uid.clone(),
         }
     }
 

@@ -7,6 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use pay_domain::kernel::ids::LinkUid;
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -728,7 +729,7 @@ async fn two_dispatchers_deliver_each_event_once(app: TestApp) {
     let s = app.login_owner(&app.t).await;
     set_callback(&app, &s, &rx.url).await;
     let link = app.create_link(json!({"amount": "1"})).await;
-    let uid = link["uid"].as_str().unwrap().to_owned();
+    let uid = LinkUid::parse(link["uid"].as_str().unwrap()).unwrap();
     let n = 1000;
     let pay = app.pay.clone();
     let (kid, ksec) = (app.t.key_id.clone(), app.t.key_secret.clone());

@@ -10,7 +10,7 @@ impl CheckoutService {
     /// asked for the full amount again.
     pub fn start_session(
         &self,
-        uid: &str,
+        uid: &LinkUid,
         pay_asset: &str,
         client_addr: &str,
     ) -> CheckoutResult<PaymentSession> {
@@ -181,7 +181,11 @@ impl CheckoutService {
     }
 
     /// The payer accepts the quote: the deposit channel opens.
-    pub fn accept_session(&self, uid: &str, session: &str) -> CheckoutResult<PaymentSession> {
+    pub fn accept_session(
+        &self,
+        uid: &LinkUid,
+        session: PaymentSessionId,
+    ) -> CheckoutResult<PaymentSession> {
         let link = self.checkout_link(uid)?;
         let s = self.session_of(&link, session)?;
         let s = self.settle_due(&link, s)?;
@@ -230,7 +234,11 @@ impl CheckoutService {
     }
 
     /// The payer gets fresh prices on a quote that has not expired (`quote_refreshed`, internal).
-    pub fn refresh_quote(&self, uid: &str, session: &str) -> CheckoutResult<PaymentSession> {
+    pub fn refresh_quote(
+        &self,
+        uid: &LinkUid,
+        session: PaymentSessionId,
+    ) -> CheckoutResult<PaymentSession> {
         let link = self.checkout_link(uid)?;
         let s = self.session_of(&link, session)?;
         let s = self.settle_due(&link, s)?;
@@ -283,7 +291,11 @@ impl CheckoutService {
     }
 
     /// The payer cancels.
-    pub fn cancel_session(&self, uid: &str, session: &str) -> CheckoutResult<PaymentSession> {
+    pub fn cancel_session(
+        &self,
+        uid: &LinkUid,
+        session: PaymentSessionId,
+    ) -> CheckoutResult<PaymentSession> {
         let link = self.checkout_link(uid)?;
         let s = self.session_of(&link, session)?;
         let s = self.settle_due(&link, s)?;

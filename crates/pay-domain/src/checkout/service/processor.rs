@@ -146,7 +146,7 @@ impl CheckoutService {
     pub fn resolve_underpayment(
         &self,
         p: &Principal,
-        uid: &str,
+        uid: &LinkUid,
         resolution: Resolution,
     ) -> CheckoutResult<PaymentSession> {
         p.authorize(Scope::PaymentLinksWrite)?;

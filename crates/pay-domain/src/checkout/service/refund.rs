@@ -13,13 +13,14 @@ use crate::checkout::PaymentSession;
 use crate::checkout::RefundAddressAlreadySet;
 use crate::kernel::address::AddressFormat;
 use crate::kernel::error::FieldError;
+use crate::kernel::ids::{LinkUid, PaymentSessionId};
 
 impl CheckoutService {
     /// The payer gives the address a refund goes to (a `refund_pending` session, once).
     pub fn submit_refund_address(
         &self,
-        uid: &str,
-        session: &str,
+        uid: &LinkUid,
+        session: PaymentSessionId,
         address: &str,
     ) -> CheckoutResult<PaymentSession> {
         let address = address.trim();

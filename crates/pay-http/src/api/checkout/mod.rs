@@ -9,6 +9,7 @@ use pay_domain::app::Pay;
 use pay_domain::checkout::CheckoutError;
 use pay_domain::checkout::PaymentSession;
 use pay_domain::checkout::{CheckoutService, Resolution};
+use pay_domain::kernel::ids::{LinkUid, PaymentSessionId};
 use pay_domain::sandbox::SandboxEvent;
 use pay_domain::FieldError;
 
@@ -19,6 +20,7 @@ use crate::api::checkout::dto::{
 use crate::edge::credentials::{blocking, Credentials};
 use crate::edge::error::{ApiError, ErrorBody};
 use crate::edge::json::{number_text, JsonBody};
+use crate::edge::{link_uid, session_id};
 
 fn session_response(status: actix_web::http::StatusCode, s: PaymentSessionDto) -> HttpResponse {
     HttpResponse::build(status)
@@ -30,10 +32,14 @@ fn session_response(status: actix_web::http::StatusCode, s: PaymentSessionDto) -
 async fn payer_move(
     pay: web::Data<Pay>,
     path: web::Path<(String, String)>,
-    act: fn(&CheckoutService, &str, &str) -> Result<PaymentSession, CheckoutError>,
+    act: fn(&CheckoutService, &LinkUid, PaymentSessionId) -> Result<PaymentSession, CheckoutError>,
 ) -> Result<HttpResponse, ApiError> {
     let (uid, id) = path.into_inner();
-    let s = blocking(move || Ok(act(pay.checkout(), &uid, &id)?)).await?;
+    let s = blocking(move || {
+        let uid = link_uid(&uid)?;
+        Ok(act(pay.checkout(), &uid, session_id(&id)?)?)
+    })
+    .await?;
     Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
 }
 
@@ -52,7 +58,7 @@ pub async fn checkout_view(
     uid: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let uid = uid.into_inner();
-    let view = blocking(move || Ok(pay.checkout().checkout_view(&uid)?)).await?;
+    let view = blocking(move || Ok(pay.checkout().checkout_view(&link_uid(&uid)?)?)).await?;
     Ok(HttpResponse::Ok()
         .insert_header(("cache-control", "no-store"))
         .json(CheckoutDto::from(view)))
@@ -83,7 +89,9 @@ pub async fn start_session(
     let addr = crate::edge::client_addr(&req);
     let s = blocking(move || {
         let asset = body.read::<StartSessionRequest>()?.pay_asset;
-        Ok(pay.checkout().start_session(&uid, &asset, &addr)?)
+        Ok(pay
+            .checkout()
+            .start_session(&link_uid(&uid)?, &asset, &addr)?)
     })
     .await?;
     Ok(session_response(
@@ -199,19 +207,23 @@ pub async fn refund_address(
     let (uid, id) = path.into_inner();
     let s = blocking(move || {
         let address = body.read::<RefundAddressRequest>()?.address;
-        Ok(pay.checkout().submit_refund_address(&uid, &id, &address)?)
+        let uid = link_uid(&uid)?;
+        Ok(pay
+            .checkout()
+            .submit_refund_address(&uid, session_id(&id)?, &address)?)
     })
     .await?;
     Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
 }
 
 /// A sandbox event, its id and the session it drives (default: the latest).
-type SandboxRequest = (SandboxEvent, Option<String>, Option<String>);
+type SandboxRequest = (SandboxEvent, Option<String>, Option<PaymentSessionId>);
 
 fn read_sandbox_event(body: JsonBody) -> Result<SandboxRequest, ApiError> {
     let r: SandboxEventRequest = body.read()?;
     let event = SandboxEvent::parse(&r.kind, r.amount.as_deref(), r.hold)?;
-    Ok((event, r.event_id, r.session_id))
+    let session = r.session_id.as_deref().map(session_id).transpose()?;
+    Ok((event, r.event_id, session))
 }
 
 /// Sandbox: drive the link's latest session as a chain would (`deposit` settles at once
@@ -240,9 +252,13 @@ pub async fn sandbox_event(
     let s = blocking(move || {
         let p = creds.principal(&pay)?;
         let (event, id, session) = read_sandbox_event(body)?;
-        Ok(pay
-            .sandbox()
-            .sandbox_event(Some(&p), &uid, event, id.as_deref(), session.as_deref())?)
+        Ok(pay.sandbox().sandbox_event(
+            Some(&p),
+            &link_uid(&uid)?,
+            event,
+            id.as_deref(),
+            session,
+        )?)
     })
     .await?;
     Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
@@ -271,7 +287,7 @@ pub async fn public_sandbox_event(
         let (event, id, session) = read_sandbox_event(body)?;
         Ok(pay
             .sandbox()
-            .sandbox_event(None, &uid, event, id.as_deref(), session.as_deref())?)
+            .sandbox_event(None, &link_uid(&uid)?, event, id.as_deref(), session)?)
     })
     .await?;
     Ok(session_response(actix_web::http::StatusCode::OK, s.into()))
@@ -352,9 +368,10 @@ pub async fn manual_resolution(
     let s = blocking(move || {
         let p = creds.principal(&pay)?;
         let action = body.read::<ManualResolutionRequest>()?.action;
+        let resolution = Resolution::parse(&action)?;
         Ok(pay
             .checkout()
-            .resolve_underpayment(&p, &uid, Resolution::parse(&action)?)?)
+            .resolve_underpayment(&p, &link_uid(&uid)?, resolution)?)
     })
     .await?;
     Ok(session_response(actix_web::http::StatusCode::OK, s.into()))

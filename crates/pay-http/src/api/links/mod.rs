@@ -15,6 +15,7 @@ use crate::api::links::dto::{
 use crate::edge::credentials::{blocking, Credentials};
 use crate::edge::error::{ApiError, ErrorBody};
 use crate::edge::json::JsonBody;
+use crate::edge::link_uid;
 
 async fn anonymous(
     pay: web::Data<Pay>,
@@ -154,7 +155,7 @@ pub async fn get_link(
     let uid = uid.into_inner();
     let (detail, (base, now)) = blocking(move || {
         let principal = creds.principal(&p)?;
-        let detail = p.checkout().link_detail(&principal, &uid)?;
+        let detail = p.checkout().link_detail(&principal, &link_uid(&uid)?)?;
         Ok((detail, p.tenancy().pay_base_and_now(principal.company_id)?))
     })
     .await?;
@@ -195,7 +196,9 @@ pub async fn update_link_status(
         let to = LinkStatus::parse(&status).ok_or_else(|| {
             FieldError::new("status", "status must be active, paused or archived")
         })?;
-        let link = p.links().set_link_status(&principal, &uid, to)?;
+        let link = p
+            .links()
+            .set_link_status(&principal, &link_uid(&uid)?, to)?;
         Ok((link, p.tenancy().pay_base_and_now(principal.company_id)?))
     })
     .await?;

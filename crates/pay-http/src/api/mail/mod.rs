@@ -14,6 +14,7 @@ use crate::edge::body;
 use crate::edge::credentials::{blocking, Credentials};
 use crate::edge::error::{ApiError, ErrorBody};
 use crate::edge::json::{from_object, parse_object};
+use crate::edge::link_uid;
 
 /// The body of `send-request-email`. The whole body is optional: no body, an empty one, `null`
 /// or `{}` sends to the link's `customerEmail`.
@@ -119,7 +120,9 @@ pub async fn send_request_email(
     let email = blocking(move || {
         let principal = creds.principal(&pay)?;
         let email = body.read::<SendRequestEmailRequest>()?.email;
-        Ok(pay.mail().send_request_email(&principal, &uid, email)?)
+        Ok(pay
+            .mail()
+            .send_request_email(&principal, &link_uid(&uid)?, email)?)
     })
     .await?;
     Ok(HttpResponse::Accepted().json(SendRequestEmailResponse { ok: true, email }))

@@ -14,10 +14,10 @@ use crate::api::webhooks::dto::DeliveryList;
 use crate::api::webhooks::dto::{
     AttemptDto, CallbackDto, DeliveryDetailDto, DeliveryDto, PutCallbackRequest, TestEventRequest,
 };
-use crate::edge::company_id;
 use crate::edge::credentials::{blocking, Credentials};
 use crate::edge::error::{ApiError, ErrorBody};
 use crate::edge::json::JsonBody;
+use crate::edge::{company_id, link_uid};
 
 fn callback_body(view: Option<CallbackView>, secret: Option<String>) -> CallbackDto {
     CallbackDto {
@@ -384,7 +384,9 @@ pub async fn send_test_event(
     let sent = blocking(move || {
         let principal = creds.principal(&pay)?;
         let uid = body.read::<TestEventRequest>()?.payment_link_uid;
-        Ok(pay.webhooks().send_test_event(&principal, &uid)?)
+        Ok(pay
+            .webhooks()
+            .send_test_event(&principal, &link_uid(&uid)?)?)
     })
     .await?;
     Ok(HttpResponse::Accepted().json(DeliveryList {

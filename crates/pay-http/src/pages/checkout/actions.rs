@@ -37,6 +37,7 @@ pub async fn start(
     let remembered = remembered(&req);
     let p = pay.clone();
     let result = blocking(move || {
+        let uid = link_uid(&uid)?;
         let view = p.checkout().checkout_view(&uid)?;
         if !origin.allowed_for(&p, view.link.company_id)? {
             return Ok(None);
@@ -149,6 +150,7 @@ pub(super) async fn session_action(
     let p = pay.clone();
     let sid = id.clone();
     let result = blocking(move || {
+        let uid = link_uid(&uid)?;
         let view = p.checkout().checkout_view(&uid)?;
         if !origin.allowed_for(&p, view.link.company_id)? {
             return Ok(None);
@@ -161,19 +163,22 @@ pub(super) async fn session_action(
             Ok(f) => f,
             Err(why) => return Ok(Some((view, Err(why)))),
         };
-        let done = match action {
-            Action::Accept => p.checkout().accept_session(&uid, &sid),
-            Action::Cancel => p.checkout().cancel_session(&uid, &sid),
-            Action::Refresh => p.checkout().refresh_quote(&uid, &sid),
-            Action::RefundAddress => {
-                let address = field(&form, "address").unwrap_or_default();
-                p.checkout().submit_refund_address(&uid, &sid, &address)
-            }
-        };
+        let sid = session_id(&sid);
+        let done = sid
+            .map_err(CheckoutError::from)
+            .and_then(|sid| match action {
+                Action::Accept => p.checkout().accept_session(&uid, sid),
+                Action::Cancel => p.checkout().cancel_session(&uid, sid),
+                Action::Refresh => p.checkout().refresh_quote(&uid, sid),
+                Action::RefundAddress => {
+                    let address = field(&form, "address").unwrap_or_default();
+                    p.checkout().submit_refund_address(&uid, sid, &address)
+                }
+            });
         // A refused refund address is shown on the session's own page, beside the form.
-        let current = match &done {
-            Err(CheckoutError::Invalid(_) | CheckoutError::RefundAddressSet(_)) => {
-                p.checkout().checkout_session(&uid, &sid).ok()
+        let current = match (&done, sid) {
+            (Err(CheckoutError::Invalid(_) | CheckoutError::RefundAddressSet(_)), Ok(sid)) => {
+                p.checkout().checkout_session(&uid, sid).ok()
             }
             _ => None,
         };

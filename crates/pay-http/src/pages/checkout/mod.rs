@@ -20,6 +20,7 @@ use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentSessionId};
 
 use crate::edge::credentials::blocking;
 use crate::edge::error::ApiError;
+use crate::edge::{link_uid, session_id};
 use crate::pages::gateway::{decode_form, FormBody, FormError};
 use render::{Ctx, Problem, Screen};
 
@@ -416,15 +417,15 @@ pub async fn checkout_page(
     let p = pay.clone();
     let key = uid.clone();
     let result = blocking(move || {
+        let uid = link_uid(&uid)?;
         let view = p.checkout().checkout_view(&uid)?;
         let under_way = match session {
             None => p.checkout().payment_under_way(&uid)?,
             Some(_) => None,
         };
         let s = session.map(|id| {
-            p.checkout()
-                .checkout_session(&uid, &id)
-                .map_err(ApiError::from)
+            let id = session_id(&id)?;
+            Ok(p.checkout().checkout_session(&uid, id)?)
         });
         Ok((view, s, under_way))
     })
