@@ -152,7 +152,7 @@ fn every_hosted_url_of_the_company_moves_to_its_verified_domain() {
     );
 
     // The payment webhooks' link.publicUrl.
-    pay_link(&w, &key, &uid);
+    pay_link(&w, &key, uid);
     let urls: Vec<String> = w
         .store
         .stored_deliveries()
