@@ -9,7 +9,7 @@ use crate::bookkeeping::ports::BookkeepingStore;
 use crate::bookkeeping::{BookkeepingService, FileStore};
 use crate::chains::ports::WalletStore;
 use crate::chains::ChainService;
-use crate::checkout::ports::{PriceSource, Processor, SettlementObserver};
+use crate::checkout::ports::{PriceSource, Processor};
 use crate::checkout::{CheckoutAdapters, CheckoutService, CheckoutStore};
 use crate::customers::ports::{CustomerPorts, PortalKeys};
 use crate::customers::CustomerService;
@@ -17,11 +17,12 @@ use crate::installations::ports::InstallationPorts;
 use crate::installations::InstallationService;
 use crate::kernel::assets::AssetCatalogue;
 use crate::kernel::error::PortResult;
+use crate::kernel::events::{DrainReport, EventConsumer, EventStore, Events, DRAIN_BATCH};
 use crate::kernel::ports::{Clock, Crypto, HealthCheck, SecretSealer};
 use crate::kernel::ratelimit::{RateLimitStore, RateLimits};
 use crate::kernel::service::{Kernel, KernelParts};
 use crate::kernel::timestamp::Timestamp;
-use crate::links::ports::{LinkObserver, LinkPorts};
+use crate::links::ports::LinkPorts;
 use crate::links::LinkService;
 use crate::mail::{MailService, MailStore};
 use crate::oauth::ports::OAuthPorts;
@@ -55,6 +56,8 @@ pub struct Stores {
     pub oauth: Arc<dyn OAuthPorts>,
     pub installations: Arc<dyn InstallationPorts>,
     pub rate_limits: Arc<dyn RateLimitStore + Send + Sync>,
+    /// The outbox of domain events (what one context decided and others react to).
+    pub events: Arc<dyn EventStore + Send + Sync>,
     pub health: Arc<dyn HealthCheck + Send + Sync>,
 }
 
@@ -81,6 +84,7 @@ impl Stores {
             oauth: store.clone(),
             installations: store.clone(),
             rate_limits: store.clone(),
+            events: store.clone(),
             health: store,
         }
     }
@@ -150,9 +154,10 @@ struct Services {
     sandbox: SandboxService,
     mail: MailService,
     customers: CustomerService,
-    /// Shared with the sandbox, which hands it the company clock's steps (`ClockFollower`).
+    /// Shared with the sandbox, which hands it the company clock's steps (`ClockFollower`),
+    /// and with the event outbox (it pays the cycle of a completed session).
     subscriptions: Arc<SubscriptionService>,
-    /// Shared with the checkout, which tells it of completed sessions (`SettlementObserver`).
+    /// Shared with the event outbox (it records a completed session's incoming transfer).
     bookkeeping: Arc<BookkeepingService>,
     oauth: OAuthService,
     chains: ChainService,
@@ -169,8 +174,9 @@ impl std::fmt::Debug for Pay {
 }
 
 impl Pay {
-    /// Builds every service over its ports. The checkout hears of the merchants' link moves
-    /// (it ends the sessions of a stopped link), and the billing scheduler walks with each
+    /// Builds every service over its ports. The reacting contexts consume the domain events
+    /// of the deciding ones (a completed session pays its cycle and records its incoming
+    /// transfer; a stopped link ends its sessions), and the billing scheduler walks with each
     /// moved test clock, for as long as this value or a clone lives.
     pub fn new(config: AppConfig, stores: Stores, adapters: Adapters) -> Pay {
         let k = Kernel::new(KernelParts {
@@ -181,6 +187,7 @@ impl Pay {
             assets: config.assets,
             public_pay_url: config.public_pay_url,
             limits: config.limits,
+            events: stores.events,
         });
         let tenancy = TenancyService::new(k.clone(), stores.tenancy);
         let settings = SettingsService::new(k.clone(), tenancy.clone(), stores.settings);
@@ -214,8 +221,8 @@ impl Pay {
                 prices: adapters.prices,
             },
         ));
-        let observer: Arc<dyn LinkObserver> = checkout.clone();
-        links.observe(&observer);
+        let consumer: Arc<dyn EventConsumer> = checkout.clone();
+        k.events.subscribe(&consumer);
         let sandbox = SandboxService::new(
             k.clone(),
             tenancy.clone(),
@@ -242,6 +249,8 @@ impl Pay {
         ));
         let follower: Arc<dyn ClockFollower> = subscriptions.clone();
         sandbox.follow(&follower);
+        let consumer: Arc<dyn EventConsumer> = subscriptions.clone();
+        k.events.subscribe(&consumer);
         let bookkeeping = Arc::new(BookkeepingService::new(
             k.clone(),
             tenancy.clone(),
@@ -251,8 +260,8 @@ impl Pay {
             processor,
             config.sandbox,
         ));
-        let settled: Arc<dyn SettlementObserver> = bookkeeping.clone();
-        checkout.observe_settlements(&settled);
+        let consumer: Arc<dyn EventConsumer> = bookkeeping.clone();
+        k.events.subscribe(&consumer);
         let oauth = OAuthService::new(k.clone(), tenancy.clone(), stores.oauth, config.oauth);
         let chains = ChainService::new(adapters.wall_clock.clone(), stores.chains);
         let installations = InstallationService::new(k.clone(), stores.installations);
@@ -352,7 +361,8 @@ impl Pay {
     /// Housekeeping: forgets expired sign-in sessions, rate-limit hits older than the longest
     /// window that counts them, old sent or failed mails, DPoP `jti`s past their window and
     /// OAuth codes and tokens a day past their expiry, and idempotency records past the 24
-    /// hours they are kept, and evidence files no expense has linked for a day. Returns how
+    /// hours they are kept, and evidence files no expense has linked for a day, and domain
+    /// events done for a day. Returns how
     /// many rows went.
     pub fn prune(&self) -> PortResult<u64> {
         let now = self.s.k.now();
@@ -364,16 +374,26 @@ impl Pay {
             + self.s.mail.prune(now)?
             + self.s.oauth.prune()?
             + self.s.webhooks.prune(now)?
-            + self.s.bookkeeping.clean_orphan_evidence(now)?)
+            + self.s.bookkeeping.clean_orphan_evidence(now)?
+            + self.s.k.events.prune(now.minus(EVENTS_KEPT))?)
     }
 
-    /// Repairs what a crash between two writes can leave behind: the incoming wallet activity of
-    /// a completed session (`BookkeepingService::record_missed_settlements`). Returns how many
-    /// records it made. Safe on every instance at once (each record is idempotent by key).
-    pub fn reconcile(&self) -> PortResult<u64> {
-        self.s.bookkeeping.record_missed_settlements(self.s.k.now())
+    /// The drain of the event outbox: replays what a crash (or a failed reaction) left
+    /// between a deciding write and its reactions, one round of at most `DRAIN_BATCH`
+    /// events. Safe on every instance at once (claims are leased; reactions deduplicate by
+    /// event id).
+    pub fn drain_events(&self) -> PortResult<DrainReport> {
+        self.s.k.events.drain(self.s.k.now(), DRAIN_BATCH)
+    }
+
+    /// The event outbox (tests stage a crash between a deciding write and its reactions).
+    pub fn events(&self) -> &Events {
+        &self.s.k.events
     }
 }
+
+/// How long a done domain event (and its consumption records) is kept.
+const EVENTS_KEPT: time::Duration = time::Duration::days(1);
 
 pub use crate::sandbox::clock::MAX_ADVANCE_SECS as MAX_CLOCK_ADVANCE_SECS;
 
@@ -392,6 +412,7 @@ pub trait PayStore:
     + OAuthPorts
     + InstallationPorts
     + RateLimitStore
+    + EventStore
     + HealthCheck
     + Send
     + Sync
@@ -412,6 +433,7 @@ impl<T> PayStore for T where
         + OAuthPorts
         + InstallationPorts
         + RateLimitStore
+        + EventStore
         + HealthCheck
         + Send
         + Sync

@@ -23,10 +23,11 @@ on_memory!(mail: prune_forgets_finished_mails_before_the_cut, insert_and_read_ba
 on_memory!(oauth: approved_scopes_of_a_grant_in_force_only, applications_round_trip_by_client_id, one_grant_per_company_and_application, concurrent_approvals_leave_one_grant, code_claim_is_one_time_under_concurrency, tokens_insert_together_and_read_back, refresh_rotation_has_exactly_one_winner, family_revocation_covers_every_token_of_the_family, jti_is_recorded_once_even_concurrently, prune_cuts_by_expiry);
 on_memory!(ratelimit: rate_hits_count_per_bucket_and_window, a_forgotten_hit_no_longer_counts, concurrent_hits_never_pass_the_limit);
 on_memory!(webhooks: callbacks_save_read_replace, enqueue_numbers_events_per_link, enqueue_rolls_back_with_its_deliveries, enqueue_concurrently_gets_distinct_numbers, insert_deliveries_is_all_or_nothing, claim_due_oldest_first_with_lease, record_attempt_moves_state_once, retarget_moves_live_deliveries_only, record_attempts_in_one_batch, claims_keep_each_endpoint_within_its_share, a_failing_endpoint_is_paused_then_probed);
-on_memory!(subscriptions: upsert_is_keyed_by_email_per_company, claim_leases_each_due_subscription_once, a_company_claim_and_its_next_run_stay_in_the_company, a_cycle_is_created_once, subscriptions_round_trip_and_moves_are_compare_and_set, a_completed_session_pays_its_cycle);
+on_memory!(subscriptions: upsert_is_keyed_by_email_per_company, claim_leases_each_due_subscription_once, a_company_claim_and_its_next_run_stay_in_the_company, a_cycle_is_created_once, subscriptions_round_trip_and_moves_are_compare_and_set, a_cycle_is_paid_once_per_event);
 on_memory!(grant_webhooks: grant_subscriptions_save_by_version, keyed_write_commits_its_answer_with_it, a_key_is_claimed_once_and_dead_claims_are_taken_over, a_link_is_tagged_with_the_active_grant_subscription);
-on_memory!(bookkeeping: an_activity_is_recorded_once_per_key, activities_filter_and_order, export_pages_run_in_order_within_the_period, one_expense_per_activity_and_versions_by_compare_and_set, contact_roles_merge_and_wallets_are_known_once, unrecorded_settlements_are_completed_sessions_without_an_activity);
+on_memory!(bookkeeping: an_activity_is_recorded_once_per_key, activities_filter_and_order, export_pages_run_in_order_within_the_period, one_expense_per_activity_and_versions_by_compare_and_set, contact_roles_merge_and_wallets_are_known_once, a_completed_session_reads_back_with_its_link);
 on_memory!(evidence: evidence_rows_round_trip_within_their_company, expense_writes_link_and_unlink_evidence, orphans_are_claimed_by_compare_and_set);
+on_memory!(events: events_land_with_their_write_and_are_claimed_once_due, a_consumption_is_recorded_once_and_pruned_with_its_event);
 on_memory!(installations: a_platform_template_is_written_once);
 on_memory!(tenancy: a_payment_link_domain_belongs_to_one_company);
 
@@ -36,4 +37,30 @@ fn the_memory_file_store_keeps_the_file_store_contract() {
         &pay_domain::testing::MemFiles::default(),
         "mem",
     );
+}
+
+/// The reactions through the event outbox, on the in-memory store: a crash between the deciding
+/// write and the reacting one loses nothing; a replay changes nothing.
+mod reactions {
+    use std::sync::Arc;
+
+    use super::conformance::reactions;
+    use super::MemStore;
+
+    #[test]
+    fn a_crash_before_the_cycle_payment_loses_nothing() {
+        reactions::a_crash_before_the_cycle_payment_loses_nothing(Arc::new(MemStore::default()));
+    }
+
+    #[test]
+    fn a_crash_before_the_incoming_activity_loses_nothing() {
+        reactions::a_crash_before_the_incoming_activity_loses_nothing(
+            Arc::new(MemStore::default()),
+        );
+    }
+
+    #[test]
+    fn a_crash_before_the_session_end_loses_nothing() {
+        reactions::a_crash_before_the_session_end_loses_nothing(Arc::new(MemStore::default()));
+    }
 }

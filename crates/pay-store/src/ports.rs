@@ -41,6 +41,7 @@ mod checkout;
 mod circuits;
 mod clock;
 mod customers;
+mod events;
 mod evidence;
 mod gateway;
 mod grant_webhooks;

@@ -207,6 +207,27 @@ diesel::table! {
 }
 
 diesel::table! {
+    domain_events (id) {
+        id -> Text,
+        company_id -> Text,
+        kind -> Text,
+        payload -> Text,
+        created_at -> BigInt,
+        due_at -> BigInt,
+        lease_until -> Nullable<BigInt>,
+        done_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    consumed_events (event_id, consumer) {
+        event_id -> Text,
+        consumer -> Text,
+        consumed_at -> BigInt,
+    }
+}
+
+diesel::table! {
     link_webhooks (link_uid) {
         link_uid -> Text,
         url -> Text,
@@ -366,6 +387,7 @@ diesel::allow_tables_to_appear_in_same_query!(webhook_attempts, webhook_deliveri
 
 diesel::joinable!(payment_sessions -> payment_links (link_id));
 diesel::allow_tables_to_appear_in_same_query!(payment_links, payment_sessions);
+diesel::allow_tables_to_appear_in_same_query!(domain_events, consumed_events);
 
 diesel::joinable!(subscription_cycles -> subscriptions (subscription_id));
 diesel::allow_tables_to_appear_in_same_query!(subscriptions, subscription_cycles);
@@ -561,7 +583,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     expense_versions,
     evidence_files
 );
-// The reconciliation of settlements: completed sessions that no activity names.
+// Completed sessions with their activities (the export, the activity's session).
 diesel::allow_tables_to_appear_in_same_query!(wallet_activities, payment_sessions);
 diesel::allow_tables_to_appear_in_same_query!(wallet_activities, payment_links);
 

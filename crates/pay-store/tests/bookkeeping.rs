@@ -13,7 +13,7 @@ conformance!(
     export_pages_run_in_order_within_the_period,
     one_expense_per_activity_and_versions_by_compare_and_set,
     contact_roles_merge_and_wallets_are_known_once,
-    unrecorded_settlements_are_completed_sessions_without_an_activity,
+    a_completed_session_reads_back_with_its_link,
 );
 
 conformance!(

@@ -579,7 +579,8 @@ fn concurrent_writers(store: &DieselStore, _url: &str) {
                             &l.uid,
                             LinkStatus::Active,
                             LinkStatus::Paused,
-                            ts(T0)
+                            ts(T0),
+                            None,
                         )
                         .unwrap());
                 }

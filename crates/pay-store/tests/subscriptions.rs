@@ -13,5 +13,5 @@ conformance!(
     a_company_claim_and_its_next_run_stay_in_the_company,
     a_cycle_is_created_once,
     subscriptions_round_trip_and_moves_are_compare_and_set,
-    a_completed_session_pays_its_cycle,
+    a_cycle_is_paid_once_per_event,
 );

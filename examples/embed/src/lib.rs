@@ -15,11 +15,11 @@ use pay_auth::AuthCrypto;
 use pay_domain::checkout::machine::SessionStatus;
 use pay_domain::checkout::{CheckoutAdapters, CheckoutService};
 use pay_domain::kernel::assets::AssetCatalogue;
+use pay_domain::kernel::events::EventConsumer;
 use pay_domain::kernel::ratelimit::RateLimits;
 use pay_domain::kernel::secret::Secret;
 use pay_domain::kernel::service::{Kernel, KernelParts};
 use pay_domain::kernel::timestamp::Timestamp;
-use pay_domain::links::ports::LinkObserver;
 use pay_domain::links::{CreateLinkInput, LinkService};
 use pay_domain::sandbox::{SandboxEvent, SandboxService};
 use pay_domain::tenancy::TenancyService;
@@ -51,8 +51,8 @@ pub struct Host {
     pub kernel: Kernel,
     pub tenancy: TenancyService,
     pub links: LinkService,
-    /// Held here: the link service tells it of link moves (it ends a stopped link's session)
-    /// for as long as it lives.
+    /// Held here: it consumes the link service's stop events (it ends a stopped link's
+    /// sessions) for as long as it lives.
     pub checkout: Arc<CheckoutService>,
     pub sandbox: SandboxService,
 }
@@ -81,6 +81,7 @@ pub fn build(start_ms: i64) -> Host {
         assets: AssetCatalogue::builtin(),
         public_pay_url: "https://pay.example".into(),
         limits: RateLimits::default(),
+        events: store.clone(),
     });
     let tenancy = TenancyService::new(kernel.clone(), store.clone());
     let links = LinkService::new(kernel.clone(), tenancy.clone(), store.clone(), false);
@@ -107,8 +108,8 @@ pub fn build(start_ms: i64) -> Host {
             prices: Arc::new(SandboxPrices::builtin()),
         },
     ));
-    let observer: Arc<dyn LinkObserver> = checkout.clone();
-    links.observe(&observer);
+    let consumer: Arc<dyn EventConsumer> = checkout.clone();
+    kernel.events().subscribe(&consumer);
     let sandbox = SandboxService::new(
         kernel.clone(),
         tenancy.clone(),

@@ -64,3 +64,9 @@ conformance!(
 );
 
 conformance!(tenancy: a_payment_link_domain_belongs_to_one_company);
+
+conformance!(
+    events:
+    events_land_with_their_write_and_are_claimed_once_due,
+    a_consumption_is_recorded_once_and_pruned_with_its_event,
+);

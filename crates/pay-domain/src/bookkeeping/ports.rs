@@ -83,14 +83,12 @@ pub trait BookkeepingStore {
         company: CompanyId,
         expense: crate::kernel::ids::ExpenseId,
     ) -> PortResult<Vec<ExpenseVersion>>;
-    /// Up to `limit` completed sessions updated at or after `since`, of links a company
-    /// created (not anonymous ones), that no wallet activity names, each with its link; newest
-    /// first. Any company: the reconciliation of settlements whose recording was lost.
-    fn unrecorded_settlements(
+    /// The session with this id while it is complete, with its link (any company: the
+    /// completion event names it); `None` otherwise.
+    fn completed_session(
         &self,
-        since: crate::kernel::timestamp::Timestamp,
-        limit: usize,
-    ) -> PortResult<Vec<(crate::links::PaymentLink, crate::checkout::PaymentSession)>>;
+        session: crate::kernel::ids::PaymentSessionId,
+    ) -> PortResult<Option<(crate::links::PaymentLink, crate::checkout::PaymentSession)>>;
     /// One page of an export: up to `limit` of the company's `direction` activities with
     /// `period.from <= occurred_at < period.to`, after `after` in (`occurred_at`, `id`)
     /// ascending order. Outgoing: only activities that have an expense, each with it.

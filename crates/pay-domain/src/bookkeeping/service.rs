@@ -15,11 +15,12 @@ use crate::bookkeeping::{
     ACTIVITY_LIST_LIMIT, EXPORT_PAGE_SIZE,
 };
 use crate::checkout::machine::SessionStatus;
-use crate::checkout::ports::{Processor, SettlementObserver};
+use crate::checkout::ports::Processor;
 use crate::checkout::PaymentSession;
 use crate::customers::{Contact, CustomerService, UpsertContactInput};
 use crate::kernel::assets::fiat_decimals;
 use crate::kernel::error::{Fault, FieldError, NotFound, PortResult};
+use crate::kernel::events::{Consumed, Consumer, DomainEvent, EventConsumer, EventRecord};
 use crate::kernel::ids::{CompanyId, ExpenseId, WalletActivityId};
 use crate::kernel::service::Kernel;
 use crate::links::PaymentLink;
@@ -67,11 +68,6 @@ pub struct ExportPage {
     pub csv: String,
     pub next: Option<ExportCursor>,
 }
-
-/// How far back the reconciliation of settlements looks (a crash, an outage of the store).
-pub const RECONCILE_WINDOW: time::Duration = time::Duration::days(7);
-/// Sessions one reconciliation pass looks at.
-pub const RECONCILE_BATCH: usize = 200;
 
 /// Wallet activity and expenses, over the bookkeeping store, the processor's reports and the
 /// customers context (counterparties are contacts).
@@ -162,28 +158,6 @@ impl BookkeepingService {
             recorded_at: self.k.now(),
         };
         self.store.record_activity(&activity).map(Some)
-    }
-
-    /// Records the incoming activity of every recently completed session that has none: the
-    /// checkout records it just after the session's write, so a crash between the two (or a
-    /// failed recording) would lose it, and a replayed processor event does not record again.
-    /// Sessions completed within `RECONCILE_WINDOW` are looked at, newest first, up to
-    /// `RECONCILE_BATCH` per pass; recording is idempotent by key, so a pass racing the
-    /// checkout records nothing twice. Returns how many activities it recorded.
-    pub fn record_missed_settlements(
-        &self,
-        now: crate::kernel::timestamp::Timestamp,
-    ) -> PortResult<u64> {
-        let mut recorded = 0;
-        for (link, session) in self
-            .store
-            .unrecorded_settlements(now.minus(RECONCILE_WINDOW), RECONCILE_BATCH)?
-        {
-            if let Some(Recorded::Created(_)) = self.record_settlement(&link, &session)? {
-                recorded += 1;
-            }
-        }
-        Ok(recorded)
     }
 
     /// The sandbox's stand-in for the processor's wallet view: records an outgoing transfer
@@ -491,10 +465,24 @@ impl BookkeepingService {
     }
 }
 
-/// A session that completes records its incoming transfer (the checkout's write path tells,
-/// also again on a replayed processor event, so a report lost to a crash is made good).
-impl SettlementObserver for BookkeepingService {
-    fn session_completed(&self, link: &PaymentLink, session: &PaymentSession) -> PortResult<()> {
-        self.record_settlement(link, session).map(|_| ())
+/// A session that completes records its incoming transfer (`DomainEvent::SessionCompleted`).
+/// The recording is idempotent by the transfer's key and the consumption is recorded after it,
+/// so telling the event again records nothing twice.
+impl EventConsumer for BookkeepingService {
+    fn consume(&self, e: &EventRecord) -> PortResult<()> {
+        let DomainEvent::SessionCompleted { session, .. } = &e.event else {
+            return Ok(());
+        };
+        let done = Consumed {
+            event: e.id,
+            consumer: Consumer::IncomingActivity,
+        };
+        if self.k.events.consumed(&done)? {
+            return Ok(());
+        }
+        if let Some((link, session)) = self.store.completed_session(*session)? {
+            self.record_settlement(&link, &session)?;
+        }
+        self.k.events.record_consumed(&done, self.k.now())
     }
 }

@@ -117,6 +117,8 @@ pub struct LinkEventWrite {
     /// How many webhook events the write emits. The store hands out that many consecutive
     /// numbers from the link's event sequence and calls the builder once with the first.
     pub webhook_events: u64,
+    /// The domain events the write decides (a completion), inserted into the event outbox.
+    pub events: Vec<crate::kernel::events::EventRecord>,
 }
 
 /// What became of a write.

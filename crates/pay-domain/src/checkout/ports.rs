@@ -31,17 +31,6 @@ pub struct SettlementTransfer {
     pub from_address: String,
 }
 
-/// Who hears of a session that completed (bookkeeping records the incoming transfer). Told
-/// after the write that completed it, and again when a processor event completing it is
-/// replayed, so an observer MUST be idempotent.
-pub trait SettlementObserver: Send + Sync {
-    fn session_completed(
-        &self,
-        link: &crate::links::PaymentLink,
-        session: &crate::checkout::PaymentSession,
-    ) -> PortResult<()>;
-}
-
 /// The payment processor: which assets it takes, its fee, and deposit channels. What happens on
 /// a channel (deposits, settlement, failure) comes back through the use cases.
 pub trait Processor: Send + Sync {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::checkout::error::CheckoutResult;
 use crate::checkout::machine::{transition, SessionEvent, SessionStatus};
-use crate::checkout::ports::{PriceSource, Processor, SettlementObserver};
+use crate::checkout::ports::{PriceSource, Processor};
 use crate::checkout::quote::{self, QuoteRequest};
 use crate::checkout::tolerance;
 use crate::checkout::CheckoutStore;
@@ -23,11 +23,10 @@ use crate::checkout::{RefundReason, ResolutionRecord, Settlement};
 use crate::kernel::amount::{Amount, Decimal};
 use crate::kernel::assets::{fiat_decimals, DestinationAsset};
 use crate::kernel::error::{Fault, FieldError, NotFound};
-use crate::kernel::ids::{LinkUid, PaymentSessionId};
-use crate::kernel::observers::Observers;
+use crate::kernel::events::{Consumed, Consumer, DomainEvent, EventConsumer, EventRecord};
+use crate::kernel::ids::{EventId, LinkUid, PaymentSessionId};
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
-use crate::links::ports::LinkObserver;
 use crate::links::LinkNotActive;
 use crate::links::{LinkService, LINK_NOT_FOUND};
 use crate::links::{LinkState, LinkStatus, PaymentLink};
@@ -156,7 +155,6 @@ pub struct CheckoutService {
     store: Arc<dyn CheckoutStore + Send + Sync>,
     processor: Arc<dyn Processor>,
     prices: Arc<dyn PriceSource>,
-    settled: Observers<dyn SettlementObserver>,
 }
 
 impl std::fmt::Debug for CheckoutService {
@@ -179,11 +177,29 @@ impl std::fmt::Debug for CheckoutAdapters {
     }
 }
 
-/// A merchant's pause or archive ends the payers' unfinished sessions of the link.
-impl LinkObserver for CheckoutService {
-    fn link_stopped(&self, link: &PaymentLink) -> crate::kernel::error::PortResult<()> {
-        self.end_sessions_of_inactive_link(link)
-            .map_err(|e| Fault::caused("ending the sessions of a stopped link", e))
+/// A merchant's pause or archive ends the payers' unfinished sessions of the link. Each end is
+/// a compare-and-set move the state machine refuses twice, and only a link still stopped has
+/// its sessions ended (one activated again meanwhile keeps its new ones), so telling it again
+/// changes nothing; the consumption is recorded after the moves.
+impl EventConsumer for CheckoutService {
+    fn consume(&self, e: &EventRecord) -> crate::kernel::error::PortResult<()> {
+        let DomainEvent::LinkStopped { link, .. } = &e.event else {
+            return Ok(());
+        };
+        let done = Consumed {
+            event: e.id,
+            consumer: Consumer::SessionEnd,
+        };
+        if self.k.events.consumed(&done)? {
+            return Ok(());
+        }
+        if let Some(link) = self.store.public_link(link.as_str())? {
+            if link.status != LinkStatus::Active {
+                self.end_sessions_of_inactive_link(&link)
+                    .map_err(|e| Fault::caused("ending the sessions of a stopped link", e))?;
+            }
+        }
+        self.k.events.record_consumed(&done, self.k.now())
     }
 }
 
@@ -207,25 +223,7 @@ impl CheckoutService {
             store,
             processor: adapters.processor,
             prices: adapters.prices,
-            settled: Observers::default(),
         }
-    }
-
-    /// Tells `observer` of each session that completes from now on (held weakly).
-    pub fn observe_settlements(&self, observer: &Arc<dyn SettlementObserver>) {
-        self.settled.add(observer);
-    }
-
-    /// Tells the observers that `session` of `link` completed.
-    pub(crate) fn completed(
-        &self,
-        link: &PaymentLink,
-        session: &PaymentSession,
-    ) -> CheckoutResult<()> {
-        for o in self.settled.each() {
-            o.session_completed(link, session)?;
-        }
-        Ok(())
     }
 
     // ----- reads -----

@@ -96,6 +96,10 @@ uuid_id!(
     /// A private evidence file (invoice, receipt) of a company's bookkeeping.
     EvidenceFileId
 );
+uuid_id!(
+    /// A domain event in the outbox (what one context decided and others react to).
+    EventId
+);
 
 macro_rules! prefixed_id {
     ($(#[$doc:meta])* $name:ident, $prefix:expr, $len:expr) => {

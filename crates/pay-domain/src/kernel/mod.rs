@@ -6,6 +6,7 @@ pub mod address;
 pub mod amount;
 pub mod assets;
 pub mod error;
+pub mod events;
 pub mod html;
 pub mod idempotency;
 pub mod ids;

@@ -25,6 +25,8 @@ pub struct Kernel {
     /// What each rate-limited entry point allows.
     pub(crate) limits: RateLimits,
     pub(crate) hits: Arc<dyn RateLimitStore + Send + Sync>,
+    /// The outbox of domain events: deciding contexts write into it, reacting ones consume.
+    pub(crate) events: crate::kernel::events::Events,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -49,6 +51,8 @@ pub struct KernelParts {
     pub public_pay_url: String,
     /// What each rate-limited entry point allows.
     pub limits: RateLimits,
+    /// The outbox of domain events (what one context decided and others react to).
+    pub events: Arc<dyn crate::kernel::events::EventStore + Send + Sync>,
 }
 
 impl std::fmt::Debug for KernelParts {
@@ -71,7 +75,14 @@ impl Kernel {
             public_pay_url: parts.public_pay_url.into(),
             limits: parts.limits,
             hits: parts.rate_limits,
+            events: crate::kernel::events::Events::new(parts.events),
         }
+    }
+
+    /// The outbox of domain events: a host subscribes the reacting services it builds
+    /// (`Events::subscribe`) and runs `Events::drain` in a background loop.
+    pub fn events(&self) -> &crate::kernel::events::Events {
+        &self.events
     }
 
     /// `{public_pay_url}`: where hosted checkout pages live.

@@ -1,6 +1,7 @@
 //! What payment links need from storage.
 
 use crate::kernel::error::PortResult;
+use crate::kernel::events::EventRecord;
 use crate::kernel::ids::{CompanyId, LinkUid};
 use crate::kernel::timestamp::Timestamp;
 use crate::links::{LinkStatus, PaymentLink};
@@ -26,7 +27,9 @@ pub trait PaymentLinkStore {
     ) -> PortResult<Vec<PaymentLink>>;
     /// The company's link with this uid; `None` for another company's.
     fn link(&self, company: CompanyId, uid: &LinkUid) -> PortResult<Option<PaymentLink>>;
-    /// Compare-and-set: moves the link only if its status is still `from`; false otherwise.
+    /// Compare-and-set: moves the link only if its status is still `from`; false otherwise,
+    /// writing nothing. `event` (a stop: `DomainEvent::LinkStopped`) is inserted into the
+    /// event outbox in the same transaction.
     fn set_link_status(
         &self,
         company: CompanyId,
@@ -34,6 +37,7 @@ pub trait PaymentLinkStore {
         from: LinkStatus,
         to: LinkStatus,
         at: Timestamp,
+        event: Option<&EventRecord>,
     ) -> PortResult<bool>;
     /// The id of the grant's webhook subscription if it is active (has a signing secret);
     /// `None` when the grant has none or it is disabled.
@@ -52,16 +56,13 @@ pub trait AnonymousLinkStore {
     fn link_webhook(&self, link_uid: &str) -> PortResult<Option<LinkWebhook>>;
 }
 
-/// Who hears of link changes made in this process: the checkout ends the unfinished sessions
-/// of a link its merchant stopped; page caches drop what they rendered before.
+/// Who hears of link changes made in this process: page caches drop what they rendered
+/// before. (What other contexts do about a stopped link goes through the event outbox:
+/// `DomainEvent::LinkStopped`.)
 pub trait LinkObserver: Send + Sync {
     /// Some link's status or payability changed (a merchant move, a paid one-time link, a
     /// company's moved test clock).
     fn links_changed(&self) {}
-    /// The merchant paused or archived `link`: it takes no new payments.
-    fn link_stopped(&self, _link: &PaymentLink) -> PortResult<()> {
-        Ok(())
-    }
 }
 
 /// Every store port of links, as one object (a blanket impl covers any type with all three).

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use crate::kernel::error::{Fault, NotFound, PortResult};
-use crate::kernel::ids::{LinkUid, PaymentLinkId};
+use crate::kernel::events::{DomainEvent, EventRecord};
+use crate::kernel::ids::{EventId, LinkUid, PaymentLinkId};
 use crate::kernel::observers::Observers;
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
@@ -64,12 +65,25 @@ impl LinkService {
         }
     }
 
-    /// The merchant stopped `link`; its observers react (the checkout ends its sessions).
-    fn stopped(&self, link: &PaymentLink) -> PortResult<()> {
-        for o in self.observers.each() {
-            o.link_stopped(link)?;
-        }
-        Ok(())
+    /// The event of a move to `to`, when it stops the link (its sessions end).
+    fn stop_event(&self, link: &PaymentLink, to: LinkStatus) -> Option<EventRecord> {
+        (to != LinkStatus::Active).then(|| {
+            EventRecord::new(
+                EventId(self.k.crypto.new_uuid()),
+                DomainEvent::LinkStopped {
+                    company: link.company_id,
+                    link: link.uid.clone(),
+                },
+                self.k.now(),
+            )
+        })
+    }
+
+    /// A link move was written with `event`: the reactions follow (the checkout ends the
+    /// link's sessions).
+    fn stopped(&self, event: Option<EventRecord>) -> PortResult<()> {
+        let events: Vec<EventRecord> = event.into_iter().collect();
+        self.k.events.deliver(&events, self.k.now())
     }
 
     /// Now on the clock of the company that owns `link`.
@@ -137,17 +151,17 @@ impl LinkService {
                 return Ok(());
             }
             let now = self.link_now(&link)?;
-            if self
-                .store
-                .set_link_status(company_id, uid, from, LinkStatus::Archived, now)?
-            {
-                let link = PaymentLink {
-                    status: LinkStatus::Archived,
-                    updated_at: now,
-                    ..link
-                };
+            let event = self.stop_event(&link, LinkStatus::Archived);
+            if self.store.set_link_status(
+                company_id,
+                uid,
+                from,
+                LinkStatus::Archived,
+                now,
+                event.as_ref(),
+            )? {
                 self.changed();
-                return self.stopped(&link);
+                return self.stopped(event);
             }
         }
         Err(Fault::new("link status kept changing under us"))
@@ -212,21 +226,25 @@ impl LinkService {
                 LinkTransition::Same => return Ok(link),
                 LinkTransition::Move { from, to } => {
                     let now = self.link_now(&link)?;
-                    if self
-                        .store
-                        .set_link_status(p.company_id, &link.uid, from, to, now)?
-                    {
+                    let event = self.stop_event(&link, to);
+                    if self.store.set_link_status(
+                        p.company_id,
+                        &link.uid,
+                        from,
+                        to,
+                        now,
+                        event.as_ref(),
+                    )? {
                         let link = PaymentLink {
                             status: to,
                             updated_at: now,
                             ..link
                         };
-                        // Pausing or archiving ends the payers' unfinished sessions. Should
-                        // this stop half-way, the expiry work ends the rest.
+                        // Pausing or archiving ends the payers' unfinished sessions (through
+                        // the event outbox). Should this stop half-way, the drain and the
+                        // expiry work end the rest.
                         self.changed();
-                        if to != LinkStatus::Active {
-                            self.stopped(&link)?;
-                        }
+                        self.stopped(event)?;
                         return Ok(link);
                     }
                 }

@@ -5,6 +5,7 @@ pub mod calendar;
 mod error;
 pub mod machine;
 mod model;
+mod payment;
 pub mod ports;
 mod reminder;
 mod scheduler;

@@ -1,6 +1,7 @@
 //! What subscriptions need from storage.
 
 use crate::kernel::error::PortResult;
+use crate::kernel::events::Consumed;
 use crate::kernel::ids::{
     CompanyId, ContactId, CycleId, LinkUid, PaymentLinkId, SubscriptionId, SubscriptionUid,
 };
@@ -32,13 +33,32 @@ pub struct StatusWrite {
     pub deliveries: Vec<Delivery>,
 }
 
+/// A cycle paid by its link's completed session (the consumption of that
+/// `DomainEvent::SessionCompleted`), written in ONE transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CyclePayment {
+    /// Recorded with the payment; recorded before, nothing is written.
+    pub consumed: Consumed,
+    pub cycle: CycleId,
+    /// Compare-and-set: written only while the cycle's status is still `from`.
+    pub from: CycleStatus,
+    pub subscription: SubscriptionId,
+    /// The session's completion: the cycle's `paid_at` and `updated_at`, and the latest its
+    /// subscription's `next_run_at` (when set) may be, so the scheduler re-decides then.
+    pub at: Timestamp,
+}
+
+/// What became of a `CyclePayment`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CyclePaid {
+    Applied,
+    /// The event was consumed before; nothing written.
+    AlreadyConsumed,
+    /// The cycle's status is no longer `from`; nothing written.
+    Stale,
+}
+
 /// Subscriptions and their cycles.
-///
-/// Cross-port guarantee: when `CheckoutStore::write_link_event` moves a session to
-/// `complete`, in that same transaction the cycle whose `payment_link_id` is the session's
-/// link, if it is scheduled, open or overdue, becomes `paid` with `paid_at` = the session's
-/// `updated_at`, and its subscription's `next_run_at`, when set, becomes at most that instant
-/// (so the scheduler re-decides the overdue rule).
 pub trait SubscriptionStore {
     /// Inserts a subscription and its first cycle in ONE transaction. `uid` MUST be unique
     /// across companies; (subscription, sequence) MUST be unique.
@@ -120,4 +140,10 @@ pub trait SubscriptionStore {
     ) -> PortResult<bool>;
     /// Compare-and-set on the cycle's reminder stage (`from` -> `to`).
     fn set_cycle_reminders(&self, id: CycleId, from: u8, to: u8) -> PortResult<bool>;
+    /// The cycle whose invoice is this link, if any (any company: the link names it).
+    fn cycle_of_link(&self, link: PaymentLinkId) -> PortResult<Option<Cycle>>;
+    /// Pays a cycle (see `CyclePayment`): the consumption record, the subscription's
+    /// `next_run_at` and the cycle's status land together. The subscription's row is written
+    /// before the cycle's, the order `move_subscription` locks them in.
+    fn pay_cycle(&self, w: &CyclePayment) -> PortResult<CyclePaid>;
 }

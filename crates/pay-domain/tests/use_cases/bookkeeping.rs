@@ -1,5 +1,5 @@
 //! Bookkeeping over the fakes: a completed session records its incoming transfer once (also
-//! when the processor event is replayed, and again by the reconciliation after a crash lost it), the sandbox's outgoing transfer, one expense per
+//! when the processor event is replayed: the completion is a domain event, consumed once), the sandbox's outgoing transfer, one expense per
 //! outgoing transfer with every save versioned, the counterparty as a contact (a new vendor
 //! inline, its wallet remembered and suggested), the export's pages, tenancy and scopes.
 
@@ -94,11 +94,15 @@ fn a_completed_session_records_its_incoming_transfer_once() {
     assert_eq!(a.wallet_address, s.destination_address);
     assert_eq!(a.key.chain(), "eip155:8453");
     assert_eq!(a.key.tx_hash(), format!("0x{}", s.id.0.simple()));
-    // The processor reports the event again: told again, recorded once.
-    let calls = |w: &World| w.store.calls.lock().unwrap()["record_activity"];
+    // The processor reports the event again: nothing is told again, nothing recorded twice.
+    let calls = |w: &World| w.store.calls("record_activity");
     assert_eq!(calls(&w), 1);
     deposit().unwrap();
-    assert_eq!(calls(&w), 2, "a replay tells the observer again");
+    assert_eq!(
+        calls(&w),
+        1,
+        "a replayed processor event decides nothing new"
+    );
     assert_eq!(
         w.pay
             .bookkeeping()
@@ -107,21 +111,9 @@ fn a_completed_session_records_its_incoming_transfer_once() {
             .len(),
         1
     );
-    // A crash between the session's write and the activity's: the reconciliation (the
-    // janitor's `Pay::reconcile`) records it again, with the same key, once.
-    let recorded = a.clone();
-    w.store.tables().wallet_activities.clear();
-    assert_eq!(w.pay.reconcile().unwrap(), 1);
-    let again = w
-        .pay
-        .bookkeeping()
-        .list_activity(&key, ActivityFilter::default())
-        .unwrap();
-    assert_eq!(again.len(), 1);
-    assert_eq!(again[0].0.key, recorded.key);
-    assert_eq!(again[0].0.payment_session_id, Some(s.id));
-    assert_eq!(again[0].0.amount, recorded.amount);
-    assert_eq!(w.pay.reconcile().unwrap(), 0, "nothing left to record");
+    // The completion went through the event outbox and is done: the drain finds nothing.
+    assert_eq!(w.pay.drain_events().unwrap().replayed, 0);
+    assert_eq!(calls(&w), 1);
     // An incoming activity takes no expense.
     let err = w
         .pay

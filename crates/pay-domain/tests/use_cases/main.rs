@@ -5,7 +5,7 @@
 //! signed), with a separate wall clock. The webhook use-case tests live in `tests/webhooks.rs`.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use pay_domain::app::{Adapters, AppConfig, Pay, Stores};
 use pay_domain::testing::*;
@@ -1619,25 +1619,17 @@ fn set_link_status_follows_the_whole_table() {
 #[derive(Debug, Default)]
 struct Heard {
     changed: AtomicU64,
-    stopped: Mutex<Vec<(LinkUid, LinkStatus)>>,
 }
 
 impl pay_domain::links::ports::LinkObserver for Heard {
     fn links_changed(&self) {
         self.changed.fetch_add(1, Ordering::SeqCst);
     }
-
-    fn link_stopped(&self, link: &PaymentLink) -> pay_domain::PortResult<()> {
-        self.stopped
-            .lock()
-            .unwrap()
-            .push((link.uid.clone(), link.status));
-        Ok(())
-    }
 }
 
 #[test]
-fn observers_hear_of_each_move_and_of_each_stop_while_they_live() {
+fn observers_hear_of_each_move_and_each_stop_is_an_event_while_they_live() {
+    use pay_domain::kernel::events::DomainEvent;
     let w = world();
     let a = w.tenant("Acme", "ops@acme.example");
     let p = w.key_principal(&a);
@@ -1664,13 +1656,19 @@ fn observers_hear_of_each_move_and_of_each_stop_while_they_live() {
         .set_link_status(&p, uid, LinkStatus::Archived)
         .unwrap();
     assert_eq!(heard.changed.load(Ordering::SeqCst), 3);
-    assert_eq!(
-        *heard.stopped.lock().unwrap(),
-        vec![
-            (link.uid.clone(), LinkStatus::Paused),
-            (link.uid.clone(), LinkStatus::Archived)
-        ]
-    );
+    // Each stop (not the activation) is a domain event, written with the move and done at once.
+    let stops: Vec<_> = w
+        .store
+        .tables()
+        .events
+        .iter()
+        .map(|e| (e.record.event.clone(), e.done_at.is_some()))
+        .collect();
+    let stopped = DomainEvent::LinkStopped {
+        company: a.company_id,
+        link: link.uid.clone(),
+    };
+    assert_eq!(stops, vec![(stopped.clone(), true), (stopped, true)]);
     // The service holds observers weakly: one that was dropped hears nothing and costs nothing.
     drop(observer);
     drop(heard);

@@ -12,7 +12,9 @@ use pay_domain::bookkeeping::{
 };
 use pay_domain::checkout::machine::SessionStatus;
 use pay_domain::checkout::PaymentSession;
-use pay_domain::kernel::ids::{CompanyId, EvidenceFileId, ExpenseId, WalletActivityId};
+use pay_domain::kernel::ids::{
+    CompanyId, EvidenceFileId, ExpenseId, PaymentSessionId, WalletActivityId,
+};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::PaymentLink;
 use pay_domain::{Fault, PortResult};
@@ -242,34 +244,21 @@ impl BookkeepingStore for DieselStore {
         .collect()
     }
 
-    fn unrecorded_settlements(
+    fn completed_session(
         &self,
-        since: Timestamp,
-        limit: usize,
-    ) -> PortResult<Vec<(PaymentLink, PaymentSession)>> {
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = self.run("unrecorded settlements", |conn| {
+        session: PaymentSessionId,
+    ) -> PortResult<Option<(PaymentLink, PaymentSession)>> {
+        let row = self.run("completed session", |conn| {
             payment_sessions::table
                 .inner_join(payment_links::table)
+                .filter(payment_sessions::id.eq(session.to_string()))
                 .filter(payment_sessions::status.eq(SessionStatus::Complete.as_str()))
-                .filter(payment_sessions::updated_at.ge(since.unix_millis()))
-                .filter(payment_links::anonymous.eq(false))
-                .filter(diesel::dsl::not(diesel::dsl::exists(
-                    wallet_activities::table.filter(
-                        wallet_activities::payment_session_id.eq(payment_sessions::id.nullable()),
-                    ),
-                )))
-                .order((
-                    payment_sessions::updated_at.desc(),
-                    payment_sessions::id.desc(),
-                ))
-                .limit(limit)
                 .select((LinkRow::as_select(), PaymentSessionRow::as_select()))
-                .load::<(LinkRow, PaymentSessionRow)>(conn)
+                .first::<(LinkRow, PaymentSessionRow)>(conn)
+                .optional()
         })?;
-        rows.into_iter()
-            .map(|(l, s)| Ok((PaymentLink::try_from(l)?, PaymentSession::try_from(s)?)))
-            .collect()
+        row.map(|(l, s)| Ok((PaymentLink::try_from(l)?, PaymentSession::try_from(s)?)))
+            .transpose()
     }
 
     fn export_page(

@@ -17,7 +17,7 @@ use pay_domain::webhooks::Delivery;
 use pay_domain::{Fault, PortResult};
 
 use super::clock;
-use super::subscriptions::pay_cycle_of_link;
+use super::events::insert_events;
 use super::webhooks::{insert_built, take_event_numbers};
 use crate::conn::{write_transaction, AnyConnection};
 use crate::rows::{
@@ -56,9 +56,8 @@ struct Prepared<'a> {
     webhook_events: i64,
     /// When the write happened (the claimed link's `updated_at`, the event's `applied_at`).
     at: i64,
-    /// The stored session's `updated_at` when it is `complete`: the link's subscription cycle
-    /// is paid then (`SubscriptionStore`'s cross-port guarantee).
-    completed_at: Option<i64>,
+    /// The domain events the write decides.
+    events: &'a [pay_domain::kernel::events::EventRecord],
 }
 
 impl<'a> Prepared<'a> {
@@ -105,9 +104,7 @@ impl<'a> Prepared<'a> {
                 .collect::<PortResult<_>>()?,
             webhook_events,
             at: at.unix_millis(),
-            completed_at: session
-                .filter(|s| s.status == SessionStatus::Complete)
-                .map(|s| s.updated_at.unix_millis()),
+            events: &write.events,
         })
     }
 }
@@ -205,10 +202,8 @@ fn apply(
         }
     }
 
-    // (c') A completed session pays its link's subscription cycle, in this transaction.
-    if let Some(at) = w.completed_at {
-        pay_cycle_of_link(conn, &w.link_id, at)?;
-    }
+    // (c') The domain events it decides (a completion), into the event outbox.
+    insert_events(conn, w.events)?;
 
     // (d) The timeline.
     for row in &w.timeline {

@@ -3,6 +3,9 @@
 use super::*;
 use crate::rows::corrupt;
 use crate::schema::grant_webhook_subscriptions;
+use pay_domain::kernel::events::EventRecord;
+
+use super::events::insert_events;
 
 impl PaymentLinkStore for DieselStore {
     fn insert_link(&self, link: &PaymentLink) -> PortResult<()> {
@@ -65,8 +68,9 @@ impl PaymentLinkStore for DieselStore {
         from: LinkStatus,
         to: LinkStatus,
         at: Timestamp,
+        event: Option<&EventRecord>,
     ) -> PortResult<bool> {
-        let n = self.write("set link status", |conn| {
+        let set = |conn: &mut AnyConnection| {
             diesel::update(
                 payment_links::table
                     .filter(payment_links::company_id.eq(company.to_string()))
@@ -78,6 +82,17 @@ impl PaymentLinkStore for DieselStore {
                 payment_links::updated_at.eq(at.unix_millis()),
             ))
             .execute(conn)
+        };
+        let n = self.write("set link status", |conn| match event {
+            // A move that decides nothing else stays one statement.
+            None => set(conn),
+            Some(e) => write_transaction(conn, |conn| {
+                let n = set(conn)?;
+                if n == 1 {
+                    insert_events(conn, std::slice::from_ref(e))?;
+                }
+                Ok(n)
+            }),
         })?;
         Ok(n == 1)
     }

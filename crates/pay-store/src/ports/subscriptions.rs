@@ -1,18 +1,19 @@
 //! `SubscriptionStore` on `DieselStore`: subscriptions, their cycles, and the scheduler's claim
 //! (`claim_due!`, as the outboxes: due on the company's clock, leased on real time, `FOR
 //! UPDATE SKIP LOCKED` on PostgreSQL). Written once for both backends, except that select.
-//! Also `pay_cycle_of_link`, the checkout write's half of the cross-port guarantee.
 
 use diesel::prelude::*;
-use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use pay_domain::kernel::ids::{CompanyId, ContactId, CycleId, LinkUid, PaymentLinkId};
 use pay_domain::kernel::ids::{SubscriptionId, SubscriptionUid};
 use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::subscriptions::ports::{CyclePaid, CyclePayment};
 use pay_domain::subscriptions::ports::{StatusWrite, SubscriptionFilter, SubscriptionStore};
 use pay_domain::subscriptions::{Cycle, CycleStatus, Subscription, SubscriptionStatus};
 use pay_domain::{Fault, PortResult};
 
 use super::clock;
+use super::events::record_consumed;
 use super::webhooks::insert_delivery_rows;
 use crate::conn::{write_transaction, AnyConnection};
 use crate::rows::{CycleRow, NewCycleRow, NewDeliveryRow, NewSubscriptionRow, SubscriptionRow};
@@ -45,44 +46,6 @@ fn to_subscriptions(rows: Vec<SubscriptionRow>) -> PortResult<Vec<Subscription>>
 
 fn ids(of: &[SubscriptionId]) -> Vec<String> {
     of.iter().map(ToString::to_string).collect()
-}
-
-/// Inside the checkout write's transaction, when it stores a `complete` session of `link_id`:
-/// the link's cycle, if unpaid, becomes paid at `at`, and its subscription's next run comes no
-/// later than `at`. The subscription's row is written before the cycle's, the order
-/// `move_subscription` locks them in (no deadlock between a cancel and a payment).
-pub(super) fn pay_cycle_of_link(
-    conn: &mut AnyConnection,
-    link_id: &str,
-    at: i64,
-) -> QueryResult<()> {
-    let of_link = || {
-        subscription_cycles::table
-            .filter(subscription_cycles::payment_link_id.eq(link_id))
-            .filter(subscription_cycles::status.eq_any(unpaid()))
-    };
-    let Some(sub) = of_link()
-        .select(subscription_cycles::subscription_id)
-        .first::<String>(conn)
-        .optional()?
-    else {
-        return Ok(());
-    };
-    diesel::update(
-        subscriptions::table
-            .filter(subscriptions::id.eq(&sub))
-            .filter(subscriptions::next_run_at.gt(at)),
-    )
-    .set(subscriptions::next_run_at.eq(at))
-    .execute(conn)?;
-    diesel::update(of_link())
-        .set((
-            subscription_cycles::status.eq(CycleStatus::Paid.as_str()),
-            subscription_cycles::paid_at.eq(at),
-            subscription_cycles::updated_at.eq(at),
-        ))
-        .execute(conn)?;
-    Ok(())
 }
 
 impl SubscriptionStore for DieselStore {
@@ -407,6 +370,59 @@ impl SubscriptionStore for DieselStore {
             .execute(conn)
         })?;
         Ok(n == 1)
+    }
+
+    fn cycle_of_link(&self, link: PaymentLinkId) -> PortResult<Option<Cycle>> {
+        self.run("cycle of link", |conn| {
+            subscription_cycles::table
+                .filter(subscription_cycles::payment_link_id.eq(link.to_string()))
+                .select(CycleRow::as_select())
+                .first(conn)
+                .optional()
+        })?
+        .map(Cycle::try_from)
+        .transpose()
+    }
+
+    fn pay_cycle(&self, w: &CyclePayment) -> PortResult<CyclePaid> {
+        let at = w.at.unix_millis();
+        let mut stale = false;
+        let paid = self.write("pay cycle", |conn| {
+            write_transaction(conn, |conn| {
+                if !record_consumed(conn, &w.consumed, w.at)? {
+                    return Ok(CyclePaid::AlreadyConsumed);
+                }
+                // The subscription's row first, the order `move_subscription` locks them in.
+                diesel::update(
+                    subscriptions::table
+                        .filter(subscriptions::id.eq(w.subscription.to_string()))
+                        .filter(subscriptions::next_run_at.gt(at)),
+                )
+                .set(subscriptions::next_run_at.eq(at))
+                .execute(conn)?;
+                let n = diesel::update(
+                    subscription_cycles::table
+                        .filter(subscription_cycles::id.eq(w.cycle.to_string()))
+                        .filter(subscription_cycles::subscription_id.eq(w.subscription.to_string()))
+                        .filter(subscription_cycles::status.eq(w.from.as_str())),
+                )
+                .set((
+                    subscription_cycles::status.eq(CycleStatus::Paid.as_str()),
+                    subscription_cycles::paid_at.eq(at),
+                    subscription_cycles::updated_at.eq(at),
+                ))
+                .execute(conn)?;
+                if n == 0 {
+                    stale = true;
+                    return Err(DieselError::RollbackTransaction);
+                }
+                Ok(CyclePaid::Applied)
+            })
+        });
+        match paid {
+            Err(_) if stale => Ok(CyclePaid::Stale),
+            other => other,
+        }
     }
 }
 

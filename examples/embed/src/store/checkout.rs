@@ -116,6 +116,7 @@ impl CheckoutStore for HostStore {
             t.sessions.insert(s.id, s.clone());
         }
         t.timeline.extend(w.timeline.iter().cloned());
+        t.add_events(w.events.iter());
         t.add_deliveries(&deliveries);
         t.event_numbers.insert(w.link_id, last_number);
         Ok(WriteOutcome::Applied(deliveries))

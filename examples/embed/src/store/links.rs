@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use pay_domain::kernel::events::EventRecord;
 use pay_domain::kernel::ids::{CompanyId, FormKeyId, LinkUid};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::gateway::FormKeyStore;
@@ -63,6 +64,7 @@ impl PaymentLinkStore for HostStore {
         from: LinkStatus,
         to: LinkStatus,
         at: Timestamp,
+        event: Option<&EventRecord>,
     ) -> PortResult<bool> {
         let mut t = self.lock();
         let Some(link) = t
@@ -74,6 +76,7 @@ impl PaymentLinkStore for HostStore {
         };
         link.status = to;
         link.updated_at = at;
+        t.add_events(event.into_iter());
         Ok(true)
     }
 

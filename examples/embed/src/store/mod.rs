@@ -4,6 +4,7 @@
 //! "Embedding"); a real host would put the same methods over its own database.
 
 mod checkout;
+mod events;
 mod links;
 mod tenancy;
 mod webhooks;
@@ -70,6 +71,10 @@ struct Tables {
     circuits: BTreeMap<Endpoint, Circuit>,
     /// Rate-limit buckets -> their hits.
     hits: BTreeMap<String, Vec<Timestamp>>,
+    /// The domain events' outbox, by id.
+    events: BTreeMap<pay_domain::kernel::ids::EventId, events::EventRow>,
+    /// (event, consumer) -> when it was consumed.
+    consumed: BTreeMap<(pay_domain::kernel::ids::EventId, &'static str), Timestamp>,
 }
 
 /// The host's store.

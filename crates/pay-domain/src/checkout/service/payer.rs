@@ -91,6 +91,7 @@ impl CheckoutService {
                 now,
             )],
             webhook_events: 0,
+            events: Vec::new(),
         };
         match self.store.write_link_event(&write, &|_| Vec::new())? {
             WriteOutcome::Applied(_) => {}
@@ -174,6 +175,7 @@ impl CheckoutService {
             claim_link: None,
             timeline: vec![self.timeline_entry(link, None, kind.as_str(), data, now)],
             webhook_events: 1,
+            events: Vec::new(),
         };
         let build = self.delivery_builder(link, None, &[kind], "payer_checkout", now)?;
         self.store.write_link_event(&write, &build)?;
@@ -279,6 +281,7 @@ impl CheckoutService {
                 now,
             )],
             webhook_events: 0,
+            events: Vec::new(),
         };
         match self.store.write_link_event(&write, &|_| Vec::new())? {
             WriteOutcome::Applied(_) => Ok(after),

@@ -26,14 +26,10 @@ impl CheckoutService {
         })
     }
 
-    /// A processor event applied before: the session as it is, and a completed one told to
-    /// the observers again (an earlier telling may have been cut short).
-    fn replayed(&self, link: &PaymentLink, id: PaymentSessionId) -> CheckoutResult<PaymentSession> {
-        let s = self.reread(id)?;
-        if s.status == SessionStatus::Complete {
-            self.completed(link, &s)?;
-        }
-        Ok(s)
+    /// A processor event applied before: the session as it is (what its write decided is in
+    /// the outbox already: a reaction an earlier crash cut short is the drain's).
+    fn replayed(&self, id: PaymentSessionId) -> CheckoutResult<PaymentSession> {
+        self.reread(id)
     }
 
     pub(super) fn reread(&self, id: PaymentSessionId) -> CheckoutResult<PaymentSession> {
@@ -57,7 +53,7 @@ impl CheckoutService {
     ) -> CheckoutResult<PaymentSession> {
         if let Some(id) = event_id {
             if self.store.processor_event_applied(id)? {
-                return self.replayed(link, s.id);
+                return self.replayed(s.id);
             }
         }
         let mut current = s;
@@ -98,6 +94,23 @@ impl CheckoutService {
                     now,
                 ));
             }
+            // A completion is a domain event (its subscription cycle, its incoming transfer),
+            // named by the id of the timeline entry that records it.
+            let completed = (to == SessionStatus::Complete && current.status != to)
+                .then(|| timeline.last().map(|e| e.id))
+                .flatten()
+                .map(|id| {
+                    EventRecord::new(
+                        EventId(id),
+                        DomainEvent::SessionCompleted {
+                            company: link.company_id,
+                            link: link.id,
+                            session: after.id,
+                            at: after.updated_at,
+                        },
+                        self.k.now(),
+                    )
+                });
             let write = LinkEventWrite {
                 link_id: link.id,
                 change: SessionChange::Update {
@@ -108,6 +121,7 @@ impl CheckoutService {
                 claim_link: plan.claim.then_some(after.id),
                 timeline,
                 webhook_events: kinds.len() as u64,
+                events: completed.into_iter().collect(),
             };
             // The events describe the link as this write leaves it: a one-time link that this
             // payment completes is archived in the same transaction.
@@ -133,12 +147,10 @@ impl CheckoutService {
                     if plan.claim || under_way {
                         self.links.changed();
                     }
-                    if to == SessionStatus::Complete && current.status != to {
-                        self.completed(link, &after)?;
-                    }
+                    self.k.events.deliver(&write.events, self.k.now())?;
                     return Ok(after);
                 }
-                WriteOutcome::Duplicate => return self.replayed(link, current.id),
+                WriteOutcome::Duplicate => return self.replayed(current.id),
                 WriteOutcome::LinkAlreadyPaid => return Err(LinkAlreadyPaid.into()),
                 WriteOutcome::Stale => current = self.reread(current.id)?,
             }

@@ -423,29 +423,20 @@ pub fn contact_roles_merge_and_wallets_are_known_once<S: Ports>(store: &S) {
     assert_eq!(found[0].wallets, ["0xAbC"]);
 }
 
-/// The reconciliation of settlements sees exactly the completed sessions of links a company
-/// made that no activity names: newest first, from `since` on, at most `limit`, each with its
-/// link; not a pending session, not an anonymous link's, not one an activity already names.
-pub fn unrecorded_settlements_are_completed_sessions_without_an_activity<S>(store: &S)
+/// A completed session reads back with its own link, whatever company it is of; a session
+/// not complete (or unknown) reads as `None`.
+pub fn a_completed_session_reads_back_with_its_link<S>(store: &S)
 where
     S: Ports + crate::links::ports::PaymentLinkStore + crate::checkout::CheckoutStore,
 {
     use super::checkout::values::{session, write};
     use crate::checkout::machine::SessionStatus;
     use crate::checkout::{PaymentSession, SessionChange};
-    use crate::links::{CreatedBy, PaymentLink};
+    use crate::links::PaymentLink;
 
     let a = company(store);
-    let made = |created_by: CreatedBy| {
-        let l = PaymentLink {
-            created_by,
-            ..link_value(a)
-        };
-        store.insert_link(&l).unwrap();
-        l
-    };
-    let own = made(CreatedBy::ApiKey(PartnerId(Uuid::now_v7())));
-    let anonymous = made(CreatedBy::Anonymous);
+    let own = link_value(a);
+    store.insert_link(&own).unwrap();
     let put = |l: &PaymentLink, status: SessionStatus, at: i64| {
         let s = PaymentSession {
             updated_at: ts(at),
@@ -456,29 +447,15 @@ where
             .unwrap();
         s
     };
-    let oldest = put(&own, SessionStatus::Complete, T0);
-    let s1 = put(&own, SessionStatus::Complete, T0 + 2000);
-    let s2 = put(&own, SessionStatus::Complete, T0 + 3000);
-    put(&own, SessionStatus::Pending, T0 + 4000);
-    put(&anonymous, SessionStatus::Complete, T0 + 5000);
-    let recorded = put(&own, SessionStatus::Complete, T0 + 6000);
-    let named = WalletActivity {
-        payment_session_id: Some(recorded.id),
-        ..activity(a, "31", 0, Direction::Incoming, T0 + 6000)
-    };
-    store.record_activity(&named).unwrap();
-    let found = |since: i64, limit: usize| -> Vec<PaymentSessionId> {
+    let done = put(&own, SessionStatus::Complete, T0);
+    let pending = put(&own, SessionStatus::Pending, T0 + 1000);
+    let (l, s) = store.completed_session(done.id).unwrap().unwrap();
+    assert_eq!((l.id, s), (own.id, done));
+    assert_eq!(store.completed_session(pending.id).unwrap(), None);
+    assert_eq!(
         store
-            .unrecorded_settlements(ts(since), limit)
-            .unwrap()
-            .into_iter()
-            .map(|(l, s)| {
-                assert_eq!(l.id, s.link_id, "each session with its own link");
-                s.id
-            })
-            .collect()
-    };
-    assert_eq!(found(T0 + 1000, 10), [s2.id, s1.id]);
-    assert_eq!(found(T0, 10), [s2.id, s1.id, oldest.id]);
-    assert_eq!(found(T0, 1), [s2.id]);
+            .completed_session(PaymentSessionId(Uuid::now_v7()))
+            .unwrap(),
+        None
+    );
 }

@@ -133,11 +133,11 @@ pub fn link_status_compare_and_set<S: Ports>(store: &S) {
 
     use LinkStatus::*;
     assert!(store
-        .set_link_status(company, &l.uid, Active, Paused, ts(T0 + 10))
+        .set_link_status(company, &l.uid, Active, Paused, ts(T0 + 10), None)
         .unwrap());
     // Stale `from`: the status already moved.
     assert!(!store
-        .set_link_status(company, &l.uid, Active, Archived, ts(T0 + 20))
+        .set_link_status(company, &l.uid, Active, Archived, ts(T0 + 20), None)
         .unwrap());
     let now = store.link(company, &l.uid).unwrap().unwrap();
     assert_eq!(now.status, Paused);
@@ -145,14 +145,21 @@ pub fn link_status_compare_and_set<S: Ports>(store: &S) {
     assert_eq!(now.created_at, l.created_at);
     // Another company cannot move it.
     assert!(!store
-        .set_link_status(other.company.id, &l.uid, Paused, Archived, ts(T0 + 30))
+        .set_link_status(
+            other.company.id,
+            &l.uid,
+            Paused,
+            Archived,
+            ts(T0 + 30),
+            None
+        )
         .unwrap());
     let unknown = LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap();
     assert!(!store
-        .set_link_status(company, &unknown, Active, Paused, ts(T0))
+        .set_link_status(company, &unknown, Active, Paused, ts(T0), None)
         .unwrap());
     assert!(store
-        .set_link_status(company, &l.uid, Paused, Archived, ts(T0 + 40))
+        .set_link_status(company, &l.uid, Paused, Archived, ts(T0 + 40), None)
         .unwrap());
     assert_eq!(
         store.link(company, &l.uid).unwrap().unwrap().status,

@@ -5,6 +5,7 @@
 
 pub mod bookkeeping;
 pub mod checkout;
+pub mod events;
 pub mod evidence;
 pub mod files;
 pub mod fixtures;
@@ -14,6 +15,7 @@ pub mod links;
 pub mod mail;
 pub mod oauth;
 pub mod ratelimit;
+pub mod reactions;
 pub mod subscriptions;
 pub mod tenancy;
 pub mod webhooks;

@@ -8,7 +8,6 @@ use std::collections::HashSet;
 use uuid::Uuid;
 
 use super::fixtures::*;
-use crate::checkout::machine::SessionStatus;
 use crate::checkout::CheckoutStore;
 use crate::customers::ports::ContactStore;
 use crate::customers::{Contact, ContactKind, ContactRef, GivenFields, Upserted};
@@ -404,8 +403,13 @@ pub fn subscriptions_round_trip_and_moves_are_compare_and_set<S: Ports>(store: &
     );
 }
 
-pub fn a_completed_session_pays_its_cycle<S: Ports>(store: &S) {
-    use super::checkout::values::{insert, moved, never, session, update};
+/// A cycle payment (the consumption of a completion event): compare-and-set on the cycle's
+/// status, the subscription's next run brought forward (never pushed back), and the event's
+/// consumption recorded with it, so the same event pays nothing twice; a stale payment writes
+/// nothing, its consumption included. The cycle is found by its invoice link.
+pub fn a_cycle_is_paid_once_per_event<S: Ports>(store: &S) {
+    use crate::kernel::events::{Consumed, Consumer};
+    use crate::subscriptions::ports::{CyclePaid, CyclePayment};
     let a = company(store);
     let bob = store
         .upsert_contact(&contact(a, "bob@shop.example"), GivenFields::default())
@@ -414,25 +418,44 @@ pub fn a_completed_session_pays_its_cycle<S: Ports>(store: &S) {
     let (s, c0) = subscription(a, bob.id, T0 + 50_000);
     store.insert_subscription(&s, &c0).unwrap();
     let l = link(store, a);
+    assert_eq!(store.cycle_of_link(l.id).unwrap(), None);
     assert!(store.open_cycle(c0.id, l.id, &l.uid, ts(T0)).unwrap());
-    let pending = session(&l, SessionStatus::Pending, T0 + 10, T0 + 90_000);
-    store
-        .write_link_event(&insert(&l, &pending), &never)
-        .unwrap();
-    // Not yet complete: nothing moves.
+    let open = store.cycle_of_link(l.id).unwrap().unwrap();
+    assert_eq!((open.id, open.status), (c0.id, CycleStatus::Open));
+    let event = |n: u128| Consumed {
+        event: EventId(Uuid::from_u128(n)),
+        consumer: Consumer::SubscriptionCycle,
+    };
+    let pay = |consumed: Consumed, from: CycleStatus| CyclePayment {
+        consumed,
+        cycle: c0.id,
+        from,
+        subscription: s.id,
+        at: ts(T0 + 20),
+    };
+    // Stale: nothing written, the event not consumed.
     assert_eq!(
-        store.cycles(a, &[s.id]).unwrap()[0].status,
-        CycleStatus::Open
+        store
+            .pay_cycle(&pay(event(1), CycleStatus::Overdue))
+            .unwrap(),
+        CyclePaid::Stale
     );
-    let done = moved(&pending, SessionStatus::Complete, T0 + 20);
-    store
-        .write_link_event(&update(&l, &pending, &done), &never)
-        .unwrap();
-    let c = &store.cycles(a, &[s.id]).unwrap()[0];
+    assert_eq!(store.cycle_of_link(l.id).unwrap().unwrap(), open);
+    assert_eq!(
+        store.pay_cycle(&pay(event(1), CycleStatus::Open)).unwrap(),
+        CyclePaid::Applied
+    );
+    let c = store.cycle_of_link(l.id).unwrap().unwrap();
     assert_eq!(
         (c.status, c.paid_at, c.updated_at),
         (CycleStatus::Paid, Some(ts(T0 + 20)), ts(T0 + 20))
     );
     let after = store.subscription(a, &s.uid).unwrap().unwrap();
     assert_eq!(after.next_run_at, Some(ts(T0 + 20)));
+    // The same event again: nothing.
+    assert_eq!(
+        store.pay_cycle(&pay(event(1), CycleStatus::Open)).unwrap(),
+        CyclePaid::AlreadyConsumed
+    );
+    assert_eq!(store.cycle_of_link(l.id).unwrap().unwrap(), c);
 }

@@ -187,31 +187,21 @@ impl BookkeepingStore for MemStore {
         Ok(v)
     }
 
-    fn unrecorded_settlements(
+    fn completed_session(
         &self,
-        since: Timestamp,
-        limit: usize,
-    ) -> PortResult<Vec<(crate::links::PaymentLink, crate::checkout::PaymentSession)>> {
+        session: PaymentSessionId,
+    ) -> PortResult<Option<(crate::links::PaymentLink, crate::checkout::PaymentSession)>> {
+        self.count_call("completed_session");
         let t = self.tables();
-        let mut found: Vec<_> = t
-            .payment_sessions
+        Ok(t.payment_sessions
             .iter()
-            .filter(|s| {
-                s.status == crate::checkout::machine::SessionStatus::Complete
-                    && s.updated_at >= since
-                    && !t
-                        .wallet_activities
-                        .iter()
-                        .any(|a| a.payment_session_id == Some(s.id))
+            .find(|s| {
+                s.id == session && s.status == crate::checkout::machine::SessionStatus::Complete
             })
-            .filter_map(|s| {
+            .and_then(|s| {
                 let l = t.links.iter().find(|l| l.id == s.link_id)?;
-                (!l.is_anonymous()).then(|| (l.clone(), s.clone()))
-            })
-            .collect();
-        found.sort_by_key(|(_, s)| std::cmp::Reverse((s.updated_at, s.id.0)));
-        found.truncate(limit);
-        Ok(found)
+                Some((l.clone(), s.clone()))
+            }))
     }
 
     fn export_page(

@@ -70,11 +70,6 @@ impl CheckoutStore for MemStore {
             }
             SessionChange::None => {}
         }
-        if let SessionChange::Insert(s) | SessionChange::Update { session: s, .. } = &w.change {
-            if s.status == crate::checkout::machine::SessionStatus::Complete {
-                super::subscriptions::pay_cycle_of_link(t, w.link_id, s.updated_at);
-            }
-        }
         if w.claim_link.is_some() {
             let link = t.links.iter_mut().find(|l| l.id == w.link_id).unwrap();
             link.status = LinkStatus::Archived;
@@ -83,6 +78,8 @@ impl CheckoutStore for MemStore {
             t.processor_events.push(id.clone());
         }
         t.timeline.extend(w.timeline.iter().cloned());
+        t.events
+            .extend(w.events.iter().map(super::events::StoredEvent::new));
         let mut built = Vec::new();
         if w.webhook_events > 0 {
             let last = t

@@ -60,6 +60,7 @@ impl PaymentLinkStore for MemStore {
         from: LinkStatus,
         to: LinkStatus,
         at: Timestamp,
+        event: Option<&crate::kernel::events::EventRecord>,
     ) -> PortResult<bool> {
         self.count_call("set_link_status");
         let interference = self.cas_interference.lock().unwrap().pop_front();
@@ -81,6 +82,7 @@ impl PaymentLinkStore for MemStore {
         }
         link.status = to;
         link.updated_at = at;
+        t.events.extend(event.map(super::events::StoredEvent::new));
         Ok(true)
     }
 

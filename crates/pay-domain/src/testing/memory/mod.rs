@@ -6,6 +6,7 @@ mod bookkeeping;
 mod chains;
 mod checkout;
 mod customers;
+mod events;
 mod installations;
 mod links;
 mod mail;
@@ -87,6 +88,10 @@ pub struct Tables {
     /// Each company's current EVM key.
     pub wallets: Vec<chains::WalletRow>,
     pub deposit_addresses: Vec<crate::chains::DepositAddress>,
+    /// The domain events' outbox.
+    pub events: Vec<events::StoredEvent>,
+    /// Which consumer consumed which event, and when.
+    pub consumed: Vec<(crate::kernel::events::Consumed, Timestamp)>,
 }
 
 /// Every store port over `Mutex`ed vectors, with a call counter per method.
@@ -140,6 +145,11 @@ pub const WRITE_METHODS: &[&str] = &[
     "open_cycle",
     "set_cycle_status",
     "set_cycle_reminders",
+    "pay_cycle",
+    "claim_due_events",
+    "consume_event",
+    "finish_event",
+    "prune_events",
     "insert_application",
     "save_authorization",
     "claim_code",

@@ -5,6 +5,7 @@ use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::CreatedBy;
+use crate::subscriptions::ports::{CyclePaid, CyclePayment};
 use crate::subscriptions::ports::{StatusWrite, SubscriptionFilter, SubscriptionStore};
 use crate::subscriptions::{Cycle, CycleStatus, Subscription, SubscriptionStatus};
 
@@ -301,23 +302,39 @@ impl SubscriptionStore for MemStore {
         c.reminders = to;
         Ok(true)
     }
-}
 
-/// The cross-port guarantee of `SubscriptionStore`: a session of a cycle's link completing
-/// pays the cycle and wakes its subscription, in the checkout write's transaction.
-pub(crate) fn pay_cycle_of_link(t: &mut Tables, link: PaymentLinkId, at: Timestamp) {
-    let Some(c) = t
-        .cycles
-        .iter_mut()
-        .find(|c| c.payment_link_id == Some(link) && c.status.is_cancellable())
-    else {
-        return;
-    };
-    c.status = CycleStatus::Paid;
-    c.paid_at = Some(at);
-    c.updated_at = at;
-    let sub = c.subscription_id;
-    if let Some(s) = t.subscriptions.iter_mut().find(|s| s.id == sub) {
-        s.next_run_at = s.next_run_at.map(|n| n.min(at));
+    fn cycle_of_link(&self, link: PaymentLinkId) -> PortResult<Option<Cycle>> {
+        self.count_call("cycle_of_link");
+        Ok(self
+            .tables()
+            .cycles
+            .iter()
+            .find(|c| c.payment_link_id == Some(link))
+            .cloned())
+    }
+
+    fn pay_cycle(&self, w: &CyclePayment) -> PortResult<CyclePaid> {
+        self.count_call("pay_cycle");
+        // One lock: the whole write is one transaction.
+        let mut guard = self.tables();
+        let t = &mut *guard;
+        if t.consumed.iter().any(|(c, _)| *c == w.consumed) {
+            return Ok(CyclePaid::AlreadyConsumed);
+        }
+        let Some(c) = t
+            .cycles
+            .iter_mut()
+            .find(|c| c.id == w.cycle && c.subscription_id == w.subscription && c.status == w.from)
+        else {
+            return Ok(CyclePaid::Stale);
+        };
+        c.status = CycleStatus::Paid;
+        c.paid_at = Some(w.at);
+        c.updated_at = w.at;
+        if let Some(s) = t.subscriptions.iter_mut().find(|s| s.id == w.subscription) {
+            s.next_run_at = s.next_run_at.map(|n| n.min(w.at));
+        }
+        t.consumed.push((w.consumed, w.at));
+        Ok(CyclePaid::Applied)
     }
 }

@@ -117,6 +117,7 @@ pub fn write(l: &PaymentLink, change: SessionChange) -> LinkEventWrite {
         claim_link: None,
         timeline: vec![],
         webhook_events: 0,
+        events: Vec::new(),
     }
 }
 
