@@ -336,7 +336,7 @@ fn a_missing_merchant_wallet_blocks_the_start_with_an_event() {
     let start = || {
         w.pay
             .checkout()
-            .start_session(link.uid.as_str(), ETH, "198.51.100.9")
+            .start_session(&link.uid, ETH, "198.51.100.9")
     };
     assert!(matches!(start(), Err(CheckoutError::StartBlocked(_))));
     assert_eq!(w.event_names(&link).len(), 1);
