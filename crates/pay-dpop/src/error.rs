@@ -1,4 +1,4 @@
-//! Why a proof, a thumbprint input or a PKCE value was refused: one variant per rule, so the
+//! Why a proof or a thumbprint input was refused: one variant per rule, so the
 //! HTTP edge can match exhaustively and a test can pin the exact rule that fired. Messages name
 //! the rule and at most a claim or member name, never a value the client sent.
 
@@ -151,42 +151,4 @@ pub enum ThumbprintError {
     /// A member RFC 7638 requires for this key type is absent or not a string.
     #[error("the JWK lacks the required member {0}")]
     MissingMember(&'static str),
-}
-
-/// A PKCE value refused by [`crate::verify_pkce_s256`] or [`crate::check_challenge`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum PkceError {
-    /// No `code_challenge_method`: RFC 7636 would default to `plain`, which we refuse.
-    #[error("code_challenge_method is required and must be S256")]
-    MissingMethod,
-    /// `code_challenge_method=plain`: the verifier would travel in clear (RFC 9700 2.1.1).
-    #[error("code_challenge_method plain is not allowed; use S256")]
-    PlainMethod,
-    /// Any other method name (they are case-sensitive: `s256` is not `S256`).
-    #[error("code_challenge_method must be S256")]
-    UnsupportedMethod,
-    /// The challenge is not 43 characters of canonical base64url (a SHA-256 digest).
-    #[error("code_challenge is not a base64url SHA-256 digest")]
-    InvalidChallenge,
-    /// The verifier is not 43 to 128 characters of `[A-Za-z0-9-._~]` (RFC 7636 section 4.1).
-    #[error("code_verifier is not 43 to 128 unreserved characters")]
-    InvalidVerifier,
-    /// The verifier does not hash to the stored challenge.
-    #[error("code_verifier does not match the code_challenge")]
-    Mismatch,
-}
-
-impl PkceError {
-    /// The OAuth error code: a bad challenge or method is `invalid_request` at the
-    /// authorization endpoint (RFC 7636 section 4.4.1); a verifier that does not fit the
-    /// grant is `invalid_grant` at the token endpoint (section 4.6).
-    pub fn oauth_error(&self) -> &'static str {
-        match self {
-            PkceError::MissingMethod
-            | PkceError::PlainMethod
-            | PkceError::UnsupportedMethod
-            | PkceError::InvalidChallenge => "invalid_request",
-            PkceError::InvalidVerifier | PkceError::Mismatch => "invalid_grant",
-        }
-    }
 }

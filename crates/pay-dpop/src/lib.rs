@@ -1,5 +1,5 @@
-//! DPoP proofs (RFC 9449), JWK thumbprints (RFC 7638, RFC 8037) and PKCE S256 (RFC 7636) for
-//! the OAuth token endpoint and the DPoP-bound resource routes. Pure functions on `ring`: no
+//! DPoP proofs (RFC 9449) and JWK thumbprints (RFC 7638, RFC 8037) for the OAuth token
+//! endpoint and the DPoP-bound resource routes. Pure functions on `ring`: no
 //! I/O and no clock, so the caller owns time, the public origin and the `jti` replay store.
 //!
 //! What stays with the caller: storing `(htu, jti_digest(jti))` under a unique index for the
@@ -11,19 +11,15 @@ mod error;
 mod htu;
 mod jose;
 mod nonce;
-mod pkce;
 mod thumbprint;
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-pub use error::{
-    PkceError, ProofError, RotationError, ThumbprintError, INVALID_DPOP_PROOF, USE_DPOP_NONCE,
-};
+pub use error::{ProofError, RotationError, ThumbprintError, INVALID_DPOP_PROOF, USE_DPOP_NONCE};
 pub use jose::Alg;
 pub use nonce::{NonceIssuer, NONCE_WINDOW_SECS};
-pub use pkce::{check_challenge, pkce_s256_challenge, verify_pkce_s256, PKCE_METHOD_S256};
 pub use thumbprint::jwk_thumbprint;
 
 use jose::{CompactJws, PublicJwk};

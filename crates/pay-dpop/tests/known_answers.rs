@@ -5,14 +5,11 @@
 //! proofs with a signature the RFC prints; figure 2 is figure 5's proof and figure 21's nonce
 //! proof is shown without a signature, so there is nothing to verify), the key of figure 4,
 //! the token of figure 6, the `jkt` of figures 8 and 9; RFC 8037 appendices A.1 to A.3;
-//! RFC 7638 section 3.1; RFC 7636 appendix B.
+//! RFC 7638 section 3.1.
 
 mod common;
 
-use pay_dpop::{
-    access_token_hash, jwk_thumbprint, pkce_s256_challenge, verify_pkce_s256, verify_proof, Alg,
-    ProofCheck, ProofError,
-};
+use pay_dpop::{access_token_hash, jwk_thumbprint, verify_proof, Alg, ProofCheck, ProofError};
 use ring::signature::{Ed25519KeyPair, KeyPair as _};
 use serde_json::json;
 
@@ -191,12 +188,4 @@ fn rfc7638_rsa_thumbprint() {
         jwk_thumbprint(&jwk).unwrap(),
         "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"
     );
-}
-
-#[test]
-fn rfc7636_appendix_b_pkce() {
-    let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
-    let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
-    assert_eq!(pkce_s256_challenge(verifier), challenge);
-    assert_eq!(verify_pkce_s256(verifier, challenge), Ok(()));
 }

@@ -124,10 +124,7 @@ pub fn sanitize_filename(given: &str, kind: EvidenceType) -> String {
 
 /// Lower-case hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::kernel::hex::encode(&Sha256::digest(bytes))
 }
 
 /// Where a file's row is in its life: the row is written `Pending` before the bytes, `Stored`

@@ -13,6 +13,7 @@ use sha2::Sha256;
 use time::Duration;
 
 use crate::customers::PortalRefused;
+use crate::kernel::hex;
 use crate::kernel::ids::{CompanyId, ContactUid};
 use crate::kernel::timestamp::Timestamp;
 use crate::tenancy::Scope;
@@ -160,7 +161,7 @@ pub fn signing_input(company: CompanyId, customer: &ContactUid, expires: i64) ->
 pub fn sign(key: &PortalKey, company: CompanyId, customer: &ContactUid, expires: i64) -> String {
     let mut mac = key.mac();
     mac.update(signing_input(company, customer, expires).as_bytes());
-    hex(&mac.finalize().into_bytes())
+    hex::encode(&mac.finalize().into_bytes())
 }
 
 /// The key that signs a URL with `rights`: the portal key itself for the company's URLs, else
@@ -245,7 +246,7 @@ pub fn verify_signature(
 pub fn form_token(key: &PortalKey, params: &PortalParams) -> String {
     let mut mac = key.mac();
     mac.update(form_input(params).as_bytes());
-    hex(&mac.finalize().into_bytes())
+    hex::encode(&mac.finalize().into_bytes())
 }
 
 fn form_input(p: &PortalParams) -> String {
@@ -296,30 +297,11 @@ fn parse_expires(s: &str) -> Option<i64> {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[usize::from(b >> 4)] as char);
-        s.push(DIGITS[usize::from(b & 0xf)] as char);
-    }
-    s
-}
-
 /// Lower-case hex of exactly 32 bytes; anything else is `None`.
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() != SIGNATURE_HEX_LEN {
-        return None;
-    }
-    let digit = |b: u8| match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        _ => None,
-    };
-    s.as_bytes()
-        .chunks(2)
-        .map(|p| Some(digit(p[0])? << 4 | digit(p[1])?))
-        .collect()
+    (s.len() == SIGNATURE_HEX_LEN)
+        .then(|| hex::decode(s))
+        .flatten()
 }
 
 #[cfg(test)]

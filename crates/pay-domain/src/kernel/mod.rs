@@ -7,6 +7,7 @@ pub mod amount;
 pub mod assets;
 pub mod error;
 pub mod events;
+pub mod hex;
 pub mod html;
 pub mod idempotency;
 pub mod ids;

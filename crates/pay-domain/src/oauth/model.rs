@@ -231,7 +231,7 @@ pub fn scope_string(scopes: &[Scope]) -> String {
 
 /// The authorization request (`GET`/`POST /oauth/authorize`) after the edge read its fields.
 /// The edge has checked `response_type=code` and the PKCE method (`S256`) and challenge syntax
-/// (`pay_dpop::check_challenge`); the domain checks the rest.
+/// (`oauth::pkce::check_challenge`); the domain checks the rest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthorizeRequest {
     pub client_id: String,

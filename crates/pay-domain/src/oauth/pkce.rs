@@ -1,11 +1,98 @@
-//! PKCE S256 (RFC 7636) as the domain checks it at the token endpoint: the verifier's syntax
-//! and base64url(SHA-256(verifier)) against the stored challenge. The edge already checked
-//! the challenge's syntax at the authorization endpoint (`pay_dpop::check_challenge`); the
-//! same rules are repeated here so the domain never stores or meets an unusable challenge.
+//! PKCE (RFC 7636) with S256 only, the one implementation: the authorization endpoint checks
+//! the method and the challenge before the request goes further (`check_challenge`), the
+//! domain refuses an unusable challenge before it stores one (`is_valid_challenge`), and the
+//! token endpoint checks the verifier against it (`verify_pkce_s256`). `plain` is refused
+//! everywhere (RFC 9700 section 2.1.1), so an intercepted authorization request never reveals
+//! a usable verifier. Pure: SHA-256 and base64url, no I/O.
 
 use sha2::{Digest, Sha256};
 
+/// The only `code_challenge_method` accepted.
+pub const PKCE_METHOD_S256: &str = "S256";
+
 const B64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// A PKCE value refused by [`check_challenge`] or [`verify_pkce_s256`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PkceError {
+    /// No `code_challenge_method`: RFC 7636 would default to `plain`, which is refused.
+    #[error("code_challenge_method is required and must be S256")]
+    MissingMethod,
+    /// `code_challenge_method=plain`: the verifier would travel in clear (RFC 9700 2.1.1).
+    #[error("code_challenge_method plain is not allowed; use S256")]
+    PlainMethod,
+    /// Any other method name (they are case-sensitive: `s256` is not `S256`).
+    #[error("code_challenge_method must be S256")]
+    UnsupportedMethod,
+    /// The challenge is not 43 characters of canonical base64url (a SHA-256 digest).
+    #[error("code_challenge is not a base64url SHA-256 digest")]
+    InvalidChallenge,
+    /// The verifier is not 43 to 128 characters of `[A-Za-z0-9-._~]` (RFC 7636 section 4.1).
+    #[error("code_verifier is not 43 to 128 unreserved characters")]
+    InvalidVerifier,
+    /// The verifier does not hash to the stored challenge.
+    #[error("code_verifier does not match the code_challenge")]
+    Mismatch,
+}
+
+impl PkceError {
+    /// The OAuth error code: a bad challenge or method is `invalid_request` at the
+    /// authorization endpoint (RFC 7636 section 4.4.1); a verifier that does not fit the
+    /// grant is `invalid_grant` at the token endpoint (section 4.6).
+    pub fn oauth_error(&self) -> &'static str {
+        match self {
+            PkceError::MissingMethod
+            | PkceError::PlainMethod
+            | PkceError::UnsupportedMethod
+            | PkceError::InvalidChallenge => "invalid_request",
+            PkceError::InvalidVerifier | PkceError::Mismatch => "invalid_grant",
+        }
+    }
+}
+
+/// Checks what a client sends to the authorization endpoint, before it is stored: the method
+/// must be exactly `S256` (a missing method would mean `plain`), and the challenge must be the
+/// 43-character unpadded base64url of a 32-byte digest, so a stored challenge can always be met
+/// by some verifier and never by a guessable one.
+pub fn check_challenge(challenge: &str, method: Option<&str>) -> Result<(), PkceError> {
+    match method {
+        None => return Err(PkceError::MissingMethod),
+        Some("plain") => return Err(PkceError::PlainMethod),
+        Some(PKCE_METHOD_S256) => {}
+        Some(_) => return Err(PkceError::UnsupportedMethod),
+    }
+    if is_valid_challenge(challenge) {
+        Ok(())
+    } else {
+        Err(PkceError::InvalidChallenge)
+    }
+}
+
+/// Checks a token request's `code_verifier` against the stored S256 challenge: the challenge
+/// must be well formed, the verifier 43 to 128 characters of `[A-Za-z0-9-._~]` (RFC 7636
+/// section 4.1), and base64url(SHA-256(verifier)) must equal the challenge. Both are public
+/// once the code is redeemed, and the challenge is a digest, so a plain comparison would leak
+/// nothing useful; it is made over every byte all the same.
+///
+/// A code stored without a challenge must be refused by the caller before it gets here;
+/// there is no "no PKCE" path through this function.
+pub fn verify_pkce_s256(verifier: &str, challenge: &str) -> Result<(), PkceError> {
+    if !is_valid_challenge(challenge) {
+        return Err(PkceError::InvalidChallenge);
+    }
+    if !is_valid_verifier(verifier) {
+        return Err(PkceError::InvalidVerifier);
+    }
+    let differs = s256_challenge(verifier)
+        .bytes()
+        .zip(challenge.bytes())
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+    if differs == 0 {
+        Ok(())
+    } else {
+        Err(PkceError::Mismatch)
+    }
+}
 
 /// Unpadded base64url.
 pub(crate) fn b64url(bytes: &[u8]) -> String {
@@ -31,7 +118,7 @@ pub fn s256_challenge(verifier: &str) -> String {
 }
 
 /// A verifier of RFC 7636 section 4.1: 43 to 128 characters of `[A-Za-z0-9-._~]`.
-pub fn is_valid_verifier(verifier: &str) -> bool {
+fn is_valid_verifier(verifier: &str) -> bool {
     (43..=128).contains(&verifier.len())
         && verifier
             .bytes()
@@ -52,21 +139,6 @@ pub fn is_valid_challenge(challenge: &str) -> bool {
             .is_some_and(|v| v & 0b11 == 0)
 }
 
-/// Whether `verifier` is well formed and meets `challenge`. Both are public once the code is
-/// redeemed, and the challenge is a digest, so a plain comparison leaks nothing useful; it is
-/// made over every byte all the same.
-pub fn verifier_matches(verifier: &str, challenge: &str) -> bool {
-    if !is_valid_verifier(verifier) || !is_valid_challenge(challenge) {
-        return false;
-    }
-    let computed = s256_challenge(verifier);
-    computed
-        .bytes()
-        .zip(challenge.bytes())
-        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-        == 0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,12 +148,15 @@ mod tests {
         let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
         let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
         assert_eq!(s256_challenge(verifier), challenge);
-        assert!(verifier_matches(verifier, challenge));
-        assert!(!verifier_matches(
-            verifier,
-            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cN"
-        ));
-        assert!(!verifier_matches(challenge, challenge));
+        assert!(verify_pkce_s256(verifier, challenge).is_ok());
+        assert_eq!(
+            verify_pkce_s256(verifier, "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cN"),
+            Err(PkceError::InvalidChallenge)
+        );
+        assert_eq!(
+            verify_pkce_s256(challenge, challenge),
+            Err(PkceError::Mismatch)
+        );
     }
 
     #[test]
@@ -114,6 +189,6 @@ mod tests {
             "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw+cM"
         ));
         // A plain challenge (the verifier itself) is never a valid S256 value by chance here.
-        assert!(!verifier_matches(&"a".repeat(43), &"a".repeat(43)));
+        assert!(verify_pkce_s256(&"a".repeat(43), &"a".repeat(43)).is_err());
     }
 }

@@ -7,6 +7,7 @@ mod token;
 use std::sync::Arc;
 
 use crate::kernel::error::{Fault, PortResult};
+use crate::kernel::hex;
 use crate::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId, GrantId};
 use crate::kernel::secret::Secret;
 use crate::kernel::service::Kernel;
@@ -82,10 +83,6 @@ fn is_thumbprint(jkt: &str) -> bool {
         && jkt
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl OAuthService {
@@ -377,7 +374,7 @@ impl OAuthService {
             .ok_or_else(|| Fault::new("proof iat out of range"))?;
         let keep_until = issued.max(self.k.now()).plus(self.config.dpop_max_age);
         self.store
-            .record_jti(&proof.htu, &hex(&proof.jti_digest), keep_until)
+            .record_jti(&proof.htu, &hex::encode(&proof.jti_digest), keep_until)
     }
 
     /// Housekeeping: forgets `jti`s past their window and codes and tokens a day past their
@@ -416,6 +413,5 @@ mod tests {
         ));
         assert!(is_thumbprint("0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"));
         assert!(!is_thumbprint("0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4"));
-        assert_eq!(hex(&[0, 171, 255]), "00abff");
     }
 }

@@ -73,7 +73,7 @@ impl OAuthService {
                 "redirect_uri differs from the authorization request's",
             ));
         }
-        if !pkce::verifier_matches(code_verifier, &c.code_challenge) {
+        if pkce::verify_pkce_s256(code_verifier, &c.code_challenge).is_err() {
             return Err(refused(
                 C::InvalidGrant,
                 "code_verifier does not match the code_challenge",

@@ -291,7 +291,7 @@ pub async fn metadata(config: web::Data<HttpConfig>) -> HttpResponse {
         response_types_supported: vec!["code"],
         response_modes_supported: vec!["query"],
         grant_types_supported: vec!["authorization_code", "refresh_token"],
-        code_challenge_methods_supported: vec![pay_dpop::PKCE_METHOD_S256],
+        code_challenge_methods_supported: vec![pay_domain::oauth::pkce::PKCE_METHOD_S256],
         token_endpoint_auth_methods_supported: auth_methods.clone(),
         revocation_endpoint_auth_methods_supported: auth_methods,
         scopes_supported: Scope::ALL.iter().map(|s| s.as_str()).collect(),

@@ -13,7 +13,7 @@ use actix_web::{get, post, web, HttpRequest, HttpResponse};
 use pay_domain::app::Pay;
 use pay_domain::kernel::ids::CompanyId;
 use pay_domain::kernel::secret::Secret;
-use pay_domain::oauth::{AuthorizeRequest, ConsentView, OAuthError};
+use pay_domain::oauth::{pkce, AuthorizeRequest, ConsentView, OAuthError};
 use pay_domain::tenancy::{Membership, Permission, TenancyError};
 
 use crate::edge::credentials::{blocking, session_cookie, SESSION_COOKIE};
@@ -191,9 +191,7 @@ fn checked(pay: &Pay, q: &AuthorizeQuery) -> Result<(AuthorizeRequest, ConsentVi
             ))
         }
     }
-    if let Err(e) =
-        pay_dpop::check_challenge(&req.code_challenge, q.code_challenge_method.as_deref())
-    {
+    if let Err(e) = pkce::check_challenge(&req.code_challenge, q.code_challenge_method.as_deref()) {
         return Err(error_redirect(&req, e.oauth_error(), &e.to_string()));
     }
     Ok((req, view))

@@ -1,7 +1,11 @@
 //! PKCE S256 (RFC 7636) as the authorization and token endpoints use it: only S256, verifier
-//! syntax at its exact bounds, challenge syntax, and the comparison itself.
+//! syntax at its exact bounds, challenge syntax, and the comparison itself; whatever a client
+//! sends, an answer and never a panic.
 
-use pay_dpop::{check_challenge, pkce_s256_challenge, verify_pkce_s256, PkceError};
+use pay_domain::oauth::pkce::{
+    check_challenge, s256_challenge as pkce_s256_challenge, verify_pkce_s256, PkceError,
+};
+use proptest::prelude::*;
 
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
@@ -117,5 +121,19 @@ fn errors_map_to_the_oauth_codes_of_their_endpoint() {
     }
     for err in [PkceError::InvalidVerifier, PkceError::Mismatch] {
         assert_eq!(err.oauth_error(), "invalid_grant", "{err:?}");
+    }
+}
+
+#[test]
+fn rfc7636_appendix_b() {
+    assert_eq!(pkce_s256_challenge(VERIFIER), CHALLENGE);
+    assert_eq!(verify_pkce_s256(VERIFIER, CHALLENGE), Ok(()));
+}
+
+proptest! {
+    #[test]
+    fn any_input_gets_an_answer(a in any::<String>(), b in any::<String>(), method in any::<String>()) {
+        let _ = verify_pkce_s256(&a, &b);
+        let _ = check_challenge(&a, Some(&method));
     }
 }
