@@ -16,7 +16,7 @@ pub fn encode(bytes: &[u8]) -> String {
 /// The bytes of a lower-case hex string; `None` for an odd length, an upper-case digit or any
 /// other character (one spelling per value).
 pub fn decode(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     let digit = |b: u8| match b {
