@@ -219,7 +219,7 @@ fn thirty_links_a_minute_per_address() {
 impl World {
     /// The reserved company that owns anonymous links (the store's migration creates it).
     pub(super) fn reserve_anonymous_company(&self) {
-        self.store.tables().companies.push((
+        self.store.write().companies.push((
             Company {
                 id: ANONYMOUS_COMPANY,
                 name: "Anonymous links".into(),

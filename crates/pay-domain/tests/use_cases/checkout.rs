@@ -117,7 +117,7 @@ fn strs(v: &[&str]) -> Vec<String> {
 }
 
 fn set_tolerance(w: &World, shop: &Shop, percent: Option<&str>, fixed: Option<&str>) {
-    let mut t = w.store.tables();
+    let mut t = w.store.write();
     let settings = &mut t
         .companies
         .iter_mut()
@@ -140,7 +140,7 @@ fn a_link_stored_with_a_leading_zero_before_the_rule_still_quotes() {
     assert_eq!(link.payload.amount.as_str(), "10");
     // Written by a build that took "010" as input: the link keeps it and still quotes.
     w.store
-        .tables()
+        .write()
         .links
         .iter_mut()
         .find(|l| l.id == link.id)

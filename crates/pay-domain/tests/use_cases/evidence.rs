@@ -230,7 +230,7 @@ fn an_unfinished_upload_is_never_served_and_is_cleaned() {
     let f = books.upload_evidence(&key, "a.pdf", PDF).unwrap();
     // As if the process died after the row and the bytes, before `Stored`.
     w.store
-        .tables()
+        .write()
         .evidence_files
         .iter_mut()
         .for_each(|r| r.status = EvidenceStatus::Pending);

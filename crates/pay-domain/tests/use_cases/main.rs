@@ -976,7 +976,7 @@ fn session_principal_of_a_removed_membership_is_forbidden() {
     let w = world();
     let a = w.tenant("Acme", "ops@acme.example");
     let member = w.member(a.company_id, "m@acme.example", Role::Member);
-    w.store.tables().members.retain(|m| m.role != Role::Member);
+    w.store.write().members.retain(|m| m.role != Role::Member);
     assert_eq!(
         w.pay.tenancy().sign_in_principal(&member),
         Err(Denied::Forbidden.into())
@@ -1411,7 +1411,7 @@ fn list_links_returns_the_200_newest_of_the_company() {
     // An anonymous link, newest of all, never listed.
     w.advance(Duration::seconds(1));
     let mut anon = w.new_link(&p);
-    w.store.tables().links.pop();
+    w.store.write().links.pop();
     anon.uid = LinkUid::parse("Anonymous0000000000000").unwrap();
     anon.id = PaymentLinkId(uuid::Uuid::from_u128(u128::MAX));
     anon.created_by = CreatedBy::Anonymous;

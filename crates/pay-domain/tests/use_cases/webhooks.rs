@@ -511,7 +511,7 @@ fn a_save_seals_secrets_of_an_older_key_or_form_again() {
     // Both secrets as an older key (or the format before the key id was bound) left them.
     let aad = format!("webhook_callbacks:{}:company_payment", a.company);
     {
-        let mut t = w.store.tables();
+        let mut t = w.store.write();
         let cb = t.callbacks.iter_mut().find(|c| c.kind == PAY).unwrap();
         cb.secret.sealed = FakeSealer::sealed_under_old_key(current.expose(), &aad);
         let (prev, _) = cb.previous.as_mut().unwrap();
@@ -561,7 +561,7 @@ fn a_save_seals_secrets_of_an_older_key_or_form_again() {
 
     // A rotation keeps the previous secret in the current form as well.
     w.store
-        .tables()
+        .write()
         .callbacks
         .iter_mut()
         .find(|c| c.kind == PAY)
@@ -1734,12 +1734,12 @@ fn mem_store_enqueue_is_all_or_nothing_and_claims_only_live_deliveries() {
     assert_eq!(ids(&next), vec![uuid::Uuid::from_u128(5_000_002)]);
 
     // Terminal deliveries are never claimed, whatever their next_attempt_at says.
-    w.store.tables().deliveries.retain(|d| d.id == template.id);
-    w.store.tables().deliveries[0].status = DeliveryStatus::Succeeded;
+    w.store.write().deliveries.retain(|d| d.id == template.id);
+    w.store.write().deliveries[0].status = DeliveryStatus::Succeeded;
     assert_eq!(w.claim(), vec![]);
-    w.store.tables().deliveries[0].status = DeliveryStatus::Failed;
+    w.store.write().deliveries[0].status = DeliveryStatus::Failed;
     assert_eq!(w.claim(), vec![]);
-    w.store.tables().deliveries[0].status = DeliveryStatus::Retrying;
+    w.store.write().deliveries[0].status = DeliveryStatus::Retrying;
     assert_eq!(ids(&w.claim()), vec![template.id]);
 }
 

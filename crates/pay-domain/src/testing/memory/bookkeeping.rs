@@ -41,7 +41,7 @@ fn sync_links(t: &mut Tables, e: &Expense, unlinked_at: Timestamp) -> bool {
 impl BookkeepingStore for MemStore {
     fn record_activity(&self, a: &WalletActivity) -> PortResult<Recorded> {
         self.count_call("record_activity");
-        let mut t = self.tables();
+        let mut t = self.write();
         if !t.companies.iter().any(|(x, _)| x.id == a.company_id) {
             return Err(Fault::new("foreign key: company"));
         }
@@ -130,7 +130,7 @@ impl BookkeepingStore for MemStore {
 
     fn insert_expense(&self, e: &Expense, version: &ExpenseVersion) -> PortResult<ExpenseWrite> {
         self.count_call("insert_expense");
-        let mut t = self.tables();
+        let mut t = self.write();
         if t.expenses.iter().any(|x| x.activity_id == e.activity_id)
             || !sync_links(&mut t, e, e.updated_at)
         {
@@ -149,7 +149,7 @@ impl BookkeepingStore for MemStore {
         unlinked_at: Timestamp,
     ) -> PortResult<ExpenseWrite> {
         self.count_call("update_expense");
-        let mut t = self.tables();
+        let mut t = self.write();
         let Some(i) = t.expenses.iter().position(|x| {
             x.id == e.id && x.company_id == e.company_id && x.version == expected_version
         }) else {
@@ -248,7 +248,7 @@ impl BookkeepingStore for MemStore {
 
     fn insert_evidence(&self, file: &EvidenceFile) -> PortResult<()> {
         self.count_call("insert_evidence");
-        let mut t = self.tables();
+        let mut t = self.write();
         if t.evidence_files.iter().any(|f| f.id == file.id) {
             return Err(Fault::new("unique: evidence_files.id"));
         }
@@ -261,7 +261,7 @@ impl BookkeepingStore for MemStore {
 
     fn mark_evidence_stored(&self, company: CompanyId, id: EvidenceFileId) -> PortResult<bool> {
         self.count_call("mark_evidence_stored");
-        let mut t = self.tables();
+        let mut t = self.write();
         Ok(t.evidence_files
             .iter_mut()
             .find(|f| f.id == id && f.company_id == company && f.status == EvidenceStatus::Pending)
@@ -316,7 +316,7 @@ impl BookkeepingStore for MemStore {
 
     fn claim_orphan_evidence(&self, id: EvidenceFileId, before: Timestamp) -> PortResult<bool> {
         self.count_call("claim_orphan_evidence");
-        let mut t = self.tables();
+        let mut t = self.write();
         Ok(t.evidence_files
             .iter_mut()
             .find(|f| {
@@ -328,7 +328,7 @@ impl BookkeepingStore for MemStore {
 
     fn delete_evidence(&self, id: EvidenceFileId) -> PortResult<()> {
         self.count_call("delete_evidence");
-        self.tables()
+        self.write()
             .evidence_files
             .retain(|f| !(f.id == id && f.status == EvidenceStatus::Deleting));
         Ok(())

@@ -37,7 +37,7 @@ impl WalletStore for MemStore {
         at: Timestamp,
     ) -> PortResult<StoredWallet> {
         self.count_call("put_wallet");
-        let mut t = self.tables();
+        let mut t = self.write();
         if !t.companies.iter().any(|(c, _)| c.id == company) {
             return Err(Fault::new("foreign key: company"));
         }
@@ -62,7 +62,7 @@ impl WalletStore for MemStore {
 
     fn delete_wallet(&self, company: CompanyId) -> PortResult<bool> {
         self.count_call("delete_wallet");
-        let mut t = self.tables();
+        let mut t = self.write();
         let before = t.wallets.len();
         t.wallets.retain(|w| w.0 != company);
         Ok(t.wallets.len() < before)
@@ -74,7 +74,7 @@ impl WalletStore for MemStore {
         derive: Derive<'_>,
     ) -> PortResult<Option<DepositAddress>> {
         self.count_call("assign_address");
-        let mut t = self.tables();
+        let mut t = self.write();
         if let Some(a) = t
             .deposit_addresses
             .iter()

@@ -29,7 +29,7 @@ impl CheckoutStore for MemStore {
     ) -> PortResult<WriteOutcome> {
         self.count_call("write_link_event");
         // One lock: the whole write is one transaction.
-        let mut guard = self.tables();
+        let mut guard = self.write();
         let t = &mut *guard;
         if !t.links.iter().any(|l| l.id == w.link_id) {
             return Err(Fault::new("unknown payment link"));

@@ -12,7 +12,7 @@ use crate::kernel::timestamp::Timestamp;
 impl ContactStore for MemStore {
     fn upsert_contact(&self, c: &Contact, given: GivenFields) -> PortResult<Upserted> {
         self.count_call("upsert_contact");
-        let mut t = self.tables();
+        let mut t = self.write();
         if !t.companies.iter().any(|(x, _)| x.id == c.company_id) {
             return Err(Fault::new("foreign key: company"));
         }
@@ -129,7 +129,7 @@ impl ContactStore for MemStore {
         _at: Timestamp,
     ) -> PortResult<()> {
         self.count_call("add_contact_wallet");
-        let mut t = self.tables();
+        let mut t = self.write();
         if !t
             .contacts
             .iter()
@@ -178,7 +178,7 @@ impl ContactStore for MemStore {
         at: Timestamp,
     ) -> PortResult<bool> {
         self.count_call("rename_contact");
-        let mut t = self.tables();
+        let mut t = self.write();
         let Some(c) = t
             .contacts
             .iter_mut()

@@ -32,7 +32,7 @@ impl EventStore for MemStore {
         limit: usize,
     ) -> PortResult<Vec<EventRecord>> {
         self.count_call("claim_due_events");
-        let mut t = self.tables();
+        let mut t = self.write();
         let mut due: Vec<&mut StoredEvent> = t
             .events
             .iter_mut()
@@ -58,7 +58,7 @@ impl EventStore for MemStore {
 
     fn consume_event(&self, c: &Consumed, at: Timestamp) -> PortResult<bool> {
         self.count_call("consume_event");
-        let mut t = self.tables();
+        let mut t = self.write();
         if t.consumed.iter().any(|(x, _)| x == c) {
             return Ok(false);
         }
@@ -68,7 +68,7 @@ impl EventStore for MemStore {
 
     fn finish_event(&self, id: EventId, at: Timestamp) -> PortResult<()> {
         self.count_call("finish_event");
-        let mut t = self.tables();
+        let mut t = self.write();
         if let Some(e) = t
             .events
             .iter_mut()
@@ -82,7 +82,7 @@ impl EventStore for MemStore {
 
     fn prune_events(&self, before: Timestamp) -> PortResult<u64> {
         self.count_call("prune_events");
-        let mut guard = self.tables();
+        let mut guard = self.write();
         let t = &mut *guard;
         let gone: Vec<EventId> = t
             .events

@@ -8,7 +8,7 @@ use crate::kernel::error::PortResult;
 impl PlatformStore for MemStore {
     fn insert_platform(&self, platform: &NativePlatform) -> PortResult<bool> {
         self.count_call("insert_platform");
-        let mut t = self.tables();
+        let mut t = self.write();
         if t.native_platforms
             .iter()
             .any(|p| p.platform == platform.platform)

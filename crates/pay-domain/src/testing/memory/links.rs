@@ -15,7 +15,7 @@ use time::Duration;
 impl PaymentLinkStore for MemStore {
     fn insert_link(&self, link: &PaymentLink) -> PortResult<()> {
         self.count_call("insert_link");
-        let mut t = self.tables();
+        let mut t = self.write();
         if t.links.iter().any(|l| l.uid == link.uid || l.id == link.id) {
             return Err(unique_violation("payment_links.uid"));
         }
@@ -64,7 +64,7 @@ impl PaymentLinkStore for MemStore {
     ) -> PortResult<bool> {
         self.count_call("set_link_status");
         let interference = self.cas_interference.lock().unwrap().pop_front();
-        let mut t = self.tables();
+        let mut t = self.write();
         let Some(link) = t
             .links
             .iter_mut()
@@ -105,7 +105,7 @@ impl SettingsStore for MemStore {
         _at: Timestamp,
     ) -> PortResult<()> {
         self.count_call("save_settings");
-        let mut t = self.tables();
+        let mut t = self.write();
         let (_, s) = t
             .companies
             .iter_mut()
@@ -123,7 +123,7 @@ impl crate::links::ports::AnonymousLinkStore for MemStore {
         webhook: Option<&crate::webhooks::LinkWebhook>,
     ) -> PortResult<()> {
         self.count_call("insert_anonymous_link");
-        let mut t = self.tables();
+        let mut t = self.write();
         if t.links.iter().any(|l| l.uid == link.uid || l.id == link.id) {
             return Err(unique_violation("payment_links.uid"));
         }

@@ -9,7 +9,7 @@ use crate::mail::{MailId, MailStatus, MailStore, OutgoingMail};
 impl MailStore for MemStore {
     fn insert_mail(&self, mail: &OutgoingMail) -> PortResult<()> {
         self.count_call("insert_mail");
-        let mut t = self.tables();
+        let mut t = self.write();
         if !t.companies.iter().any(|(c, _)| c.id == mail.company_id) {
             return Err(Fault::new("foreign key: company"));
         }
@@ -34,7 +34,7 @@ impl MailStore for MemStore {
         limit: usize,
     ) -> PortResult<Vec<OutgoingMail>> {
         self.count_call("claim_due_mails");
-        let mut t = self.tables();
+        let mut t = self.write();
         let mut due: Vec<usize> = (0..t.mails.len())
             .filter(|&i| {
                 let m = &t.mails[i];
@@ -60,7 +60,7 @@ impl MailStore for MemStore {
         after: &crate::mail::AfterMailAttempt,
     ) -> PortResult<bool> {
         self.count_call("record_mail_attempt");
-        let mut t = self.tables();
+        let mut t = self.write();
         let Some(m) = t
             .mails
             .iter_mut()
@@ -97,7 +97,7 @@ impl MailStore for MemStore {
 
     fn prune_mails(&self, before: Timestamp) -> PortResult<u64> {
         self.count_call("prune_mails");
-        let mut t = self.tables();
+        let mut t = self.write();
         let n = t.mails.len();
         t.mails
             .retain(|m| m.status == MailStatus::Pending || m.created_at >= before);

@@ -94,10 +94,26 @@ pub struct Tables {
     pub consumed: Vec<(crate::kernel::events::Consumed, Timestamp)>,
 }
 
-/// Every store port over `Mutex`ed vectors, with a call counter per method.
+/// Every store port over `Mutex`ed vectors, with a call counter per method and a count of
+/// its own writes.
+///
+/// The tables are reached two ways only: [`MemStore::tables`] reads (its guard has no `&mut`
+/// way in), and [`MemStore::write`] writes and counts. So a write method cannot forget to be
+/// counted: code that changes a table without `write()` does not compile.
+///
+/// ```compile_fail
+/// let store = pay_domain::testing::MemStore::default();
+/// store.tables().mails.clear(); // refused: reading gives no way to change a table
+/// ```
+///
+/// ```
+/// let store = pay_domain::testing::MemStore::default();
+/// store.write().mails.clear();
+/// assert_eq!(store.writes(), 1);
+/// ```
 #[derive(Debug, Default)]
 pub struct MemStore {
-    pub t: Mutex<Tables>,
+    t: counted::Counted,
     pub calls: Mutex<BTreeMap<&'static str, usize>>,
     /// Statuses a "concurrent writer" sets on the link just before each CAS (one per call).
     pub cas_interference: Mutex<VecDeque<LinkStatus>>,
@@ -106,64 +122,51 @@ pub struct MemStore {
     pub stale_callback_reads: Mutex<VecDeque<CompanyCallback>>,
 }
 
-/// The store methods that write.
-pub const WRITE_METHODS: &[&str] = &[
-    "create_tenant",
-    "add_member",
-    "insert_sign_in",
-    "delete_sign_in",
-    "rate_hit",
-    "clear_hits",
-    "advance_test_clock",
-    "set_payment_link_domain",
-    "set_company_website",
-    "insert_integration",
-    "set_integration_enabled",
-    "delete_integration",
-    "touch_integration",
-    "insert_link",
-    "set_link_status",
-    "save_settings",
-    "save_company_callback",
-    "save_grant_subscription",
-    "claim_idempotency_key",
-    "release_idempotency_key",
-    "prune_idempotency_keys",
-    "insert_deliveries",
-    "claim_due_deliveries",
-    "record_attempt",
-    "retarget_deliveries",
-    "enqueue_link_event",
-    "write_link_event",
-    "upsert_contact",
-    "rename_contact",
-    "insert_subscription",
-    "move_subscription",
-    "claim_due_subscriptions",
-    "finish_run",
-    "insert_cycle",
-    "open_cycle",
-    "set_cycle_status",
-    "set_cycle_reminders",
-    "pay_cycle",
-    "claim_due_events",
-    "consume_event",
-    "finish_event",
-    "prune_events",
-    "insert_application",
-    "save_authorization",
-    "claim_code",
-    "insert_tokens",
-    "rotate_refresh",
-    "revoke_family",
-    "revoke_access_token",
-    "prune_oauth",
-    "record_jti",
-    "prune_jtis",
-    "put_wallet",
-    "delete_wallet",
-    "assign_address",
-];
+/// The tables held to read: a `Deref` and nothing more, so reading cannot change a row.
+#[derive(Debug)]
+pub struct Read<'a>(MutexGuard<'a, Tables>);
+
+impl std::ops::Deref for Read<'_> {
+    type Target = Tables;
+
+    fn deref(&self) -> &Tables {
+        &self.0
+    }
+}
+
+/// The tables and their write count, in a module of their own so that not even the port
+/// implementations beside it can reach the `Mutex` past the count.
+mod counted {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Mutex, MutexGuard};
+
+    use super::{Read, Tables};
+
+    #[derive(Debug, Default)]
+    pub(super) struct Counted {
+        tables: Mutex<Tables>,
+        writes: AtomicUsize,
+    }
+
+    impl Counted {
+        pub(super) fn read(&self) -> Read<'_> {
+            Read(self.tables.lock().unwrap())
+        }
+
+        pub(super) fn write(&self) -> MutexGuard<'_, Tables> {
+            self.writes.fetch_add(1, Ordering::SeqCst);
+            self.tables.lock().unwrap()
+        }
+
+        pub(super) fn writes(&self) -> usize {
+            self.writes.load(Ordering::SeqCst)
+        }
+
+        pub(super) fn reset(&self) {
+            self.writes.store(0, Ordering::SeqCst);
+        }
+    }
+}
 
 pub(crate) fn unique_violation(what: &str) -> Fault {
     Fault::new(format!("unique violation: {what}"))
@@ -178,17 +181,26 @@ impl MemStore {
         self.calls.lock().unwrap().get(method).copied().unwrap_or(0)
     }
 
-    /// Calls of write methods since the last reset.
+    /// How many times the tables were taken to write since the last reset (a write method
+    /// takes them once per call, whether or not it then changes a row).
     pub fn writes(&self) -> usize {
-        WRITE_METHODS.iter().map(|m| self.calls(m)).sum()
+        self.t.writes()
     }
 
     pub fn reset_calls(&self) {
         self.calls.lock().unwrap().clear();
+        self.t.reset();
     }
 
-    pub fn tables(&self) -> MutexGuard<'_, Tables> {
-        self.t.lock().unwrap()
+    /// The tables, to read.
+    pub fn tables(&self) -> Read<'_> {
+        self.t.read()
+    }
+
+    /// The tables, to write: counted in [`MemStore::writes`]. Every write method, and every
+    /// test that arranges rows by hand, goes through here.
+    pub fn write(&self) -> MutexGuard<'_, Tables> {
+        self.t.write()
     }
 
     pub fn snapshot(&self) -> Tables {
@@ -217,7 +229,7 @@ impl MemStore {
 
     /// Test setup: puts a link into a status without going through the use case.
     pub fn force_status(&self, uid: &LinkUid, status: LinkStatus) {
-        let mut t = self.tables();
+        let mut t = self.write();
         let link = t.links.iter_mut().find(|l| &l.uid == uid).unwrap();
         link.status = status;
     }

@@ -59,7 +59,7 @@ impl OAuthTables {
 impl OAuthStore for MemStore {
     fn insert_application(&self, app: &StoredApplication) -> PortResult<()> {
         self.count_call("insert_application");
-        let mut t = self.tables();
+        let mut t = self.write();
         let o = &mut t.oauth;
         if o.applications
             .iter()
@@ -89,7 +89,7 @@ impl OAuthStore for MemStore {
         code: &StoredCode,
     ) -> PortResult<Grant> {
         self.count_call("save_authorization");
-        let mut t = self.tables();
+        let mut t = self.write();
         if !t.companies.iter().any(|(c, _)| c.id == grant.company_id) {
             return Err(Fault::new("foreign key: company"));
         }
@@ -160,7 +160,7 @@ impl OAuthStore for MemStore {
 
     fn claim_code(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool> {
         self.count_call("claim_code");
-        let mut t = self.tables();
+        let mut t = self.write();
         match t
             .oauth
             .codes
@@ -177,7 +177,7 @@ impl OAuthStore for MemStore {
 
     fn insert_tokens(&self, access: &StoredToken, refresh: &StoredToken) -> PortResult<()> {
         self.count_call("insert_tokens");
-        let mut t = self.tables();
+        let mut t = self.write();
         let o = &mut t.oauth;
         o.check_token(access)?;
         o.check_token(refresh)?;
@@ -210,7 +210,7 @@ impl OAuthStore for MemStore {
         at: Timestamp,
     ) -> PortResult<bool> {
         self.count_call("rotate_refresh");
-        let mut t = self.tables();
+        let mut t = self.write();
         let o = &mut t.oauth;
         // All checks first: nothing is written unless everything is.
         o.check_token(access)?;
@@ -246,7 +246,7 @@ impl OAuthStore for MemStore {
 
     fn revoke_family(&self, family: FamilyId, at: Timestamp) -> PortResult<bool> {
         self.count_call("revoke_family");
-        let mut t = self.tables();
+        let mut t = self.write();
         match t
             .oauth
             .families
@@ -263,7 +263,7 @@ impl OAuthStore for MemStore {
 
     fn revoke_access_token(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool> {
         self.count_call("revoke_access_token");
-        let mut t = self.tables();
+        let mut t = self.write();
         match t
             .oauth
             .access_tokens
@@ -280,7 +280,7 @@ impl OAuthStore for MemStore {
 
     fn prune_oauth(&self, before: Timestamp) -> PortResult<u64> {
         self.count_call("prune_oauth");
-        let mut t = self.tables();
+        let mut t = self.write();
         let o = &mut t.oauth;
         let n = o.codes.len() + o.access_tokens.len() + o.refresh_tokens.len();
         o.codes.retain(|c| c.expires_at >= before);
@@ -293,7 +293,7 @@ impl OAuthStore for MemStore {
 impl DpopReplayStore for MemStore {
     fn record_jti(&self, htu: &str, jti_digest: &str, keep_until: Timestamp) -> PortResult<bool> {
         self.count_call("record_jti");
-        let mut t = self.tables();
+        let mut t = self.write();
         let jtis = &mut t.oauth.jtis;
         if jtis.iter().any(|(h, j, _)| h == htu && j == jti_digest) {
             return Ok(false);
@@ -304,7 +304,7 @@ impl DpopReplayStore for MemStore {
 
     fn prune_jtis(&self, before: Timestamp) -> PortResult<u64> {
         self.count_call("prune_jtis");
-        let mut t = self.tables();
+        let mut t = self.write();
         let n = t.oauth.jtis.len();
         t.oauth.jtis.retain(|(_, _, until)| *until >= before);
         Ok((n - t.oauth.jtis.len()) as u64)

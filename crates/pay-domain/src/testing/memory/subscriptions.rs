@@ -26,7 +26,7 @@ fn check_cycle(t: &Tables, c: &Cycle) -> PortResult<()> {
 impl SubscriptionStore for MemStore {
     fn insert_subscription(&self, s: &Subscription, first: &Cycle) -> PortResult<()> {
         self.count_call("insert_subscription");
-        let mut t = self.tables();
+        let mut t = self.write();
         if !t.companies.iter().any(|(c, _)| c.id == s.company_id) {
             return Err(Fault::new("foreign key: company"));
         }
@@ -122,7 +122,7 @@ impl SubscriptionStore for MemStore {
 
     fn move_subscription(&self, w: &StatusWrite) -> PortResult<bool> {
         self.count_call("move_subscription");
-        let mut guard = self.tables();
+        let mut guard = self.write();
         let t = &mut *guard;
         check_new_deliveries(t, &w.deliveries)?;
         let Some(s) = t
@@ -158,7 +158,7 @@ impl SubscriptionStore for MemStore {
         only: Option<CompanyId>,
     ) -> PortResult<Vec<Subscription>> {
         self.count_call("claim_due_subscriptions");
-        let mut guard = self.tables();
+        let mut guard = self.write();
         let t = &mut *guard;
         let mut due: Vec<Subscription> = t
             .subscriptions
@@ -208,7 +208,7 @@ impl SubscriptionStore for MemStore {
         next_run_at: Option<Timestamp>,
     ) -> PortResult<bool> {
         self.count_call("finish_run");
-        let mut guard = self.tables();
+        let mut guard = self.write();
         let t = &mut *guard;
         let before = t.subscription_leases.len();
         t.subscription_leases
@@ -229,7 +229,7 @@ impl SubscriptionStore for MemStore {
 
     fn insert_cycle(&self, c: &Cycle) -> PortResult<bool> {
         self.count_call("insert_cycle");
-        let mut t = self.tables();
+        let mut t = self.write();
         if !t
             .subscriptions
             .iter()
@@ -256,7 +256,7 @@ impl SubscriptionStore for MemStore {
         at: Timestamp,
     ) -> PortResult<bool> {
         self.count_call("open_cycle");
-        let mut t = self.tables();
+        let mut t = self.write();
         let Some(c) = t
             .cycles
             .iter_mut()
@@ -280,7 +280,7 @@ impl SubscriptionStore for MemStore {
         at: Timestamp,
     ) -> PortResult<bool> {
         self.count_call("set_cycle_status");
-        let mut t = self.tables();
+        let mut t = self.write();
         let Some(c) = t.cycles.iter_mut().find(|c| c.id == id && c.status == from) else {
             return Ok(false);
         };
@@ -291,7 +291,7 @@ impl SubscriptionStore for MemStore {
 
     fn set_cycle_reminders(&self, id: CycleId, from: u8, to: u8) -> PortResult<bool> {
         self.count_call("set_cycle_reminders");
-        let mut t = self.tables();
+        let mut t = self.write();
         let Some(c) = t
             .cycles
             .iter_mut()
@@ -316,7 +316,7 @@ impl SubscriptionStore for MemStore {
     fn pay_cycle(&self, w: &CyclePayment) -> PortResult<CyclePaid> {
         self.count_call("pay_cycle");
         // One lock: the whole write is one transaction.
-        let mut guard = self.tables();
+        let mut guard = self.write();
         let t = &mut *guard;
         if t.consumed.iter().any(|(c, _)| *c == w.consumed) {
             return Ok(CyclePaid::AlreadyConsumed);

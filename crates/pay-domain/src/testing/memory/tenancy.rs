@@ -18,7 +18,7 @@ use time::Duration;
 impl TenancyStore for MemStore {
     fn create_tenant(&self, tenant: &NewTenant) -> PortResult<()> {
         self.count_call("create_tenant");
-        let mut t = self.tables();
+        let mut t = self.write();
         // Check everything first: all or nothing.
         if let Some(u) = &tenant.new_user {
             if t.users.iter().any(|x| x.email == u.email || x.id == u.id) {
@@ -68,7 +68,7 @@ impl TenancyStore for MemStore {
         at: Timestamp,
     ) -> PortResult<()> {
         self.count_call("add_member");
-        let mut t = self.tables();
+        let mut t = self.write();
         if !t.companies.iter().any(|(c, _)| c.id == company) {
             return Err(Fault::new("foreign key: company"));
         }
@@ -171,7 +171,7 @@ impl TenancyStore for MemStore {
         max_offset_ms: i64,
     ) -> PortResult<Option<i64>> {
         self.count_call("advance_test_clock");
-        let mut t = self.tables();
+        let mut t = self.write();
         let Some((c, _)) = t.companies.iter_mut().find(|(c, _)| c.id == company) else {
             return Ok(None);
         };
@@ -188,7 +188,7 @@ impl TenancyStore for MemStore {
         domain: Option<&str>,
     ) -> PortResult<DomainWrite> {
         self.count_call("set_payment_link_domain");
-        let mut t = self.tables();
+        let mut t = self.write();
         if let Some(d) = domain {
             if t.companies
                 .iter()
@@ -206,7 +206,7 @@ impl TenancyStore for MemStore {
 
     fn set_company_website(&self, company: CompanyId, website: Option<&str>) -> PortResult<bool> {
         self.count_call("set_company_website");
-        let mut t = self.tables();
+        let mut t = self.write();
         let Some((c, _)) = t.companies.iter_mut().find(|(c, _)| c.id == company) else {
             return Ok(false);
         };
@@ -218,7 +218,7 @@ impl TenancyStore for MemStore {
 impl SignInStore for MemStore {
     fn insert_sign_in(&self, session: &StoredSignIn) -> PortResult<()> {
         self.count_call("insert_sign_in");
-        let mut t = self.tables();
+        let mut t = self.write();
         if t.sessions
             .iter()
             .any(|s| s.id == session.id || s.token_digest == session.token_digest)
@@ -241,7 +241,7 @@ impl SignInStore for MemStore {
 
     fn delete_sign_in(&self, token_digest: &SecretDigest) -> PortResult<()> {
         self.count_call("delete_sign_in");
-        self.tables()
+        self.write()
             .sessions
             .retain(|s| &s.token_digest != token_digest);
         Ok(())
@@ -252,7 +252,7 @@ impl RateLimitStore for MemStore {
     fn hit(&self, bucket: &str, at: Timestamp, window: Duration, limit: u64) -> PortResult<bool> {
         self.count_call("rate_hit");
         // One lock for the count and the insert: atomic, as the port asks.
-        let mut t = self.tables();
+        let mut t = self.write();
         let since = at.minus(window);
         let n = t
             .rate_hits
@@ -268,13 +268,13 @@ impl RateLimitStore for MemStore {
 
     fn clear_hits(&self, bucket: &str) -> PortResult<()> {
         self.count_call("clear_hits");
-        self.tables().rate_hits.retain(|(b, _)| b != bucket);
+        self.write().rate_hits.retain(|(b, _)| b != bucket);
         Ok(())
     }
 
     fn forget_hit(&self, bucket: &str, at: Timestamp) -> PortResult<()> {
         self.count_call("forget_hit");
-        let mut t = self.tables();
+        let mut t = self.write();
         if let Some(i) = t
             .rate_hits
             .iter()
@@ -289,7 +289,7 @@ impl RateLimitStore for MemStore {
 impl IntegrationStore for MemStore {
     fn insert_integration(&self, integration: &StoredIntegration) -> PortResult<()> {
         self.count_call("insert_integration");
-        let mut t = self.tables();
+        let mut t = self.write();
         let i = &integration.integration;
         if t.integrations.iter().any(|x| {
             x.integration.partner_id == i.partner_id
@@ -333,7 +333,7 @@ impl IntegrationStore for MemStore {
         enabled: bool,
     ) -> PortResult<Option<Integration>> {
         self.count_call("set_integration_enabled");
-        let mut t = self.tables();
+        let mut t = self.write();
         Ok(t.integrations
             .iter_mut()
             .find(|i| i.integration.company_id == company && i.integration.partner_id == partner)
@@ -345,7 +345,7 @@ impl IntegrationStore for MemStore {
 
     fn delete_integration(&self, company: CompanyId, partner: PartnerId) -> PortResult<bool> {
         self.count_call("delete_integration");
-        let mut t = self.tables();
+        let mut t = self.write();
         let before = t.integrations.len();
         t.integrations.retain(|i| {
             !(i.integration.company_id == company && i.integration.partner_id == partner)
@@ -355,7 +355,7 @@ impl IntegrationStore for MemStore {
 
     fn touch_integration(&self, partner: PartnerId, at: Timestamp) -> PortResult<()> {
         self.count_call("touch_integration");
-        let mut t = self.tables();
+        let mut t = self.write();
         if let Some(i) = t
             .integrations
             .iter_mut()
@@ -375,7 +375,7 @@ impl HealthCheck for MemStore {
 
     fn prune(&self, sessions_before: Timestamp, hits_before: Timestamp) -> PortResult<u64> {
         self.count_call("prune");
-        let mut t = self.tables();
+        let mut t = self.write();
         let before = t.sessions.len() + t.rate_hits.len();
         t.sessions.retain(|s| s.expires_at >= sessions_before);
         t.rate_hits.retain(|(_, at)| *at >= hits_before);

@@ -42,7 +42,7 @@ impl IdempotencyStore for MemStore {
         lease_until: Timestamp,
     ) -> PortResult<Claim> {
         self.count_call("claim_idempotency_key");
-        let mut t = self.tables();
+        let mut t = self.write();
         let key = request.key.as_str();
         let at = t
             .idempotency
@@ -84,7 +84,7 @@ impl IdempotencyStore for MemStore {
 
     fn release_idempotency_key(&self, scope: &str, key: &str, token: &str) -> PortResult<()> {
         self.count_call("release_idempotency_key");
-        self.tables().idempotency.retain(|r| {
+        self.write().idempotency.retain(|r| {
             !(r.scope == scope && r.key == key && r.token == token && r.answer.is_none())
         });
         Ok(())
@@ -92,7 +92,7 @@ impl IdempotencyStore for MemStore {
 
     fn prune_idempotency_keys(&self, before: Timestamp) -> PortResult<u64> {
         self.count_call("prune_idempotency_keys");
-        let mut t = self.tables();
+        let mut t = self.write();
         let n = t.idempotency.len();
         t.idempotency.retain(|r| r.created_at >= before);
         Ok((n - t.idempotency.len()) as u64)
@@ -117,7 +117,7 @@ impl WebhookStore for MemStore {
     ) -> PortResult<bool> {
         self.count_call("save_grant_subscription");
         // One lock: the write and the answer are one transaction.
-        let mut guard = self.tables();
+        let mut guard = self.write();
         let t = &mut *guard;
         if !t.companies.iter().any(|(c, _)| c.id == sub.company_id) {
             return Err(Fault::new("foreign key: company"));
@@ -162,7 +162,7 @@ impl WebhookStore for MemStore {
 
     fn save_company_callback(&self, callback: &CompanyCallback) -> PortResult<bool> {
         self.count_call("save_company_callback");
-        let mut t = self.tables();
+        let mut t = self.write();
         if !t.companies.iter().any(|(c, _)| c.id == callback.company_id) {
             return Err(Fault::new("foreign key: company"));
         }
@@ -181,7 +181,7 @@ impl WebhookStore for MemStore {
 
     fn insert_deliveries(&self, deliveries: &[Delivery]) -> PortResult<()> {
         self.count_call("insert_deliveries");
-        let mut t = self.tables();
+        let mut t = self.write();
         check_new_deliveries(&t, deliveries)?;
         t.deliveries.extend_from_slice(deliveries);
         Ok(())
@@ -195,7 +195,7 @@ impl WebhookStore for MemStore {
         held: &[(Endpoint, usize)],
     ) -> PortResult<Vec<Delivery>> {
         self.count_call("claim_due_deliveries");
-        let mut guard = self.tables();
+        let mut guard = self.write();
         let t = &mut *guard;
         t.delivery_leases.retain(|(_, until)| *until > now);
         let mut budget = ClaimBudget::new(held.iter().cloned(), t.circuits.clone(), now);
@@ -238,7 +238,7 @@ impl WebhookStore for MemStore {
 
     fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> PortResult<()> {
         self.count_call("retarget_deliveries");
-        let mut t = self.tables();
+        let mut t = self.write();
         for (id, url) in moves {
             if let Some(d) = t
                 .deliveries
@@ -253,7 +253,7 @@ impl WebhookStore for MemStore {
 
     fn record_attempt(&self, attempt: &AttemptRecord, after: &AfterAttempt) -> PortResult<()> {
         self.count_call("record_attempt");
-        let mut guard = self.tables();
+        let mut guard = self.write();
         let t = &mut *guard;
         let d = t
             .deliveries
@@ -296,7 +296,7 @@ impl WebhookStore for MemStore {
             .iter()
             .map(|(attempt, after)| self.record_attempt(attempt, after).is_ok())
             .collect();
-        let mut t = self.tables();
+        let mut t = self.write();
         let circuits = &mut t.circuits;
         let folded =
             health.fold(|e| Ok::<_, Fault>(circuits.iter().find(|c| c.endpoint == *e).cloned()))?;
@@ -391,7 +391,7 @@ impl WebhookStore for MemStore {
     ) -> PortResult<Vec<Delivery>> {
         self.count_call("enqueue_link_event");
         // One lock for the whole call: the increment and the inserts are one transaction.
-        let mut guard = self.tables();
+        let mut guard = self.write();
         let t = &mut *guard;
         if !t.links.iter().any(|l| l.id == link) {
             return Err(Fault::new("unknown payment link"));

@@ -147,7 +147,7 @@ fn without_a_callback_a_delivery_fails_at_once_with_no_callback() {
     let d = w.emit_one(&link);
     let d = w.fail_once(d.id);
     // The callback is gone (no route removes one today; an operator or a later feature may).
-    w.store.tables().callbacks.clear();
+    w.store.write().callbacks.clear();
     let claimed = w.claim();
     assert_eq!(ids(&claimed), vec![d.id]);
     let refused = w.pay.webhooks().prepare_attempt(&claimed[0]).unwrap_err();
