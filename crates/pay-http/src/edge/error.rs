@@ -105,7 +105,7 @@ impl TokenChallenge {
 
     /// The `WWW-Authenticate` values: for DPoP one challenge with `algs`; for Bearer the
     /// Bearer challenge plus a DPoP one with the same error, since a DPoP-bound token sent as
-    /// Bearer must be told to use DPoP (design/security.md) and the scheme is offered anyway
+    /// Bearer must be told to use DPoP (docs/security.md, "DPoP proofs") and the scheme is offered anyway
     /// (RFC 9449 section 7.2).
     /// A missing scope is told in the scheme used, with `scope` (RFC 6750 section 3).
     pub fn www_authenticate(&self) -> Vec<String> {
@@ -141,6 +141,26 @@ pub struct OAuthErrorBody {
     /// Names the rule that refused the request.
     #[schema(example = "the authorization code was already used")]
     pub error_description: String,
+}
+
+/// The one RFC 6749 section 5.2 answer of the token and revocation endpoints: the error body,
+/// never cached (`Cache-Control: no-store`, `Pragma: no-cache`), and on a 401 (a client that
+/// failed to authenticate) the `WWW-Authenticate: Basic` challenge.
+pub(crate) fn oauth_error_response(
+    status: StatusCode,
+    error: &str,
+    description: String,
+) -> HttpResponse {
+    let mut res = HttpResponse::build(status);
+    res.insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::PRAGMA, "no-cache"));
+    if status == StatusCode::UNAUTHORIZED {
+        res.insert_header((header::WWW_AUTHENTICATE, "Basic realm=\"pay\""));
+    }
+    res.json(OAuthErrorBody {
+        error: error.into(),
+        error_description: description,
+    })
 }
 
 /// An error on its way to the client: one variant per domain refusal type (each context's
@@ -454,15 +474,7 @@ impl ResponseError for ApiError {
         let (status, code, message, field) = self.parts();
         let mut res = HttpResponse::build(status);
         if let ApiError::OAuth(_) | ApiError::TokenProof(_) = self {
-            res.insert_header((header::CACHE_CONTROL, "no-store"))
-                .insert_header((header::PRAGMA, "no-cache"));
-            if status == StatusCode::UNAUTHORIZED {
-                res.insert_header((header::WWW_AUTHENTICATE, "Basic realm=\"pay\""));
-            }
-            return res.json(OAuthErrorBody {
-                error: code.into(),
-                error_description: message,
-            });
+            return oauth_error_response(status, code, message);
         }
         let missing_scope = match self {
             ApiError::Denied(Denied::MissingScope { scope, dpop_bound }) => {

@@ -10,10 +10,10 @@ use pay_domain::app::Pay;
 use pay_domain::bookkeeping::{header_record, ExportCursor, ExportKind, ExportPeriod};
 use pay_domain::tenancy::Principal;
 
-use super::read_query;
 use crate::api::bookkeeping::dto::parse_instant;
 use crate::edge::credentials::{blocking, Credentials};
 use crate::edge::error::{ApiError, ErrorBody};
+use crate::edge::form::read_query;
 
 fn read_period(query: &str) -> Result<ExportPeriod, ApiError> {
     let (mut from, mut to) = (None, None);

@@ -13,11 +13,11 @@ use pay_domain::app::Pay;
 use pay_domain::bookkeeping::{EvidenceRefusal, MAX_EVIDENCE_BYTES};
 use pay_domain::FieldError;
 
-use super::read_query;
 use crate::api::bookkeeping::dto::EvidenceFileDto;
 use crate::edge::body::{self, BodyError};
 use crate::edge::credentials::{blocking, Credentials};
 use crate::edge::error::{ApiError, ErrorBody};
+use crate::edge::form::read_query;
 
 /// A file's bytes, as the document describes them (`string`, `binary`).
 #[derive(Debug, utoipa::ToSchema)]

@@ -7,8 +7,6 @@ pub mod dto;
 pub mod export;
 pub mod files;
 
-use std::collections::HashSet;
-
 use actix_web::{get, post, web, HttpRequest, HttpResponse};
 use pay_domain::app::Pay;
 use pay_domain::bookkeeping::{ActivityFilter, Direction};
@@ -19,29 +17,10 @@ use crate::api::bookkeeping::dto::{
     ContactSearchList, CreateBookkeepingExpenseRequest, SandboxOutgoingTransferRequest,
     WalletActivityDetailDto, WalletActivityDto, WalletActivityList,
 };
-use crate::api::webhooks::percent_decode;
 use crate::edge::credentials::{blocking, Credentials};
 use crate::edge::error::{ApiError, ErrorBody};
+use crate::edge::form::read_query;
 use crate::edge::json::JsonBody;
-
-/// Reads a query string strictly: only `known` parameters, each at most once.
-pub(crate) fn read_query(query: &str, known: &[&str]) -> Result<Vec<(String, String)>, ApiError> {
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let key = percent_decode(k)?;
-        let value = percent_decode(v)?;
-        if !known.contains(&key.as_str()) {
-            return Err(ApiError::unknown_field(key));
-        }
-        if !seen.insert(key.clone()) {
-            return Err(FieldError::new(&key, format!("{key} is given twice")).into());
-        }
-        out.push((key, value));
-    }
-    Ok(out)
-}
 
 fn read_filter(query: &str) -> Result<ActivityFilter, ApiError> {
     let mut f = ActivityFilter::default();

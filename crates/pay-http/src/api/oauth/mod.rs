@@ -15,9 +15,9 @@ use pay_domain::tenancy::Scope;
 
 use crate::api::oauth::dto::{RevokeRequest, ServerMetadata, TokenRequest, TokenResponseDto};
 use crate::edge::credentials::{blocking, real_now_unix, target_uri, verify_dpop, DPOP_HEADER};
-use crate::edge::error::{ApiError, OAuthErrorBody, DPOP_NONCE_HEADER};
+use crate::edge::error::{oauth_error_response, ApiError, OAuthErrorBody, DPOP_NONCE_HEADER};
 use crate::edge::form;
-use crate::pages::gateway::{FormBody, FormError};
+use crate::edge::form::{FormBody, FormError};
 use crate::HttpConfig;
 
 fn refusal(code: C, description: &'static str) -> ApiError {
@@ -31,20 +31,6 @@ fn bad_form(why: String) -> HttpResponse {
         "invalid_request",
         why,
     )
-}
-
-fn oauth_error_response(
-    status: actix_web::http::StatusCode,
-    error: &str,
-    description: String,
-) -> HttpResponse {
-    HttpResponse::build(status)
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((header::PRAGMA, "no-cache"))
-        .json(OAuthErrorBody {
-            error: error.into(),
-            error_description: description,
-        })
 }
 
 /// The form's fields, or the answer refusing the body: 415 when it is not a form, 413 when
@@ -107,10 +93,7 @@ fn client_auth(
         .and_then(|b| String::from_utf8(b).ok())
         .ok_or_else(invalid)?;
     let (id, secret) = decoded.split_once(':').ok_or_else(invalid)?;
-    let unescape = |s: &str| -> Option<String> {
-        let pairs = crate::pages::gateway::decode_form(format!("v={s}").as_bytes()).ok()?;
-        Some(pairs.into_iter().next().map(|(_, v)| v).unwrap_or_default())
-    };
+    let unescape = |s: &str| form::percent_decode(s.as_bytes()).ok();
     let (id, secret) = (
         unescape(id).ok_or_else(invalid)?,
         unescape(secret).ok_or_else(invalid)?,

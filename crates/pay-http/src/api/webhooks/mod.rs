@@ -16,6 +16,7 @@ use crate::api::webhooks::dto::{
 };
 use crate::edge::credentials::{blocking, Credentials};
 use crate::edge::error::{ApiError, ErrorBody};
+use crate::edge::form::read_query;
 use crate::edge::json::JsonBody;
 use crate::edge::{company_id, link_uid};
 
@@ -219,14 +220,8 @@ pub async fn rotate_legacy_callback(
 /// Reads the log's query string strictly: known parameters only, each at most once.
 fn read_filter(query: &str) -> Result<DeliveryFilter, ApiError> {
     let mut f = DeliveryFilter::default();
-    let mut seen = std::collections::HashSet::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let key = percent_decode(k)?;
-        let value = percent_decode(v)?;
-        if !seen.insert(key.clone()) {
-            return Err(FieldError::new(&key, format!("{key} is given twice")).into());
-        }
+    let known = ["limit", "paymentLinkUid", "deliveryStatus", "search"];
+    for (key, value) in read_query(query, &known)? {
         match key.as_str() {
             "limit" => {
                 f.limit = value
@@ -246,34 +241,10 @@ fn read_filter(query: &str) -> Result<DeliveryFilter, ApiError> {
                     )
                 })?)
             }
-            "search" => f.search = Some(value).filter(|s| !s.is_empty()),
-            _ => return Err(ApiError::unknown_field(key)),
+            _ => f.search = Some(value).filter(|s| !s.is_empty()),
         }
     }
     Ok(f)
-}
-
-pub(crate) fn percent_decode(s: &str) -> Result<String, ApiError> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let b = bytes
-                    .get(i + 1..i + 3)
-                    .and_then(|h| std::str::from_utf8(h).ok())
-                    .and_then(|h| u8::from_str_radix(h, 16).ok())
-                    .ok_or_else(|| FieldError::new("query", "malformed percent-encoding"))?;
-                out.push(b);
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).map_err(|_| FieldError::new("query", "query must be UTF-8").into())
 }
 
 /// The delivery log: payment and subscription webhooks with their retry state, newest first.

@@ -20,8 +20,8 @@ use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentSessionId};
 
 use crate::edge::credentials::blocking;
 use crate::edge::error::ApiError;
+use crate::edge::form::{decode_form, FormBody, FormError};
 use crate::edge::{link_uid, session_id};
-use crate::pages::gateway::{decode_form, FormBody, FormError};
 use render::{Ctx, Problem, Screen};
 
 /// Length of the per-response CSP nonce (alphanumeric, about 131 bits).

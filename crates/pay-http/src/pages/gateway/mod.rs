@@ -3,113 +3,16 @@
 //! back, so every error is a small self-contained HTML page (no external assets, every value
 //! escaped) with the status, the `errorCode` and the field at fault, instead of JSON.
 
-use actix_web::dev::Payload;
 use actix_web::http::{header, StatusCode};
 use actix_web::{post, web, FromRequest, HttpRequest, HttpResponse};
-use futures_util::future::LocalBoxFuture;
 use pay_domain::app::Pay;
 use pay_domain::kernel::error::RateLimited;
 use pay_domain::kernel::html::escape;
 use pay_domain::tenancy::Denied;
 
-use crate::edge::body::{self, BodyError};
 use crate::edge::credentials::blocking;
 use crate::edge::error::ApiError;
-
-/// Largest form body accepted (the JSON routes' limit).
-pub const MAX_FORM_BYTES: usize = body::MAX_BODY_BYTES;
-
-const FORM_CONTENT_TYPE: &str = "application/x-www-form-urlencoded";
-
-/// What the edge refuses before the domain sees the form.
-#[derive(Debug)]
-pub enum FormError {
-    /// Not `application/x-www-form-urlencoded` (415).
-    NotAForm,
-    /// Over `MAX_FORM_BYTES` (413).
-    TooLarge,
-    /// Bad percent-encoding or not UTF-8 (400 `invalid_form`).
-    Malformed(String),
-}
-
-/// The form's (name, value) pairs in body order, decoded strictly. Like `JsonBody`, extraction
-/// never fails the request by itself: the handler checks the key and the `Origin` first.
-#[derive(Debug)]
-pub struct FormBody(pub Result<Vec<(String, String)>, FormError>);
-
-impl FromRequest for FormBody {
-    type Error = ApiError;
-    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let form = body::content_type_is(req, FORM_CONTENT_TYPE);
-        let declared = body::declared_length(req);
-        let mut payload = payload.take();
-        Box::pin(async move { Ok(FormBody(read(form, declared, &mut payload).await)) })
-    }
-}
-
-async fn read(
-    form: bool,
-    declared: Option<usize>,
-    payload: &mut Payload,
-) -> Result<Vec<(String, String)>, FormError> {
-    if !form {
-        return Err(FormError::NotAForm);
-    }
-    let body = body::read(declared, payload).await.map_err(|e| match e {
-        BodyError::TooLarge => FormError::TooLarge,
-        BodyError::Unreadable(why) => FormError::Malformed(why),
-    })?;
-    decode_form(&body)
-}
-
-/// `application/x-www-form-urlencoded` as the WHATWG URL standard parses it (`&`-separated,
-/// empty sequences skipped, the first `=` splits, `+` is a space), except that a malformed
-/// percent escape or bytes that are not UTF-8 are refused instead of silently replaced.
-pub fn decode_form(body: &[u8]) -> Result<Vec<(String, String)>, FormError> {
-    body.split(|b| *b == b'&')
-        .filter(|seq| !seq.is_empty())
-        .map(|seq| {
-            let (name, value) = match seq.iter().position(|b| *b == b'=') {
-                Some(i) => (&seq[..i], &seq[i + 1..]),
-                None => (seq, &[][..]),
-            };
-            let name = decode_component(name)?;
-            let value = decode_component(value).map_err(|_| {
-                FormError::Malformed(format!(
-                    "the value of {name} is not valid percent-encoded UTF-8"
-                ))
-            })?;
-            Ok((name, value))
-        })
-        .collect()
-}
-
-fn decode_component(raw: &[u8]) -> Result<String, FormError> {
-    let bad = || FormError::Malformed("a field name is not valid percent-encoded UTF-8".into());
-    let hex = |b: u8| (b as char).to_digit(16);
-    let mut out = Vec::with_capacity(raw.len());
-    let mut i = 0;
-    while i < raw.len() {
-        match raw[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let (Some(hi), Some(lo)) = (
-                    raw.get(i + 1).copied().and_then(hex),
-                    raw.get(i + 2).copied().and_then(hex),
-                ) else {
-                    return Err(bad());
-                };
-                out.push((hi * 16 + lo) as u8);
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).map_err(|_| bad())
-}
+use crate::edge::form::{FormBody, FormError, MAX_FORM_BYTES};
 
 /// The form's fields, for the OpenAPI document (the handler reads the pairs itself). Besides
 /// these, any number of `metadata[<key>]` string fields.
@@ -369,50 +272,6 @@ code{{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;background:#f0f0f2
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pairs(body: &str) -> Vec<(String, String)> {
-        decode_form(body.as_bytes()).unwrap()
-    }
-
-    fn owned(list: &[(&str, &str)]) -> Vec<(String, String)> {
-        list.iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
-
-    #[test]
-    fn decodes_like_a_browser_encodes() {
-        assert_eq!(
-            pairs("amount=12.50&title=Two+mugs%21&metadata%5Bcart%5D=7&note=caf%C3%A9&empty=&bare"),
-            owned(&[
-                ("amount", "12.50"),
-                ("title", "Two mugs!"),
-                ("metadata[cart]", "7"),
-                ("note", "café"),
-                ("empty", ""),
-                ("bare", ""),
-            ])
-        );
-        assert_eq!(pairs(""), owned(&[]));
-        assert_eq!(pairs("&&a=1&"), owned(&[("a", "1")]));
-        assert_eq!(pairs("a=b=c"), owned(&[("a", "b=c")]));
-        assert_eq!(pairs("a=%2B%26%3D"), owned(&[("a", "+&=")]));
-        // Repeats are kept for the domain to refuse.
-        assert_eq!(pairs("a=1&a=2"), owned(&[("a", "1"), ("a", "2")]));
-    }
-
-    #[test]
-    fn refuses_what_a_lenient_parser_would_mangle() {
-        for bad in [
-            "a=%", "a=%2", "a=%zz", "a=%+1", "a=%C3", "%ff=1", "a=%C3%28",
-        ] {
-            assert!(
-                matches!(decode_form(bad.as_bytes()), Err(FormError::Malformed(_))),
-                "{bad}"
-            );
-        }
-        assert!(decode_form(b"a=\xff").is_err());
-    }
 
     #[test]
     fn pages_escape_every_value() {

@@ -19,8 +19,8 @@ use pay_domain::tenancy::{Membership, Permission, TenancyError};
 use crate::edge::credentials::{blocking, session_cookie, SESSION_COOKIE};
 use crate::edge::error::ApiError;
 use crate::edge::form;
+use crate::edge::form::{decode_form, FormBody};
 use crate::pages::checkout::{csp_with_form_target, path_prefix};
-use crate::pages::gateway::{decode_form, FormBody};
 use crate::HttpConfig;
 use forms::{AuthorizeQuery, ConsentForm, SignInForm};
 

@@ -18,10 +18,10 @@ use pay_domain::subscriptions::SubscriptionStatus;
 
 use crate::edge::credentials::blocking;
 use crate::edge::error::ApiError;
+use crate::edge::form::{decode_form, FormBody, FormError};
 use crate::pages::checkout::{
     field, fields, form_origin, form_problem, path_prefix, respond, FormOrigin,
 };
-use crate::pages::gateway::{decode_form, FormBody, FormError};
 use render::Ctx;
 
 const NONCE_LEN: usize = 22;
