@@ -11,7 +11,7 @@ pub const INVALID_DPOP_PROOF: &str = "invalid_dpop_proof";
 pub const USE_DPOP_NONCE: &str = "use_dpop_nonce";
 
 /// A DPoP proof refused by [`crate::verify_proof`]. Each variant is one rule of RFC 9449
-/// section 4.3 or of our stricter local policy (design/security.md, "DPoP").
+/// section 4.3 or of our stricter local policy (docs/security.md, "DPoP proofs").
 ///
 /// `Display` is a short English description without any client-supplied value, fit for an
 /// `error_description` parameter (it holds no `"` or `\`).

@@ -32,7 +32,7 @@ pub const MAX_PROOF_LEN: usize = 8 * 1024;
 /// keeps the replay store's rows small whatever the client sends.
 pub const MAX_JTI_CHARS: usize = 256;
 
-/// Default oldest acceptable `iat`, in seconds before now (design/security.md).
+/// Default oldest acceptable `iat`, in seconds before now (docs/security.md, "DPoP proofs").
 pub const DEFAULT_MAX_AGE_SECS: i64 = 300;
 
 /// Default furthest acceptable `iat` ahead of now, in seconds: client clock skew.
@@ -142,7 +142,7 @@ pub struct VerifiedProof {
 }
 
 /// Verifies the `DPoP` header(s) of one request against `check`, walking RFC 9449 section 4.3
-/// plus our local rules (design/security.md, "DPoP"). `header_values` must hold every `DPoP`
+/// plus our local rules (docs/security.md, "DPoP proofs"). `header_values` must hold every `DPoP`
 /// header of the request, so that two headers are refused rather than one picked.
 ///
 /// The signature is checked before any claim is believed. A nonce failure is reported only
@@ -260,7 +260,7 @@ pub fn verify_proof(
 
 /// Verifies a native installation's key change: `DPoP` made with the new key and
 /// `DPoP-Previous` made with the key registered now, both passing every rule of
-/// [`verify_proof`] for the same method and URI, with distinct `jti`s (design/security.md).
+/// [`verify_proof`] for the same method and URI, with distinct `jti`s (docs/security.md, "DPoP proofs").
 ///
 /// `check.bound_jkt` is ignored: the new key is not bound to anything yet, and the previous
 /// proof is held to `registered_jkt`. Both `jti`s must then go to the replay store, and the

@@ -1,4 +1,4 @@
-//! Known-answer vectors from the RFCs (design/security.md, "Known-answer vectors"): if one of
+//! Known-answer vectors from the RFCs (docs/security.md, "Known-answer vectors"): if one of
 //! these moves, the crate no longer interoperates, whatever the other tests say.
 //!
 //! Sources, copied from the published texts: RFC 9449 figures 5, 7 and 13 (the only example

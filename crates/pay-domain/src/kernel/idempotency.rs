@@ -1,4 +1,4 @@
-//! `Idempotency-Key` (spec, "Grant subscription notes"; design/security.md, Idempotency): a key
+//! `Idempotency-Key` (spec, "Grant subscription notes"; docs/security.md, "Idempotency keys"): a key
 //! scoped to (credential, method, route, key), claimed before the effect; the effect and its
 //! stored answer commit together; a byte-identical retry replays that answer, another request
 //! with the key, or one while the first still runs, is refused with 409. Records are kept at

@@ -1,0 +1,1 @@
+//! Partner onboarding (room for a later issue).
