@@ -4,9 +4,9 @@
 //! internal address (DNS rebinding).
 
 use std::fmt;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
-use pay_domain::webhooks::{is_forbidden_ip, is_malformed_name};
+use pay_domain::webhooks::{is_forbidden_ip, parse_target};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::Url;
 
@@ -75,37 +75,11 @@ impl Resolve for GuardedResolver {
     }
 }
 
-/// Parses and checks a webhook URL before any connection: `https` (and `http` too when private
-/// targets are allowed), no user info, and, unless private targets are allowed, a literal IP
-/// host not in a forbidden range and no name with an empty label (`127.0.0.1..`). The
-/// resolver never sees literal IPs, so this is their only check. The URL parser normalises the
-/// odd IPv4 spellings (`2130706433`, `0x7f.1`, `127.1`, `127.0.0.1.`) before the check, so
-/// they cannot slip past it.
+/// Parses and checks a webhook URL before any connection, with the domain's one parse and
+/// rules (`pay_domain::webhooks::parse_target`), the same the URL met when it was saved: the
+/// connection goes to the host that parse judged.
 pub(crate) fn parse_checked(url: &str, allow_private: bool) -> Result<Url, String> {
-    let parsed = Url::parse(url).map_err(|e| format!("invalid url: {e}"))?;
-    match parsed.scheme() {
-        "https" => {}
-        "http" if allow_private => {}
-        other => return Err(format!("scheme {other} is not allowed (https only)")),
-    }
-    if !parsed.username().is_empty() || parsed.password().is_some() {
-        return Err("user info in the url is not allowed".into());
-    }
-    let host = parsed.host_str().ok_or("url has no host")?;
-    // The parser has already turned IPv4 hosts into dotted quads and kept IPv6 in brackets.
-    let literal = host
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(host);
-    if let Ok(ip) = literal.parse::<IpAddr>() {
-        if !allow_private && is_forbidden_ip(ip) {
-            return Err(format!("{ip} is a forbidden address"));
-        }
-    } else if !allow_private && is_malformed_name(host) {
-        // `127.0.0.1..` is a name to the URL parser, and what a resolver makes of it varies.
-        return Err(format!("{host} is not a valid host name"));
-    }
-    Ok(parsed)
+    parse_target(url, allow_private).map_err(|refusal| refusal.to_string())
 }
 
 /// See [`parse_checked`]; the error says why, without echoing the URL.

@@ -5,6 +5,7 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use time::Duration;
+use url::{Host, Url};
 
 use crate::kernel::error::FieldError;
 use crate::kernel::ids::CompanyId;
@@ -223,36 +224,83 @@ fn is_forbidden_v6(ip: Ipv6Addr) -> bool {
     NETS.iter().any(|(net, p)| in_v6(ip, *net, *p))
 }
 
-/// Why a URL's host may not be a webhook target, or `None` when it may. `host` is as written
-/// in the URL (letter case as given, an IPv6 literal without its brackets). Refused: names
-/// with an empty label (`127.0.0.1..`, `.example`, `a..b`: URL parsers and resolvers read
-/// them differently), `localhost` and its subdomains, and literal addresses in a forbidden
-/// range in any spelling a URL parser accepts (`127.1`, `2130706433`, `0x7f.0.0.1`, a
-/// trailing dot). Names are judged again at connect time, by every address they resolve to.
-pub fn host_refusal(host: &str) -> Option<&'static str> {
-    if let Ok(v6) = host.parse::<Ipv6Addr>() {
-        return is_forbidden_v6(v6).then_some(PRIVATE_HOST);
+/// A webhook URL refused by [`parse_target`]. `Display` says why without echoing the URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetRefusal {
+    /// Not a URL a client can send to (the parser's reason).
+    Invalid(String),
+    /// A scheme other than `https` (or `http` when private targets are allowed).
+    Scheme(String),
+    /// `user:password@` in the URL.
+    UserInfo,
+    /// A literal address in a forbidden range, in whatever spelling the URL gave it.
+    Forbidden(IpAddr),
+    /// A name with an empty label (`127.0.0.1..`, `a..b`).
+    MalformedName(String),
+}
+
+impl fmt::Display for TargetRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TargetRefusal::Invalid(why) => write!(f, "invalid url: {why}"),
+            TargetRefusal::Scheme(s) => write!(f, "scheme {s} is not allowed (https only)"),
+            TargetRefusal::UserInfo => f.write_str("user info in the url is not allowed"),
+            TargetRefusal::Forbidden(ip) => write!(f, "{ip} is a forbidden address"),
+            TargetRefusal::MalformedName(h) => write!(f, "{h} is not a valid host name"),
+        }
     }
-    if is_malformed_name(host) {
-        return Some("must have a valid host");
+}
+
+/// The one parse of a webhook URL, shared by the check when it is saved and the check before
+/// each connection: the WHATWG URL parser (the one the HTTP client sends with), so the host
+/// judged is the host connected to, whatever its spelling (`2130706433`, `0x7f.1`, `127.1`,
+/// a trailing dot, percent-escapes and full-width digits are all read as the client reads
+/// them). Refused: a scheme other than `https` (`http` too when private targets are allowed),
+/// user info, and, unless private targets are allowed, a literal address in a forbidden range
+/// or a name with an empty label. A name is judged again at connect time by every address it
+/// resolves to; the resolver never sees a literal address, so this is its only check.
+pub fn parse_target(url: &str, allow_private: bool) -> Result<Url, TargetRefusal> {
+    let parsed = Url::parse(url).map_err(|e| TargetRefusal::Invalid(e.to_string()))?;
+    match parsed.scheme() {
+        "https" => {}
+        "http" if allow_private => {}
+        other => return Err(TargetRefusal::Scheme(other.to_owned())),
     }
-    let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
-    if name == "localhost" || name.ends_with(".localhost") {
-        return Some(PRIVATE_HOST);
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(TargetRefusal::UserInfo);
     }
-    let ip = name
-        .parse::<IpAddr>()
-        .ok()
-        .or_else(|| lenient_ipv4(&name).map(IpAddr::V4));
-    ip.is_some_and(is_forbidden_ip).then_some(PRIVATE_HOST)
+    let host = parsed
+        .host()
+        .ok_or_else(|| TargetRefusal::Invalid("url has no host".into()))?;
+    if !allow_private {
+        match host {
+            Host::Ipv4(v4) if is_forbidden_v4(v4) => {
+                return Err(TargetRefusal::Forbidden(IpAddr::V4(v4)))
+            }
+            Host::Ipv6(v6) if is_forbidden_v6(v6) => {
+                return Err(TargetRefusal::Forbidden(IpAddr::V6(v6)))
+            }
+            Host::Domain(name) if is_malformed_name(name) => {
+                return Err(TargetRefusal::MalformedName(name.to_owned()))
+            }
+            _ => {}
+        }
+    }
+    Ok(parsed)
 }
 
 /// Whether a host name has an empty label once one trailing dot (the fully qualified spelling
 /// of the same name: "localhost." is localhost) is set aside: `127.0.0.1..`, `.example`,
 /// `a..b`. URL parsers and resolvers read such names differently, so none is a target.
-pub fn is_malformed_name(host: &str) -> bool {
+fn is_malformed_name(host: &str) -> bool {
     let name = host.strip_suffix('.').unwrap_or(host);
     name.is_empty() || name.split('.').any(str::is_empty)
+}
+
+/// `localhost` and its subdomains, in any letter case, with or without the trailing dot.
+fn is_localhost(name: &str) -> bool {
+    let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
+    name == "localhost" || name.ends_with(".localhost")
 }
 
 /// Why a callback's host is refused when it names a loopback, private or reserved address.
@@ -263,79 +311,39 @@ const PRIVATE_HOST: &str = "must be a public address";
 pub const PRIVATE_TARGETS_HINT: &str = "(to reach a receiver on this machine or a private network \
      in development, start the server with PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS=true)";
 
-/// Checks a callback URL when it is saved: `https` (or `http` when private targets are allowed,
-/// for development), no user info, at most 2,048 characters, and a host `host_refusal`
-/// accepts. Names are checked again at connect time, against every address they resolve to.
+/// Checks a callback URL when it is saved: the URL rules of every stored URL (at most 2,048
+/// characters, no user info, a host), then [`parse_target`], the same parse and rules the
+/// connection is checked with; and, at save time only, no `localhost` name (a name is
+/// otherwise left to the connect-time check of the addresses it resolves to).
 pub fn validate_callback_url(
     field: &str,
     url: &str,
     allow_private: bool,
 ) -> Result<(), FieldError> {
     validate::http_url(field, url)?;
-    let rest = match url.strip_prefix("https://") {
-        Some(r) => r,
-        None if allow_private => url.strip_prefix("http://").unwrap_or(url),
-        None => {
-            return Err(FieldError::new(
-                field,
-                format!("{field} must use https {PRIVATE_TARGETS_HINT}"),
-            ));
-        }
-    };
-    if allow_private {
-        return Ok(());
-    }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(""),
-        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
-    };
-    match host_refusal(host) {
-        Some(why) if why == PRIVATE_HOST => Err(FieldError::new(
+    let private = || {
+        FieldError::new(
             field,
-            format!("{field} {why} {PRIVATE_TARGETS_HINT}"),
-        )),
-        Some(why) => Err(FieldError::new(field, format!("{field} {why}"))),
-        None => Ok(()),
-    }
-}
-
-/// IPv4 hosts as URL parsers read them (WHATWG): one to four dot-separated numbers, each
-/// decimal, `0x` hex or `0`-prefixed octal, the last filling the remaining bytes, so that
-/// `127.1`, `2130706433`, `0x7f.0.0.1` and `0177.0.0.1` are all 127.0.0.1. `None` when the
-/// host is a name.
-fn lenient_ipv4(host: &str) -> Option<Ipv4Addr> {
-    let parts: Vec<&str> = host.split('.').collect();
-    if parts.is_empty() || parts.len() > 4 {
-        return None;
-    }
-    let number = |p: &str| -> Option<u64> {
-        if p.is_empty() {
-            return None;
-        }
-        let (digits, radix) = if let Some(h) = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X"))
-        {
-            (h, 16)
-        } else if p.len() > 1 && p.starts_with('0') {
-            (&p[1..], 8)
-        } else {
-            (p, 10)
-        };
-        if digits.is_empty() {
-            return Some(0);
-        }
-        u64::from_str_radix(digits, radix).ok()
+            format!("{field} {PRIVATE_HOST} {PRIVATE_TARGETS_HINT}"),
+        )
     };
-    let nums: Vec<u64> = parts.iter().map(|p| number(p)).collect::<Option<_>>()?;
-    let (last, init) = nums.split_last()?;
-    if init.iter().any(|n| *n > 255) || *last >= 256u64.pow(5 - nums.len() as u32) {
-        return None;
+    let parsed = parse_target(url, allow_private).map_err(|refusal| match refusal {
+        TargetRefusal::Scheme(_) => FieldError::new(
+            field,
+            format!("{field} must use https {PRIVATE_TARGETS_HINT}"),
+        ),
+        TargetRefusal::UserInfo => {
+            FieldError::new(field, format!("{field} must not contain user info"))
+        }
+        TargetRefusal::Forbidden(_) => private(),
+        TargetRefusal::Invalid(_) | TargetRefusal::MalformedName(_) => {
+            FieldError::new(field, format!("{field} must have a valid host"))
+        }
+    })?;
+    match parsed.host() {
+        Some(Host::Domain(name)) if !allow_private && is_localhost(name) => Err(private()),
+        _ => Ok(()),
     }
-    let mut value = *last;
-    for (i, n) in init.iter().enumerate() {
-        value += n << (8 * (3 - i));
-    }
-    u32::try_from(value).ok().map(Ipv4Addr::from)
 }
 
 #[cfg(test)]
@@ -509,23 +517,6 @@ mod tests {
     }
 
     #[test]
-    fn lenient_ipv4_reads_hosts_like_url_parsers() {
-        let ip = |s: &str| lenient_ipv4(s).map(|a| a.to_string());
-        assert_eq!(ip("127.1").as_deref(), Some("127.0.0.1"));
-        assert_eq!(ip("2130706433").as_deref(), Some("127.0.0.1"));
-        assert_eq!(ip("0x7f.0.0.1").as_deref(), Some("127.0.0.1"));
-        assert_eq!(ip("0177.0.0.1").as_deref(), Some("127.0.0.1"));
-        assert_eq!(ip("8.8.8.8").as_deref(), Some("8.8.8.8"));
-        assert_eq!(ip("1.2.65535").as_deref(), Some("1.2.255.255"));
-        assert_eq!(ip("1.2.65536"), None);
-        assert_eq!(ip("256.1.1.1"), None);
-        assert_eq!(ip("4294967296"), None);
-        assert_eq!(ip("shop.example"), None);
-        assert_eq!(ip("1.2.3.4.5"), None);
-        assert_eq!(ip("08.1.1.1"), None, "8 is not an octal digit");
-    }
-
-    #[test]
     fn url_rules_when_saving() {
         assert!(validate_callback_url("url", "https://hooks.shop.example/pay", false).is_ok());
         assert!(validate_callback_url("url", "https://93.184.216.34/hook", false).is_ok());
@@ -547,6 +538,10 @@ mod tests {
             "https://10.1/hook",
             "https://0xa9fea9fe/hook",
             "ftp://x.example/",
+            // Spellings only the URL parser reads as an address: judged as it reads them.
+            "https://127.0.0.1%2e/hook",
+            "https://%31%32%37.0.0.1/hook",
+            "https://\u{ff11}\u{ff12}\u{ff17}.0.0.1/hook",
         ] {
             let e = validate_callback_url("url", bad, false).unwrap_err();
             assert!(
@@ -557,6 +552,32 @@ mod tests {
         // Development and tests: http and private targets allowed, user info still not.
         assert!(validate_callback_url("url", "http://127.0.0.1:9000/hook", true).is_ok());
         assert!(validate_callback_url("url", "https://u:p@127.0.0.1/", true).is_err());
+    }
+
+    #[test]
+    fn the_connection_is_checked_with_the_same_parse() {
+        // What the save refuses for its address, the connect-time check refuses too, and a
+        // name is left to the resolver there.
+        for bad in [
+            "https://2130706433/",
+            "https://127.0.0.1%2e/",
+            "https://[::ffff:0:a9fe:a9fe]/",
+            "https://127.0.0.1../",
+        ] {
+            assert!(validate_callback_url("url", bad, false).is_err(), "{bad}");
+            assert!(parse_target(bad, false).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_target("https://0x7f.1/", false),
+            Err(TargetRefusal::Forbidden("127.0.0.1".parse().unwrap()))
+        );
+        assert!(parse_target("https://localhost/", false).is_ok());
+        assert_eq!(
+            parse_target("https://hooks.shop.example/pay", false)
+                .unwrap()
+                .host_str(),
+            Some("hooks.shop.example")
+        );
     }
 
     #[test]
