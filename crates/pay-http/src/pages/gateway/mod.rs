@@ -4,7 +4,7 @@
 //! escaped) with the status, the `errorCode` and the field at fault, instead of JSON.
 
 use actix_web::http::{header, StatusCode};
-use actix_web::{post, web, FromRequest, HttpRequest, HttpResponse};
+use actix_web::{post, web, HttpRequest, HttpResponse};
 use pay_domain::app::Pay;
 use pay_domain::kernel::error::RateLimited;
 use pay_domain::kernel::html::escape;
