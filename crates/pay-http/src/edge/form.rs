@@ -174,6 +174,60 @@ pub fn read<T: DeserializeOwned>(pairs: &[(String, String)]) -> Result<T, String
     })
 }
 
+/// Why a page's own form was not read by its struct.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormProblem {
+    /// A name the form's struct does not take.
+    Unknown(String),
+    /// A name given twice.
+    Repeated(String),
+    /// A name the struct requires, absent.
+    Missing(String),
+    /// Any other reason the struct gave.
+    Invalid(String),
+}
+
+impl FormProblem {
+    /// The sentence a page shows for it.
+    pub fn page_message(&self) -> String {
+        match self {
+            FormProblem::Unknown(name) => {
+                format!("The form has a field this page does not take: {name}.")
+            }
+            FormProblem::Repeated(name) => format!("The form repeats the field {name}."),
+            FormProblem::Missing(name) => format!("The form lacks the field {name}."),
+            FormProblem::Invalid(why) => why.clone(),
+        }
+    }
+}
+
+/// Reads a page's own form into `T` as posted: every name must be one `T` takes (`T` is
+/// `deny_unknown_fields`), none twice, and an empty value stays the empty string (the page
+/// says what it means). The struct that documents the form in the OpenAPI document is the one
+/// that reads it.
+pub fn read_page_form<T: DeserializeOwned>(pairs: &[(String, String)]) -> Result<T, FormProblem> {
+    let mut map = serde_json::Map::new();
+    for (name, value) in pairs {
+        if map
+            .insert(name.clone(), serde_json::Value::String(value.clone()))
+            .is_some()
+        {
+            return Err(FormProblem::Repeated(name.clone()));
+        }
+    }
+    serde_json::from_value(serde_json::Value::Object(map)).map_err(|e| {
+        let why = e.to_string();
+        let quoted = |rest: &str| rest.split('`').nth(1).unwrap_or_default().to_owned();
+        if let Some(rest) = why.strip_prefix("unknown field ") {
+            FormProblem::Unknown(quoted(rest))
+        } else if let Some(rest) = why.strip_prefix("missing field ") {
+            FormProblem::Missing(quoted(rest))
+        } else {
+            FormProblem::Invalid(why)
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,5 +311,44 @@ mod tests {
         for bad in ["c=1", "a=1&a=2", "a=%zz", "a=%+1", "a=%C3"] {
             assert!(read_query(bad, &["a", "b"]).is_err(), "{bad}");
         }
+    }
+
+    #[derive(Debug, serde::Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Page {
+        a: String,
+        b: Option<String>,
+    }
+
+    #[test]
+    fn a_page_form_is_read_as_posted_by_its_struct() {
+        let f: Page = read_page_form(&given(&[("a", ""), ("b", "")])).unwrap();
+        assert_eq!(
+            f,
+            Page {
+                a: String::new(),
+                b: Some(String::new())
+            }
+        );
+        assert_eq!(
+            read_page_form::<Page>(&given(&[("a", "1"), ("c", "")])),
+            Err(FormProblem::Unknown("c".into()))
+        );
+        assert_eq!(
+            read_page_form::<Page>(&given(&[("a", "1"), ("a", "2")])),
+            Err(FormProblem::Repeated("a".into()))
+        );
+        assert_eq!(
+            read_page_form::<Page>(&given(&[("b", "1")])),
+            Err(FormProblem::Missing("a".into()))
+        );
+        assert_eq!(
+            FormProblem::Unknown("c".into()).page_message(),
+            "The form has a field this page does not take: c."
+        );
+        assert_eq!(
+            FormProblem::Repeated("a".into()).page_message(),
+            "The form repeats the field a."
+        );
     }
 }

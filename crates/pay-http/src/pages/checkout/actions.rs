@@ -1,6 +1,8 @@
 //! The page's forms without JavaScript: start a session, and accept, cancel, refresh or give the refund address of one; each answers 303 to the session's page, or the page again with the message.
 
 use super::*;
+use crate::edge::form::{read_page_form, FormProblem};
+use crate::pages::checkout::forms::{EmptyForm, RefundAddressForm, StartForm};
 
 /// No-JavaScript start: `payAsset` from the form; 303 to the new session's page.
 #[utoipa::path(
@@ -42,9 +44,10 @@ pub async fn start(
         if !origin.allowed_for(&p, view.link.company_id)? {
             return Ok(None);
         }
-        let asset = match fields(form, &["payAsset"]) {
-            Ok(f) => field(&f, "payAsset").filter(|a| !a.is_empty()),
-            Err(why) => return Ok(Some((view, Err(why)))),
+        let asset = match read_page_form::<StartForm>(&form) {
+            Ok(f) => Some(f.pay_asset).filter(|a| !a.is_empty()),
+            Err(FormProblem::Missing(_)) => None,
+            Err(why) => return Ok(Some((view, Err(why.page_message())))),
         };
         let Some(asset) = asset else {
             return Ok(Some((view, Err("Choose what to pay with.".to_owned()))));
@@ -155,13 +158,19 @@ pub(super) async fn session_action(
         if !origin.allowed_for(&p, view.link.company_id)? {
             return Ok(None);
         }
-        let allowed: &[&str] = match action {
-            Action::RefundAddress => &["address"],
-            _ => &[],
+        // The refund form's one field; the others take none. An absent address is the empty
+        // one, which the domain refuses with its reason.
+        let read = match action {
+            Action::RefundAddress => match read_page_form::<RefundAddressForm>(&form) {
+                Ok(f) => Ok(f.address),
+                Err(FormProblem::Missing(_)) => Ok(String::new()),
+                Err(why) => Err(why),
+            },
+            _ => read_page_form::<EmptyForm>(&form).map(|_| String::new()),
         };
-        let form = match fields(form, allowed) {
-            Ok(f) => f,
-            Err(why) => return Ok(Some((view, Err(why)))),
+        let address = match read {
+            Ok(a) => a,
+            Err(why) => return Ok(Some((view, Err(why.page_message())))),
         };
         let sid = session_id(&sid);
         let done = sid
@@ -170,10 +179,7 @@ pub(super) async fn session_action(
                 Action::Accept => p.checkout().accept_session(&uid, sid),
                 Action::Cancel => p.checkout().cancel_session(&uid, sid),
                 Action::Refresh => p.checkout().refresh_quote(&uid, sid),
-                Action::RefundAddress => {
-                    let address = field(&form, "address").unwrap_or_default();
-                    p.checkout().submit_refund_address(&uid, sid, &address)
-                }
+                Action::RefundAddress => p.checkout().submit_refund_address(&uid, sid, &address),
             });
         // A refused refund address is shown on the session's own page, beside the form.
         let current = match (&done, sid) {

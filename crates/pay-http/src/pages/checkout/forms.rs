@@ -1,7 +1,7 @@
-//! The hosted checkout page's form bodies, for the OpenAPI document. The page routes read
-//! their forms as (name, value) pairs (`checkout_page::fields`: exactly these names, each at
-//! most once, anything else refused), so these structs only describe what they take (their
-//! serde attributes give the document the names and `additionalProperties: false`).
+//! The hosted checkout page's form bodies: what reads each form (`edge::form::read_page_form`:
+//! exactly these names, each at most once, anything else refused) and what the OpenAPI
+//! document describes (their serde attributes give it the names and
+//! `additionalProperties: false`).
 
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -14,7 +14,6 @@ pub struct EmptyForm {}
 /// The asset choice of `POST /pay/{uid}/start`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct StartForm {
     /// An asset identifier of the link's pay assets.
     #[serde(rename = "payAsset")]
@@ -25,7 +24,6 @@ pub struct StartForm {
 /// The refund address of a `refund_pending` session.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct RefundAddressForm {
     /// An address on the chain of the session's pay asset.
     #[schema(min_length = 1, max_length = 128)]

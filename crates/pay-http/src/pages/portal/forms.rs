@@ -1,14 +1,23 @@
-//! The portal's form bodies, for the OpenAPI document. The routes read their forms as (name,
-//! value) pairs (`checkout::fields`: exactly these names, each at most once, anything else
-//! refused), so these structs only describe what they take.
+//! The portal's form bodies: what reads each form (`edge::form::read_page_form`: exactly these
+//! names, each at most once, anything else refused) and what the OpenAPI document describes.
 
+use pay_domain::customers::portal::PortalParams;
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use utoipa::ToSchema;
+
+/// A portal form: the signed URL's parameters, the page's token and one value.
+pub trait PortalForm: DeserializeOwned {
+    /// The name of the form's one value.
+    const VALUE: &'static str;
+
+    /// The signed parameters, the token and the value.
+    fn into_parts(self) -> (PortalParams, String, String);
+}
 
 /// The rename form.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct RenameForm {
     pub company: String,
     pub customer: String,
@@ -29,7 +38,6 @@ pub struct RenameForm {
 /// The pause, resume and cancel forms.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct StatusForm {
     pub company: String,
     pub customer: String,
@@ -45,4 +53,36 @@ pub struct StatusForm {
     /// `paused`, `active` or `cancelled`.
     #[schema(schema_with = crate::api::schema::subscription_status)]
     pub status: String,
+}
+
+impl PortalForm for RenameForm {
+    const VALUE: &'static str = "name";
+
+    fn into_parts(self) -> (PortalParams, String, String) {
+        let params = PortalParams {
+            company: self.company,
+            customer: self.customer,
+            expires: self.expires,
+            signature: self.signature,
+            grant: self.grant,
+            access: self.access,
+        };
+        (params, self.token, self.name)
+    }
+}
+
+impl PortalForm for StatusForm {
+    const VALUE: &'static str = "status";
+
+    fn into_parts(self) -> (PortalParams, String, String) {
+        let params = PortalParams {
+            company: self.company,
+            customer: self.customer,
+            expires: self.expires,
+            signature: self.signature,
+            grant: self.grant,
+            access: self.access,
+        };
+        (params, self.token, self.status)
+    }
 }

@@ -18,10 +18,11 @@ use pay_domain::subscriptions::SubscriptionStatus;
 
 use crate::edge::credentials::blocking;
 use crate::edge::error::ApiError;
-use crate::edge::form::{decode_form, FormBody, FormError};
+use crate::edge::form::{decode_form, read_page_form, FormBody, FormError, FormProblem};
 use crate::pages::checkout::{
     field, fields, form_origin, form_problem, path_prefix, respond, FormOrigin,
 };
+use crate::pages::portal::forms::{PortalForm, RenameForm, StatusForm};
 use render::Ctx;
 
 const NONCE_LEN: usize = 22;
@@ -156,34 +157,36 @@ fn signed_params(form: &[(String, String)]) -> Option<PortalParams> {
     })
 }
 
-/// A posted form: the origin checked, exactly `SIGNED` + `token` + `extra`, each once.
-fn read_form(
+/// A posted form: the origin checked, read by its struct `F` (exactly the signed parameters,
+/// `token` and its value, each once). An absent value is the empty one, as the domain then
+/// says; without the signed parameters or the token nothing can be checked: refused as a bad
+/// URL.
+fn read_form<F: PortalForm>(
     pay: &Pay,
     page: &Page,
     req: &HttpRequest,
     body: FormBody,
-    extra: &str,
 ) -> Result<PostedForm, Box<HttpResponse>> {
     let origin = form_origin(pay.public_pay_url(), req);
     if origin == FormOrigin::Refused {
         return Err(Box::new(page.foreign()));
     }
-    let form = body.0.map_err(|e| Box::new(page.form_error(&e)))?;
-    let names = [
-        SIGNED[0], SIGNED[1], SIGNED[2], SIGNED[3], SIGNED[4], SIGNED[5], "token", extra,
-    ];
-    let form = fields(form, &names).map_err(|why| {
-        Box::new(page.problem(
-            StatusCode::BAD_REQUEST,
-            "The form could not be read",
-            &why,
-            None,
-        ))
-    })?;
-    // Without the signed parameters or the token nothing can be checked: refused as a bad URL.
-    let params = signed_params(&form).ok_or_else(|| Box::new(page.refused()))?;
-    let token = field(&form, "token").ok_or_else(|| Box::new(page.refused()))?;
-    let value = field(&form, extra).unwrap_or_default();
+    let mut form = body.0.map_err(|e| Box::new(page.form_error(&e)))?;
+    if !form.iter().any(|(k, _)| k == F::VALUE) {
+        form.push((F::VALUE.to_owned(), String::new()));
+    }
+    let (params, token, value) = match read_page_form::<F>(&form) {
+        Ok(f) => f.into_parts(),
+        Err(FormProblem::Missing(_)) => return Err(Box::new(page.refused())),
+        Err(why) => {
+            return Err(Box::new(page.problem(
+                StatusCode::BAD_REQUEST,
+                "The form could not be read",
+                &why.page_message(),
+                None,
+            )))
+        }
+    };
     Ok(PostedForm {
         origin,
         params,
@@ -273,7 +276,7 @@ pub async fn portal_page(pay: web::Data<Pay>, req: HttpRequest) -> HttpResponse 
 #[post("/portal/name")]
 pub async fn rename(pay: web::Data<Pay>, req: HttpRequest, body: FormBody) -> HttpResponse {
     let page = Page::new(&pay);
-    let posted = match read_form(&pay, &page, &req, body, "name") {
+    let posted = match read_form::<RenameForm>(&pay, &page, &req, body) {
         Ok(f) => f,
         Err(res) => return *res,
     };
@@ -319,7 +322,7 @@ pub async fn set_status(
     body: FormBody,
 ) -> HttpResponse {
     let page = Page::new(&pay);
-    let posted = match read_form(&pay, &page, &req, body, "status") {
+    let posted = match read_form::<StatusForm>(&pay, &page, &req, body) {
         Ok(f) => f,
         Err(res) => return *res,
     };
