@@ -9,6 +9,7 @@ use k256::elliptic_curve::sec1::ToEncodedPoint;
 use sha3::{Digest, Keccak256};
 
 use crate::kernel::address::eip55;
+use crate::kernel::hex;
 
 /// Why a value is not a usable extended public key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -106,11 +107,7 @@ impl Xpub {
     /// The BIP32 fingerprint of this key: the first 4 bytes of HASH160 of its compressed
     /// public key, 8 lower-case hex digits.
     pub fn fingerprint(&self) -> String {
-        self.key
-            .fingerprint()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        hex::encode(&self.key.fingerprint())
     }
 
     /// The EIP-55 address of the child `0/<index>`, `None` for an index BIP32 cannot derive
@@ -142,11 +139,7 @@ impl Xpub {
 fn evm_address(key: &k256::PublicKey) -> String {
     let point = key.to_encoded_point(false);
     let hash = Keccak256::digest(&point.as_bytes()[1..]);
-    format!("0x{}", eip55(&hex_lower(&hash[12..])))
-}
-
-fn hex_lower(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    format!("0x{}", eip55(&hex::encode(&hash[12..])))
 }
 
 #[cfg(test)]
