@@ -297,6 +297,28 @@ fn is_malformed_name(host: &str) -> bool {
     name.is_empty() || name.split('.').any(str::is_empty)
 }
 
+/// Why a host (as written in a URL, an IPv6 literal without its brackets) may not be a
+/// target, or `None` when it may: a name with an empty label, `localhost` and its subdomains,
+/// or a literal address in a forbidden range in any spelling the URL parser reads (the same
+/// parse as [`parse_target`]).
+pub fn host_refusal(host: &str) -> Option<&'static str> {
+    let bracketed = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_owned()
+    };
+    let Ok(url) = Url::parse(&format!("https://{bracketed}/")) else {
+        return Some("must have a valid host");
+    };
+    match url.host() {
+        Some(Host::Ipv4(v4)) => is_forbidden_v4(v4).then_some(PRIVATE_HOST),
+        Some(Host::Ipv6(v6)) => is_forbidden_v6(v6).then_some(PRIVATE_HOST),
+        Some(Host::Domain(name)) if is_malformed_name(name) => Some("must have a valid host"),
+        Some(Host::Domain(name)) if is_localhost(name) => Some(PRIVATE_HOST),
+        _ => None,
+    }
+}
+
 /// `localhost` and its subdomains, in any letter case, with or without the trailing dot.
 fn is_localhost(name: &str) -> bool {
     let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
