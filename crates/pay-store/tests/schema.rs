@@ -323,3 +323,30 @@ fn migration_versions_are_unique() {
         dir.display()
     );
 }
+
+/// Diesel keys a migration by the version before the folder name's first `_`; two folders of
+/// one version make it run only one of them, silently (a table went missing that way once).
+#[test]
+fn every_migration_has_its_own_version() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
+    let mut seen = BTreeSet::new();
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let entry = entry.unwrap();
+        if !entry.file_type().unwrap().is_dir() {
+            continue;
+        }
+        let name = entry.file_name().into_string().unwrap();
+        let version = name.split('_').next().unwrap().replace('-', "");
+        assert!(
+            seen.insert(version.clone()),
+            "migration version {version} is used by more than one folder ({name})"
+        );
+        count += 1;
+    }
+    assert!(
+        count > 10,
+        "read only {count} migrations from {}",
+        dir.display()
+    );
+}
