@@ -135,6 +135,12 @@ ALLOWED = {
     ("PUT", "/api/partner/v1/pay/settings"): [
         ("invalid_destination_asset", "defaultDestinationAsset", None),
     ],
+    # A settlement wallet's key: base58check (a checksum over the bytes), known version bytes,
+    # a point of secp256k1; an extended private key of the same shape is refused by name.
+    ("PUT", "/api/partner/v1/pay/settlement-wallets/evm"): [
+        ("validation_failed", "xpub", None),
+        ("private_key_refused", "xpub", None),
+    ],
     ("POST", "/api/partner/v1/pay/payment-links/{uid}/send-request-email"): [
         # No `email` and the link has no `customerEmail`, or has one the mail rule refuses.
         ("missing_email", "email", None),

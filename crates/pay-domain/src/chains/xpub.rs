@@ -59,7 +59,10 @@ impl Xpub {
     pub fn parse(text: &str) -> Result<Xpub, XpubRefusal> {
         let text = text.trim();
         let prefix = text.get(..4).unwrap_or("");
-        if prefix.len() == 4 && prefix[1..].eq_ignore_ascii_case("prv") {
+        if prefix
+            .get(1..)
+            .is_some_and(|rest| rest.eq_ignore_ascii_case("prv"))
+        {
             return Err(XpubRefusal::PrivateKey);
         }
         if text.is_empty() {
@@ -213,6 +216,10 @@ mod tests {
             "xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet9",
             "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
             &"x".repeat(500),
+            // Text whose fourth byte ends a character but whose second does not (found by the
+            // OpenAPI check's fuzzing: it once panicked here).
+            "\u{1F600}o\u{b6}bL|N",
+            "\u{b6}\u{b6}prv",
         ] {
             assert!(
                 matches!(Xpub::parse(bad), Err(XpubRefusal::Invalid(_))),

@@ -9,8 +9,12 @@ use utoipa::ToSchema;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PutEvmWalletRequest {
-    /// A BIP32 extended public key, e.g. the account key at `m/44'/60'/0'`.
+    /// A BIP32 extended public key, e.g. the account key at `m/44'/60'/0'`: 111 base58
+    /// characters whose base58check checksum, version bytes and curve point must verify.
     #[schema(
+        min_length = 111,
+        max_length = 111,
+        pattern = "^[1-9A-HJ-NP-Za-km-z]{111}$",
         example = "xpub6Ce9NcJvTk36xtLSrJLZqE7wtgA5deCeYs7rSQtreh4cj6ByPtrg9sD7V2FNFLPnf8heNP3FGkeV9qwfzvZNSd54JoNXVsXFYSYwHsnJxqP"
     )]
     pub xpub: String,
