@@ -4,6 +4,7 @@
 
 use pay_domain::kernel::amount::Decimal;
 use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentLinkId, UserId};
+use pay_domain::kernel::secret::SealedSecret;
 use pay_domain::links::ports::{AnonymousLinkStore, LinkFilter, PaymentLinkStore};
 use pay_domain::links::{
     CreatedBy, ExpirationTime, LinkStatus, PaymentLink, PaymentLinkPayload, ANONYMOUS_COMPANY,
@@ -14,7 +15,7 @@ use pay_domain::tenancy::{Company, Theme};
 use pay_domain::webhooks::ports::WebhookStore;
 use pay_domain::webhooks::{
     CallbackKind, Delivery, DeliveryFilter, DeliveryOrigin, DeliveryStatus, EventKind, LinkWebhook,
-    PaymentEvent, SealedSecret, StoredSigningSecret,
+    PaymentEvent, StoredSigningSecret,
 };
 use pay_store::DieselStore;
 use uuid::Uuid;

@@ -11,8 +11,8 @@ use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
 use chacha20poly1305::{Key, XChaCha20Poly1305, XNonce};
 use hmac::{Hmac, Mac};
 use pay_domain::kernel::ports::SecretSealer;
+use pay_domain::kernel::secret::SealedSecret;
 use pay_domain::kernel::secret::Secret;
-use pay_domain::webhooks::SealedSecret;
 use pay_domain::{Fault, PortResult};
 use sha2::{Digest, Sha256};
 

@@ -7,8 +7,8 @@
 use time::Duration;
 
 use crate::kernel::error::{FieldError, PortResult};
+use crate::kernel::secret::SealedSecret;
 use crate::kernel::timestamp::Timestamp;
-use crate::webhooks::SealedSecret;
 
 /// The request header.
 pub const HEADER: &str = "Idempotency-Key";

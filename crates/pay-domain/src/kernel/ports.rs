@@ -3,9 +3,9 @@
 //! pool.
 
 use crate::kernel::error::PortResult;
+use crate::kernel::secret::SealedSecret;
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
-use crate::webhooks::SealedSecret;
 
 /// Real time (the process clock). Security windows and leases read it as it is; what a company
 /// owns and schedules reads it plus that company's sandbox test clock offset

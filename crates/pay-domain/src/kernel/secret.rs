@@ -33,6 +33,22 @@ impl fmt::Debug for SecretDigest {
     }
 }
 
+/// A secret encrypted at rest (webhook signing secrets, stored idempotent answers): the key id that sealed it and the sealed bytes (base64 of
+/// nonce and ciphertext). Opening needs the same associated data it was sealed with.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SealedSecret {
+    pub key_id: String,
+    pub sealed: String,
+}
+
+impl fmt::Debug for SealedSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SealedSecret")
+            .field("key_id", &self.key_id)
+            .finish_non_exhaustive()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

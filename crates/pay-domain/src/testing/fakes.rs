@@ -10,10 +10,10 @@ use crate::kernel::assets::DestinationAsset;
 use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
 use crate::kernel::ports::{Clock, Crypto, SecretSealer};
+use crate::kernel::secret::SealedSecret;
 use crate::kernel::secret::{Secret, SecretDigest};
 use crate::kernel::timestamp::Timestamp;
 use crate::webhooks::ports::WebhookSigner;
-use crate::webhooks::SealedSecret;
 use time::Duration;
 
 /// A clock the test moves (unix milliseconds).

@@ -9,7 +9,7 @@ use url::{Host, Url};
 
 use crate::kernel::error::FieldError;
 use crate::kernel::ids::CompanyId;
-use crate::kernel::secret::Secret;
+use crate::kernel::secret::{SealedSecret, Secret};
 use crate::kernel::timestamp::Timestamp;
 use crate::kernel::validate;
 
@@ -51,22 +51,6 @@ impl CallbackKind {
         ]
         .into_iter()
         .find(|k| k.as_str() == s)
-    }
-}
-
-/// A secret encrypted at rest: the key id that sealed it and the sealed bytes (base64 of
-/// nonce and ciphertext). Opening needs the same associated data it was sealed with.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SealedSecret {
-    pub key_id: String,
-    pub sealed: String,
-}
-
-impl fmt::Debug for SealedSecret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SealedSecret")
-            .field("key_id", &self.key_id)
-            .finish_non_exhaustive()
     }
 }
 

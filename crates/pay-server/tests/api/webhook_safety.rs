@@ -9,8 +9,9 @@ use base64::Engine;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use pay_domain::kernel::ids::CompanyId;
+use pay_domain::kernel::secret::SealedSecret;
 use pay_domain::webhooks::ports::WebhookStore;
-use pay_domain::webhooks::{CallbackKind, CompanyCallback, SealedSecret};
+use pay_domain::webhooks::{CallbackKind, CompanyCallback};
 use reqwest::Method;
 use serde_json::json;
 

@@ -3,7 +3,8 @@
 
 use diesel::prelude::*;
 use pay_domain::kernel::ids::LinkUid;
-use pay_domain::webhooks::{LinkWebhook, SealedSecret, StoredSigningSecret};
+use pay_domain::kernel::secret::SealedSecret;
+use pay_domain::webhooks::{LinkWebhook, StoredSigningSecret};
 use pay_domain::{Fault, PortResult};
 
 use super::{corrupt, instant};

@@ -2,7 +2,8 @@
 
 use diesel::prelude::*;
 use pay_domain::kernel::ids::CompanyId;
-use pay_domain::webhooks::{EventFilter, GrantSubscription, SealedSecret};
+use pay_domain::kernel::secret::SealedSecret;
+use pay_domain::webhooks::{EventFilter, GrantSubscription};
 use pay_domain::{Fault, PortResult};
 
 use super::webhooks::{previous_secret, secret_columns, stored_secret, uuid, uuid_text};

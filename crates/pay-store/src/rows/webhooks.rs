@@ -2,11 +2,12 @@
 
 use diesel::prelude::*;
 use pay_domain::kernel::ids::CompanyId;
+use pay_domain::kernel::secret::SealedSecret;
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::webhooks::ports::AttemptRecord;
 use pay_domain::webhooks::{
     AttemptError, AttemptOutcome, CallbackKind, CompanyCallback, Delivery, DeliveryOrigin,
-    DeliveryStatus, EventKind, SealedSecret, StoredSigningSecret,
+    DeliveryStatus, EventKind, StoredSigningSecret,
 };
 use pay_domain::{Fault, PortResult};
 

@@ -8,6 +8,7 @@ use uuid::Uuid;
 use super::fixtures::*;
 use crate::kernel::error::Fault;
 use crate::kernel::ids::*;
+use crate::kernel::secret::SealedSecret;
 use crate::links::ports::PaymentLinkStore;
 use crate::links::PaymentLink;
 use crate::tenancy::ports::TenancyStore;

@@ -6,11 +6,12 @@ use crate::kernel::idempotency::{
     claim_step, Claim, ClaimStep, Completion, Found, IdempotencyStore, IdempotentRequest,
 };
 use crate::kernel::ids::*;
+use crate::kernel::secret::SealedSecret;
 use crate::kernel::timestamp::Timestamp;
 use crate::webhooks::ports::{AttemptRecord, WebhookStore};
 use crate::webhooks::{
     AfterAttempt, CallbackKind, Circuit, ClaimBudget, CompanyCallback, Delivery, DeliveryFilter,
-    DeliveryStatus, Endpoint, EndpointHealth, GrantSubscription, RoundRecorded, SealedSecret,
+    DeliveryStatus, Endpoint, EndpointHealth, GrantSubscription, RoundRecorded,
 };
 
 /// Where a delivery goes.
