@@ -15,6 +15,9 @@ use crate::kernel::timestamp::Timestamp;
 use crate::kernel::validate;
 use crate::links::{InvalidTransition, LinkError};
 use crate::settings::{FeePayer, PaySettings};
+/// The reserved company anonymous links belong to (declared by tenancy, whose clock and pages
+/// treat it apart).
+pub use crate::tenancy::ANONYMOUS_COMPANY;
 use crate::tenancy::{Company, Credential, Principal, Theme};
 
 pub const RUNTIME_MODE: &str = "merchant_target_net_v2";
@@ -393,9 +396,6 @@ impl CreateLinkInput {
     }
 }
 
-/// Anonymous (one-time) links belong to this reserved company: they have no merchant account,
-/// are never listed, and report to their own `webhookUrl`.
-pub const ANONYMOUS_COMPANY: CompanyId = CompanyId(uuid::Uuid::nil());
 /// Most settlement priorities an anonymous link may list.
 pub const MAX_SETTLEMENT_PRIORITIES: usize = 10;
 

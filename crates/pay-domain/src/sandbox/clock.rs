@@ -5,22 +5,15 @@
 //! clock as it is. What a company owns and schedules - link, quote and session expiry, retries
 //! falling due (later: cycles, overdue, portal URL and token expiry) - reads the company's
 //! clock: real time plus its offset. An offset only grows, so moving a clock can only make that
-//! company's own things due sooner, never anyone else's, and never a security window.
-
-use time::Duration;
+//! company's own things due sooner, never anyone else's, and never a security window. A
+//! company's now is `crate::tenancy::company_now`.
 
 use crate::kernel::error::FieldError;
-use crate::kernel::timestamp::Timestamp;
 
 /// The longest single move: a year.
 pub const MAX_ADVANCE_SECS: i64 = 366 * 24 * 3600;
 /// The furthest a company's clock may run ahead of real time: ten years.
 pub const MAX_OFFSET_MS: i64 = 10 * MAX_ADVANCE_SECS * 1000;
-
-/// A company's now: real time moved by its test clock's offset.
-pub fn company_now(real: Timestamp, offset_ms: i64) -> Timestamp {
-    real.plus(Duration::milliseconds(offset_ms.max(0)))
-}
 
 /// Reads an advance: whole seconds from 1 to a year, as milliseconds.
 pub fn advance_ms(seconds: i64) -> Result<i64, FieldError> {
@@ -36,15 +29,6 @@ pub fn advance_ms(seconds: i64) -> Result<i64, FieldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_offset_moves_now_forward_only() {
-        let real = Timestamp::from_unix_millis(1_000_000).unwrap();
-        assert_eq!(company_now(real, 0), real);
-        assert_eq!(company_now(real, 5_000).unix_millis(), 1_005_000);
-        // A negative offset never happens (moves only add); it reads as real time.
-        assert_eq!(company_now(real, -5_000), real);
-    }
 
     #[test]
     fn advances_are_one_second_to_a_year() {

@@ -274,7 +274,7 @@ impl SandboxService {
             at = step_to;
             self.run_due_at_step(p.company_id, target)?;
         }
-        Ok(clock::company_now(self.k.now(), offset))
+        Ok(crate::tenancy::company_now(self.k.now(), offset))
     }
 
     /// The earliest instant after `after` at which any follower has work for `company`.

@@ -3,9 +3,20 @@
 
 use std::fmt;
 
+use time::Duration;
+
 use crate::kernel::ids::{CompanyId, PartnerId, SignInId, UserId};
 use crate::kernel::timestamp::Timestamp;
 use crate::tenancy::Denied;
+
+/// Anonymous (one-time) payment links belong to this reserved company: they have no merchant account,
+/// are never listed, and report to their own `webhookUrl`.
+pub const ANONYMOUS_COMPANY: CompanyId = CompanyId(uuid::Uuid::nil());
+
+/// A company's now: real time moved by its sandbox test clock's offset (`crate::sandbox::clock`).
+pub fn company_now(real: Timestamp, offset_ms: i64) -> Timestamp {
+    real.plus(Duration::milliseconds(offset_ms.max(0)))
+}
 
 /// A team permission. Only `settings.manage` exists today.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -300,6 +311,15 @@ pub fn normalize_email(email: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_offset_moves_now_forward_only() {
+        let real = Timestamp::from_unix_millis(1_000_000).unwrap();
+        assert_eq!(company_now(real, 0), real);
+        assert_eq!(company_now(real, 5_000).unix_millis(), 1_005_000);
+        // A negative offset never happens (moves only add); it reads as real time.
+        assert_eq!(company_now(real, -5_000), real);
+    }
 
     fn principal(credential: Credential) -> Principal {
         Principal {

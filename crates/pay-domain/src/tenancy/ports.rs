@@ -5,9 +5,8 @@ use crate::kernel::error::PortResult;
 use crate::kernel::ids::{CompanyId, KeyId, PartnerId, UserId};
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
-use crate::settings::PaySettings;
 use crate::tenancy::keys::{Integration, StoredIntegration};
-use crate::tenancy::{Company, Membership, Role, UserRecord};
+use crate::tenancy::{Company, Membership, PaySettings, Role, UserRecord};
 
 /// A new team: its company, settings and first key, and its owner (a new user, or an existing
 /// one by id).

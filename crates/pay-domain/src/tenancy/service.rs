@@ -14,14 +14,13 @@ use crate::kernel::secret::Secret;
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::kernel::validate;
-use crate::settings::PaySettings;
 use crate::tenancy::keys::{
     needs_touch, Integration, NewIntegrationInput, StoredIntegration, APP_SLUG,
 };
 use crate::tenancy::ports::{DomainWrite, NewTenant, StoredSignIn, TenancyPorts};
 use crate::tenancy::{
-    normalize_email, Company, Credential, Membership, Permission, Principal, Role, Scope, Theme,
-    UserRecord,
+    company_now, normalize_email, Company, Credential, Membership, PaySettings, Permission,
+    Principal, Role, Scope, Theme, UserRecord, ANONYMOUS_COMPANY,
 };
 
 /// How long a signed-in session lasts.
@@ -90,10 +89,10 @@ impl TenancyService {
     }
 
     /// Now on `company`'s clock: real time plus its sandbox test clock's offset. For what the
-    /// company owns and schedules (`crate::sandbox::clock`). The anonymous links' owner has
+    /// company owns and schedules (`crate::sandbox::clock` moves it). The anonymous links' owner has
     /// no clock of its own: real time.
     pub(crate) fn company_now(&self, company: CompanyId) -> PortResult<Timestamp> {
-        if company == crate::links::ANONYMOUS_COMPANY {
+        if company == ANONYMOUS_COMPANY {
             return Ok(self.k.now());
         }
         let (c, _) = self.company_with_settings(company)?;
@@ -101,7 +100,7 @@ impl TenancyService {
     }
 
     pub(crate) fn company_now_of(&self, company: &Company) -> Timestamp {
-        crate::sandbox::clock::company_now(self.k.now(), company.test_clock_offset_ms)
+        company_now(self.k.now(), company.test_clock_offset_ms)
     }
 
     /// Moves the company's test clock (see `TenancyStore::advance_test_clock`).
@@ -542,7 +541,7 @@ impl TenancyService {
     /// Where the company's hosted pages live: `https://{its verified payment-link domain}`,
     /// else the public payment site (`PAY_PUBLIC_PAY_URL`; anonymous links always).
     pub fn pay_base(&self, company: CompanyId) -> PortResult<String> {
-        if company == crate::links::ANONYMOUS_COMPANY {
+        if company == ANONYMOUS_COMPANY {
             return Ok(self.k.public_pay_url.to_string());
         }
         let (c, _) = self.company_with_settings(company)?;
@@ -552,7 +551,7 @@ impl TenancyService {
     /// `pay_base` and now on the company's clock, from one read of the company: what a read of
     /// its links shows (`publicUrl`, and whether each is past its expiry on that clock).
     pub fn pay_base_and_now(&self, company: CompanyId) -> PortResult<(String, Timestamp)> {
-        if company == crate::links::ANONYMOUS_COMPANY {
+        if company == ANONYMOUS_COMPANY {
             return Ok((self.k.public_pay_url.to_string(), self.k.now()));
         }
         let (c, _) = self.company_with_settings(company)?;

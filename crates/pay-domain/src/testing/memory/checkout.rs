@@ -181,7 +181,7 @@ impl CheckoutStore for MemStore {
                     .iter()
                     .find(|(c, _)| c.id == link.company_id)
                     .map_or(0, |(c, _)| c.test_clock_offset_ms);
-                let now = crate::sandbox::clock::company_now(now, offset);
+                let now = crate::tenancy::company_now(now, offset);
                 let is_due = s.expires_at <= now
                     || link.status != LinkStatus::Active
                     || link.expires_at.is_some_and(|e| e <= now);
