@@ -53,8 +53,12 @@ pub struct Config {
     /// `PAY_MAIL_FROM`: the sender of every mail.
     pub mail_from: String,
     /// `PAY_PROCESSOR`: the payment processor; `sandbox` (the default, a test mode with the
-    /// sandbox events route and the test clock) is the one built in.
+    /// sandbox events route and the test clock) or `onchain` (the chains of `PAY_CHAINS_FILE`,
+    /// watched by this service, paid into the merchants' own wallets).
     pub processor: String,
+    /// `PAY_CHAINS_FILE`: the chains of the `onchain` processor (a JSON array, see
+    /// docs/chains.md); required by it, refused with the sandbox.
+    pub chains_file: Option<String>,
     /// `PAY_SANDBOX_PRICES_FILE`: the sandbox's price table (JSON), else the built-in one.
     pub sandbox_prices_file: Option<String>,
     /// `PAY_RATE_LIMIT_*`: each `N/SECONDS`; the defaults are `RateLimits::default()`.
@@ -324,7 +328,8 @@ impl Config {
             )?,
             smtp_url: smtp_url(var("PAY_SMTP_URL"))?,
             mail_from: mail_from(var("PAY_MAIL_FROM"))?,
-            processor: processor(var("PAY_PROCESSOR"))?,
+            processor: processor(var("PAY_PROCESSOR"), var("PAY_CHAINS_FILE").is_some())?,
+            chains_file: var("PAY_CHAINS_FILE"),
             sandbox_prices_file: var("PAY_SANDBOX_PRICES_FILE"),
             rate_limits: rate_limits()?,
             billing_lead: billing_lead(var("PAY_BILLING_LEAD_SECS"))?,
@@ -358,6 +363,7 @@ impl Config {
             smtp_url: None,
             mail_from: DEFAULT_MAIL_FROM.into(),
             processor: "sandbox".into(),
+            chains_file: None,
             sandbox_prices_file: None,
             rate_limits: RateLimits::default(),
             billing_lead: DEFAULT_BILLING_LEAD,
@@ -429,15 +435,28 @@ impl Config {
     }
 
     /// The operator's asset catalogue: `PAY_ASSETS_FILE` (a JSON array of assets) or the
-    /// built-in set.
+    /// built-in set; under `onchain`, the chains' assets join it (`chains::catalogue`).
     pub fn asset_catalogue(&self) -> anyhow::Result<AssetCatalogue> {
-        let Some(path) = &self.assets_file else {
-            return Ok(AssetCatalogue::builtin());
+        let from_file = match &self.assets_file {
+            None => None,
+            Some(path) => {
+                let text =
+                    std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+                let assets: Vec<DestinationAsset> =
+                    serde_json::from_str(&text).with_context(|| format!("parsing {path}"))?;
+                Some((path, assets))
+            }
         };
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
-        let assets: Vec<DestinationAsset> =
-            serde_json::from_str(&text).with_context(|| format!("parsing {path}"))?;
-        AssetCatalogue::new(assets).map_err(|e| anyhow::anyhow!("{path}: {e}"))
+        if self.processor == "onchain" {
+            let chains = crate::chains::load(self)?;
+            return crate::chains::catalogue(from_file.map(|(_, a)| a), &chains);
+        }
+        match from_file {
+            None => Ok(AssetCatalogue::builtin()),
+            Some((path, assets)) => {
+                AssetCatalogue::new(assets).map_err(|e| anyhow::anyhow!("{path}: {e}"))
+            }
+        }
     }
 }
 
@@ -459,11 +478,18 @@ fn write_private(path: &std::path::Path, contents: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `PAY_PROCESSOR`: `sandbox` (the default) is the processor this build has.
-fn processor(v: Option<String>) -> anyhow::Result<String> {
+/// `PAY_PROCESSOR`: `sandbox` (the default) or `onchain`; `PAY_CHAINS_FILE` goes with
+/// `onchain` only (a file the sandbox would silently ignore is refused).
+fn processor(v: Option<String>, chains_file: bool) -> anyhow::Result<String> {
     match v.as_deref().map(str::trim) {
+        None | Some("sandbox") if chains_file => {
+            bail!("PAY_CHAINS_FILE is set but PAY_PROCESSOR is not onchain")
+        }
         None | Some("sandbox") => Ok("sandbox".into()),
-        Some(other) => bail!("PAY_PROCESSOR {other:?} is not a processor this build has (sandbox)"),
+        Some("onchain") => Ok("onchain".into()),
+        Some(other) => {
+            bail!("PAY_PROCESSOR {other:?} is not a processor this build has (sandbox, onchain)")
+        }
     }
 }
 
@@ -495,10 +521,15 @@ mod tests {
 
     #[test]
     fn the_processor_is_the_sandbox_unless_told_otherwise() {
-        assert_eq!(processor(None).unwrap(), "sandbox");
-        assert_eq!(processor(Some("sandbox".into())).unwrap(), "sandbox");
-        let e = processor(Some("stripe".into())).unwrap_err().to_string();
+        assert_eq!(processor(None, false).unwrap(), "sandbox");
+        assert_eq!(processor(Some("sandbox".into()), false).unwrap(), "sandbox");
+        assert_eq!(processor(Some("onchain".into()), true).unwrap(), "onchain");
+        let e = processor(Some("stripe".into()), false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("PAY_PROCESSOR") && e.contains("stripe"), "{e}");
+        let e = processor(None, true).unwrap_err().to_string();
+        assert!(e.contains("PAY_CHAINS_FILE"), "{e}");
     }
 
     #[test]

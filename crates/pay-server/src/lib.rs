@@ -2,6 +2,7 @@
 //! commands and the server's life cycle. Tests build the same `Application` on port 0.
 
 pub mod billing;
+pub mod chains;
 pub mod config;
 pub mod dispatcher;
 pub mod files;

@@ -128,6 +128,7 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Worker => {
+            check_chains(&config)?;
             let pay = build_pay(&config, open_store(&config)?)?;
             actix_rt::System::new().block_on(async move {
                 actix_rt::spawn(pay_server::janitor::run(pay.clone()));
@@ -262,7 +263,18 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
+/// Under `PAY_PROCESSOR=onchain`: the chains file is valid and each node is the chain it
+/// names, or the process does not start.
+fn check_chains(config: &Config) -> anyhow::Result<()> {
+    let chains = pay_server::chains::load(config)?;
+    if chains.is_empty() {
+        return Ok(());
+    }
+    actix_rt::System::new().block_on(pay_server::chains::check_nodes(&chains))
+}
+
 fn serve(config: Config) -> anyhow::Result<()> {
+    check_chains(&config)?;
     let pay = build_pay(&config, open_store(&config)?)?;
     if let Some(banner) = demo_bootstrap(&config, &pay)? {
         println!("{banner}");

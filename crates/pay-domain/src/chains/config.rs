@@ -133,14 +133,17 @@ impl Chain {
 /// Parses and checks the chains file. The error names the entry (`chains[1] (base)`) and the
 /// field.
 pub fn parse_chains(text: &str) -> Result<Vec<Chain>, String> {
-    let entries: Vec<ChainEntry> =
+    let entries: Vec<serde_json::Value> =
         serde_json::from_str(text).map_err(|e| format!("not a JSON array of chains: {e}"))?;
     if entries.is_empty() {
         return Err("the chains file lists no chain".into());
     }
     let mut chains: Vec<Chain> = Vec::with_capacity(entries.len());
-    for (i, entry) in entries.into_iter().enumerate() {
-        let name = format!("chains[{i}] ({})", entry.chain_code);
+    for (i, value) in entries.into_iter().enumerate() {
+        let code = value["chainCode"].as_str().unwrap_or("?").to_owned();
+        let name = format!("chains[{i}] ({code})");
+        let entry: ChainEntry =
+            serde_json::from_value(value).map_err(|e| format!("{name}: {e}"))?;
         let chain = check_chain(entry).map_err(|e| format!("{name}: {e}"))?;
         if chains.iter().any(|c| c.chain_code == chain.chain_code) {
             return Err(format!("{name}: chainCode is listed twice"));
@@ -333,7 +336,8 @@ mod tests {
         let cases: Vec<(String, &str)> = vec![
             ("{}".into(), "not a JSON array"),
             ("[]".into(), "no chain"),
-            (file(r#", "kind2": 1"#, ETH), "unknown field"),
+            (file(r#", "kind2": 1"#, ETH), "chains[0] (local): unknown field"),
+            (r#"[{"chainCode": "base", "kind": "evm"}]"#.into(), "chains[0] (base): missing field"),
             (file("", ETH).replace("\"evm\"", "\"bitcoin\""), "chains[0] (local): kind"),
             (file("", ETH).replace("31337,", "0,"), "chainId must be positive"),
             (file("", ETH).replace("http://127", "ftp://127"), "rpcUrl"),

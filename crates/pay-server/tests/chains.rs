@@ -1,0 +1,190 @@
+//! The chain processor (`PAY_PROCESSOR=onchain`) as an operator runs it: the real binary
+//! against a local chain (anvil from npm, contracts deployed and payments sent by viem), its
+//! start-up checks of `PAY_CHAINS_FILE`, and payments through real HTTP.
+
+use std::process::Command;
+
+use pay_chain::testing::{Anvil, ANVIL_CHAIN_ID};
+use serde_json::{json, Value};
+
+#[path = "support/process.rs"]
+mod process;
+
+use process::*;
+
+const ENCRYPTION_KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+
+/// The chains file of one local chain: its native coin at a fixed price and, when given, a
+/// token at par and the price feed for the coin instead.
+fn chains_file(rpc_url: &str, chain_id: u64, token: Option<&str>, feed: Option<&str>) -> Value {
+    let eth_price = match feed {
+        Some(f) => json!({"priceFeed": f, "maxPriceAgeSecs": 600}),
+        None => json!({"usdPrice": "2500"}),
+    };
+    let mut eth = json!({"assetIdentifier": format!("eip155:{chain_id}/slip44:60"),
+                         "symbol": "ETH", "name": "Ether", "decimals": 18});
+    eth.as_object_mut()
+        .unwrap()
+        .extend(eth_price.as_object().unwrap().clone());
+    let mut assets = vec![eth];
+    if let Some(t) = token {
+        assets.push(
+            json!({"assetIdentifier": format!("eip155:{chain_id}/erc20:{t}"),
+                           "symbol": "TUSD", "name": "Test USD", "decimals": 6, "usdPrice": "1"}),
+        );
+    }
+    json!([{"chainCode": "local", "kind": "evm", "chainId": chain_id, "chainName": "Local anvil",
+            "rpcUrl": rpc_url, "confirmations": 2, "pollIntervalMs": 100, "assets": assets}])
+}
+
+/// The binary with the onchain processor over `db_url` and the chains file in `dir`.
+fn command(dir: &TempDir, db_url: &str, chains: &Value) -> Command {
+    let path = dir.0.join("chains.json");
+    std::fs::write(&path, chains.to_string()).unwrap();
+    let mut c = Command::new(BIN);
+    c.env_remove("PAY_BASE_URL")
+        .env_remove("PAY_PUBLIC_PAY_URL")
+        .env_remove("PAY_ASSETS_FILE")
+        .env("PAY_DATABASE_URL", db_url)
+        .env("PAY_ENCRYPTION_KEY", ENCRYPTION_KEY)
+        .env("PAY_DEMO", "false")
+        .env("PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true")
+        .env("PAY_PROCESSOR", "onchain")
+        .env("PAY_CHAINS_FILE", &path)
+        .env("PAY_LOG", "warn")
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE");
+    c
+}
+
+/// Bootstraps a company; its API key headers.
+fn bootstrap(mut c: Command) -> [(String, String); 2] {
+    let out = c
+        .args([
+            "admin",
+            "bootstrap",
+            "--company",
+            "Chain Shop",
+            "--email",
+            "ops@chain.example",
+            "--password",
+            "a long enough password",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    [
+        ("x-svc-key-id".into(), v["keyId"].as_str().unwrap().into()),
+        (
+            "x-svc-key-secret".into(),
+            v["keySecret"].as_str().unwrap().into(),
+        ),
+    ]
+}
+
+fn headers(key: &[(String, String); 2]) -> Vec<(&str, &str)> {
+    key.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}
+
+#[test]
+fn an_onchain_server_starts_against_its_node_and_offers_the_chains_assets() {
+    let Some(anvil) = Anvil::start(&[]) else {
+        return;
+    };
+    let token = anvil.tool("deploy", json!({}))["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let dir = TempDir::new();
+    let chains = chains_file(&anvil.url, ANVIL_CHAIN_ID, Some(&token), None);
+    let key = bootstrap(command(&dir, &dir.db_url(), &chains));
+    let server = Server::spawn(command(&dir, &dir.db_url(), &chains));
+    let (status, assets, _) = call(
+        "GET",
+        &format!("{}/api/partner/v1/pay/destination-assets", server.base),
+        &headers(&key),
+        None,
+    );
+    assert_eq!(status, 200, "{assets}");
+    let ids: Vec<&str> = assets["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["assetIdentifier"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "eip155:31337/slip44:60".to_owned(),
+            format!("eip155:31337/erc20:{}", token.to_ascii_lowercase())
+        ],
+        "the chains' assets, and no built-in asset of an unwatched chain"
+    );
+    assert_eq!(assets["data"][1]["chainCode"], "local");
+    // The sandbox's routes are not there.
+    let (status, _, _) = call(
+        "POST",
+        &format!(
+            "{}/api/partner/v1/pay/sandbox/wallet-activity/outgoing",
+            server.base
+        ),
+        &headers(&key),
+        Some(
+            json!({"chain": "eip155:31337", "txHash": format!("0x{}", "ab".repeat(32)),
+                    "logIndex": 0, "asset": "eip155:31337/slip44:60", "amount": "1",
+                    "toAddress": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"}),
+        ),
+    );
+    assert_eq!(status, 404);
+    server.stop();
+}
+
+/// `serve` and `worker` with `chains`: they must not start; their error output.
+fn refused(dir: &TempDir, chains: &Value) -> String {
+    let mut errors = Vec::new();
+    for cmd in ["serve", "worker"] {
+        let out = command(dir, &dir.db_url(), chains)
+            .arg(cmd)
+            .env("PAY_LISTEN", format!("127.0.0.1:{}", free_port()))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{cmd} must not start");
+        errors.push(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let error_line = |e: &str| {
+        e.lines()
+            .find(|l| l.starts_with("Error:"))
+            .map(str::to_owned)
+    };
+    assert!(error_line(&errors[0]).is_some(), "{}", errors[0]);
+    assert_eq!(error_line(&errors[0]), error_line(&errors[1]));
+    errors.swap_remove(0)
+}
+
+#[test]
+fn a_wrong_chain_id_or_an_invalid_chains_file_stops_the_start_naming_the_entry() {
+    let Some(anvil) = Anvil::start(&[]) else {
+        return;
+    };
+    let dir = TempDir::new();
+    let e = refused(&dir, &chains_file(&anvil.url, 8453, None, None));
+    assert!(
+        e.contains("chains[0] (local)") && e.contains("31337") && e.contains("8453"),
+        "{e}"
+    );
+    let mut bad = chains_file(&anvil.url, ANVIL_CHAIN_ID, None, None);
+    bad[0]["assets"][0]["decimals"] = json!(30);
+    let e = refused(&dir, &bad);
+    assert!(
+        e.contains("chains[0] (local): assets[0] (eip155:31337/slip44:60): decimals"),
+        "{e}"
+    );
+    let unreachable = chains_file("http://127.0.0.1:9", ANVIL_CHAIN_ID, None, None);
+    let e = refused(&dir, &unreachable);
+    assert!(e.contains("chains[0] (local): rpcUrl"), "{e}");
+}
