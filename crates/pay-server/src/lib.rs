@@ -92,12 +92,31 @@ pub fn build_pay_with_clock<C: Clock + 'static>(
     store: DieselStore,
     clock: Arc<C>,
 ) -> anyhow::Result<Pay> {
-    build_pay_with(
-        config,
-        store,
-        clock,
-        Arc::new(pay_processor::SandboxProcessor::new()),
-    )
+    let processor: Arc<dyn pay_domain::checkout::ports::Processor> =
+        if config.processor == "onchain" {
+            Arc::new(pay_chain::OnchainProcessor::new(
+                Arc::new(chains::load(config)?),
+                Arc::new(store.clone()),
+                Arc::new(SystemClock),
+            ))
+        } else {
+            Arc::new(pay_processor::SandboxProcessor::new())
+        };
+    build_pay_with(config, store, clock, processor)
+}
+
+/// The price source of the configured processor: the chains' prices (fixed pars and price
+/// feeds) under `onchain`, else the sandbox's table.
+fn price_source(
+    config: &Config,
+) -> anyhow::Result<Arc<dyn pay_domain::checkout::ports::PriceSource>> {
+    if config.processor == "onchain" {
+        let prices =
+            pay_chain::ChainPrices::new(Arc::new(chains::load(config)?), Arc::new(SystemClock))
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+        return Ok(Arc::new(prices));
+    }
+    Ok(Arc::new(config.sandbox_prices()?))
 }
 
 /// The same with another processor (tests rehearse a merchant without a wallet).
@@ -128,7 +147,7 @@ pub fn build_pay_with<C: Clock + 'static>(
             signer: Arc::new(HmacSigner),
             wall_clock: Arc::new(SystemClock),
             processor,
-            prices: Arc::new(config.sandbox_prices()?),
+            prices: price_source(config)?,
             files: config.files.build()?,
         },
     ))

@@ -5,6 +5,7 @@
 use std::process::Command;
 
 use pay_chain::testing::{Anvil, ANVIL_CHAIN_ID};
+use pay_store::testing::TestDb;
 use serde_json::{json, Value};
 
 #[path = "support/process.rs"]
@@ -187,4 +188,173 @@ fn a_wrong_chain_id_or_an_invalid_chains_file_stops_the_start_naming_the_entry()
     let unreachable = chains_file("http://127.0.0.1:9", ANVIL_CHAIN_ID, None, None);
     let e = refused(&dir, &unreachable);
     assert!(e.contains("chains[0] (local): rpcUrl"), "{e}");
+}
+
+/// A company on an onchain server over `db_url`: its key headers, the server, the chain's
+/// contracts (`token`, `feed`).
+struct Shop {
+    server: Server,
+    key: [(String, String); 2],
+    token: String,
+    feed: String,
+}
+
+impl Shop {
+    fn open(anvil: &Anvil, dir: &TempDir, db_url: &str) -> Shop {
+        let deployed = anvil.tool("deploy", json!({}));
+        let token = deployed["token"].as_str().unwrap().to_owned();
+        let feed = deployed["feed"].as_str().unwrap().to_owned();
+        let chains = chains_file(&anvil.url, ANVIL_CHAIN_ID, Some(&token), Some(&feed));
+        let key = bootstrap(command(dir, db_url, &chains));
+        let server = Server::spawn(command(dir, db_url, &chains));
+        Shop {
+            server,
+            key,
+            token,
+            feed,
+        }
+    }
+
+    fn api(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let (status, v, _) = call(
+            method,
+            &format!("{}/api/partner/v1/pay{path}", self.server.base),
+            &headers(&self.key),
+            body,
+        );
+        (status, v)
+    }
+
+    fn public(&self, path: &str, body: Option<Value>) -> (u16, Value) {
+        let (status, v, _) = call(
+            "POST",
+            &format!("{}/api/public/checkout{path}", self.server.base),
+            &[],
+            body,
+        );
+        (status, v)
+    }
+
+    fn token_id(&self) -> String {
+        format!("eip155:31337/erc20:{}", self.token.to_ascii_lowercase())
+    }
+
+    /// A link of `amount` (in `fiat`, else in `asset`) settling in `asset`; its uid.
+    fn link(&self, amount: &str, asset: &str, fiat: Option<&str>) -> String {
+        let mut body = json!({"amount": amount, "asset": asset, "title": "Order",
+                              "skipQuoteAcceptance": true});
+        if let Some(f) = fiat {
+            body["fiatCurrency"] = json!(f);
+        }
+        let (status, link) = self.api("POST", "/payment-links", Some(body));
+        assert_eq!(status, 201, "{link}");
+        link["uid"].as_str().unwrap().to_owned()
+    }
+
+    /// Starts a session of `link` paying in `asset` (review skipped: its channel is open).
+    fn start(&self, link: &str, asset: &str) -> (u16, Value) {
+        self.public(
+            &format!("/{link}/sessions"),
+            Some(json!({"payAsset": asset})),
+        )
+    }
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// The databases a chain case runs on: SQLite, and PostgreSQL when configured.
+fn databases() -> Vec<TestDb> {
+    let mut dbs = vec![TestDb::sqlite()];
+    dbs.extend(TestDb::postgres());
+    dbs
+}
+
+#[test]
+fn a_session_gets_the_next_address_of_the_merchants_key_and_a_quote_at_the_chains_price() {
+    for db in databases() {
+        addresses_and_quotes(&db.url);
+    }
+}
+
+fn addresses_and_quotes(db_url: &str) {
+    let Some(anvil) = Anvil::start(&[]) else {
+        return;
+    };
+    let dir = TempDir::new();
+    let shop = Shop::open(&anvil, &dir, db_url);
+    let eth = "eip155:31337/slip44:60";
+    // No key yet: the start is refused.
+    let link = shop.link("25", &shop.token_id(), None);
+    let (status, e) = shop.start(&link, &shop.token_id());
+    assert_eq!(
+        (status, e["errorCode"].as_str()),
+        (409, Some("missing_company_wallet")),
+        "{e}"
+    );
+
+    let xpub = anvil.tool("xpub", json!({"account": 3}))["xpub"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, wallet) = shop.api(
+        "PUT",
+        "/settlement-wallets/evm",
+        Some(json!({"xpub": xpub})),
+    );
+    assert_eq!(status, 200, "{wallet}");
+    let theirs =
+        anvil.tool("derive", json!({"xpub": xpub, "indices": [0, 1, 2]}))["addresses"].clone();
+
+    // A token link is paid 1:1 in the token, to child 0/0.
+    let (status, s) = shop.start(&link, &shop.token_id());
+    assert_eq!(status, 201, "{s}");
+    assert_eq!(s["status"], "pending", "{s}");
+    assert_eq!(s["depositAddress"], theirs[0], "{s}");
+    assert_eq!(s["destinationAddress"], theirs[0]);
+    assert_eq!(
+        (s["channelId"].as_str(), s["sourceChain"].as_str()),
+        (Some("local:0"), Some("local"))
+    );
+    assert_eq!(s["requiredSellAmount"], "25");
+    assert_eq!(s["selectedSellAsset"], shop.token_id());
+
+    // A USD link converts at the feed's price (2500), rounded up to the coin's decimals; the
+    // next session gets the next child.
+    let usd = shop.link("100", eth, Some("USD"));
+    let (status, s) = shop.start(&usd, eth);
+    assert_eq!(status, 201, "{s}");
+    assert_eq!(s["depositAddress"], theirs[1], "{s}");
+    assert_eq!(s["channelId"], "local:1");
+    assert_eq!(s["requiredSellAmount"], "0.04");
+    let third = shop.link("10", eth, Some("USD"));
+    anvil.tool("setPrice", json!({"feed": shop.feed, "answer": "300000000000", "updatedAt": now_secs().to_string(), "wait": true}));
+    let (status, s) = shop.start(&third, eth);
+    assert_eq!(status, 201, "{s}");
+    assert_eq!(
+        s["requiredSellAmount"], "0.003333333333333334",
+        "rounded up: {s}"
+    );
+    assert_eq!(s["channelId"], "local:2");
+
+    // A stale feed gives no quote (never a guess), and takes no address.
+    anvil.tool("setPrice", json!({"feed": shop.feed, "answer": "300000000000", "updatedAt": (now_secs() - 7200).to_string(), "wait": true}));
+    let stale = shop.link("10", eth, Some("USD"));
+    let (status, e) = shop.start(&stale, eth);
+    assert_eq!(
+        (status, e["errorCode"].as_str()),
+        (409, Some("price_unavailable")),
+        "{e}"
+    );
+    // The token keeps its fixed par; a token link is not paid in the coin (no swap).
+    let (status, e) = shop.start(&link, eth);
+    assert_eq!(status, 400, "{e}");
+
+    let (_, wallet) = shop.api("GET", "/settlement-wallets/evm", None);
+    assert_eq!(wallet["nextIndex"], 3, "{wallet}");
+    shop.server.stop();
 }

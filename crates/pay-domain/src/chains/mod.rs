@@ -14,5 +14,5 @@ pub mod xpub;
 pub use config::{parse_chains, Chain, ChainAsset, ChainAssetKind, PriceRule};
 pub use error::WalletError;
 pub use model::{AddressRequest, DepositAddress, StoredWallet, WalletView, FIRST_ADDRESSES};
-pub use service::ChainService;
+pub use service::{derive_address, ChainService};
 pub use xpub::{Xpub, XpubRefusal};

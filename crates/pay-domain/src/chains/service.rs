@@ -25,8 +25,9 @@ impl std::fmt::Debug for ChainService {
     }
 }
 
-/// The EIP-55 address of child `0/<index>` of `xpub` (a stored key, so it parses).
-fn derive(xpub: &str, index: u32) -> Option<String> {
+/// The EIP-55 address of child `0/<index>` of `xpub` (a stored key, so it parses): the
+/// derivation `WalletStore::assign_address` takes.
+pub fn derive_address(xpub: &str, index: u32) -> Option<String> {
     Xpub::parse(xpub).ok()?.address(index)
 }
 
@@ -81,7 +82,7 @@ impl ChainService {
     /// The session's deposit address (the same one when asked again); `None` when the company
     /// has no key.
     pub fn deposit_address(&self, request: &AddressRequest) -> PortResult<Option<DepositAddress>> {
-        self.store.assign_address(request, &derive)
+        self.store.assign_address(request, &derive_address)
     }
 }
 

@@ -19,6 +19,15 @@ pub struct StartBlocked {
     pub asset: String,
 }
 
+/// No fresh price of the pay asset in the invoice unit (a stale or unreachable price feed): no
+/// quote is made rather than a guessed one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no current price of {asset} in {unit}; try again later")]
+pub struct PriceUnavailable {
+    pub asset: String,
+    pub unit: String,
+}
+
 /// A one-time link another payer already paid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("this one-time payment link is already paid")]
@@ -80,6 +89,7 @@ crate::context_error! {
         AlreadyPaid(LinkAlreadyPaid),
         UnderWay(PaymentUnderWay),
         StartBlocked(StartBlocked),
+        PriceUnavailable(PriceUnavailable),
         RefundAddressSet(RefundAddressAlreadySet),
         RateLimited(RateLimited),
         Fault(Fault),

@@ -11,8 +11,8 @@ mod settlement;
 pub mod tolerance;
 
 pub use error::{
-    CheckoutError, LinkAlreadyPaid, PaymentUnderWay, RefundAddressAlreadySet, SessionTransition,
-    StartBlocked,
+    CheckoutError, LinkAlreadyPaid, PaymentUnderWay, PriceUnavailable, RefundAddressAlreadySet,
+    SessionTransition, StartBlocked,
 };
 pub use model::*;
 pub(crate) use service::link_not_found;

@@ -7,6 +7,13 @@ pub trait PriceSource: Send + Sync {
     /// The price of one unit of `asset` (an asset identifier) in `unit` (an ISO 4217 code such
     /// as `USD`, or an asset identifier); `None` when the source does not know the pair.
     fn price(&self, asset: &str, unit: &str) -> PortResult<Option<crate::kernel::amount::Decimal>>;
+
+    /// Whether the source prices `asset` in `unit` at all (its table lists the pair), without
+    /// reading the price itself: the assets a link offers. A listed pair whose price cannot be
+    /// read now (a stale feed) gives no quote (`PriceUnavailable`), never a guess.
+    fn lists(&self, asset: &str, unit: &str) -> PortResult<bool> {
+        Ok(self.price(asset, unit)?.is_some())
+    }
 }
 
 /// A deposit channel a processor opened for a session.
@@ -39,6 +46,24 @@ pub trait Processor: Send + Sync {
     fn fee_percent(&self) -> crate::kernel::amount::Decimal;
     /// Whether payers can pay with this asset.
     fn supports(&self, asset: &crate::kernel::assets::DestinationAsset) -> bool;
+    /// Whether a payer may pay in another asset than the one the link settles in (the
+    /// processor swaps); a processor that settles directly takes the settlement asset only.
+    fn swaps(&self) -> bool {
+        true
+    }
+    /// Where the new `session`'s settlement goes when it settles in `asset`: the merchant's
+    /// wallet ([`Processor::merchant_wallet`]) unless the processor gives each session an
+    /// address of the merchant's own (then the same address when asked again). `None` blocks
+    /// the start.
+    fn session_destination(
+        &self,
+        company: crate::kernel::ids::CompanyId,
+        session: uuid::Uuid,
+        asset: &crate::kernel::assets::DestinationAsset,
+    ) -> PortResult<Option<String>> {
+        let _ = session;
+        self.merchant_wallet(company, asset)
+    }
     /// The merchant's settlement wallet for `asset` (where settled funds go); `None` when the
     /// merchant has none there, which blocks payment starts
     /// (`start_blocked_missing_company_wallet`).

@@ -14,7 +14,8 @@ use crate::checkout::quote::{self, QuoteRequest};
 use crate::checkout::tolerance;
 use crate::checkout::CheckoutStore;
 use crate::checkout::{
-    CheckoutError, LinkAlreadyPaid, PaymentUnderWay, SessionTransition, StartBlocked,
+    CheckoutError, LinkAlreadyPaid, PaymentUnderWay, PriceUnavailable, SessionTransition,
+    StartBlocked,
 };
 use crate::checkout::{
     LinkEventWrite, PaymentSession, SessionChange, TimelineEvent, WriteOutcome, DEPOSIT_WINDOW,
@@ -266,11 +267,13 @@ impl CheckoutService {
         let unit = Self::invoice_unit(link);
         let mut out = Vec::new();
         for a in self.k.assets.all() {
-            if !self.processor.supports(a) {
+            if !self.processor.supports(a)
+                || !(self.processor.swaps() || a.asset_identifier == link.payload.asset)
+            {
                 continue;
             }
-            let priced = a.asset_identifier == unit
-                || self.prices.price(&a.asset_identifier, &unit)?.is_some();
+            let priced =
+                a.asset_identifier == unit || self.prices.lists(&a.asset_identifier, &unit)?;
             if priced {
                 out.push(a.clone());
             }

@@ -7,8 +7,8 @@ use actix_web::{HttpResponse, ResponseError};
 use pay_domain::bookkeeping::{BookkeepingError, EvidenceRefusal};
 use pay_domain::chains::{WalletError, XpubRefusal};
 use pay_domain::checkout::{
-    CheckoutError, LinkAlreadyPaid, PaymentUnderWay, RefundAddressAlreadySet, SessionTransition,
-    StartBlocked,
+    CheckoutError, LinkAlreadyPaid, PaymentUnderWay, PriceUnavailable, RefundAddressAlreadySet,
+    SessionTransition, StartBlocked,
 };
 use pay_domain::customers::{CustomerError, PortalRefused};
 use pay_domain::kernel::assets::AssetRefusal;
@@ -198,6 +198,8 @@ pub enum ApiError {
     #[error(transparent)]
     StartBlocked(#[from] StartBlocked),
     #[error(transparent)]
+    PriceUnavailable(#[from] PriceUnavailable),
+    #[error(transparent)]
     RefundAddressSet(#[from] RefundAddressAlreadySet),
     #[error(transparent)]
     MissingEmail(#[from] MissingEmail),
@@ -257,7 +259,7 @@ from_context! {
     LinkError { Invalid, UnknownField, Asset, Denied, NotFound, Transition, RateLimited, Fault }
     CheckoutError {
         Invalid, Denied, NotFound, Transition, NotActive, AlreadyPaid, UnderWay, StartBlocked,
-        RefundAddressSet, RateLimited, Fault,
+        PriceUnavailable, RefundAddressSet, RateLimited, Fault,
     }
     WebhookError { Invalid, Denied, NotFound, Idempotency, Fault }
     MailError { Invalid, Denied, NotFound, NotActive, MissingEmail, RateLimited, Fault }
@@ -343,6 +345,7 @@ impl ApiError {
             }
             ApiError::UnderWay(_) => plain(StatusCode::CONFLICT, "payment_in_progress"),
             ApiError::StartBlocked(_) => plain(StatusCode::CONFLICT, "missing_company_wallet"),
+            ApiError::PriceUnavailable(_) => plain(StatusCode::CONFLICT, "price_unavailable"),
             ApiError::Xpub(XpubRefusal::PrivateKey) => (
                 StatusCode::BAD_REQUEST,
                 "private_key_refused",

@@ -39,22 +39,29 @@ impl CheckoutService {
                     format!("{pay_asset} is not an asset this link can be paid with"),
                 )
             })?;
-        let settle = self.k.assets.get(&link.payload.asset).cloned();
-        let destination = match (&settle, &link.payload.settlement_address) {
-            (Some(_), Some(address)) => Some(address.clone()),
-            (Some(a), None) => self.processor.merchant_wallet(link.company_id, a)?,
-            (None, _) => None,
-        };
-        let (Some(settle), Some(destination)) = (settle, destination) else {
-            self.record_blocked_start(&link, pay_asset, now)?;
-            return Err(StartBlocked {
+        let blocked = |this: &Self| -> CheckoutResult<PaymentSession> {
+            this.record_blocked_start(&link, pay_asset, now)?;
+            Err(StartBlocked {
                 asset: link.payload.asset.clone(),
             }
-            .into());
+            .into())
         };
+        let Some(settle) = self.k.assets.get(&link.payload.asset).cloned() else {
+            return blocked(self);
+        };
+        // The price first: a start refused for want of a price takes no address.
         let (amounts, pay_price) = self.quote_for(&link, &settings, &pay, &settle)?;
-        let invoice_amount = Self::invoice_amount(&link, &settle)?;
         let id = PaymentSessionId(self.k.crypto.new_uuid());
+        let destination = match &link.payload.settlement_address {
+            Some(address) => Some(address.clone()),
+            None => self
+                .processor
+                .session_destination(link.company_id, id.0, &settle)?,
+        };
+        let Some(destination) = destination else {
+            return blocked(self);
+        };
+        let invoice_amount = Self::invoice_amount(&link, &settle)?;
         let session = PaymentSession {
             id,
             link_id: link.id,
@@ -127,9 +134,13 @@ impl CheckoutService {
             if asset == unit {
                 return Ok(one);
             }
-            Ok(self.prices.price(asset, &unit)?.ok_or_else(|| {
-                FieldError::new("payAsset", format!("no price for {asset} in {unit}"))
-            })?)
+            Ok(self
+                .prices
+                .price(asset, &unit)?
+                .ok_or_else(|| PriceUnavailable {
+                    asset: asset.to_owned(),
+                    unit: unit.clone(),
+                })?)
         };
         let pay_price = price(&pay.asset_identifier)?;
         let invoice_amount = Self::invoice_amount(link, settle)?.value();

@@ -74,7 +74,7 @@ pub async fn checkout_view(
         (status = 201, description = "The new session", body = PaymentSessionDto),
         (status = 400, description = "Invalid body or `payAsset`", body = ErrorBody),
         (status = 404, description = "Unknown link", body = ErrorBody),
-        (status = 409, description = "`link_not_active` (paused, archived, expired) or `missing_company_wallet` (no merchant wallet for the asset)", body = ErrorBody),
+        (status = 409, description = "`link_not_active` (paused, archived, expired), `missing_company_wallet` (no merchant wallet for the asset) or `price_unavailable` (no fresh price of the pay asset: no quote)", body = ErrorBody),
         (status = 429, description = "More than 60 starts a minute from this address; see `Retry-After`", body = ErrorBody),
     )
 )]
