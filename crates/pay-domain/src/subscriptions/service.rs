@@ -14,9 +14,9 @@ use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::{checkout_url, CreateLinkInput, LinkService, PaymentLink};
 use crate::mail::MailService;
+use crate::subscriptions::billing::{next_run, BillingConfig};
 use crate::subscriptions::machine::oldest_overdue;
 use crate::subscriptions::ports::{StatusWrite, SubscriptionFilter, SubscriptionStore};
-use crate::subscriptions::scheduler::{next_run, BillingConfig};
 use crate::subscriptions::{
     transition, Actor, CreateSubscriptionInput, Cycle, CycleStatus, Reason, Subscription,
     SubscriptionError, SubscriptionStatus, SubscriptionTransition, LIST_LIMIT,
