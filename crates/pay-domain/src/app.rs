@@ -200,7 +200,7 @@ impl Pay {
         let webhooks = WebhookService::new(
             k.clone(),
             tenancy.clone(),
-            links.clone(),
+            Arc::new(links.clone()),
             stores.webhooks,
             WebhookAdapters {
                 signer: adapters.signer,

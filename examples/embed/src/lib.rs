@@ -88,7 +88,7 @@ pub fn build(start_ms: i64) -> Host {
     let webhooks = WebhookService::new(
         kernel.clone(),
         tenancy.clone(),
-        links.clone(),
+        Arc::new(links.clone()),
         store.clone(),
         WebhookAdapters {
             signer: Arc::new(HmacSigner),

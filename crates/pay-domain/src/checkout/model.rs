@@ -68,7 +68,7 @@ impl PaymentSession {
             composite_channel_id: self.composite_channel_id.clone(),
             source_chain: self.source_chain.clone(),
             expires_at: Some(self.expires_at),
-            settlement: self.settlement.clone(),
+            settlement: self.settlement.to_json(),
             error_message: self.error_message.clone(),
         }
     }

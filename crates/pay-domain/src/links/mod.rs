@@ -9,6 +9,7 @@ mod model;
 pub mod ports;
 mod service;
 mod state;
+mod subject;
 
 pub use error::{InvalidTransition, LinkError, LinkNotActive, LINK_NOT_FOUND};
 pub use gateway_service::GatewayForm;

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::kernel::timestamp::Timestamp;
-use crate::links::PaymentLink;
+use crate::webhooks::LinkSubject;
 
 use super::event::EventKind;
 
@@ -40,23 +40,9 @@ pub struct LinkSnapshot {
 }
 
 impl LinkSnapshot {
-    pub fn of(link: &PaymentLink, public_pay_url: &str) -> Self {
-        let p = &link.payload;
-        LinkSnapshot {
-            id: link.id.to_string(),
-            uid: link.uid.to_string(),
-            status: link.status.as_str().to_owned(),
-            public_url: link.public_url(public_pay_url),
-            expires_at: link.expires_at,
-            amount: p.amount.as_str().to_owned(),
-            currency: p.currency.clone(),
-            asset: p.asset.clone(),
-            label: p.title.clone(),
-            description: p.description.clone(),
-            merchant_order_id: p.order_id.clone(),
-            client_email: p.customer_email.clone(),
-            client_id: p.client_id.clone(),
-        }
+    /// The snapshot of `link` (with its public URL under `public_pay_url`).
+    pub fn of(link: &dyn LinkSubject, public_pay_url: &str) -> Self {
+        link.snapshot(public_pay_url)
     }
 }
 
@@ -79,7 +65,8 @@ pub struct SessionSnapshot {
     pub composite_channel_id: Option<String>,
     pub source_chain: Option<String>,
     pub expires_at: Option<Timestamp>,
-    pub settlement: crate::checkout::Settlement,
+    /// The session's `settlement` object as checkout writes it (`checkout::Settlement`).
+    pub settlement: Map<String, Value>,
     pub error_message: Option<String>,
 }
 

@@ -11,6 +11,7 @@ pub mod failure;
 pub mod grant;
 pub mod ports;
 mod service;
+mod subject;
 pub mod target;
 
 pub use circuit::{
@@ -29,6 +30,7 @@ pub use grant::{
 pub use service::{
     CallbackView, Recorded, SubscriptionEventDraft, WebhookAdapters, WebhookService,
 };
+pub use subject::{LinkOrigin, LinkSource, LinkSubject};
 pub use target::*;
 
 /// `user-agent` of every delivery.

@@ -10,8 +10,6 @@ use crate::kernel::ports::Clock;
 use crate::kernel::secret::Secret;
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
-use crate::links::LinkService;
-use crate::links::{CreatedBy, PaymentLink};
 use crate::tenancy::{Permission, Principal, Scope};
 use crate::tenancy::{SignedIn, TenancyService};
 use crate::webhooks::error::{WebhookError, WebhookResult};
@@ -20,9 +18,10 @@ use crate::webhooks::ports::{WebhookSigner, WebhookStore};
 use crate::webhooks::{
     after_attempt, last4, signing_secret, validate_callback_url, AfterAttempt, AttemptOutcome,
     CallbackKind, Circuit, CircuitRule, CompanyCallback, Delivery, DeliveryFilter, DeliveryOrigin,
-    DeliveryStatus, Endpoint, EndpointHealth, EndpointResult, EventKind, LinkSnapshot, NotPrepared,
-    OutboundRequest, PaymentEventDraft, SessionSnapshot, StoredSigningSecret, SubscriptionState,
-    CLAIM_LEASE, LOG_LIMIT_DEFAULT, LOG_LIMIT_MAX, ROTATION_GRACE, SECRET_RANDOM_LEN, USER_AGENT,
+    DeliveryStatus, Endpoint, EndpointHealth, EndpointResult, EventKind, LinkOrigin, LinkSnapshot,
+    LinkSource, LinkSubject, NotPrepared, OutboundRequest, PaymentEventDraft, SessionSnapshot,
+    StoredSigningSecret, SubscriptionState, CLAIM_LEASE, LOG_LIMIT_DEFAULT, LOG_LIMIT_MAX,
+    ROTATION_GRACE, SECRET_RANDOM_LEN, USER_AGENT,
 };
 
 mod dispatch;
@@ -70,7 +69,7 @@ fn company_kind(kind: CallbackKind) -> PortResult<CallbackKind> {
 pub struct WebhookService {
     k: Kernel,
     pub(super) tenancy: TenancyService,
-    links: LinkService,
+    links: Arc<dyn LinkSource>,
     store: Arc<dyn WebhookStore + Send + Sync>,
     signer: Arc<dyn WebhookSigner>,
     /// Real time, for signature timestamps (tests may stand in for the process clock).
@@ -112,7 +111,7 @@ impl WebhookService {
     pub fn new(
         k: Kernel,
         tenancy: TenancyService,
-        links: LinkService,
+        links: Arc<dyn LinkSource>,
         store: Arc<dyn WebhookStore + Send + Sync>,
         adapters: WebhookAdapters,
     ) -> WebhookService {
@@ -288,18 +287,18 @@ impl WebhookService {
     /// for links made by API keys and sessions; the grant's own subscription while active
     /// (and only the events it names) for links made by an OAuth grant (spec, Events: the
     /// company callback never gets them); the link's own URL for anonymous links.
-    pub(crate) fn targets(&self, link: &PaymentLink) -> PortResult<Vec<Target>> {
-        Ok(match link.created_by {
-            CreatedBy::ApiKey(_) | CreatedBy::User(_) => self
-                .company_target(link.company_id)?
+    pub(crate) fn targets(&self, link: &dyn LinkSubject) -> PortResult<Vec<Target>> {
+        Ok(match link.origin() {
+            LinkOrigin::Company => self
+                .company_target(link.company())?
                 .map(|cb| vec![Target::all(cb.kind, cb.url)])
                 .unwrap_or_default(),
-            CreatedBy::Anonymous => self
+            LinkOrigin::Anonymous => self
                 .links
-                .link_webhook(link.uid.as_str())?
+                .link_webhook(link.link_uid())?
                 .map(|w| vec![Target::all(CallbackKind::AnonymousLink, w.url)])
                 .unwrap_or_default(),
-            CreatedBy::Grant(grant) => self
+            LinkOrigin::Grant(grant) => self
                 .store
                 .grant_subscription(grant)?
                 .filter(|s| s.state() == SubscriptionState::Active)
@@ -319,20 +318,20 @@ impl WebhookService {
     /// one group, with the link's next sequence number. Nothing is sent here.
     pub fn emit_link_event(
         &self,
-        link: &PaymentLink,
+        link: &dyn LinkSubject,
         event: EventKind,
         trigger: &str,
         session: SessionSnapshot,
     ) -> PortResult<Vec<Delivery>> {
         // Dated on the link's company clock, as every event of its payments: the log's order
         // (and a retry's due time) follows that clock.
-        let now = self.links.link_now(link)?;
+        let now = self.tenancy.company_now(link.company())?;
         let plan = self.plan_events(link, session, &[event], trigger, now)?;
         if plan.has_no_target() {
             return Ok(vec![]);
         }
         self.store
-            .enqueue_link_event(link.id, &|first| plan.build(first))
+            .enqueue_link_event(link.link_id(), &|first| plan.build(first))
     }
 
     /// Sends a `pay.webhook.test` event about one of the caller's links to its callbacks.
@@ -342,9 +341,9 @@ impl WebhookService {
         link_uid: &LinkUid,
     ) -> WebhookResult<Vec<Delivery>> {
         p.authorize(Scope::WebhooksWrite)?;
-        let link = self.links.visible_link::<WebhookError>(p, link_uid)?;
+        let link = self.links.visible_link(p, link_uid)?;
         let sent = self.emit_link_event(
-            &link,
+            link.as_ref(),
             EventKind::Test,
             "merchant_test",
             SessionSnapshot::default(),

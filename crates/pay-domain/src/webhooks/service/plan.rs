@@ -73,14 +73,14 @@ impl WebhookService {
     /// Plans `events` of `link` (as the write leaves it) at `now` on the owner's clock.
     pub(crate) fn plan_events(
         &self,
-        link: &PaymentLink,
+        link: &dyn LinkSubject,
         session: SessionSnapshot,
         events: &[EventKind],
         trigger: &str,
         now: Timestamp,
     ) -> PortResult<PlannedEvents> {
         let targets = self.targets(link)?;
-        let snapshot = LinkSnapshot::of(link, &self.tenancy.pay_base(link.company_id)?);
+        let snapshot = link.snapshot(&self.tenancy.pay_base(link.company())?);
         let planned = events
             .iter()
             .map(|e| {
@@ -96,9 +96,9 @@ impl WebhookService {
             targets,
             snapshot,
             session,
-            company: link.company_id,
-            uid: link.uid.to_string(),
-            order_id: link.payload.order_id.clone(),
+            company: link.company(),
+            uid: link.link_uid().to_owned(),
+            order_id: link.order_id().map(str::to_owned),
             trigger: trigger.to_owned(),
             now,
         })
