@@ -55,34 +55,27 @@ pub struct StatusForm {
     pub status: String,
 }
 
-impl PortalForm for RenameForm {
-    const VALUE: &'static str = "name";
+/// The one `PortalForm` impl, for each form: the signed parameters, `token`, and its value
+/// field (named as in the form).
+macro_rules! portal_form {
+    ($form:ty, $value:ident) => {
+        impl PortalForm for $form {
+            const VALUE: &'static str = stringify!($value);
 
-    fn into_parts(self) -> (PortalParams, String, String) {
-        let params = PortalParams {
-            company: self.company,
-            customer: self.customer,
-            expires: self.expires,
-            signature: self.signature,
-            grant: self.grant,
-            access: self.access,
-        };
-        (params, self.token, self.name)
-    }
+            fn into_parts(self) -> (PortalParams, String, String) {
+                let params = PortalParams {
+                    company: self.company,
+                    customer: self.customer,
+                    expires: self.expires,
+                    signature: self.signature,
+                    grant: self.grant,
+                    access: self.access,
+                };
+                (params, self.token, self.$value)
+            }
+        }
+    };
 }
 
-impl PortalForm for StatusForm {
-    const VALUE: &'static str = "status";
-
-    fn into_parts(self) -> (PortalParams, String, String) {
-        let params = PortalParams {
-            company: self.company,
-            customer: self.customer,
-            expires: self.expires,
-            signature: self.signature,
-            grant: self.grant,
-            access: self.access,
-        };
-        (params, self.token, self.status)
-    }
-}
+portal_form!(RenameForm, name);
+portal_form!(StatusForm, status);
