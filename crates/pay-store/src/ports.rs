@@ -1,34 +1,10 @@
 //! The port traits on `DieselStore`. Each hot-path method is one statement (one round trip);
 //! rows are decoded after the connection is back in the pool.
 
-use diesel::connection::SimpleConnection;
-use diesel::prelude::*;
 use diesel::result::QueryResult;
-use pay_domain::kernel::ids::{CompanyId, KeyId, LinkUid, PartnerId, UserId};
-use pay_domain::kernel::ports::HealthCheck;
-use pay_domain::kernel::secret::SecretDigest;
-use pay_domain::kernel::timestamp::Timestamp;
-use pay_domain::links::ports::{LinkFilter, PaymentLinkStore};
-use pay_domain::links::{LinkStatus, PaymentLink};
-use pay_domain::settings::ports::SettingsStore;
-use pay_domain::settings::PaySettings;
-use pay_domain::tenancy::keys::{Integration, StoredIntegration};
-use pay_domain::tenancy::ports::{
-    IntegrationStore, NewTenant, SignInStore, StoredSignIn, TenancyStore,
-};
-use pay_domain::tenancy::{Company, Membership, Role, UserRecord};
 use pay_domain::{Fault, PortResult};
 
-use crate::conn::{write_transaction, AnyConnection};
-use crate::rows::{
-    parse_role, stored_integration, CompanyRow, IntegrationRow, LinkRow, MembershipRow,
-    NewCompanyRow, NewIntegrationRow, NewLinkRow, NewMembershipRow, NewSessionRow, NewSettingsRow,
-    NewUserRow, SessionRow, SettingsRow, StoredIntegrationRow, UserRow,
-};
-use crate::schema::{
-    browser_sessions, companies, integrations, memberships, pay_settings, payment_links, rate_hits,
-    users,
-};
+use crate::conn::AnyConnection;
 use crate::DieselStore;
 
 #[macro_use]

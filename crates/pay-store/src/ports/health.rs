@@ -1,6 +1,14 @@
 //! Readiness and housekeeping.
 
-use super::*;
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+use pay_domain::kernel::ports::HealthCheck;
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::PortResult;
+
+use crate::conn::write_transaction;
+use crate::schema::{browser_sessions, rate_hits};
+use crate::DieselStore;
 
 impl HealthCheck for DieselStore {
     fn ping(&self) -> PortResult<()> {

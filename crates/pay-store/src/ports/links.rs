@@ -1,8 +1,18 @@
 //! Payment links' store port.
 
-use super::*;
+use diesel::prelude::*;
+use pay_domain::kernel::ids::{CompanyId, LinkUid};
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::links::ports::{LinkFilter, PaymentLinkStore};
+use pay_domain::links::{LinkStatus, PaymentLink};
+use pay_domain::PortResult;
+
+use crate::conn::{write_transaction, AnyConnection};
 use crate::rows::corrupt;
+use crate::rows::{LinkRow, NewLinkRow};
 use crate::schema::grant_webhook_subscriptions;
+use crate::schema::payment_links;
+use crate::DieselStore;
 use pay_domain::kernel::events::EventRecord;
 
 use super::events::insert_events;

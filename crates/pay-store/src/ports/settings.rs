@@ -1,6 +1,15 @@
 //! Settings' store port.
 
-use super::*;
+use diesel::prelude::*;
+use pay_domain::kernel::ids::CompanyId;
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::settings::ports::SettingsStore;
+use pay_domain::settings::PaySettings;
+use pay_domain::PortResult;
+
+use crate::rows::NewSettingsRow;
+use crate::schema::pay_settings;
+use crate::DieselStore;
 
 impl SettingsStore for DieselStore {
     fn save_settings(

@@ -1,8 +1,26 @@
 //! Tenancy's ports: users, companies and memberships, sign-in sessions, API keys.
 
-use super::*;
+use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use pay_domain::tenancy::ports::DomainWrite;
+use pay_domain::kernel::ids::{CompanyId, KeyId, PartnerId, UserId};
+use pay_domain::kernel::secret::SecretDigest;
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::settings::PaySettings;
+use pay_domain::tenancy::keys::{Integration, StoredIntegration};
+use pay_domain::tenancy::ports::{
+    DomainWrite, IntegrationStore, NewTenant, SignInStore, StoredSignIn, TenancyStore,
+};
+use pay_domain::tenancy::{Company, Membership, Role, UserRecord};
+use pay_domain::{Fault, PortResult};
+
+use crate::conn::write_transaction;
+use crate::rows::{
+    parse_role, stored_integration, CompanyRow, IntegrationRow, MembershipRow, NewCompanyRow,
+    NewIntegrationRow, NewMembershipRow, NewSessionRow, NewSettingsRow, NewUserRow, SessionRow,
+    SettingsRow, StoredIntegrationRow, UserRow,
+};
+use crate::schema::{browser_sessions, companies, integrations, memberships, pay_settings, users};
+use crate::DieselStore;
 
 impl TenancyStore for DieselStore {
     fn create_tenant(&self, t: &NewTenant) -> PortResult<()> {
