@@ -8,10 +8,10 @@ use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use hmac::{Hmac, Mac};
 use pay_domain::kernel::ports::{Clock, SecretSealer};
+use pay_domain::kernel::secret::SealedSecret;
 use pay_domain::kernel::secret::Secret;
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::webhooks::ports::WebhookSigner;
-use pay_domain::webhooks::SealedSecret;
 use pay_domain::{Fault, PortResult};
 use sha2::Sha256;
 

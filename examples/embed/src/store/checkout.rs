@@ -10,7 +10,7 @@ use pay_domain::checkout::{
 use pay_domain::kernel::ids::{PaymentLinkId, PaymentSessionId};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::{LinkStatus, PaymentLink};
-use pay_domain::sandbox::clock::company_now;
+use pay_domain::tenancy::company_now;
 use pay_domain::webhooks::Delivery;
 use pay_domain::{Fault, PortResult};
 

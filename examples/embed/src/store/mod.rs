@@ -14,6 +14,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use pay_domain::checkout::{PaymentSession, TimelineEvent};
 use pay_domain::kernel::ids::{CompanyId, PartnerId, PaymentLinkId, PaymentSessionId, UserId};
+use pay_domain::kernel::secret::SealedSecret;
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::PaymentLink;
 use pay_domain::settings::PaySettings;
@@ -22,7 +23,7 @@ use pay_domain::tenancy::ports::StoredSignIn;
 use pay_domain::tenancy::{Company, Role, UserRecord};
 use pay_domain::webhooks::ports::AttemptRecord;
 use pay_domain::webhooks::{
-    Circuit, CompanyCallback, Delivery, Endpoint, GrantSubscription, LinkWebhook, SealedSecret,
+    Circuit, CompanyCallback, Delivery, Endpoint, GrantSubscription, LinkWebhook,
 };
 use pay_domain::Fault;
 

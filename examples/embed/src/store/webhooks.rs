@@ -9,7 +9,7 @@ use pay_domain::kernel::idempotency::{
 };
 use pay_domain::kernel::ids::{CompanyId, PaymentLinkId};
 use pay_domain::kernel::timestamp::Timestamp;
-use pay_domain::sandbox::clock::company_now;
+use pay_domain::tenancy::company_now;
 use pay_domain::webhooks::ports::{AttemptRecord, WebhookStore};
 use pay_domain::webhooks::{
     AfterAttempt, CallbackKind, Circuit, ClaimBudget, CompanyCallback, Delivery, DeliveryFilter,
