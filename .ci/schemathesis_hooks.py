@@ -183,6 +183,17 @@ ALLOWED = {
         # A DPoP header whose value is not a proof that verifies (RFC 9449 5).
         "invalid_dpop_proof",
     }),
+    # Native registration: which platform templates exist is stored state; `siteUrl` must be a
+    # public host (an address or a name the pattern cannot tell), `redirectUri` its origin's
+    # callback (another field); the support texts refuse control and bidirectional characters.
+    ("POST", "/oauth/native/installations"): [
+        ("validation_failed", "platform", "unknown platform"),
+        ("validation_failed", "siteUrl", None),
+        ("validation_failed", "redirectUri", None),
+        ("validation_failed", "platformVersion", None),
+        ("validation_failed", "pluginVersion", None),
+        ("validation_failed", "siteName", None),
+    ],
     ("POST", "/oauth/revoke"): ("oauth", {
         # RFC 7009 2.1: `token` is required; an unknown one is 200.
         "invalid_request",

@@ -264,7 +264,12 @@ impl Pay {
         k.events.subscribe(&consumer);
         let oauth = OAuthService::new(k.clone(), tenancy.clone(), stores.oauth, config.oauth);
         let chains = ChainService::new(adapters.wall_clock.clone(), stores.chains);
-        let installations = InstallationService::new(k.clone(), stores.installations);
+        let installations = InstallationService::new(
+            k.clone(),
+            oauth.clone(),
+            stores.installations,
+            config.allow_private_targets,
+        );
         let s = Arc::new(Services {
             k,
             tenancy,

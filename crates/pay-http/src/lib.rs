@@ -28,6 +28,9 @@ pub struct HttpConfig {
     /// `PAY_BASE_URL`: the public origin (and path prefix) clients address. DPoP proofs'
     /// `htu` and the OAuth metadata are built from it, never from the request's `Host`.
     pub base_url: String,
+    /// `PAY_AUTH_URL`: the origin (and path prefix) of the native-installation route; its
+    /// proofs' `htu` is built from it.
+    pub auth_url: String,
     /// `PAY_DPOP_NONCES`: every DPoP proof must carry a nonce this issuer made (RFC 9449
     /// sections 8 and 9); `None` asks for none.
     pub dpop_nonces: Option<std::sync::Arc<pay_dpop::NonceIssuer>>,

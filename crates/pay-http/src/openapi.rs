@@ -6,8 +6,8 @@ use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder};
 use utoipa::{Modify, OpenApi, PartialSchema};
 
 use crate::api::{
-    bookkeeping, checkout, companies, company, customers, links, meta, oauth, session, settings,
-    subscriptions, wallets, webhook_subscription, webhooks,
+    bookkeeping, checkout, companies, company, customers, installations, links, meta, oauth,
+    session, settings, subscriptions, wallets, webhook_subscription, webhooks,
 };
 use crate::edge::error::ErrorBody;
 use crate::pages::gateway;
@@ -118,6 +118,7 @@ routes!(
     oauth::token,
     oauth::revoke,
     oauth::metadata,
+    installations::register_installation,
     crate::pages::oauth::authorize_page,
     crate::pages::oauth::authorize_decision,
     crate::pages::oauth::signin_page,

@@ -236,6 +236,7 @@ impl Application {
             secure_cookies: config.base_url.starts_with("https://"),
             blocking_threads_per_worker: (config.pool_size as usize).div_ceil(workers),
             base_url: config.base_url.clone(),
+            auth_url: config.auth_url.clone(),
             apex_host: config.apex_host.clone(),
             dpop_nonces: config
                 .dpop_nonces

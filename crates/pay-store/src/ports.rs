@@ -25,7 +25,7 @@ mod health;
 mod installations;
 mod links;
 mod mail;
-mod oauth;
+pub(crate) mod oauth;
 mod ratelimit;
 mod settings;
 mod subscriptions;

@@ -416,6 +416,8 @@ diesel::table! {
         refresh_ttl_ms -> BigInt,
         template -> Nullable<Text>,
         created_at -> BigInt,
+        accepted_jkt -> Nullable<Text>,
+        pending_jkt -> Nullable<Text>,
     }
 }
 
@@ -589,4 +591,6 @@ diesel::allow_tables_to_appear_in_same_query!(wallet_activities, payment_links);
 
 // The chain processor's tables, in a file of their own.
 mod chains;
+mod installations;
 pub use chains::*;
+pub use installations::*;

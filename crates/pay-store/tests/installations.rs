@@ -5,4 +5,8 @@
 mod common;
 use common::*;
 
-conformance!(installations: a_platform_template_is_written_once);
+conformance!(
+    installations: a_platform_template_is_written_once,
+    an_installation_is_written_once_with_its_application,
+    a_key_swap_at_consent_is_atomic
+);

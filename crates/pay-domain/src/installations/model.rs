@@ -4,6 +4,7 @@
 //! `siteName` is support metadata and never replaces its branding.
 
 use crate::kernel::error::FieldError;
+use crate::kernel::ids::{ApplicationId, ClientId};
 use crate::kernel::timestamp::Timestamp;
 use crate::kernel::validate;
 use crate::tenancy::Scope;
@@ -91,4 +92,39 @@ impl NewPlatform {
         }
         Ok(())
     }
+}
+
+/// A native installation: one site's plugin, registered under its `registrationId`, with the
+/// OAuth application (`svc_app_...`) made for it. Its key lives on that application
+/// (`oauth::RegisteredKey`), where consent binds grants to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Installation {
+    /// Canonical unpadded base64url of 32 random bytes, chosen by the plugin once.
+    pub registration_id: String,
+    /// The template it was registered under; never changes.
+    pub platform: String,
+    pub application_id: ApplicationId,
+    pub client_id: ClientId,
+    /// The site's normalised https origin; never changes.
+    pub site_url: String,
+    /// `{site_url}/pay/oauth/callback`.
+    pub redirect_uri: String,
+    /// Support metadata, as last registered; never shown as branding.
+    pub platform_version: Option<String>,
+    pub plugin_version: Option<String>,
+    pub site_name: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// The registration response's client (the spec's "Native installation client"): always a
+/// public, DPoP-bound client with the template's scopes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NativeClient {
+    pub client_id: ClientId,
+    pub registration_id: String,
+    pub redirect_uri: String,
+    pub scopes: Vec<Scope>,
+    /// Whether this registration created the installation (201) or found it (200).
+    pub created: bool,
 }

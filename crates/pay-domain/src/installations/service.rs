@@ -1,20 +1,37 @@
-//! Installations use cases over their own ports.
+//! Installations use cases over their own ports and OAuth (the application each installation
+//! gets, its key, the DPoP `jti` store).
 
 use std::sync::Arc;
 
-use crate::installations::error::{InstallationError, PlatformExists};
-use crate::installations::model::{is_platform_id, NativePlatform, NewPlatform, NATIVE_SCOPES};
+use crate::installations::error::{InstallationError, PlatformExists, RegistrationConflict};
+use crate::installations::model::{
+    is_platform_id, Installation, NativeClient, NativePlatform, NewPlatform, NATIVE_SCOPES,
+};
 use crate::installations::ports::InstallationPorts;
-use crate::kernel::error::FieldError;
+use crate::installations::registration::{CheckedRegistration, RegistrationBody};
+use crate::kernel::error::{Fault, FieldError};
+use crate::kernel::ids::{ApplicationId, ClientId};
 use crate::kernel::service::Kernel;
+use crate::oauth::{
+    Application, ClientType, OAuthService, ProofFacts, RegisteredKey, ResourceErrorCode,
+    ResourceRefusal, StoredApplication, DEFAULT_REFRESH_TTL,
+};
 
 type Result<T, E = InstallationError> = std::result::Result<T, E>;
 
-/// Native platform templates (and, on them, installations).
+fn proof_refused(description: &'static str) -> InstallationError {
+    ResourceRefusal::new(ResourceErrorCode::InvalidDpopProof, description).into()
+}
+
+/// Native platform templates and the installations registered on them.
 #[derive(Clone)]
 pub struct InstallationService {
     k: Kernel,
+    oauth: OAuthService,
     store: Arc<dyn InstallationPorts>,
+    /// The operator's private-targets switch: development sites on loopback or private
+    /// addresses may register.
+    allow_private_targets: bool,
 }
 
 impl std::fmt::Debug for InstallationService {
@@ -25,9 +42,19 @@ impl std::fmt::Debug for InstallationService {
 }
 
 impl InstallationService {
-    /// The installations context over its own store alone.
-    pub fn new(k: Kernel, store: Arc<dyn InstallationPorts>) -> InstallationService {
-        InstallationService { k, store }
+    /// The installations context over its own store and OAuth.
+    pub fn new(
+        k: Kernel,
+        oauth: OAuthService,
+        store: Arc<dyn InstallationPorts>,
+        allow_private_targets: bool,
+    ) -> InstallationService {
+        InstallationService {
+            k,
+            oauth,
+            store,
+            allow_private_targets,
+        }
     }
 
     /// Creates a platform template (`pay-server admin create-native-platform`) with the
@@ -57,5 +84,163 @@ impl InstallationService {
             return Err(unknown().into());
         }
         Ok(self.store.platform(platform)?.ok_or_else(unknown)?)
+    }
+
+    /// The registration body's field rules (400 on the first wrong field), before any proof
+    /// is looked at.
+    pub fn check_registration(&self, body: RegistrationBody) -> Result<CheckedRegistration> {
+        Ok(body.check(self.allow_private_targets)?)
+    }
+
+    /// The key a `DPoP-Previous` proof must be made with when this registration changes the
+    /// installation's key: its accepted key, when it is registered and `reg` names another.
+    pub fn key_to_replace(&self, reg: &CheckedRegistration) -> Result<Option<String>> {
+        Ok(self
+            .store
+            .installation(&reg.registration_id)?
+            .and_then(|(_, app)| app.app.key)
+            .map(|k| k.accepted_jkt)
+            .filter(|accepted| *accepted != reg.dpop_jkt))
+    }
+
+    /// Registers a native installation (`POST /oauth/native/installations`). `proof` is the
+    /// request's `DPoP` proof, verified by the edge; it must be made with the key `dpopJkt`
+    /// names. The first registration of a `registrationId` creates the installation and its
+    /// public, DPoP-bound application (`svc_app_...`) with the template's name and scopes;
+    /// again with the same key it is found (support metadata updated, a pending replacement
+    /// withdrawn). With another key, `previous` (`DPoP-Previous`) must be made with the
+    /// accepted key: the new key then waits, pending, for the next consent (a pending key
+    /// registered before is replaced). Platform and site never change (409).
+    pub fn register(
+        &self,
+        reg: CheckedRegistration,
+        proof: &ProofFacts,
+        previous: Option<&ProofFacts>,
+    ) -> Result<NativeClient> {
+        if proof.jkt != reg.dpop_jkt {
+            return Err(proof_refused(
+                "the DPoP proof is not made with the key dpopJkt names",
+            ));
+        }
+        let platform = self.platform(&reg.platform)?;
+        for p in std::iter::once(proof).chain(previous) {
+            if !self.oauth.record_proof(p)? {
+                return Err(proof_refused("the DPoP proof was already used"));
+            }
+        }
+        let found = match self.store.installation(&reg.registration_id)? {
+            Some(found) => found,
+            None => {
+                let (installation, app) = self.new_installation(&reg, &platform)?;
+                if self.store.insert_installation(&installation, &app)? {
+                    return Ok(client_of(&installation, &app, true));
+                }
+                // Another registration of this id won the race: answer as a re-registration.
+                self.store
+                    .installation(&reg.registration_id)?
+                    .ok_or_else(|| Fault::new("installation lost after a unique violation"))?
+            }
+        };
+        let (mut installation, app) = found;
+        if installation.platform != reg.platform {
+            return Err(RegistrationConflict { field: "platform" }.into());
+        }
+        if installation.site_url != reg.site_url {
+            return Err(RegistrationConflict { field: "siteUrl" }.into());
+        }
+        let key = app
+            .app
+            .key
+            .as_ref()
+            .ok_or_else(|| Fault::new("native application without a key"))?;
+        let accepted = key.accepted_jkt.as_str();
+        let pending = if reg.dpop_jkt == accepted {
+            None
+        } else {
+            match previous {
+                Some(p) if p.jkt == accepted => Some(reg.dpop_jkt.as_str()),
+                Some(_) => {
+                    return Err(proof_refused(
+                        "DPoP-Previous is not made with the installation's registered key",
+                    ))
+                }
+                None => {
+                    return Err(proof_refused(
+                        "a new dpopJkt needs DPoP-Previous made with the registered key",
+                    ))
+                }
+            }
+        };
+        if key.pending_jkt.as_deref() != pending
+            && !self.oauth.set_pending_key(app.app.id, accepted, pending)?
+        {
+            // A consent accepted the pending key meanwhile: the proofs named an old key.
+            return Err(proof_refused(
+                "the installation's key changed meanwhile: register again with the key accepted now",
+            ));
+        }
+        installation.platform_version = reg.platform_version;
+        installation.plugin_version = reg.plugin_version;
+        installation.site_name = reg.site_name;
+        self.store
+            .update_installation_metadata(&installation, self.k.now())?;
+        Ok(client_of(&installation, &app, false))
+    }
+
+    /// A first registration's installation and application (not stored yet).
+    fn new_installation(
+        &self,
+        reg: &CheckedRegistration,
+        platform: &NativePlatform,
+    ) -> Result<(Installation, StoredApplication)> {
+        let now = self.k.now();
+        let app = Application {
+            id: ApplicationId(self.k.crypto.new_uuid()),
+            client_id: self
+                .k
+                .new_public_id(ClientId::RANDOM_LEN, ClientId::native_from_random)?,
+            // The template's immutable branding; `siteName` never shows as the app.
+            name: platform.name.clone(),
+            redirect_uris: vec![reg.redirect_uri.clone()],
+            scopes: platform.scopes.clone(),
+            client_type: ClientType::Public,
+            dpop_bound: true,
+            refresh_ttl: DEFAULT_REFRESH_TTL,
+            template: Some(platform.platform.clone()),
+            key: Some(RegisteredKey {
+                accepted_jkt: reg.dpop_jkt.clone(),
+                pending_jkt: None,
+            }),
+            created_at: now,
+        };
+        let installation = Installation {
+            registration_id: reg.registration_id.clone(),
+            platform: platform.platform.clone(),
+            application_id: app.id,
+            client_id: app.client_id.clone(),
+            site_url: reg.site_url.clone(),
+            redirect_uri: reg.redirect_uri.clone(),
+            platform_version: reg.platform_version.clone(),
+            plugin_version: reg.plugin_version.clone(),
+            site_name: reg.site_name.clone(),
+            created_at: now,
+            updated_at: now,
+        };
+        let app = StoredApplication {
+            app,
+            secret_digest: None,
+        };
+        Ok((installation, app))
+    }
+}
+
+/// The response's client: the same public fields on every registration of one installation.
+fn client_of(installation: &Installation, app: &StoredApplication, created: bool) -> NativeClient {
+    NativeClient {
+        client_id: app.app.client_id.clone(),
+        registration_id: installation.registration_id.clone(),
+        redirect_uri: installation.redirect_uri.clone(),
+        scopes: app.app.scopes.clone(),
+        created,
     }
 }

@@ -210,12 +210,54 @@ impl serde::Serialize for LinkUid {
     }
 }
 
-prefixed_id!(
-    /// Public id of an OAuth application (`client_id`).
-    ClientId,
-    "oc_",
-    32
-);
+/// Public id of an OAuth application (`client_id`): `oc_` for the applications an operator
+/// registers, `svc_app_` for a native installation's (the spec's prefix), each followed by 32
+/// ASCII alphanumerics.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClientId(String);
+
+impl ClientId {
+    pub const PREFIX: &'static str = "oc_";
+    /// The prefix of a native installation's client id.
+    pub const NATIVE_PREFIX: &'static str = "svc_app_";
+    /// Length of the random part after the prefix.
+    pub const RANDOM_LEN: usize = 32;
+
+    /// Accepts exactly one of the two prefixes followed by `RANDOM_LEN` ASCII alphanumerics.
+    pub fn parse(s: &str) -> Option<Self> {
+        let rest = s
+            .strip_prefix(Self::PREFIX)
+            .or_else(|| s.strip_prefix(Self::NATIVE_PREFIX))?;
+        (rest.len() == Self::RANDOM_LEN && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
+            .then(|| ClientId(s.to_owned()))
+    }
+
+    /// An operator-registered application's id from a random alphanumeric part.
+    pub fn from_random(random: &str) -> Option<Self> {
+        Self::parse(&format!("{}{random}", Self::PREFIX))
+    }
+
+    /// A native installation's id from a random alphanumeric part.
+    pub fn native_from_random(random: &str) -> Option<Self> {
+        Self::parse(&format!("{}{random}", Self::NATIVE_PREFIX))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ClientId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl serde::Serialize for ClientId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -236,6 +278,13 @@ mod tests {
         assert!(KeyId::parse("pk_pay_abcdefghijklmnopqrstuvwx").is_none());
         assert!(KeyId::parse("mk_pay_abcdefghijklmnopqrstuv-x").is_none());
         assert!(FormKeyId::from_random("abcdefghijklmnopqrstuvwx").is_some());
+        let random = "a".repeat(32);
+        assert!(ClientId::from_random(&random).is_some());
+        let native = ClientId::native_from_random(&random).unwrap();
+        assert!(native.as_str().starts_with("svc_app_"));
+        assert_eq!(ClientId::parse(native.as_str()), Some(native));
+        assert!(ClientId::parse(&format!("svc_{random}")).is_none());
+        assert!(ClientId::parse(&format!("svc_app_{}", "a".repeat(31))).is_none());
     }
 
     #[test]

@@ -96,11 +96,31 @@ pub struct Application {
     pub dpop_bound: bool,
     /// Lifetime of a refresh token since it was issued (each rotation starts it again).
     pub refresh_ttl: Duration,
-    /// Seam for native installations (next issue): the native platform template this
-    /// application was made from (immutable name, icon, policies). `None` for applications an
-    /// operator registers; nothing reads it yet.
+    /// The native platform template a native installation's application was made from
+    /// (immutable name, icon, policies); `None` for applications an operator registers.
     pub template: Option<String>,
+    /// A native installation's key: every code, grant and token of the application is bound
+    /// to it. `None` for applications an operator registers.
+    pub key: Option<RegisteredKey>,
     pub created_at: Timestamp,
+}
+
+/// The DPoP key a native installation registered (its JWK thumbprint), and the replacement it
+/// asked for with `DPoP-Previous`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegisteredKey {
+    /// What consent binds the grant and code to while no replacement waits.
+    pub accepted_jkt: String,
+    /// Registered with a proof by the accepted key; it becomes the accepted one at the next
+    /// successful consent (which revokes the families of the old one), never before.
+    pub pending_jkt: Option<String>,
+}
+
+impl RegisteredKey {
+    /// The key the next consent binds to: the pending replacement when there is one.
+    pub fn consent_jkt(&self) -> &str {
+        self.pending_jkt.as_deref().unwrap_or(&self.accepted_jkt)
+    }
 }
 
 /// An application as stored: with the digest of its secret (confidential ones only).
@@ -278,13 +298,22 @@ pub struct Grant {
     pub user_id: UserId,
     /// The approved scopes; a token never holds more.
     pub scopes: Vec<Scope>,
-    /// Seam for native installations (next issue): the key thumbprint the installation's
-    /// grant is bound to. `None` for ordinary grants; nothing reads it yet.
+    /// A native installation's grant: the key thumbprint its last consent bound it to.
+    /// `None` for ordinary grants.
     pub bound_jkt: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     /// A disconnected grant authenticates nothing.
     pub revoked_at: Option<Timestamp>,
+}
+
+/// A native installation's key change taking effect at consent (`save_authorization_with_key`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeySwap {
+    /// The key accepted until now: its families are revoked.
+    pub from_jkt: String,
+    /// The pending key, accepted from now on.
+    pub to_jkt: String,
 }
 
 /// A code as stored (its digest only), with the family its redemption starts.

@@ -6,7 +6,7 @@ use crate::kernel::error::PortResult;
 use crate::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId};
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
-use crate::oauth::{Family, Grant, Held, StoredApplication, StoredCode, StoredToken};
+use crate::oauth::{Family, Grant, Held, KeySwap, StoredApplication, StoredCode, StoredToken};
 
 /// Applications, grants, codes and tokens.
 pub trait OAuthStore {
@@ -18,7 +18,7 @@ pub trait OAuthStore {
     /// Records an approval in ONE transaction: the grant of `(grant.company_id,
     /// grant.application_id)` is created from `grant`, or, when that company and application
     /// already have one, that one keeps its id and `created_at` and takes `grant`'s user,
-    /// scopes and `updated_at`, with `revoked_at` cleared. Then `family` (its `grant_id` set to
+    /// scopes, `bound_jkt` and `updated_at`, with `revoked_at` cleared. Then `family` (its `grant_id` set to
     /// the grant in force) and `code` are inserted. Returns the grant in force. There is at
     /// most one grant per company and application, even when two approvals run at once.
     fn save_authorization(
@@ -27,6 +27,29 @@ pub trait OAuthStore {
         family: &Family,
         code: &StoredCode,
     ) -> PortResult<Grant>;
+    /// Consent that accepts a native installation's pending key, in ONE transaction: first
+    /// the application's key moves from `swap.from_jkt` accepted and `swap.to_jkt` pending to
+    /// `swap.to_jkt` accepted and none pending, by compare-and-set on both; when that changes
+    /// no row, nothing is written and the answer is `None`. Then every family of every grant
+    /// of the application that is not revoked yet gets `revoked_at = grant.updated_at` (the
+    /// old key's access and refresh tokens die with them), and the rest is exactly
+    /// `save_authorization`. Of two concurrent calls for one swap, at most one is `Some`.
+    fn save_authorization_with_key(
+        &self,
+        grant: &Grant,
+        family: &Family,
+        code: &StoredCode,
+        swap: &KeySwap,
+    ) -> PortResult<Option<Grant>>;
+    /// Sets a native application's pending key (`None` clears it) where its accepted key is
+    /// still `accepted_jkt`, in one compare-and-set; false when the accepted key is another
+    /// (or the application has none).
+    fn set_pending_key(
+        &self,
+        application: ApplicationId,
+        accepted_jkt: &str,
+        pending_jkt: Option<&str>,
+    ) -> PortResult<bool>;
     /// The grant of a company and application.
     fn grant(&self, company: CompanyId, application: ApplicationId) -> PortResult<Option<Grant>>;
     /// A code by digest, with its family and grant (used or expired ones too).

@@ -17,7 +17,7 @@ use crate::oauth::machine::CredentialState;
 use crate::oauth::ports::OAuthPorts;
 use crate::oauth::{
     canonical, intersect, parse_scopes, pkce, Application, AuthorizeRequest, ClientAuth,
-    ClientType, ConsentView, Family, Grant, Held, IssuedCode, NewApplication, NoRedirect,
+    ClientType, ConsentView, Family, Grant, Held, IssuedCode, KeySwap, NewApplication, NoRedirect,
     OAuthConfig, OAuthError, OAuthErrorCode as C, ProofFacts, ResourceErrorCode as R,
     StoredApplication, StoredCode, ACCESS_TOKEN_PREFIX, CLIENT_SECRET_PREFIX, CODE_PREFIX,
     CODE_TTL, DEFAULT_REFRESH_TTL, MAX_STATE_LEN, MAX_TOKEN_LEN, REFRESH_TOKEN_PREFIX,
@@ -133,6 +133,7 @@ impl OAuthService {
             dpop_bound: input.dpop_bound,
             refresh_ttl: input.refresh_ttl.unwrap_or(DEFAULT_REFRESH_TTL),
             template: None,
+            key: None,
             created_at: self.k.now(),
         };
         let stored = StoredApplication {
@@ -186,6 +187,14 @@ impl OAuthService {
                 "dpop_jkt must be a JWK SHA-256 thumbprint",
             ));
         }
+        if let (Some(key), Some(asked)) = (&app.app.key, &req.dpop_jkt) {
+            if key.consent_jkt() != asked {
+                return Err(refused(
+                    C::InvalidRequest,
+                    "dpop_jkt is not the key this installation registered",
+                ));
+            }
+        }
         let scopes = parse_scopes(&req.scope)
             .map_err(|_| refused(C::InvalidScope, "scope must list known scopes once each"))?;
         if scopes.iter().any(|s| !app.app.scopes.contains(s)) {
@@ -207,7 +216,9 @@ impl OAuthService {
     /// The signed-in user approves `req` for `company`: they must be a member holding
     /// `settings.manage` there (as for API keys). Creates or updates the grant of the company
     /// and application with the requested scopes, and issues a one-time code (60 s, real
-    /// time) that starts a new token family. The edge checked the session's CSRF token.
+    /// time) that starts a new token family. A native installation's grant and code are bound
+    /// to its registered key, so only that key redeems the code. The edge checked the
+    /// session's CSRF token.
     pub fn authorize(
         &self,
         signed_in: &SignedIn,
@@ -221,13 +232,14 @@ impl OAuthService {
             Some(Permission::SettingsManage),
         )?;
         let now = self.k.now();
+        let bound = app.app.key.as_ref().map(|k| k.consent_jkt().to_owned());
         let grant = Grant {
             id: GrantId(self.k.crypto.new_uuid()),
             company_id: company,
             application_id: app.app.id,
             user_id: signed_in.sign_in.user_id,
             scopes: view.scopes.clone(),
-            bound_jkt: None,
+            bound_jkt: bound.clone(),
             created_at: now,
             updated_at: now,
             revoked_at: None,
@@ -246,12 +258,30 @@ impl OAuthService {
             redirect_uri: req.redirect_uri.clone(),
             scopes: view.scopes,
             code_challenge: req.code_challenge.clone(),
-            dpop_jkt: req.dpop_jkt.clone(),
+            dpop_jkt: bound.or_else(|| req.dpop_jkt.clone()),
             created_at: now,
             expires_at: now.plus(CODE_TTL),
             used_at: None,
         };
-        let grant = self.store.save_authorization(&grant, &family, &stored)?;
+        let swap = app.app.key.as_ref().and_then(|k| {
+            k.pending_jkt.as_ref().map(|to| KeySwap {
+                from_jkt: k.accepted_jkt.clone(),
+                to_jkt: to.clone(),
+            })
+        });
+        let grant = match swap {
+            None => self.store.save_authorization(&grant, &family, &stored)?,
+            // The pending key is accepted now, and the old key's families end, all at once.
+            Some(swap) => self
+                .store
+                .save_authorization_with_key(&grant, &family, &stored, &swap)?
+                .ok_or_else(|| {
+                    refused(
+                        C::InvalidRequest,
+                        "the installation's key changed during consent: start the authorization again",
+                    )
+                })?,
+        };
         Ok(IssuedCode {
             code,
             redirect_uri: req.redirect_uri.clone(),
@@ -366,6 +396,18 @@ impl OAuthService {
             }
         }
         Ok(principal_of(&held))
+    }
+
+    /// Sets a native installation's pending key (`None` clears it) where `accepted_jkt` is
+    /// still its accepted key; false when it is not.
+    pub(crate) fn set_pending_key(
+        &self,
+        application: ApplicationId,
+        accepted_jkt: &str,
+        pending_jkt: Option<&str>,
+    ) -> PortResult<bool> {
+        self.store
+            .set_pending_key(application, accepted_jkt, pending_jkt)
     }
 
     /// Records a proof's `jti` for its whole `iat` window; false for a replay.

@@ -193,7 +193,8 @@ fn access_token(value: &str) -> Option<(bool, &str)> {
     token68.then_some((dpop, token))
 }
 
-fn all_values(req: &HttpRequest, name: &str) -> Vec<String> {
+/// Every value of the header `name` (an unreadable one as a NUL, which no verifier accepts).
+pub fn all_values(req: &HttpRequest, name: &str) -> Vec<String> {
     req.headers()
         .get_all(name)
         .map(|v| v.to_str().unwrap_or("\u{0}").to_owned())
@@ -216,11 +217,45 @@ pub fn real_now_unix() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
-/// Verifies a request's DPoP proof for `method` at `target`, with `ath` of `access_token`
-/// when one is presented, and one of the live nonces of `nonces` when given; the facts the
-/// domain binds or records. The `iat` window runs on the system's real time, like webhook
+/// The checks of one request's proofs: `method` at `target`, the configured `iat` window on
+/// the system's real time `now`, `ath` of `access_token` when one is presented, and one of the
+/// live nonces when the server asks for them. The `iat` window runs on real time, like webhook
 /// signature timestamps: it is checked against the client's clock, so no process or test
 /// clock may move it (architecture, "Two clocks").
+fn proof_check<'a>(
+    pay: &Pay,
+    method: &'a str,
+    target: &'a str,
+    now: i64,
+    access_token: Option<&'a str>,
+    nonces: Option<&'a [String; 2]>,
+) -> pay_dpop::ProofCheck<'a> {
+    let mut check = pay_dpop::ProofCheck::new(method, target, now);
+    check.max_age_secs = pay.oauth().config().dpop_max_age.whole_seconds();
+    if let Some(token) = access_token {
+        check = check.with_access_token(token);
+    }
+    if let Some([current, previous]) = nonces {
+        check = check.with_nonces(current, previous);
+    }
+    check
+}
+
+fn facts(proof: pay_dpop::VerifiedProof) -> ProofFacts {
+    ProofFacts {
+        jti_digest: pay_dpop::jti_digest(&proof.jti),
+        jkt: proof.jkt,
+        htu: proof.htu,
+        iat: proof.iat,
+    }
+}
+
+fn values(headers: &[String]) -> Vec<&str> {
+    headers.iter().map(String::as_str).collect()
+}
+
+/// Verifies a request's DPoP proof for `method` at `target` (see `proof_check`): the facts the
+/// domain binds or records.
 pub fn verify_dpop(
     pay: &Pay,
     proofs: &[String],
@@ -229,26 +264,34 @@ pub fn verify_dpop(
     access_token: Option<&str>,
     nonces: Option<&NonceIssuer>,
 ) -> Result<ProofFacts, pay_dpop::ProofError> {
-    let values: Vec<&str> = proofs.iter().map(String::as_str).collect();
     let target = target.ok_or(pay_dpop::ProofError::InvalidTargetUri)?;
-    let max_age = pay.oauth().config().dpop_max_age.whole_seconds();
     let now = real_now_unix();
-    let mut check = pay_dpop::ProofCheck::new(method, target, now);
-    check.max_age_secs = max_age;
-    if let Some(token) = access_token {
-        check = check.with_access_token(token);
-    }
     let accepted = nonces.map(|n| n.accepted(now));
-    if let Some([current, previous]) = &accepted {
-        check = check.with_nonces(current, previous);
-    }
-    let proof = pay_dpop::verify_proof(&values, &check)?;
-    Ok(ProofFacts {
-        jti_digest: pay_dpop::jti_digest(&proof.jti),
-        jkt: proof.jkt,
-        htu: proof.htu,
-        iat: proof.iat,
-    })
+    let check = proof_check(pay, method, target, now, access_token, accepted.as_ref());
+    Ok(facts(pay_dpop::verify_proof(&values(proofs), &check)?))
+}
+
+/// Verifies a native installation's key change: `DPoP` (the new key) and `DPoP-Previous`
+/// made with `registered_jkt`, both for `method` at `target` (see `proof_check`), with
+/// distinct `jti`s. The facts of both, new key first.
+pub fn verify_rotation(
+    pay: &Pay,
+    proofs: &[String],
+    previous: &[String],
+    method: &str,
+    target: Option<&str>,
+    registered_jkt: &str,
+    nonces: Option<&NonceIssuer>,
+) -> Result<(ProofFacts, ProofFacts), pay_dpop::RotationError> {
+    let target = target.ok_or(pay_dpop::RotationError::Current(
+        pay_dpop::ProofError::InvalidTargetUri,
+    ))?;
+    let now = real_now_unix();
+    let accepted = nonces.map(|n| n.accepted(now));
+    let check = proof_check(pay, method, target, now, None, accepted.as_ref());
+    let (current, previous) =
+        pay_dpop::verify_key_rotation(&values(proofs), &values(previous), &check, registered_jkt)?;
+    Ok((facts(current), facts(previous)))
 }
 
 impl OAuthToken {

@@ -11,6 +11,7 @@ use pay_domain::checkout::{
     SessionTransition, StartBlocked,
 };
 use pay_domain::customers::{CustomerError, PortalRefused};
+use pay_domain::installations::{InstallationError, PlatformExists, RegistrationConflict};
 use pay_domain::kernel::assets::AssetRefusal;
 use pay_domain::kernel::error::{Fault, FieldError, NotFound, RateLimited, UnknownField};
 use pay_domain::kernel::idempotency::IdempotencyConflict;
@@ -214,6 +215,12 @@ pub enum ApiError {
     Xpub(#[from] XpubRefusal),
     #[error(transparent)]
     OAuth(#[from] OAuthRefusal),
+    /// `admin create-native-platform` for an existing template (the command's, never HTTP's).
+    #[error(transparent)]
+    PlatformExists(#[from] PlatformExists),
+    /// A native registration naming another platform or site than its `registrationId` has.
+    #[error(transparent)]
+    RegistrationConflict(#[from] RegistrationConflict),
     /// A token request's DPoP proof refused by the verifier (RFC 9449 section 5).
     #[error(transparent)]
     TokenProof(#[from] pay_dpop::ProofError),
@@ -270,6 +277,7 @@ from_context! {
     SubscriptionError { Invalid, Asset, Denied, NotFound, Transition, Portal, Fault }
     BookkeepingError { Invalid, Denied, NotFound, Evidence, Fault }
     WalletError { Xpub, Invalid, NotFound, Denied, Fault }
+    InstallationError { Invalid, PlatformExists, Conflict, Resource, Fault }
 }
 
 /// Status, `errorCode`, message and field.
@@ -374,6 +382,13 @@ impl ApiError {
                     IdempotencyConflict::Reused => "idempotency_key_reused",
                     IdempotencyConflict::InFlight => "idempotency_key_in_flight",
                 },
+            ),
+            ApiError::PlatformExists(_) => plain(StatusCode::CONFLICT, "platform_exists"),
+            ApiError::RegistrationConflict(c) => (
+                StatusCode::CONFLICT,
+                "registration_conflict",
+                msg.clone(),
+                Some(c.field.into()),
             ),
             ApiError::Evidence(e) => match e {
                 EvidenceRefusal::TooLarge { .. } => {

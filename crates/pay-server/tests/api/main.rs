@@ -25,6 +25,7 @@ mod mail;
 mod mail_flood;
 mod meta;
 mod moved_clock;
+mod native;
 mod oauth;
 mod oauth_nonces;
 mod oauth_pages;

@@ -9,7 +9,7 @@ use pay_domain::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId};
 use pay_domain::kernel::secret::SecretDigest;
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::oauth::ports::{DpopReplayStore, OAuthStore};
-use pay_domain::oauth::{Family, Grant, Held, StoredApplication, StoredCode, StoredToken};
+use pay_domain::oauth::{Family, Grant, Held, KeySwap, StoredApplication, StoredCode, StoredToken};
 use pay_domain::{Fault, PortResult};
 
 use crate::conn::{write_transaction, AnyConnection};
@@ -33,6 +33,67 @@ fn held<T, R: TryInto<T, Error = Fault>>(
         })
     })
     .transpose()
+}
+
+/// `save_authorization`'s writes, inside the caller's transaction.
+fn authorization_in(
+    conn: &mut AnyConnection,
+    grant: &Grant,
+    family: &Family,
+    code: &StoredCode,
+) -> QueryResult<GrantRow> {
+    let company = grant.company_id.to_string();
+    let app = grant.application_id.to_string();
+    let existing: Option<String> = grants::table
+        .filter(grants::company_id.eq(&company))
+        .filter(grants::application_id.eq(&app))
+        .select(grants::id)
+        .first(conn)
+        .optional()?;
+    let grant_id = match existing {
+        Some(id) => {
+            diesel::update(grants::table.find(&id))
+                .set((
+                    grants::user_id.eq(grant.user_id.to_string()),
+                    grants::scopes.eq(scopes_text(&grant.scopes)),
+                    grants::bound_jkt.eq(grant.bound_jkt.as_deref()),
+                    grants::updated_at.eq(grant.updated_at.unix_millis()),
+                    grants::revoked_at.eq(None::<i64>),
+                ))
+                .execute(conn)?;
+            id
+        }
+        None => {
+            insert_grant(conn, grant)?;
+            grant.id.to_string()
+        }
+    };
+    diesel::insert_into(families::table)
+        .values((
+            families::id.eq(family.id.to_string()),
+            families::grant_id.eq(&grant_id),
+            families::created_at.eq(family.created_at.unix_millis()),
+            families::revoked_at.eq(family.revoked_at.map(Timestamp::unix_millis)),
+        ))
+        .execute(conn)?;
+    diesel::insert_into(codes::table)
+        .values((
+            codes::digest.eq(&code.digest.0),
+            codes::family_id.eq(code.family_id.to_string()),
+            codes::application_id.eq(code.application_id.to_string()),
+            codes::redirect_uri.eq(&code.redirect_uri),
+            codes::scopes.eq(scopes_text(&code.scopes)),
+            codes::code_challenge.eq(&code.code_challenge),
+            codes::dpop_jkt.eq(code.dpop_jkt.as_deref()),
+            codes::created_at.eq(code.created_at.unix_millis()),
+            codes::expires_at.eq(code.expires_at.unix_millis()),
+            codes::used_at.eq(code.used_at.map(Timestamp::unix_millis)),
+        ))
+        .execute(conn)?;
+    grants::table
+        .find(&grant_id)
+        .select(GrantRow::as_select())
+        .first(conn)
 }
 
 fn insert_grant(conn: &mut AnyConnection, g: &Grant) -> QueryResult<usize> {
@@ -81,31 +142,60 @@ fn insert_pair(conn: &mut AnyConnection, a: &StoredToken, r: &StoredToken) -> Qu
     Ok(())
 }
 
-impl OAuthStore for DieselStore {
-    fn insert_application(&self, s: &StoredApplication) -> PortResult<()> {
+/// What an application row stores beside its fields: its redirect URIs as JSON and its refresh
+/// lifetime in milliseconds (computed before the write, since they can fail).
+pub(crate) struct ApplicationValues {
+    uris: String,
+    ttl_ms: i64,
+}
+
+impl ApplicationValues {
+    pub(crate) fn of(s: &StoredApplication) -> PortResult<ApplicationValues> {
+        Ok(ApplicationValues {
+            uris: serde_json::to_string(&s.app.redirect_uris)
+                .map_err(|e| Fault::caused("encode redirect URIs", e))?,
+            ttl_ms: i64::try_from(s.app.refresh_ttl.whole_milliseconds())
+                .map_err(|_| Fault::new("refresh TTL out of range"))?,
+        })
+    }
+
+    /// Inserts the application `s` these values were made of.
+    pub(crate) fn insert(
+        &self,
+        conn: &mut AnyConnection,
+        s: &StoredApplication,
+    ) -> QueryResult<()> {
         let a = &s.app;
-        let uris = serde_json::to_string(&a.redirect_uris)
-            .map_err(|e| Fault::caused("encode redirect URIs", e))?;
-        let ttl = i64::try_from(a.refresh_ttl.whole_milliseconds())
-            .map_err(|_| Fault::new("refresh TTL out of range"))?;
-        self.write("insert oauth application", |conn| {
-            diesel::insert_into(apps::table)
-                .values((
+        let key = a.key.as_ref();
+        diesel::insert_into(apps::table)
+            .values((
+                (
                     apps::id.eq(a.id.to_string()),
                     apps::client_id.eq(a.client_id.as_str()),
                     apps::name.eq(&a.name),
-                    apps::redirect_uris.eq(&uris),
+                    apps::redirect_uris.eq(&self.uris),
                     apps::scopes.eq(scopes_text(&a.scopes)),
                     apps::client_type.eq(a.client_type.as_str()),
                     apps::secret_digest.eq(s.secret_digest.as_ref().map(|d| d.0.as_str())),
+                ),
+                (
                     apps::dpop_bound.eq(a.dpop_bound),
-                    apps::refresh_ttl_ms.eq(ttl),
+                    apps::refresh_ttl_ms.eq(self.ttl_ms),
                     apps::template.eq(a.template.as_deref()),
                     apps::created_at.eq(a.created_at.unix_millis()),
-                ))
-                .execute(conn)
-                .map(|_| ())
-        })
+                    apps::accepted_jkt.eq(key.map(|k| k.accepted_jkt.as_str())),
+                    apps::pending_jkt.eq(key.and_then(|k| k.pending_jkt.as_deref())),
+                ),
+            ))
+            .execute(conn)
+            .map(|_| ())
+    }
+}
+
+impl OAuthStore for DieselStore {
+    fn insert_application(&self, s: &StoredApplication) -> PortResult<()> {
+        let values = ApplicationValues::of(s)?;
+        self.write("insert oauth application", |conn| values.insert(conn, s))
     }
 
     fn application(&self, client_id: &ClientId) -> PortResult<Option<StoredApplication>> {
@@ -126,61 +216,72 @@ impl OAuthStore for DieselStore {
         code: &StoredCode,
     ) -> PortResult<Grant> {
         let row = self.write("save oauth authorization", |conn| {
-            write_transaction(conn, |conn| {
-                let company = grant.company_id.to_string();
-                let app = grant.application_id.to_string();
-                let existing: Option<String> = grants::table
-                    .filter(grants::company_id.eq(&company))
-                    .filter(grants::application_id.eq(&app))
-                    .select(grants::id)
-                    .first(conn)
-                    .optional()?;
-                let grant_id = match existing {
-                    Some(id) => {
-                        diesel::update(grants::table.find(&id))
-                            .set((
-                                grants::user_id.eq(grant.user_id.to_string()),
-                                grants::scopes.eq(scopes_text(&grant.scopes)),
-                                grants::updated_at.eq(grant.updated_at.unix_millis()),
-                                grants::revoked_at.eq(None::<i64>),
-                            ))
-                            .execute(conn)?;
-                        id
-                    }
-                    None => {
-                        insert_grant(conn, grant)?;
-                        grant.id.to_string()
-                    }
-                };
-                diesel::insert_into(families::table)
-                    .values((
-                        families::id.eq(family.id.to_string()),
-                        families::grant_id.eq(&grant_id),
-                        families::created_at.eq(family.created_at.unix_millis()),
-                        families::revoked_at.eq(family.revoked_at.map(Timestamp::unix_millis)),
-                    ))
-                    .execute(conn)?;
-                diesel::insert_into(codes::table)
-                    .values((
-                        codes::digest.eq(&code.digest.0),
-                        codes::family_id.eq(code.family_id.to_string()),
-                        codes::application_id.eq(code.application_id.to_string()),
-                        codes::redirect_uri.eq(&code.redirect_uri),
-                        codes::scopes.eq(scopes_text(&code.scopes)),
-                        codes::code_challenge.eq(&code.code_challenge),
-                        codes::dpop_jkt.eq(code.dpop_jkt.as_deref()),
-                        codes::created_at.eq(code.created_at.unix_millis()),
-                        codes::expires_at.eq(code.expires_at.unix_millis()),
-                        codes::used_at.eq(code.used_at.map(Timestamp::unix_millis)),
-                    ))
-                    .execute(conn)?;
-                grants::table
-                    .find(&grant_id)
-                    .select(GrantRow::as_select())
-                    .first(conn)
-            })
+            write_transaction(conn, |conn| authorization_in(conn, grant, family, code))
         })?;
         Grant::try_from(row)
+    }
+
+    fn save_authorization_with_key(
+        &self,
+        grant: &Grant,
+        family: &Family,
+        code: &StoredCode,
+        swap: &KeySwap,
+    ) -> PortResult<Option<Grant>> {
+        let app = grant.application_id.to_string();
+        let row = self.write("save oauth authorization with a new key", |conn| {
+            let outcome = write_transaction(conn, |conn| {
+                let swapped = diesel::update(
+                    apps::table
+                        .filter(apps::id.eq(&app))
+                        .filter(apps::accepted_jkt.eq(&swap.from_jkt))
+                        .filter(apps::pending_jkt.eq(&swap.to_jkt)),
+                )
+                .set((
+                    apps::accepted_jkt.eq(&swap.to_jkt),
+                    apps::pending_jkt.eq(None::<String>),
+                ))
+                .execute(conn)?;
+                if swapped != 1 {
+                    return Err(DieselError::RollbackTransaction);
+                }
+                let of_app = grants::table
+                    .filter(grants::application_id.eq(&app))
+                    .select(grants::id);
+                diesel::update(
+                    families::table
+                        .filter(families::grant_id.eq_any(of_app))
+                        .filter(families::revoked_at.is_null()),
+                )
+                .set(families::revoked_at.eq(grant.updated_at.unix_millis()))
+                .execute(conn)?;
+                authorization_in(conn, grant, family, code)
+            });
+            match outcome {
+                Ok(row) => Ok(Some(row)),
+                Err(DieselError::RollbackTransaction) => Ok(None),
+                Err(e) => Err(e),
+            }
+        })?;
+        row.map(Grant::try_from).transpose()
+    }
+
+    fn set_pending_key(
+        &self,
+        application: ApplicationId,
+        accepted_jkt: &str,
+        pending_jkt: Option<&str>,
+    ) -> PortResult<bool> {
+        let n = self.write("set a native application's pending key", |conn| {
+            diesel::update(
+                apps::table
+                    .filter(apps::id.eq(application.to_string()))
+                    .filter(apps::accepted_jkt.eq(accepted_jkt)),
+            )
+            .set(apps::pending_jkt.eq(pending_jkt))
+            .execute(conn)
+        })?;
+        Ok(n == 1)
     }
 
     fn grant(&self, company: CompanyId, application: ApplicationId) -> PortResult<Option<Grant>> {

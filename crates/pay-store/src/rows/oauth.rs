@@ -5,8 +5,8 @@ use diesel::prelude::*;
 use pay_domain::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId, GrantId, UserId};
 use pay_domain::kernel::secret::SecretDigest;
 use pay_domain::oauth::{
-    scope_string, Application, ClientType, Family, Grant, StoredApplication, StoredCode,
-    StoredToken,
+    scope_string, Application, ClientType, Family, Grant, RegisteredKey, StoredApplication,
+    StoredCode, StoredToken,
 };
 use pay_domain::tenancy::Scope;
 use pay_domain::{Fault, PortResult};
@@ -45,6 +45,8 @@ pub(crate) struct ApplicationRow {
     refresh_ttl_ms: i64,
     template: Option<String>,
     created_at: i64,
+    accepted_jkt: Option<String>,
+    pending_jkt: Option<String>,
 }
 
 impl TryFrom<ApplicationRow> for StoredApplication {
@@ -68,6 +70,14 @@ impl TryFrom<ApplicationRow> for StoredApplication {
                 dpop_bound: r.dpop_bound,
                 refresh_ttl: time::Duration::milliseconds(r.refresh_ttl_ms),
                 template: r.template,
+                key: match (r.accepted_jkt, r.pending_jkt) {
+                    (Some(accepted_jkt), pending_jkt) => Some(RegisteredKey {
+                        accepted_jkt,
+                        pending_jkt,
+                    }),
+                    (None, None) => None,
+                    (None, Some(_)) => return Err(corrupt("oauth_applications.pending_jkt")),
+                },
                 created_at: instant(r.created_at, "oauth_applications.created_at")?,
             },
             secret_digest: r.secret_digest.map(SecretDigest),

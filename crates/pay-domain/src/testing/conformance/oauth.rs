@@ -48,13 +48,14 @@ pub fn application(public: bool) -> StoredApplication {
             dpop_bound: public,
             refresh_ttl: Duration::days(30),
             template: None,
+            key: None,
             created_at: ts(T0),
         },
         secret_digest: (!public).then(digest),
     }
 }
 
-fn grant(company: CompanyId, app: &StoredApplication, at: i64) -> Grant {
+pub(super) fn grant(company: CompanyId, app: &StoredApplication, at: i64) -> Grant {
     Grant {
         id: GrantId(Uuid::now_v7()),
         company_id: company,
@@ -68,7 +69,7 @@ fn grant(company: CompanyId, app: &StoredApplication, at: i64) -> Grant {
     }
 }
 
-fn family(grant: &Grant, at: i64) -> Family {
+pub(super) fn family(grant: &Grant, at: i64) -> Family {
     Family {
         id: FamilyId(Uuid::now_v7()),
         grant_id: grant.id,
@@ -77,7 +78,7 @@ fn family(grant: &Grant, at: i64) -> Family {
     }
 }
 
-fn code(app: &StoredApplication, family: &Family, at: i64) -> StoredCode {
+pub(super) fn code(app: &StoredApplication, family: &Family, at: i64) -> StoredCode {
     StoredCode {
         digest: digest(),
         family_id: family.id,
@@ -92,7 +93,7 @@ fn code(app: &StoredApplication, family: &Family, at: i64) -> StoredCode {
     }
 }
 
-fn token(app: &StoredApplication, family: &Family, at: i64, ttl_ms: i64) -> StoredToken {
+pub(super) fn token(app: &StoredApplication, family: &Family, at: i64, ttl_ms: i64) -> StoredToken {
     StoredToken {
         digest: digest(),
         family_id: family.id,

@@ -75,6 +75,7 @@ pub struct Tables {
     pub cycles: Vec<crate::subscriptions::Cycle>,
     pub oauth: OAuthTables,
     pub native_platforms: Vec<crate::installations::NativePlatform>,
+    pub native_installations: Vec<crate::installations::Installation>,
     pub grant_subscriptions: Vec<crate::webhooks::GrantSubscription>,
     pub idempotency: Vec<webhooks::IdempotencyRow>,
     /// Known wallets of contacts: (company, contact, address, address key).

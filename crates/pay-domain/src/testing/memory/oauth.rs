@@ -1,12 +1,14 @@
 //! The in-memory store: OAuth applications, grants, families, codes, tokens and DPoP `jti`s.
 
-use super::{unique_violation, MemStore};
+use super::{unique_violation, MemStore, Tables};
 use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
 use crate::oauth::ports::{DpopReplayStore, OAuthStore};
-use crate::oauth::{Family, Grant, Held, StoredApplication, StoredCode, StoredToken};
+use crate::oauth::{
+    Family, Grant, Held, KeySwap, RegisteredKey, StoredApplication, StoredCode, StoredToken,
+};
 
 /// OAuth's tables.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -89,52 +91,77 @@ impl OAuthStore for MemStore {
         code: &StoredCode,
     ) -> PortResult<Grant> {
         self.count_call("save_authorization");
+        save_authorization_in(&mut self.write(), grant, family, code)
+    }
+
+    fn save_authorization_with_key(
+        &self,
+        grant: &Grant,
+        family: &Family,
+        code: &StoredCode,
+        swap: &KeySwap,
+    ) -> PortResult<Option<Grant>> {
+        self.count_call("save_authorization_with_key");
         let mut t = self.write();
-        if !t.companies.iter().any(|(c, _)| c.id == grant.company_id) {
-            return Err(Fault::new("foreign key: company"));
-        }
-        let o = &mut t.oauth;
-        if !o
-            .applications
-            .iter()
-            .any(|a| a.app.id == grant.application_id)
-            || family.grant_id != grant.id
-            || code.family_id != family.id
-        {
-            return Err(Fault::new("foreign key: application, grant or family"));
-        }
-        if o.families.iter().any(|f| f.id == family.id) {
-            return Err(unique_violation("oauth_families.id"));
-        }
-        if o.codes.iter().any(|c| c.digest == code.digest) {
-            return Err(unique_violation("oauth_codes.digest"));
-        }
-        let existing = o
-            .grants
-            .iter_mut()
-            .find(|g| g.company_id == grant.company_id && g.application_id == grant.application_id);
-        let in_force = match existing {
-            Some(g) => {
-                g.user_id = grant.user_id;
-                g.scopes = grant.scopes.clone();
-                g.updated_at = grant.updated_at;
-                g.revoked_at = None;
-                g.clone()
-            }
-            None => {
-                if o.grants.iter().any(|g| g.id == grant.id) {
-                    return Err(unique_violation("oauth_grants.id"));
-                }
-                o.grants.push(grant.clone());
-                grant.clone()
-            }
+        let swappable = |a: &StoredApplication| {
+            a.app.id == grant.application_id
+                && a.app.key.as_ref().is_some_and(|k| {
+                    k.accepted_jkt == swap.from_jkt && k.pending_jkt.as_ref() == Some(&swap.to_jkt)
+                })
         };
-        o.families.push(Family {
-            grant_id: in_force.id,
-            ..family.clone()
-        });
-        o.codes.push(code.clone());
-        Ok(in_force)
+        if !t.oauth.applications.iter().any(swappable) {
+            return Ok(None);
+        }
+        // The old key's families end first, then the authorization (which fails before any
+        // write of its own), then the key moves: one critical section.
+        let grants: Vec<GrantId> = t
+            .oauth
+            .grants
+            .iter()
+            .filter(|g| g.application_id == grant.application_id)
+            .map(|g| g.id)
+            .collect();
+        let live: Vec<usize> = (0..t.oauth.families.len())
+            .filter(|&i| {
+                let f = &t.oauth.families[i];
+                grants.contains(&f.grant_id) && f.revoked_at.is_none()
+            })
+            .collect();
+        let in_force = save_authorization_in(&mut t, grant, family, code)?;
+        for i in live {
+            t.oauth.families[i].revoked_at = Some(grant.updated_at);
+        }
+        if let Some(a) = t.oauth.applications.iter_mut().find(|a| swappable(a)) {
+            a.app.key = Some(RegisteredKey {
+                accepted_jkt: swap.to_jkt.clone(),
+                pending_jkt: None,
+            });
+        }
+        Ok(Some(in_force))
+    }
+
+    fn set_pending_key(
+        &self,
+        application: ApplicationId,
+        accepted_jkt: &str,
+        pending_jkt: Option<&str>,
+    ) -> PortResult<bool> {
+        self.count_call("set_pending_key");
+        let mut t = self.write();
+        match t
+            .oauth
+            .applications
+            .iter_mut()
+            .find(|a| a.app.id == application)
+            .and_then(|a| a.app.key.as_mut())
+            .filter(|k| k.accepted_jkt == accepted_jkt)
+        {
+            Some(k) => {
+                k.pending_jkt = pending_jkt.map(str::to_owned);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 
     fn grant(&self, company: CompanyId, application: ApplicationId) -> PortResult<Option<Grant>> {
@@ -309,4 +336,60 @@ impl DpopReplayStore for MemStore {
         t.oauth.jtis.retain(|(_, _, until)| *until >= before);
         Ok((n - t.oauth.jtis.len()) as u64)
     }
+}
+
+/// `save_authorization` on the held tables: every check before any write, so an error leaves
+/// them as they were.
+fn save_authorization_in(
+    t: &mut Tables,
+    grant: &Grant,
+    family: &Family,
+    code: &StoredCode,
+) -> PortResult<Grant> {
+    if !t.companies.iter().any(|(c, _)| c.id == grant.company_id) {
+        return Err(Fault::new("foreign key: company"));
+    }
+    let o = &mut t.oauth;
+    if !o
+        .applications
+        .iter()
+        .any(|a| a.app.id == grant.application_id)
+        || family.grant_id != grant.id
+        || code.family_id != family.id
+    {
+        return Err(Fault::new("foreign key: application, grant or family"));
+    }
+    if o.families.iter().any(|f| f.id == family.id) {
+        return Err(unique_violation("oauth_families.id"));
+    }
+    if o.codes.iter().any(|c| c.digest == code.digest) {
+        return Err(unique_violation("oauth_codes.digest"));
+    }
+    let existing = o
+        .grants
+        .iter_mut()
+        .find(|g| g.company_id == grant.company_id && g.application_id == grant.application_id);
+    let in_force = match existing {
+        Some(g) => {
+            g.user_id = grant.user_id;
+            g.scopes = grant.scopes.clone();
+            g.bound_jkt = grant.bound_jkt.clone();
+            g.updated_at = grant.updated_at;
+            g.revoked_at = None;
+            g.clone()
+        }
+        None => {
+            if o.grants.iter().any(|g| g.id == grant.id) {
+                return Err(unique_violation("oauth_grants.id"));
+            }
+            o.grants.push(grant.clone());
+            grant.clone()
+        }
+    };
+    o.families.push(Family {
+        grant_id: in_force.id,
+        ..family.clone()
+    });
+    o.codes.push(code.clone());
+    Ok(in_force)
 }

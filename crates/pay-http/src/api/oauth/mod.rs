@@ -14,7 +14,9 @@ use pay_domain::oauth::{scope_string, ClientAuth, OAuthErrorCode as C, OAuthRefu
 use pay_domain::tenancy::Scope;
 
 use crate::api::oauth::dto::{RevokeRequest, ServerMetadata, TokenRequest, TokenResponseDto};
-use crate::edge::credentials::{blocking, real_now_unix, target_uri, verify_dpop, DPOP_HEADER};
+use crate::edge::credentials::{
+    all_values, blocking, real_now_unix, target_uri, verify_dpop, DPOP_HEADER,
+};
 use crate::edge::error::{oauth_error_response, ApiError, OAuthErrorBody, DPOP_NONCE_HEADER};
 use crate::edge::form;
 use crate::edge::form::{FormBody, FormError};
@@ -137,11 +139,7 @@ pub async fn token(
         Err(res) => return Ok(*res),
     };
     let client = client_auth(&req, form.client_id.clone(), form.client_secret.clone())?;
-    let proofs: Vec<String> = req
-        .headers()
-        .get_all(DPOP_HEADER)
-        .map(|v| v.to_str().unwrap_or("\u{0}").to_owned())
-        .collect();
+    let proofs = all_values(&req, DPOP_HEADER);
     let target = target_uri(&req);
     let nonces = req
         .app_data::<web::Data<HttpConfig>>()
