@@ -63,4 +63,11 @@ mod reactions {
     fn a_crash_before_the_session_end_loses_nothing() {
         reactions::a_crash_before_the_session_end_loses_nothing(Arc::new(MemStore::default()));
     }
+
+    #[test]
+    fn a_crash_before_the_billing_clock_work_loses_nothing() {
+        reactions::a_crash_before_the_billing_clock_work_loses_nothing(Arc::new(
+            MemStore::default(),
+        ));
+    }
 }

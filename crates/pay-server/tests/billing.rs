@@ -311,7 +311,7 @@ fn two_instances_on_postgres_bill_each_cycle_and_send_each_webhook_once() {
     // cycle 0 is a day overdue, cycle 1 (due in 7 days) and cycle 2 (in 14) are within the
     // week's lead, cycle 3 is not.
     store
-        .advance_test_clock(key.company_id, 8 * 24 * 3_600_000 + 60_000, i64::MAX)
+        .advance_test_clock(key.company_id, 8 * 24 * 3_600_000 + 60_000, i64::MAX, None)
         .unwrap()
         .unwrap();
 

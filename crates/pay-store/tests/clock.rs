@@ -45,11 +45,11 @@ fn moves_are_per_company_and_bounded(store: &DieselStore, _url: &str) {
     let (a, b) = (company(store), company(store));
     assert_eq!((offset(store, a), offset(store, b)), (0, 0));
     assert_eq!(
-        store.advance_test_clock(a, 1000, 10_000).unwrap(),
+        store.advance_test_clock(a, 1000, 10_000, None).unwrap(),
         Some(1000)
     );
     assert_eq!(
-        store.advance_test_clock(a, 500, 10_000).unwrap(),
+        store.advance_test_clock(a, 500, 10_000, None).unwrap(),
         Some(1500)
     );
     assert_eq!(
@@ -59,21 +59,27 @@ fn moves_are_per_company_and_bounded(store: &DieselStore, _url: &str) {
     );
     // Up to the maximum exactly, then nothing more (and nothing written).
     assert_eq!(
-        store.advance_test_clock(a, 8500, 10_000).unwrap(),
+        store.advance_test_clock(a, 8500, 10_000, None).unwrap(),
         Some(10_000)
     );
-    assert_eq!(store.advance_test_clock(a, 1, 10_000).unwrap(), None);
+    assert_eq!(store.advance_test_clock(a, 1, 10_000, None).unwrap(), None);
     assert_eq!(offset(store, a), 10_000);
     // An unknown company has no clock to move.
     let nobody = CompanyId(Uuid::now_v7());
-    assert_eq!(store.advance_test_clock(nobody, 1, 10_000).unwrap(), None);
+    assert_eq!(
+        store.advance_test_clock(nobody, 1, 10_000, None).unwrap(),
+        None
+    );
     // Concurrent moves add up.
     let threads: Vec<_> = (0..8)
         .map(|_| {
             let store = store.clone();
             std::thread::spawn(move || {
                 for _ in 0..5 {
-                    store.advance_test_clock(b, 7, 10_000).unwrap().unwrap();
+                    store
+                        .advance_test_clock(b, 7, 10_000, None)
+                        .unwrap()
+                        .unwrap();
                 }
             })
         })
@@ -91,7 +97,7 @@ fn deliveries_fall_due_on_their_company_clock(store: &DieselStore, _url: &str) {
     store.insert_deliveries(&[da.clone(), db.clone()]).unwrap();
     assert!(claimed_ids(store, now).is_empty(), "not due on real time");
     // Company a's clock runs an hour ahead: its delivery is due, b's is not.
-    store.advance_test_clock(a, HOUR, 10 * HOUR).unwrap();
+    store.advance_test_clock(a, HOUR, 10 * HOUR, None).unwrap();
     assert_eq!(claimed_ids(store, now), vec![da.id]);
     assert!(
         claimed_ids(store, now + LEASE - 1).is_empty(),
@@ -108,7 +114,9 @@ fn a_moved_clock_never_ends_a_lease(store: &DieselStore, _url: &str) {
     store.insert_deliveries(std::slice::from_ref(&d)).unwrap();
     assert_eq!(claimed_ids(store, now), vec![d.id]);
     // A day ahead on the company's clock: the lease (real time) still holds the delivery.
-    store.advance_test_clock(a, 24 * HOUR, 100 * HOUR).unwrap();
+    store
+        .advance_test_clock(a, 24 * HOUR, 100 * HOUR, None)
+        .unwrap();
     assert!(claimed_ids(store, now).is_empty());
     assert!(claimed_ids(store, now + LEASE - 1).is_empty());
     // When the lease ends on real time, it is claimable again (a dispatcher died mid-send).
@@ -149,10 +157,14 @@ fn mails_fall_due_on_their_company_clock(store: &DieselStore, _url: &str) {
             .collect()
     };
     assert!(claim(now).is_empty());
-    store.advance_test_clock(a, 2 * HOUR, 10 * HOUR).unwrap();
+    store
+        .advance_test_clock(a, 2 * HOUR, 10 * HOUR, None)
+        .unwrap();
     assert_eq!(claim(now), vec![ma.id]);
     // Leased on real time, however far a's clock moves.
-    store.advance_test_clock(a, 5 * HOUR, 10 * HOUR).unwrap();
+    store
+        .advance_test_clock(a, 5 * HOUR, 10 * HOUR, None)
+        .unwrap();
     assert!(claim(now + LEASE - 1).is_empty());
     assert_eq!(claim(now + LEASE), vec![ma.id]);
     assert_eq!(claim(now + HOUR), vec![ma.id, mb.id]);

@@ -32,6 +32,7 @@ reactions!(
     a_crash_before_the_cycle_payment_loses_nothing,
     a_crash_before_the_incoming_activity_loses_nothing,
     a_crash_before_the_session_end_loses_nothing,
+    a_crash_before_the_billing_clock_work_loses_nothing,
 );
 
 conformance!(

@@ -38,6 +38,13 @@ pub enum DomainEvent {
     },
     /// A merchant paused or archived a link (links): its unfinished sessions end.
     LinkStopped { company: CompanyId, link: LinkUid },
+    /// A company's sandbox test clock moved one step (sandbox, in the clock's write): the work
+    /// the company's subscriptions have due on the moved clock runs. `until` is where the
+    /// whole move ends (what a later step supersedes by then is recorded, not announced).
+    ClockMoved {
+        company: CompanyId,
+        until: Timestamp,
+    },
 }
 
 impl DomainEvent {
@@ -46,6 +53,7 @@ impl DomainEvent {
         match self {
             DomainEvent::SessionCompleted { .. } => "session_completed",
             DomainEvent::LinkStopped { .. } => "link_stopped",
+            DomainEvent::ClockMoved { .. } => "clock_moved",
         }
     }
 
@@ -53,7 +61,8 @@ impl DomainEvent {
     pub fn company(&self) -> CompanyId {
         match self {
             DomainEvent::SessionCompleted { company, .. }
-            | DomainEvent::LinkStopped { company, .. } => *company,
+            | DomainEvent::LinkStopped { company, .. }
+            | DomainEvent::ClockMoved { company, .. } => *company,
         }
     }
 
@@ -68,6 +77,9 @@ impl DomainEvent {
                 "at": at.unix_millis(),
             }),
             DomainEvent::LinkStopped { link, .. } => serde_json::json!({ "link": link.as_str() }),
+            DomainEvent::ClockMoved { until, .. } => {
+                serde_json::json!({ "until": until.unix_millis() })
+            }
         };
         v.to_string()
     }
@@ -95,6 +107,14 @@ impl DomainEvent {
             "link_stopped" => Ok(DomainEvent::LinkStopped {
                 company,
                 link: text("link").and_then(LinkUid::parse).ok_or_else(bad)?,
+            }),
+            "clock_moved" => Ok(DomainEvent::ClockMoved {
+                company,
+                until: v
+                    .get("until")
+                    .and_then(serde_json::Value::as_i64)
+                    .and_then(Timestamp::from_unix_millis)
+                    .ok_or_else(bad)?,
             }),
             _ => Err(Fault::new(format!("unknown domain event kind {kind}"))),
         }
@@ -133,13 +153,16 @@ pub enum Consumer {
     IncomingActivity,
     /// Checkout: a stopped link ends its unfinished sessions.
     SessionEnd,
+    /// Subscriptions: a moved test clock runs the billing work due on it.
+    BillingClock,
 }
 
 impl Consumer {
-    pub const ALL: [Consumer; 3] = [
+    pub const ALL: [Consumer; 4] = [
         Consumer::SubscriptionCycle,
         Consumer::IncomingActivity,
         Consumer::SessionEnd,
+        Consumer::BillingClock,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -147,6 +170,7 @@ impl Consumer {
             Consumer::SubscriptionCycle => "subscription_cycle",
             Consumer::IncomingActivity => "incoming_activity",
             Consumer::SessionEnd => "session_end",
+            Consumer::BillingClock => "billing_clock",
         }
     }
 }
@@ -323,6 +347,7 @@ mod tests {
                 company,
                 link: LinkUid::parse("ABCDEFGHIJKLMNOPQRSTUV").unwrap(),
             },
+            DomainEvent::ClockMoved { company, until: t },
         ] {
             let back = DomainEvent::from_stored(company, e.kind(), &e.payload()).unwrap();
             assert_eq!(back, e);

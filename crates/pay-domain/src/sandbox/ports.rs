@@ -1,6 +1,8 @@
-//! What the sandbox publishes to the contexts above it: a moved test clock reaches the work
-//! those contexts schedule on the company's clock (the billing scheduler) through
-//! `ClockFollower`, registered when `Pay` is built, so the sandbox never depends on them.
+//! What the sandbox reads of the contexts above it: the instants at which the work they
+//! schedule on the company's clock (the billing scheduler) falls due, through `ClockFollower`,
+//! registered when `Pay` is built, so the sandbox never depends on them. Each step of a moved
+//! clock reaches that work as a domain event written with the move
+//! (`DomainEvent::ClockMoved`); `run_due` runs what was due before the first step.
 
 use crate::kernel::error::PortResult;
 use crate::kernel::ids::CompanyId;
@@ -14,7 +16,8 @@ pub trait ClockFollower: Send + Sync {
     /// follower has work for `company`; `None` when it has none.
     fn next_due_after(&self, company: CompanyId, after: Timestamp)
         -> PortResult<Option<Timestamp>>;
-    /// Runs the company's work that is due now on its clock; MUST touch no other company's.
+    /// Runs the company's work that is due now on its clock (before a move; each step's work is
+    /// the follower's reaction to `DomainEvent::ClockMoved`); MUST touch no other company's.
     /// `until` is where the move ends: what a later step supersedes by then (a reminder whose
     /// next stage comes before the end) is recorded, not announced.
     fn run_due(&self, company: CompanyId, until: Timestamp) -> PortResult<()>;

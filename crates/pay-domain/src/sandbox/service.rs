@@ -8,7 +8,8 @@ use crate::kernel::amount::{Decimal, DecimalError};
 use std::sync::Arc;
 
 use crate::kernel::error::{FieldError, NotFound, PortResult};
-use crate::kernel::ids::{CompanyId, LinkUid, PaymentSessionId};
+use crate::kernel::events::{DomainEvent, EventRecord};
+use crate::kernel::ids::{CompanyId, EventId, LinkUid, PaymentSessionId};
 use crate::kernel::observers::Observers;
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
@@ -229,8 +230,9 @@ impl SandboxService {
     /// Moves the calling company's test clock forward by `seconds` (1 to one year; at most ten
     /// years ahead in all) and runs the work that became due, in order: the clock walks
     /// through each instant a follower has work at (a cycle's issue, reminder or overdue
-    /// instant), and at each the due checkout work and the followers' work for this company
-    /// run, as if the time had passed. Only that company's links, sessions, retries and
+    /// instant); each step's write carries a `DomainEvent::ClockMoved`, and at each step the
+    /// due checkout work runs, then the reactions to the move (the billing scheduler's work for
+    /// this company), as if the time had passed. Only that company's links, sessions, retries and
     /// subscriptions follow it; a credential that may change the company's settings moves it.
     pub fn advance_test_clock(
         &self,
@@ -255,24 +257,45 @@ impl SandboxService {
         let mut at = self.tenancy.company_now_of(&company);
         let target = at.plus(time::Duration::milliseconds(by));
         let mut offset = company.test_clock_offset_ms;
-        // What is due already runs first; then each step ahead runs at its own instant.
-        self.run_due_at_step(p.company_id, target)?;
+        // What is due already runs first (nothing has moved yet: the followers' work at the
+        // present instant, as their own schedulers would run it); then each step ahead runs at
+        // its own instant.
+        self.run_checkout_due()?;
+        for f in self.followers.each() {
+            f.run_due(p.company_id, target)?;
+        }
         while at < target {
             let step_to = self
                 .next_follower_instant(p.company_id, at)?
                 .filter(|t| *t < target)
                 .unwrap_or(target);
-            // The store's check stays the guard (another request may move it too).
+            // The move writes its event in its own transaction; the store's check stays the
+            // guard (another request may move the clock too).
+            let moved = EventRecord::new(
+                EventId(self.k.crypto.new_uuid()),
+                DomainEvent::ClockMoved {
+                    company: p.company_id,
+                    until: target,
+                },
+                self.k.now(),
+            );
             offset = self
                 .tenancy
                 .advance_test_clock(
                     p.company_id,
                     step_to.unix_millis() - at.unix_millis(),
                     clock::MAX_OFFSET_MS,
+                    &moved,
                 )?
                 .ok_or_else(too_far)?;
             at = step_to;
-            self.run_due_at_step(p.company_id, target)?;
+            // The checkout's due work on the moved clock, then the reactions to the move (the
+            // billing scheduler's work at this step, `DomainEvent::ClockMoved`); a crash in
+            // between leaves the event to the drain.
+            self.run_checkout_due()?;
+            self.k
+                .events
+                .deliver(std::slice::from_ref(&moved), self.k.now())?;
         }
         Ok(crate::tenancy::company_now(self.k.now(), offset))
     }
@@ -292,9 +315,9 @@ impl SandboxService {
         Ok(next)
     }
 
-    /// What a step of the clock makes due: link and session expiry (in bounded rounds), then
-    /// the followers' work for the company (`target`: where the move ends).
-    fn run_due_at_step(&self, company: CompanyId, target: Timestamp) -> Result<(), SandboxError> {
+    /// What a step of the clock makes due in checkout: link and session expiry (in bounded
+    /// rounds).
+    fn run_checkout_due(&self) -> Result<(), SandboxError> {
         // The company's links may have expired on its new clock.
         self.links.changed();
         for _ in 0..100 {
@@ -302,9 +325,6 @@ impl SandboxService {
             if report.moved == 0 {
                 break;
             }
-        }
-        for f in self.followers.each() {
-            f.run_due(company, target)?;
         }
         Ok(())
     }

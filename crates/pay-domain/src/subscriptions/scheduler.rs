@@ -5,7 +5,8 @@
 //! company's clock; only the lease runs on real time.
 
 use crate::kernel::error::{Fault, PortResult};
-use crate::kernel::ids::CompanyId;
+use crate::kernel::events::{Consumed, Consumer};
+use crate::kernel::ids::{CompanyId, EventId};
 use crate::kernel::timestamp::Timestamp;
 use crate::mail::MailKind;
 use crate::sandbox::ports::ClockFollower;
@@ -198,6 +199,28 @@ const CLOCK_BATCH: usize = 64;
 
 /// A moved test clock walks through each instant a subscription of the company has work at
 /// (`next_run_at`), and runs that company's due billing there.
+impl SubscriptionService {
+    /// The reaction to a moved test clock (`DomainEvent::ClockMoved`): the company's billing
+    /// work due on the moved clock runs, then the consumption is recorded. Each run is
+    /// idempotent by itself (what ran is no longer due), and a recorded event is not run again.
+    pub(super) fn follow_moved_clock(
+        &self,
+        event: EventId,
+        company: CompanyId,
+        until: Timestamp,
+    ) -> PortResult<()> {
+        let done = Consumed {
+            event,
+            consumer: Consumer::BillingClock,
+        };
+        if self.k.events.consumed(&done)? {
+            return Ok(());
+        }
+        self.run_due(company, until)?;
+        self.k.events.record_consumed(&done, self.k.now())
+    }
+}
+
 impl ClockFollower for SubscriptionService {
     fn next_due_after(
         &self,

@@ -2,6 +2,7 @@
 //! API keys. Each method says what an implementation MUST guarantee.
 
 use crate::kernel::error::PortResult;
+use crate::kernel::events::EventRecord;
 use crate::kernel::ids::{CompanyId, KeyId, PartnerId, UserId};
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
@@ -45,13 +46,16 @@ pub trait TenancyStore {
     /// Moves the company's sandbox test clock forward: adds `by_ms` (> 0) to its
     /// `test_clock_offset_ms` in ONE atomic statement (concurrent moves add up), unless the
     /// offset would then pass `max_offset_ms`. Returns the new offset, or `None` when nothing
-    /// was written (no such company, or past the maximum). Later reads MUST see the new offset
-    /// (a cached company read of this store is dropped).
+    /// was written (no such company, or past the maximum). `event` (the move's
+    /// `DomainEvent::ClockMoved`) is inserted into the event outbox in the same transaction, and
+    /// only when the offset was written. Later reads MUST see the new offset (a cached company
+    /// read of this store is dropped).
     fn advance_test_clock(
         &self,
         company: CompanyId,
         by_ms: i64,
         max_offset_ms: i64,
+        event: Option<&EventRecord>,
     ) -> PortResult<Option<i64>>;
     /// Sets (or with `None` clears) the company's verified payment-link domain. A domain
     /// belongs to one company at most (unique): `Taken` when another has it, writing nothing.

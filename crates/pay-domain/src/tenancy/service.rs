@@ -6,6 +6,7 @@ use std::sync::Arc;
 use time::Duration;
 
 use crate::kernel::error::{Fault, FieldError, NotFound, PortResult};
+use crate::kernel::events::EventRecord;
 use crate::tenancy::error::{ApiKeyNotFound, Denied, InvalidLogin, TenancyError};
 
 type Result<T, E = TenancyError> = std::result::Result<T, E>;
@@ -103,14 +104,17 @@ impl TenancyService {
         company_now(self.k.now(), company.test_clock_offset_ms)
     }
 
-    /// Moves the company's test clock (see `TenancyStore::advance_test_clock`).
+    /// Moves the company's test clock, with the move's event (see
+    /// `TenancyStore::advance_test_clock`).
     pub(crate) fn advance_test_clock(
         &self,
         company: CompanyId,
         by_ms: i64,
         max_offset_ms: i64,
+        event: &EventRecord,
     ) -> PortResult<Option<i64>> {
-        self.store.advance_test_clock(company, by_ms, max_offset_ms)
+        self.store
+            .advance_test_clock(company, by_ms, max_offset_ms, Some(event))
     }
 
     /// Records a use of the key (at most once a minute).

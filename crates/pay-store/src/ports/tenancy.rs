@@ -2,6 +2,7 @@
 
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use pay_domain::kernel::events::EventRecord;
 use pay_domain::kernel::ids::{CompanyId, KeyId, PartnerId, UserId};
 use pay_domain::kernel::secret::SecretDigest;
 use pay_domain::kernel::timestamp::Timestamp;
@@ -13,6 +14,7 @@ use pay_domain::tenancy::ports::{
 use pay_domain::tenancy::{Company, Membership, Role, UserRecord};
 use pay_domain::{Fault, PortResult};
 
+use super::events::insert_events;
 use crate::conn::write_transaction;
 use crate::rows::{
     parse_role, stored_integration, CompanyRow, IntegrationRow, MembershipRow, NewCompanyRow,
@@ -175,6 +177,7 @@ impl TenancyStore for DieselStore {
         company: CompanyId,
         by_ms: i64,
         max_offset_ms: i64,
+        event: Option<&EventRecord>,
     ) -> PortResult<Option<i64>> {
         let id = company.to_string();
         self.cache.forget_company(company);
@@ -189,6 +192,9 @@ impl TenancyStore for DieselStore {
                 .execute(conn)?;
                 if n == 0 {
                     return Ok(None);
+                }
+                if let Some(e) = event {
+                    insert_events(conn, std::slice::from_ref(e))?;
                 }
                 companies::table
                     .filter(companies::id.eq(&id))

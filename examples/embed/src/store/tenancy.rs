@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use pay_domain::kernel::events::EventRecord;
 use pay_domain::kernel::ids::{CompanyId, KeyId, PartnerId, UserId};
 use pay_domain::kernel::ratelimit::RateLimitStore;
 use pay_domain::kernel::secret::SecretDigest;
@@ -128,6 +129,7 @@ impl TenancyStore for HostStore {
         company: CompanyId,
         by_ms: i64,
         max_offset_ms: i64,
+        event: Option<&EventRecord>,
     ) -> PortResult<Option<i64>> {
         let mut t = self.lock();
         let Some((c, _)) = t.companies.get_mut(&company) else {
@@ -138,6 +140,7 @@ impl TenancyStore for HostStore {
             return Ok(None);
         }
         c.test_clock_offset_ms = moved;
+        t.add_events(event.into_iter());
         Ok(Some(moved))
     }
 

@@ -2,9 +2,9 @@
 //! commits its event, the process "dies" before the reacting write, and the drain replays it
 //! (nothing is lost); a second telling of the same event changes nothing. One case per
 //! reaction: a completed session pays its subscription cycle, records its incoming transfer,
-//! and a stopped link ends its sessions. The cases build `Pay` over the store with the fakes,
-//! write what the deciding context writes (its row and its event, in one port call), and let
-//! the real consumers react.
+//! a stopped link ends its sessions, and a moved test clock runs the billing work due on it.
+//! The cases build `Pay` over the store with the fakes, write what the deciding context writes
+//! (its row and its event, in one port call), and let the real consumers react.
 
 use std::sync::atomic::AtomicI64;
 use std::sync::Arc;
@@ -203,6 +203,49 @@ pub fn a_crash_before_the_session_end_loses_nothing<S: PayStore + 'static>(store
     pay.events().deliver(&[event], Clock::now(&*clock)).unwrap();
     assert_eq!(store.payment_session(pending.id).unwrap().unwrap(), ended);
     assert_eq!(store.timeline(l.id).unwrap(), timeline);
+}
+
+/// A moved test clock runs the billing work due on it: the move (its offset and its
+/// `ClockMoved` event, one write) survives a crash before the scheduler's work, the drain
+/// replays it (the due cycle is issued), and told again nothing changes.
+pub fn a_crash_before_the_billing_clock_work_loses_nothing<S: PayStore + 'static>(store: Arc<S>) {
+    const HOUR: i64 = 3_600_000;
+    let (pay, clock) = pay_over(store.clone());
+    let a = company(&*store);
+    let bob = store
+        .upsert_contact(&contact_value(a), GivenFields::default())
+        .unwrap()
+        .into_contact();
+    // Due an hour from now on the company's clock: nothing runs before the move.
+    let (s, c0) = super::subscriptions::subscription(a, bob.id, T0 + HOUR);
+    store.insert_subscription(&s, &c0).unwrap();
+    let event = EventRecord::new(
+        EventId(uuid::Uuid::now_v7()),
+        DomainEvent::ClockMoved {
+            company: a,
+            until: ts(T0 + 2 * HOUR),
+        },
+        ts(T0),
+    );
+    assert_eq!(
+        store
+            .advance_test_clock(a, 2 * HOUR, 10 * HOUR, Some(&event))
+            .unwrap(),
+        Some(2 * HOUR)
+    );
+    // The crash: the clock moved, the scheduler has not run on it.
+    assert_eq!(store.cycles(a, &[s.id]).unwrap(), vec![c0.clone()]);
+    drain_replays_one(&pay, &clock);
+    let issued = store.cycles(a, &[s.id]).unwrap();
+    assert_eq!(issued[0].id, c0.id);
+    assert_eq!(issued[0].status, CycleStatus::Open, "{issued:?}");
+    assert!(issued[0].payment_link_uid.is_some(), "{issued:?}");
+    let after = store.subscription(a, &s.uid).unwrap().unwrap();
+    assert_ne!(after.next_run_at, s.next_run_at);
+    // A replay: nothing is issued, queued or moved again.
+    pay.events().deliver(&[event], Clock::now(&*clock)).unwrap();
+    assert_eq!(store.cycles(a, &[s.id]).unwrap(), issued);
+    assert_eq!(store.subscription(a, &s.uid).unwrap().unwrap(), after);
 }
 
 fn contact_value(company: crate::kernel::ids::CompanyId) -> crate::customers::Contact {

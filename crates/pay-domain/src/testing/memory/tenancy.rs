@@ -169,6 +169,7 @@ impl TenancyStore for MemStore {
         company: CompanyId,
         by_ms: i64,
         max_offset_ms: i64,
+        event: Option<&crate::kernel::events::EventRecord>,
     ) -> PortResult<Option<i64>> {
         self.count_call("advance_test_clock");
         let mut t = self.write();
@@ -179,7 +180,9 @@ impl TenancyStore for MemStore {
             return Ok(None);
         }
         c.test_clock_offset_ms += by_ms;
-        Ok(Some(c.test_clock_offset_ms))
+        let offset = c.test_clock_offset_ms;
+        t.events.extend(event.map(super::events::StoredEvent::new));
+        Ok(Some(offset))
     }
 
     fn set_payment_link_domain(
