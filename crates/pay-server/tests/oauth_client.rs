@@ -8,6 +8,8 @@
 //! `alg: Ed25519`), on SQLite and on PostgreSQL, and again on a server requiring DPoP nonces
 //! (`PAY_DPOP_NONCES`), whose `use_dpop_nonce` answers both libraries follow.
 //!
+//! A native installation runs the same way (`tests/oauth-client/native.mjs`, see `native_flow`).
+//!
 //! The packages are installed with `npm ci` (from the committed `package-lock.json`) when
 //! `node_modules` is missing. Without `node` or `npm` the test prints a `SKIP:` line and passes,
 //! except under `PAY_REQUIRE_ALL_TESTS=1`, where it fails.
@@ -97,10 +99,10 @@ fn admin(db: &str, args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// One run of the client: its steps (one JSON object per line).
-fn run_client(dir: &Path, server: &Server, env: &[(&str, &str)]) -> Vec<Value> {
+/// One run of a client script: its steps (one JSON object per line).
+fn run_client(dir: &Path, script: &str, server: &Server, env: &[(&str, &str)]) -> Vec<Value> {
     let out = Command::new("node")
-        .arg("flow.mjs")
+        .arg(script)
         .current_dir(dir)
         .env("PAY_BASE", &server.base)
         .envs(env.iter().copied())
@@ -126,10 +128,9 @@ fn step<'a>(steps: &'a [Value], name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no step {name} in {steps:?}"))
 }
 
-/// The flow on `db`, with server DPoP nonces (`PAY_DPOP_NONCES`) when `nonces`.
-fn whole_flow(db: &str, nonces: bool) {
-    let Some(dir) = client() else { return };
-    let owner = admin(
+/// The merchant of the flows: `admin bootstrap`'s output.
+fn owner(db: &str) -> Value {
+    admin(
         db,
         &[
             "admin",
@@ -141,7 +142,27 @@ fn whole_flow(db: &str, nonces: bool) {
             "--password",
             PASSWORD,
         ],
-    );
+    )
+}
+
+/// The server of the flows on `db`, with server DPoP nonces (`PAY_DPOP_NONCES`) when `nonces`.
+fn server(db: &str, nonces: bool) -> Server {
+    let mut command = Command::new(BIN);
+    command
+        .env("PAY_DATABASE_URL", db)
+        .env("PAY_ENCRYPTION_KEY", ENCRYPTION_KEY)
+        .env("PAY_LOG", "warn")
+        .env("PAY_DPOP_NONCES", if nonces { "true" } else { "false" })
+        .env_remove("PAY_BASE_URL")
+        .env_remove("PAY_AUTH_URL")
+        .env_remove("PAY_DEMO");
+    Server::spawn(command)
+}
+
+/// The flow on `db`, with server DPoP nonces (`PAY_DPOP_NONCES`) when `nonces`.
+fn whole_flow(db: &str, nonces: bool) {
+    let Some(dir) = client() else { return };
+    let owner = owner(db);
     let app = admin(
         db,
         &[
@@ -158,21 +179,14 @@ fn whole_flow(db: &str, nonces: bool) {
         ],
     );
     assert!(app.get("clientSecret").is_none(), "a public app: {app}");
-    let mut command = Command::new(BIN);
-    command
-        .env("PAY_DATABASE_URL", db)
-        .env("PAY_ENCRYPTION_KEY", ENCRYPTION_KEY)
-        .env("PAY_LOG", "warn")
-        .env("PAY_DPOP_NONCES", if nonces { "true" } else { "false" })
-        .env_remove("PAY_BASE_URL")
-        .env_remove("PAY_DEMO");
-    let server = Server::spawn(command);
+    let server = server(db, nonces);
     let company = owner["companyId"].as_str().unwrap();
     let client_id = app["clientId"].as_str().unwrap();
     let mut uids = Vec::new();
     for (alg, end) in [("ES256", "reuse"), ("Ed25519", "revoke")] {
         let steps = run_client(
             &dir,
+            "flow.mjs",
             &server,
             &[
                 ("CLIENT_ID", client_id),
@@ -240,6 +254,74 @@ fn whole_flow(db: &str, nonces: bool) {
         assert!(title.starts_with("Order via "), "{body}");
     }
     server.stop();
+}
+
+/// A native installation as a store plugin runs it (`tests/oauth-client/native.mjs`): keys
+/// and proofs by the `dpop` package, register (201) and again (200), consent on the pages,
+/// tokens, a payment link, a webhook subscription; a key rotation with `DPoP-Previous`, the
+/// consent that accepts it, the old family revoked and the new one working. Once per key type,
+/// the second run on a server requiring nonces.
+fn native_flow(db: &str) {
+    let Some(dir) = client() else { return };
+    let owner = owner(db);
+    let platform = admin(
+        db,
+        &[
+            "admin",
+            "create-native-platform",
+            "--platform",
+            "woocommerce",
+            "--name",
+            "Woo Pay Connector",
+        ],
+    );
+    assert_eq!(platform["platform"], "woocommerce");
+    let company = owner["companyId"].as_str().unwrap();
+    for (alg, nonces) in [("ES256", false), ("Ed25519", true)] {
+        let server = server(db, nonces);
+        let steps = run_client(
+            &dir,
+            "native.mjs",
+            &server,
+            &[
+                ("PLATFORM", "woocommerce"),
+                ("PLATFORM_NAME", "Woo Pay Connector"),
+                ("EMAIL", EMAIL),
+                ("PASSWORD", PASSWORD),
+                ("COMPANY_ID", company),
+                ("ALG", alg),
+            ],
+        );
+        let client = &step(&steps, "registered")["client_id"];
+        assert!(client.as_str().unwrap().starts_with("svc_app_"), "{client}");
+        for name in [
+            "registered_again",
+            "token",
+            "link",
+            "webhook_subscription",
+            "rotation_registered",
+            "old_family_revoked",
+            "new_family_works",
+            "done",
+        ] {
+            step(&steps, name);
+        }
+        server.stop();
+    }
+}
+
+#[test]
+fn a_native_installation_with_the_dpop_package_on_sqlite() {
+    let db = TestDb::sqlite();
+    native_flow(&db.url);
+}
+
+#[test]
+fn a_native_installation_with_the_dpop_package_on_postgres() {
+    let Some(db) = TestDb::postgres() else {
+        return;
+    };
+    native_flow(&db.url);
 }
 
 #[test]

@@ -11,12 +11,8 @@
 
 import * as oauth from 'oauth4webapi'
 import * as DPoP from 'dpop'
+import { approve, browser, check, dpopApi, env, insecure, step, withNonceRetry } from './support.mjs'
 
-const env = (name) => {
-  const v = process.env[name]
-  if (!v) throw new Error(`${name} is required`)
-  return v
-}
 const base = env('PAY_BASE').replace(/\/$/, '')
 const issuer = new URL(base)
 const clientId = env('CLIENT_ID')
@@ -24,13 +20,6 @@ const redirectUri = env('REDIRECT_URI')
 const alg = env('ALG')
 const end = env('END')
 const scope = 'company:read pay:payment-links:read pay:payment-links:write'
-
-const step = (name, detail = {}) => console.log(JSON.stringify({ step: name, ...detail }))
-const check = (ok, what) => {
-  if (!ok) throw new Error(`check failed: ${what}`)
-}
-// The tests run the server over http on loopback; a production issuer is https.
-const insecure = { [oauth.allowInsecureRequests]: true }
 
 // --- Discovery ------------------------------------------------------------------------------
 const as = await oauth.processDiscoveryResponse(
@@ -47,91 +36,20 @@ const keyPair = await DPoP.generateKeyPair(alg)
 const dpopHandle = oauth.DPoP(client, keyPair)
 
 // --- Authorization request: sign in and approve on the server's own pages --------------------
-const verifier = oauth.generateRandomCodeVerifier()
-const challenge = await oauth.calculatePKCECodeChallenge(verifier)
-const state = oauth.generateRandomState()
-const authUrl = new URL(as.authorization_endpoint)
-for (const [k, v] of Object.entries({
-  response_type: 'code',
-  client_id: clientId,
-  redirect_uri: redirectUri,
-  scope,
-  state,
-  code_challenge: challenge,
-  code_challenge_method: 'S256',
-})) authUrl.searchParams.set(k, v)
-
-const cookies = new Map()
-const browse = async (url, init = {}) => {
-  const headers = new Headers(init.headers)
-  if (cookies.size) headers.set('cookie', [...cookies].map(([k, v]) => `${k}=${v}`).join('; '))
-  const res = await fetch(url, { ...init, headers, redirect: 'manual' })
-  for (const c of res.headers.getSetCookie()) {
-    const [pair] = c.split(';')
-    const i = pair.indexOf('=')
-    cookies.set(pair.slice(0, i), pair.slice(i + 1))
-  }
-  return res
-}
-const unescapeHtml = (s) =>
-  s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')
-const inputs = (html) =>
-  [...html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)].map((m) => [
-    unescapeHtml(m[1]),
-    unescapeHtml(m[2]),
-  ])
-const formPost = (url, pairs) =>
-  browse(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: issuer.origin },
-    body: new URLSearchParams(pairs).toString(),
-  })
-
-let res = await browse(authUrl)
-check(res.status === 303, `authorize without a session answers 303 (got ${res.status})`)
-const signinUrl = new URL(res.headers.get('location'), base)
-check(signinUrl.pathname.endsWith('/signin'), 'sent to the sign-in page')
-res = await browse(signinUrl)
-const signinHtml = await res.text()
-check(res.status === 200 && signinHtml.includes('name="password"'), 'the sign-in page shows its form')
-res = await formPost(new URL('/signin', base), [
-  ['email', env('EMAIL')],
-  ['password', env('PASSWORD')],
-  ...inputs(signinHtml),
-])
-check(res.status === 303 && cookies.has('pay_session'), `sign-in answers 303 with a session (got ${res.status})`)
-step('signed_in')
-res = await browse(new URL(res.headers.get('location'), base))
-const consentHtml = await res.text()
-check(res.status === 200, `consent page answers 200 (got ${res.status})`)
-check(consentHtml.includes("See your company") && consentHtml.includes('Create payment links'), 'scopes shown in words')
 const companyId = env('COMPANY_ID')
-check(consentHtml.includes(`value="${companyId}"`), 'the company is offered')
-res = await formPost(new URL('/oauth/authorize', base), [
-  ...inputs(consentHtml),
-  ['company_id', companyId],
-  ['decision', 'approve'],
-])
-check(res.status === 303, `approval answers 303 (got ${res.status})`)
-const callback = new URL(res.headers.get('location'))
-check(callback.origin + callback.pathname === redirectUri, 'back to the registered redirect URI')
-const params = oauth.validateAuthResponse(as, client, callback, state)
-step('approved', { redirect: callback.origin + callback.pathname })
+const { params, verifier } = await approve(browser(base), as, {
+  base,
+  client,
+  redirectUri,
+  scope,
+  email: env('EMAIL'),
+  password: env('PASSWORD'),
+  companyId,
+  checkPage: (html) =>
+    check(html.includes('See your company') && html.includes('Create payment links'), 'scopes shown in words'),
+})
 
 // --- Code exchange with PKCE and DPoP -----------------------------------------------------
-// RFC 9449 section 8: a server may ask for a nonce (`use_dpop_nonce`); the handle keeps the
-// `DPoP-Nonce` the server sent, so the request is retried once.
-const withNonceRetry = async (send) => {
-  try {
-    return await send()
-  } catch (err) {
-    if (oauth.isDPoPNonceError(err)) {
-      step('dpop_nonce_retry')
-      return await send()
-    }
-    throw err
-  }
-}
 let tokens = await withNonceRetry(async () =>
   oauth.processAuthorizationCodeResponse(
     as,
@@ -147,24 +65,8 @@ check(typeof tokens.refresh_token === 'string', 'a refresh token')
 step('token', { token_type: tokens.token_type, scope: tokens.scope, expires_in: tokens.expires_in })
 
 // --- Payment routes with `dpop` proofs ----------------------------------------------------
-let resourceNonce
-const api = async (method, path, accessToken, body) => {
-  const url = `${base}${path}`
-  for (let attempt = 0; ; attempt++) {
-    const proof = await DPoP.generateProof(keyPair, url, method, resourceNonce, accessToken)
-    const headers = { authorization: `DPoP ${accessToken}`, dpop: proof }
-    if (body) headers['content-type'] = 'application/json'
-    const r = await fetch(url, { method, headers, body: body && JSON.stringify(body) })
-    const challenge = r.headers.get('www-authenticate') ?? ''
-    if (r.status === 401 && challenge.includes('use_dpop_nonce') && attempt === 0) {
-      resourceNonce = r.headers.get('dpop-nonce')
-      check(resourceNonce, 'a use_dpop_nonce answer carries DPoP-Nonce')
-      step('dpop_nonce_retry', { path })
-      continue
-    }
-    return { status: r.status, challenge, json: await r.json().catch(() => null) }
-  }
-}
+const resource = dpopApi(base, keyPair)
+const api = resource.call
 const proofHeader = JSON.parse(
   Buffer.from((await DPoP.generateProof(keyPair, base, 'GET')).split('.')[0], 'base64url'),
 )
@@ -186,7 +88,7 @@ step('company', { id: r.json.id, name: r.json.name })
 // A proof sent twice is a replay.
 {
   const url = `${base}/api/partner/v1/pay/payment-links/${uid}`
-  const proof = await DPoP.generateProof(keyPair, url, 'GET', resourceNonce, tokens.access_token)
+  const proof = await DPoP.generateProof(keyPair, url, 'GET', resource.nonce(), tokens.access_token)
   const headers = { authorization: `DPoP ${tokens.access_token}`, dpop: proof }
   const first = await fetch(url, { headers })
   const second = await fetch(url, { headers })
