@@ -14,6 +14,12 @@ impl Timestamp {
         Some(Timestamp(dt))
     }
 
+    /// The last millisecond of year 9999: the expiry of what never expires by itself
+    /// (ends only by revocation), still an ordinary instant for storage and comparison.
+    pub fn end_of_time() -> Self {
+        Self::from_datetime(time::PrimitiveDateTime::MAX.assume_utc())
+    }
+
     pub fn from_datetime(dt: OffsetDateTime) -> Self {
         let ms = (dt.unix_timestamp_nanos() / 1_000_000) as i64;
         // In range by construction: `dt` was a valid instant.

@@ -94,7 +94,8 @@ pub struct Application {
     pub client_type: ClientType,
     /// Every token must be DPoP-bound: a token request without a proof is refused.
     pub dpop_bound: bool,
-    /// Lifetime of a refresh token since it was issued (each rotation starts it again).
+    /// Lifetime of a refresh token since it was issued (each rotation starts it again); an
+    /// official native installation's refresh tokens have none (`refresh_expiry`).
     pub refresh_ttl: Duration,
     /// The native platform template a native installation's application was made from
     /// (immutable name, icon, policies); `None` for applications an operator registers.
@@ -103,6 +104,20 @@ pub struct Application {
     /// to it. `None` for applications an operator registers.
     pub key: Option<RegisteredKey>,
     pub created_at: Timestamp,
+}
+
+impl Application {
+    /// When a refresh token issued at `issued` expires from inactivity: `refresh_ttl` later,
+    /// or never for an official native installation (an application made from a platform
+    /// template), whose access ends only by disconnect, revocation, a security reset, refresh
+    /// token reuse or the loss of its family.
+    pub fn refresh_expiry(&self, issued: Timestamp) -> Timestamp {
+        if self.template.is_some() {
+            Timestamp::end_of_time()
+        } else {
+            issued.plus(self.refresh_ttl)
+        }
+    }
 }
 
 /// The DPoP key a native installation registered (its JWK thumbprint), and the replacement it

@@ -86,9 +86,10 @@ pub trait OAuthStore {
     /// Revokes one access token (RFC 7009) where not yet revoked; false otherwise.
     fn revoke_access_token(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool>;
     /// Deletes codes and tokens that expired before `before` (none is read after it: an
-    /// expired code, access or refresh token is refused whatever else it says). Returns how
-    /// many rows went.
-    fn prune_oauth(&self, before: Timestamp) -> PortResult<u64>;
+    /// expired code, access or refresh token is refused whatever else it says), and refresh
+    /// tokens spent before `spent_before` (kept until then only to detect their reuse).
+    /// Returns how many rows went.
+    fn prune_oauth(&self, before: Timestamp, spent_before: Timestamp) -> PortResult<u64>;
 }
 
 /// The DPoP `jti` replay store (RFC 9449 section 11.1).

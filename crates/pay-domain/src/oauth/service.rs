@@ -20,7 +20,8 @@ use crate::oauth::{
     ClientType, ConsentView, Family, Grant, Held, IssuedCode, KeySwap, NewApplication, NoRedirect,
     OAuthConfig, OAuthError, OAuthErrorCode as C, ProofFacts, ResourceErrorCode as R,
     StoredApplication, StoredCode, ACCESS_TOKEN_PREFIX, CLIENT_SECRET_PREFIX, CODE_PREFIX,
-    CODE_TTL, DEFAULT_REFRESH_TTL, MAX_STATE_LEN, MAX_TOKEN_LEN, REFRESH_TOKEN_PREFIX,
+    CODE_TTL, DEFAULT_REFRESH_TTL, MAX_REFRESH_TTL, MAX_STATE_LEN, MAX_TOKEN_LEN,
+    REFRESH_TOKEN_PREFIX,
 };
 use crate::tenancy::{Credential, Permission, Principal, SignedIn, TenancyService};
 
@@ -423,7 +424,15 @@ impl OAuthService {
     /// expiry. Returns how many rows went.
     pub fn prune(&self) -> PortResult<u64> {
         let now = self.k.now();
-        Ok(self.store.prune_jtis(now)? + self.store.prune_oauth(now.minus(PRUNE_GRACE))?)
+        // A spent refresh token is kept as long as one of an ordinary application can live,
+        // and a day more: the reuse of a rotated one revokes its family until then. (An
+        // official native installation's never expire by themselves: without this, every
+        // rotation would stay forever.)
+        let spent_before = now.minus(MAX_REFRESH_TTL).minus(PRUNE_GRACE);
+        Ok(self.store.prune_jtis(now)?
+            + self
+                .store
+                .prune_oauth(now.minus(PRUNE_GRACE), spent_before)?)
     }
 }
 

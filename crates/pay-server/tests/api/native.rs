@@ -549,3 +549,76 @@ async fn a_rotation_withdrawn_by_the_registered_key(app: TestApp) {
 }
 
 on_both_backends!(key_rotation, a_rotation_withdrawn_by_the_registered_key);
+
+async fn native_grants_never_expire_from_inactivity(app: TestApp) {
+    platform(&app, "woocommerce", "Woo Pay Connector").await;
+    let key = DpopKey::generate();
+    let (_, client) = installed(&app, &key).await;
+    let client_id = client["client_id"].as_str().unwrap().to_owned();
+    let tokens = connected(&app, &client_id, &key).await;
+    // An ordinary public, DPoP-bound application keeps its refresh lifetime (30 days).
+    let scope = "pay:payment-links:read pay:payment-links:write";
+    let ordinary = register(&app, scope, true, true).await;
+    let code = code_for(&app, &app.t, &ordinary, scope).await;
+    let (status, theirs, _) = exchange(&app, &ordinary, &code, Some(&key)).await;
+    assert_eq!(status, 200, "{theirs}");
+
+    // 31 days without a request.
+    app.clock.advance_secs(31 * 86_400);
+    let access = tokens["access_token"].as_str().unwrap();
+    assert_eq!(create_link(&app, &key, access).await, 401);
+    let refresh = tokens["refresh_token"].as_str().unwrap();
+    let (status, fresh, _) = native_refresh(&app, &client_id, refresh, &key).await;
+    assert_eq!(status, 200, "{fresh}");
+    let access = fresh["access_token"].as_str().unwrap();
+    assert_eq!(create_link(&app, &key, access).await, 201);
+    let pairs = [
+        ("grant_type", "refresh_token"),
+        ("refresh_token", theirs["refresh_token"].as_str().unwrap()),
+    ];
+    let (status, e, _) = token(&app, &ordinary, &pairs, Some(&key)).await;
+    assert_eq!(
+        (status.as_u16(), &e["error"]),
+        (400, &json!("invalid_grant"))
+    );
+
+    // A year later still; housekeeping keeps the live family.
+    app.clock.advance_secs(400 * 86_400);
+    let pay = app.pay.clone();
+    tokio::task::spawn_blocking(move || pay.oauth().prune().unwrap())
+        .await
+        .unwrap();
+    let refresh = fresh["refresh_token"].as_str().unwrap();
+    let (status, later, _) = native_refresh(&app, &client_id, refresh, &key).await;
+    assert_eq!(status, 200, "{later}");
+
+    // What ends it: reuse of a rotated refresh token (the whole family), or revocation.
+    let (status, e, _) = native_refresh(&app, &client_id, refresh, &key).await;
+    assert_eq!(
+        (status.as_u16(), &e["error"]),
+        (400, &json!("invalid_grant"))
+    );
+    let refresh = later["refresh_token"].as_str().unwrap();
+    let (status, e, _) = native_refresh(&app, &client_id, refresh, &key).await;
+    assert_eq!(
+        (status.as_u16(), &e["error"]),
+        (400, &json!("invalid_grant"))
+    );
+    let tokens = connected(&app, &client_id, &key).await;
+    let refresh = tokens["refresh_token"].as_str().unwrap();
+    let res = app
+        .anon(Method::POST, "/oauth/revoke")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form(&[("token", refresh), ("client_id", &client_id)]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let (status, e, _) = native_refresh(&app, &client_id, refresh, &key).await;
+    assert_eq!(
+        (status.as_u16(), &e["error"]),
+        (400, &json!("invalid_grant"))
+    );
+}
+
+on_both_backends!(native_grants_never_expire_from_inactivity);

@@ -424,8 +424,8 @@ impl OAuthStore for DieselStore {
         Ok(n == 1)
     }
 
-    fn prune_oauth(&self, before: Timestamp) -> PortResult<u64> {
-        let before = before.unix_millis();
+    fn prune_oauth(&self, before: Timestamp, spent_before: Timestamp) -> PortResult<u64> {
+        let (before, spent_before) = (before.unix_millis(), spent_before.unix_millis());
         let n = self.write("prune oauth", |conn| {
             write_transaction(conn, |conn| {
                 Ok(
@@ -433,8 +433,14 @@ impl OAuthStore for DieselStore {
                         .execute(conn)?
                         + diesel::delete(access::table.filter(access::expires_at.lt(before)))
                             .execute(conn)?
-                        + diesel::delete(refresh::table.filter(refresh::expires_at.lt(before)))
-                            .execute(conn)?,
+                        + diesel::delete(
+                            refresh::table.filter(
+                                refresh::expires_at
+                                    .lt(before)
+                                    .or(refresh::spent_at.lt(spent_before)),
+                            ),
+                        )
+                        .execute(conn)?,
                 )
             })
         })?;

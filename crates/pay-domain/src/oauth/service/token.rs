@@ -259,7 +259,7 @@ impl OAuthService {
             refresh: token(
                 self.k.crypto.digest(refresh.expose()),
                 refresh_scopes,
-                now.plus(app.app.refresh_ttl),
+                app.app.refresh_expiry(now),
             ),
             response: TokenResponse {
                 access_token: access,

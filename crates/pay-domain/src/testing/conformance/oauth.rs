@@ -439,9 +439,36 @@ pub fn prune_cuts_by_expiry<S: Ports>(store: &S) {
     let (app, _, f, c) = authorized(store); // code expires at T0 + 60 s
     let (a, r) = (token(&app, &f, T0, 1000), token(&app, &f, T0, 120_000));
     store.insert_tokens(&a, &r).unwrap();
-    assert_eq!(store.prune_oauth(ts(T0 + 1000)).unwrap(), 0);
-    assert_eq!(store.prune_oauth(ts(T0 + 60_001)).unwrap(), 2);
+    let never = ts(T0 - 1);
+    assert_eq!(store.prune_oauth(ts(T0 + 1000), never).unwrap(), 0);
+    assert_eq!(store.prune_oauth(ts(T0 + 60_001), never).unwrap(), 2);
     assert_eq!(store.access_token(&a.digest).unwrap(), None);
     assert_eq!(store.code(&c.digest).unwrap(), None);
     assert!(store.refresh_token(&r.digest).unwrap().is_some());
+
+    // A refresh token that never expires goes once spent long enough ago; live ones stay.
+    let century = 100 * 365 * 86_400_000;
+    let (a2, r2) = (token(&app, &f, T0, 120_000), token(&app, &f, T0, century));
+    let r3 = StoredToken {
+        digest: digest(),
+        ..r2.clone()
+    };
+    let a3 = StoredToken {
+        digest: digest(),
+        ..a2.clone()
+    };
+    store.insert_tokens(&a2, &r2).unwrap();
+    assert!(store
+        .rotate_refresh(&r2.digest, &a3, &r3, ts(T0 + 5_000))
+        .unwrap());
+    assert_eq!(
+        store.prune_oauth(ts(T0 + 60_001), ts(T0 + 5_000)).unwrap(),
+        0
+    );
+    assert_eq!(
+        store.prune_oauth(ts(T0 + 60_001), ts(T0 + 5_001)).unwrap(),
+        1
+    );
+    assert_eq!(store.refresh_token(&r2.digest).unwrap(), None);
+    assert!(store.refresh_token(&r3.digest).unwrap().is_some());
 }

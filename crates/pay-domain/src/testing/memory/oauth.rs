@@ -305,14 +305,15 @@ impl OAuthStore for MemStore {
         }
     }
 
-    fn prune_oauth(&self, before: Timestamp) -> PortResult<u64> {
+    fn prune_oauth(&self, before: Timestamp, spent_before: Timestamp) -> PortResult<u64> {
         self.count_call("prune_oauth");
         let mut t = self.write();
         let o = &mut t.oauth;
         let n = o.codes.len() + o.access_tokens.len() + o.refresh_tokens.len();
         o.codes.retain(|c| c.expires_at >= before);
         o.access_tokens.retain(|x| x.expires_at >= before);
-        o.refresh_tokens.retain(|x| x.expires_at >= before);
+        o.refresh_tokens
+            .retain(|x| x.expires_at >= before && x.spent_at.is_none_or(|s| s >= spent_before));
         Ok((n - o.codes.len() - o.access_tokens.len() - o.refresh_tokens.len()) as u64)
     }
 }
