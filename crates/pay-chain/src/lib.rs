@@ -7,6 +7,7 @@
 pub mod prices;
 pub mod processor;
 pub mod rpc;
+pub mod watcher;
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -14,3 +15,4 @@ pub mod testing;
 pub use prices::ChainPrices;
 pub use processor::OnchainProcessor;
 pub use rpc::{check_chain_ids, RpcClient, RpcError};
+pub use watcher::Watcher;

@@ -146,16 +146,14 @@ impl Processor for OnchainProcessor {
         })
     }
 
-    /// The payment landed in the merchant's wallet directly; the watcher names its transfer.
+    /// None: the payer's transfers went straight into the merchant's wallet.
     fn settlement_transfer(
         &self,
         _session: uuid::Uuid,
         _asset: &DestinationAsset,
         _amount: Decimal,
         _destination: &str,
-    ) -> PortResult<SettlementTransfer> {
-        Err(Fault::new(
-            "the chain processor records a session's transfers as it watches them",
-        ))
+    ) -> PortResult<Option<SettlementTransfer>> {
+        Ok(None)
     }
 }

@@ -137,7 +137,7 @@ impl Processor for SandboxProcessor {
         asset: &DestinationAsset,
         _amount: Decimal,
         _destination: &str,
-    ) -> PortResult<SettlementTransfer> {
+    ) -> PortResult<Option<SettlementTransfer>> {
         let digest = Sha256::new()
             .chain_update(b"settlement")
             .chain_update(session.as_bytes())
@@ -148,12 +148,12 @@ impl Processor for SandboxProcessor {
             .split_once('/')
             .map(|(chain, _)| chain)
             .ok_or_else(|| Fault::new("an asset identifier without a chain"))?;
-        Ok(SettlementTransfer {
+        Ok(Some(SettlementTransfer {
             chain: chain.to_owned(),
             tx_hash: format!("0x{}", hex::encode(digest)),
             index: 0,
             from_address: deposit_address(Uuid::nil(), &asset.chain_code),
-        })
+        }))
     }
 }
 
@@ -387,6 +387,7 @@ mod tests {
         let p = SandboxProcessor::new();
         let t = p
             .settlement_transfer(session(S1), &asset(BASE_USDC), d("9.9"), "0xdest")
+            .unwrap()
             .unwrap();
         assert_eq!(
             t,
@@ -401,17 +402,20 @@ mod tests {
         // Asked again: the same transfer; another session or asset: another one.
         assert_eq!(
             p.settlement_transfer(session(S1), &asset(BASE_USDC), d("1"), "x")
+                .unwrap()
                 .unwrap(),
             t
         );
         assert_ne!(
             p.settlement_transfer(session(S2), &asset(BASE_USDC), d("9.9"), "0xdest")
                 .unwrap()
+                .unwrap()
                 .tx_hash,
             t.tx_hash
         );
         let btc = p
             .settlement_transfer(session(S1), &asset(BTC), d("1"), "bc1q")
+            .unwrap()
             .unwrap();
         assert_eq!(btc.chain, "bip122:000000000019d6689c085ae165831e93");
         assert_eq!(

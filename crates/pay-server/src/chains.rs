@@ -74,6 +74,30 @@ pub async fn check_nodes(chains: &[Chain]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Starts a watcher per configured chain on the current runtime (`serve` and `worker`): each
+/// takes its chain's lease in the database, so one instance at a time reads a chain.
+pub fn spawn_watchers(
+    config: &Config,
+    store: pay_store::DieselStore,
+    pay: pay_domain::app::Pay,
+) -> anyhow::Result<()> {
+    let chains = load(config)?;
+    if chains.is_empty() {
+        return Ok(());
+    }
+    let holder = format!("pay-{}", uuid::Uuid::new_v4().simple());
+    let store: std::sync::Arc<dyn pay_domain::chains::ports::WatchStore> =
+        std::sync::Arc::new(store);
+    for chain in chains {
+        let code = chain.chain_code.clone();
+        let watcher = pay_chain::Watcher::new(chain, store.clone(), pay.clone(), &holder)
+            .map_err(|e| anyhow::anyhow!("chain {code}: {e}"))?;
+        tracing::info!(chain = %code, %holder, "chain watcher started");
+        actix_rt::spawn(watcher.run());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

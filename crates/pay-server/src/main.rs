@@ -129,8 +129,10 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Worker => {
             check_chains(&config)?;
-            let pay = build_pay(&config, open_store(&config)?)?;
+            let store = open_store(&config)?;
+            let pay = build_pay(&config, store.clone())?;
             actix_rt::System::new().block_on(async move {
+                pay_server::chains::spawn_watchers(&config, store, pay.clone())?;
                 actix_rt::spawn(pay_server::janitor::run(pay.clone()));
                 actix_rt::spawn(pay_server::scheduler::run(pay.clone()));
                 actix_rt::spawn(pay_server::billing::run(pay.clone()));
@@ -275,12 +277,14 @@ fn check_chains(config: &Config) -> anyhow::Result<()> {
 
 fn serve(config: Config) -> anyhow::Result<()> {
     check_chains(&config)?;
-    let pay = build_pay(&config, open_store(&config)?)?;
+    let store = open_store(&config)?;
+    let pay = build_pay(&config, store.clone())?;
     if let Some(banner) = demo_bootstrap(&config, &pay)? {
         println!("{banner}");
     }
     actix_rt::System::new().block_on(async move {
-        let app = Application::build_with(&config, pay)?;
+        let app = Application::build_with(&config, pay.clone())?;
+        pay_server::chains::spawn_watchers(&config, store, pay)?;
         tracing::info!(listen = %config.listen, port = app.port(), base_url = %config.base_url, "serving");
         app.run().await.context("server stopped with an error")
     })

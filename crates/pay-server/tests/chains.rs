@@ -59,7 +59,12 @@ fn command(dir: &TempDir, db_url: &str, chains: &Value) -> Command {
 }
 
 /// Bootstraps a company; its API key headers.
-fn bootstrap(mut c: Command) -> [(String, String); 2] {
+fn bootstrap(c: Command) -> [(String, String); 2] {
+    bootstrap_company(c).0
+}
+
+/// Bootstraps a company; its API key headers and its id.
+fn bootstrap_company(mut c: Command) -> ([(String, String); 2], String) {
     let out = c
         .args([
             "admin",
@@ -79,13 +84,16 @@ fn bootstrap(mut c: Command) -> [(String, String); 2] {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    [
-        ("x-svc-key-id".into(), v["keyId"].as_str().unwrap().into()),
-        (
-            "x-svc-key-secret".into(),
-            v["keySecret"].as_str().unwrap().into(),
-        ),
-    ]
+    (
+        [
+            ("x-svc-key-id".into(), v["keyId"].as_str().unwrap().into()),
+            (
+                "x-svc-key-secret".into(),
+                v["keySecret"].as_str().unwrap().into(),
+            ),
+        ],
+        v["companyId"].as_str().unwrap().into(),
+    )
 }
 
 fn headers(key: &[(String, String); 2]) -> Vec<(&str, &str)> {
@@ -195,6 +203,7 @@ fn a_wrong_chain_id_or_an_invalid_chains_file_stops_the_start_naming_the_entry()
 struct Shop {
     server: Server,
     key: [(String, String); 2],
+    company: String,
     token: String,
     feed: String,
 }
@@ -205,11 +214,12 @@ impl Shop {
         let token = deployed["token"].as_str().unwrap().to_owned();
         let feed = deployed["feed"].as_str().unwrap().to_owned();
         let chains = chains_file(&anvil.url, ANVIL_CHAIN_ID, Some(&token), Some(&feed));
-        let key = bootstrap(command(dir, db_url, &chains));
+        let (key, company) = bootstrap_company(command(dir, db_url, &chains));
         let server = Server::spawn(command(dir, db_url, &chains));
         Shop {
             server,
             key,
+            company,
             token,
             feed,
         }
@@ -357,4 +367,172 @@ fn addresses_and_quotes(db_url: &str) {
     let (_, wallet) = shop.api("GET", "/settlement-wallets/evm", None);
     assert_eq!(wallet["nextIndex"], 3, "{wallet}");
     shop.server.stop();
+}
+
+impl Shop {
+    /// Signs in as the owner and points the company's payment callback at `hook`.
+    fn callback(&self, hook: &str) {
+        let (status, body, h) = call(
+            "POST",
+            &format!("{}/auth/login", self.server.base),
+            &[],
+            Some(json!({"email": "ops@chain.example", "password": "a long enough password"})),
+        );
+        assert_eq!(status, 200, "{body}");
+        let cookie = h["set-cookie"]
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_owned();
+        let csrf = body["csrfToken"].as_str().unwrap().to_owned();
+        let (status, body, _) = call(
+            "PUT",
+            &format!(
+                "{}/api/partner/v1/companies/{}/payment-callback",
+                self.server.base, self.company
+            ),
+            &[("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())],
+            Some(json!({ "url": hook })),
+        );
+        assert_eq!(status, 200, "{body}");
+    }
+
+    /// Sets the company's key to the account key `account` of the development mnemonic.
+    fn wallet(&self, anvil: &Anvil, account: u32) {
+        let xpub = anvil.tool("xpub", json!({"account": account}))["xpub"].clone();
+        let (status, w) = self.api(
+            "PUT",
+            "/settlement-wallets/evm",
+            Some(json!({"xpub": xpub})),
+        );
+        assert_eq!(status, 200, "{w}");
+    }
+
+    /// The session as the payer's page reads it.
+    fn session(&self, link: &str, id: &str) -> Value {
+        let (status, s, _) = call(
+            "GET",
+            &format!(
+                "{}/api/public/checkout/{link}/sessions/{id}",
+                self.server.base
+            ),
+            &[],
+            None,
+        );
+        assert_eq!(status, 200, "{s}");
+        s
+    }
+
+    /// Waits (10 s at most) until the session has `status`; the session.
+    fn wait_status(&self, link: &str, id: &str, status: &str) -> Value {
+        let mut last = Value::Null;
+        let reached = wait_until(std::time::Duration::from_secs(10), || {
+            last = self.session(link, id);
+            last["status"] == status
+        });
+        assert!(
+            reached,
+            "never {status}: {last}\nlog:\n{}",
+            self.server.log()
+        );
+        last
+    }
+
+    /// A started session of a new link of `amount` in `asset`: (link uid, session id, address).
+    fn pending(&self, amount: &str, asset: &str) -> (String, String, String) {
+        let link = self.link(amount, asset, None);
+        let (status, s) = self.start(&link, asset);
+        assert_eq!(
+            (status, s["status"].as_str()),
+            (201, Some("pending")),
+            "{s}"
+        );
+        let id = s["id"].as_str().unwrap().to_owned();
+        (link, id, s["depositAddress"].as_str().unwrap().to_owned())
+    }
+}
+
+#[test]
+fn the_watcher_takes_token_and_native_payments_to_their_confirmations() {
+    for db in databases() {
+        watched_payments(&db.url);
+    }
+}
+
+fn watched_payments(db_url: &str) {
+    let Some(anvil) = Anvil::start(&[]) else {
+        return;
+    };
+    let dir = TempDir::new();
+    let shop = Shop::open(&anvil, &dir, db_url);
+    let (hook, deliveries) = receiver();
+    shop.callback(&hook);
+    shop.wallet(&anvil, 2);
+    let token = shop.token_id();
+
+    // An exact token payment: processing in its block, complete at 2 confirmations, with its
+    // webhook.
+    let (link, id, address) = shop.pending("25", &token);
+    anvil.tool(
+        "sendToken",
+        json!({"token": shop.token, "to": address, "units": "25000000", "wait": true}),
+    );
+    let s = shop.wait_status(&link, &id, "processing");
+    assert_eq!(s["settlement"]["receivedAmount"], "25", "{s}");
+    anvil.mine(1);
+    shop.wait_status(&link, &id, "complete");
+    let settled = wait_until(std::time::Duration::from_secs(10), || {
+        deliveries.try_iter().any(|(_, body)| {
+            let v: Value = serde_json::from_str(&body).unwrap_or_default();
+            v["type"] == "pay.payment.settlement_updated" && body.contains(&id)
+        })
+    });
+    assert!(
+        settled,
+        "the settlement_updated webhook; log:\n{}",
+        shop.server.log()
+    );
+
+    // A native payment.
+    let eth = "eip155:31337/slip44:60";
+    let (link, id, address) = shop.pending("0.5", eth);
+    anvil.tool(
+        "sendEth",
+        json!({"to": address, "value": "500000000000000000", "wait": true}),
+    );
+    shop.wait_status(&link, &id, "processing");
+    anvil.mine(1);
+    let s = shop.wait_status(&link, &id, "complete");
+    assert_eq!(s["settlement"]["receivedAmount"], "0.5", "{s}");
+
+    // Two partial transfers add up: the first alone is processing, never complete.
+    let (link, id, address) = shop.pending("10", &token);
+    anvil.tool(
+        "sendToken",
+        json!({"token": shop.token, "to": address, "units": "4000000", "wait": true}),
+    );
+    shop.wait_status(&link, &id, "processing");
+    anvil.tool(
+        "sendToken",
+        json!({"token": shop.token, "to": address, "units": "6000000", "wait": true}),
+    );
+    let both = wait_until(std::time::Duration::from_secs(10), || {
+        shop.session(&link, &id)["settlement"]["receivedAmount"] == "10"
+    });
+    assert!(both, "{}", shop.session(&link, &id));
+    assert_eq!(
+        shop.session(&link, &id)["status"],
+        "processing",
+        "the second is not final yet"
+    );
+    anvil.mine(1);
+    let s = shop.wait_status(&link, &id, "complete");
+    assert_eq!(
+        s["settlement"]["receivedAmount"], "10",
+        "counted once each: {s}"
+    );
+    let log = shop.server.stop().1;
+    assert!(!log.contains("chain watcher round failed"), "{log}");
 }

@@ -136,12 +136,15 @@ impl BookkeepingService {
         let Some(asset) = self.k.assets.get(&link.payload.asset) else {
             return Ok(None);
         };
-        let transfer = self.processor.settlement_transfer(
+        let Some(transfer) = self.processor.settlement_transfer(
             session.id.0,
             asset,
             session.expected_buy_amount,
             &session.destination_address,
-        )?;
+        )?
+        else {
+            return Ok(None);
+        };
         let key = ActivityKey::new(&transfer.chain, &transfer.tx_hash, transfer.index)
             .map_err(|e| Fault::caused("the processor's settlement transfer", e))?;
         let activity = WalletActivity {

@@ -185,6 +185,8 @@ pub fn transition(
         (S::Quote | S::Pending, E::LinkInactive) => S::Cancelled,
         // A top-up of an underpaid session is a new deposit too.
         (S::Pending | S::Underpaid, E::DepositSeen) => S::Processing,
+        // Another transfer while the first is being confirmed: they add up.
+        (S::Processing, E::DepositSeen) => S::Processing,
         (S::Processing, E::Settled { short: false }) => S::Complete,
         (S::Processing, E::Settled { short: true }) => S::Underpaid,
         (S::Pending | S::Processing, E::Fail) => S::Failed,
@@ -221,6 +223,7 @@ mod tests {
             (S::Pending, E::LinkInactive, S::Cancelled),
             (S::Pending, E::DepositSeen, S::Processing),
             (S::Underpaid, E::DepositSeen, S::Processing),
+            (S::Processing, E::DepositSeen, S::Processing),
             (S::Processing, E::Settled { short: false }, S::Complete),
             (S::Processing, E::Settled { short: true }, S::Underpaid),
             (S::Pending, E::Fail, S::Failed),

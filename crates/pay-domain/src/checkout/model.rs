@@ -166,6 +166,12 @@ pub trait CheckoutStore {
         &self,
         id: PaymentSessionId,
     ) -> crate::kernel::error::PortResult<Option<PaymentSession>>;
+    /// A session with its link, whatever its company (what a processor reports names the
+    /// session only).
+    fn session_with_link(
+        &self,
+        id: PaymentSessionId,
+    ) -> crate::kernel::error::PortResult<Option<(crate::links::PaymentLink, PaymentSession)>>;
     /// The link's newest session.
     fn latest_session(
         &self,

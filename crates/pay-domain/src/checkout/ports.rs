@@ -82,12 +82,13 @@ pub trait Processor: Send + Sync {
     ) -> PortResult<DepositChannel>;
     /// The transfer that settled the completed `session`: `amount` of `asset` to
     /// `destination`. MUST name the same transfer (chain, hash, index) each time it is asked
-    /// for the same session.
+    /// for the same session. `None` when the payer's own transfers went straight into the
+    /// merchant's wallet (no settlement transfer of the processor's).
     fn settlement_transfer(
         &self,
         session: uuid::Uuid,
         asset: &crate::kernel::assets::DestinationAsset,
         amount: crate::kernel::amount::Decimal,
         destination: &str,
-    ) -> PortResult<SettlementTransfer>;
+    ) -> PortResult<Option<SettlementTransfer>>;
 }

@@ -479,6 +479,7 @@ fn quote_data(
     m
 }
 
+mod chain;
 mod payer;
 mod processor;
 mod refund;

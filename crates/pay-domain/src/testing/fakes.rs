@@ -271,14 +271,14 @@ impl Processor for FakeProcessor {
         asset: &DestinationAsset,
         _amount: Decimal,
         _destination: &str,
-    ) -> PortResult<SettlementTransfer> {
+    ) -> PortResult<Option<SettlementTransfer>> {
         let chain = asset.asset_identifier.split('/').next().unwrap_or_default();
-        Ok(SettlementTransfer {
+        Ok(Some(SettlementTransfer {
             chain: chain.to_owned(),
             tx_hash: format!("0x{}", session.simple()),
             index: 0,
             from_address: "processor-hot-wallet".to_owned(),
-        })
+        }))
     }
 }
 

@@ -21,7 +21,7 @@ use pay_domain::{Fault, PortResult};
 
 use super::evidence::{linked_ids, sync_links};
 use crate::conn::write_transaction;
-use crate::rows::{ActivityRow, ExpenseRow, ExpenseVersionRow, LinkRow, PaymentSessionRow};
+use crate::rows::{ActivityRow, ExpenseRow, ExpenseVersionRow};
 use crate::schema::{
     expense_versions, expenses, payment_links, payment_sessions, wallet_activities,
 };
@@ -248,17 +248,10 @@ impl BookkeepingStore for DieselStore {
         &self,
         session: PaymentSessionId,
     ) -> PortResult<Option<(PaymentLink, PaymentSession)>> {
-        let row = self.run("completed session", |conn| {
-            payment_sessions::table
-                .inner_join(payment_links::table)
-                .filter(payment_sessions::id.eq(session.to_string()))
-                .filter(payment_sessions::status.eq(SessionStatus::Complete.as_str()))
-                .select((LinkRow::as_select(), PaymentSessionRow::as_select()))
-                .first::<(LinkRow, PaymentSessionRow)>(conn)
-                .optional()
-        })?;
-        row.map(|(l, s)| Ok((PaymentLink::try_from(l)?, PaymentSession::try_from(s)?)))
-            .transpose()
+        use pay_domain::checkout::CheckoutStore;
+        Ok(self
+            .session_with_link(session)?
+            .filter(|(_, s)| s.status == SessionStatus::Complete))
     }
 
     fn export_page(

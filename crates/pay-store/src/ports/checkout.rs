@@ -280,6 +280,22 @@ impl CheckoutStore for DieselStore {
         .transpose()
     }
 
+    fn session_with_link(
+        &self,
+        id: PaymentSessionId,
+    ) -> PortResult<Option<(PaymentLink, PaymentSession)>> {
+        let row = self.run("session with link", |conn| {
+            payment_sessions::table
+                .inner_join(payment_links::table)
+                .filter(payment_sessions::id.eq(id.to_string()))
+                .select((LinkRow::as_select(), PaymentSessionRow::as_select()))
+                .first::<(LinkRow, PaymentSessionRow)>(conn)
+                .optional()
+        })?;
+        row.map(|(l, s)| Ok((PaymentLink::try_from(l)?, PaymentSession::try_from(s)?)))
+            .transpose()
+    }
+
     fn latest_session(&self, link: PaymentLinkId) -> PortResult<Option<PaymentSession>> {
         self.run("latest session", |conn| latest_session_row(conn, link))?
             .map(PaymentSession::try_from)

@@ -130,6 +130,17 @@ impl CheckoutStore for HostStore {
         Ok(self.lock().sessions.get(&id).cloned())
     }
 
+    fn session_with_link(
+        &self,
+        id: PaymentSessionId,
+    ) -> PortResult<Option<(PaymentLink, PaymentSession)>> {
+        let t = self.lock();
+        Ok(t.sessions.get(&id).and_then(|s| {
+            let link = t.link_by_id(s.link_id)?;
+            Some((link.clone(), s.clone()))
+        }))
+    }
+
     fn latest_session(&self, link: PaymentLinkId) -> PortResult<Option<PaymentSession>> {
         Ok(self.lock().newest_session(link, |_| true))
     }

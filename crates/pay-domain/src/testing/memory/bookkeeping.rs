@@ -192,16 +192,10 @@ impl BookkeepingStore for MemStore {
         session: PaymentSessionId,
     ) -> PortResult<Option<(crate::links::PaymentLink, crate::checkout::PaymentSession)>> {
         self.count_call("completed_session");
-        let t = self.tables();
-        Ok(t.payment_sessions
-            .iter()
-            .find(|s| {
-                s.id == session && s.status == crate::checkout::machine::SessionStatus::Complete
-            })
-            .and_then(|s| {
-                let l = t.links.iter().find(|l| l.id == s.link_id)?;
-                Some((l.clone(), s.clone()))
-            }))
+        Ok(
+            crate::checkout::CheckoutStore::session_with_link(self, session)?
+                .filter(|(_, s)| s.status == crate::checkout::machine::SessionStatus::Complete),
+        )
     }
 
     fn export_page(

@@ -114,6 +114,21 @@ impl CheckoutStore for MemStore {
             .cloned())
     }
 
+    fn session_with_link(
+        &self,
+        id: PaymentSessionId,
+    ) -> PortResult<Option<(crate::links::PaymentLink, PaymentSession)>> {
+        self.count_call("session_with_link");
+        let t = self.tables();
+        Ok(t.payment_sessions
+            .iter()
+            .find(|s| s.id == id)
+            .and_then(|s| {
+                let l = t.links.iter().find(|l| l.id == s.link_id)?;
+                Some((l.clone(), s.clone()))
+            }))
+    }
+
     fn latest_session(&self, link: PaymentLinkId) -> PortResult<Option<PaymentSession>> {
         self.count_call("latest_session");
         Ok(self

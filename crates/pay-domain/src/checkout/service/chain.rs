@@ -1,0 +1,49 @@
+//! What the chain watcher reports: a transfer seen on a session's deposit address, and the
+//! moment every transfer the session received is final. The same moves as the sandbox's
+//! deposit and settlement, keyed by the transfer (`eip155:<chainId>:<txHash>:<logIndex>`), so
+//! reading a block again (a restart, a second instance) decides nothing twice.
+
+use super::*;
+
+/// The trigger of the moves the chain watcher reports (timeline and webhooks).
+pub const CHAIN_TRIGGER: &str = "chain_watcher";
+
+impl CheckoutService {
+    fn session_and_link(
+        &self,
+        session: PaymentSessionId,
+    ) -> CheckoutResult<(PaymentLink, PaymentSession)> {
+        Ok(self
+            .store
+            .session_with_link(session)?
+            .ok_or_else(session_not_found)?)
+    }
+
+    /// A transfer of `amount` to the session's address, seen in a block (not yet final): the
+    /// session is `processing` and its received amount grows (transfers add up); on a session
+    /// that already ended it is a late payment. Idempotent by `key`.
+    pub fn chain_transfer_seen(
+        &self,
+        session: PaymentSessionId,
+        amount: Decimal,
+        key: &str,
+    ) -> CheckoutResult<PaymentSession> {
+        let (link, s) = self.session_and_link(session)?;
+        self.deposit(&link, s, amount, true, key, CHAIN_TRIGGER)
+    }
+
+    /// Every transfer the session received has its confirmations (`key`: the last one to get
+    /// them): a `processing` session settles, `complete` or `underpaid` by the merchant's
+    /// tolerance. Any other session is answered as it is.
+    pub fn chain_transfers_final(
+        &self,
+        session: PaymentSessionId,
+        key: &str,
+    ) -> CheckoutResult<PaymentSession> {
+        let (link, s) = self.session_and_link(session)?;
+        if s.status != SessionStatus::Processing {
+            return Ok(s);
+        }
+        self.settle(&link, s, &format!("{key}:settled"), CHAIN_TRIGGER)
+    }
+}
