@@ -25,16 +25,11 @@ pub struct RegistrationRequest {
     )]
     pub registration_id: String,
     /// Exactly one public https origin: no user info, path (not even `/`), query or fragment.
-    #[schema(
-        example = "https://shop.example",
-        format = "uri",
-        pattern = "^https://[^/?#@]+$"
-    )]
+    #[schema(example = "https://shop.example", pattern = "^https://[^/?#@]+$")]
     pub site_url: String,
     /// Exactly the `siteUrl` origin followed by `/pay/oauth/callback`.
     #[schema(
         example = "https://shop.example/pay/oauth/callback",
-        format = "uri",
         pattern = "^https://[^/?#@]+/pay/oauth/callback$"
     )]
     pub redirect_uri: String,
