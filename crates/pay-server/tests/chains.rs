@@ -536,3 +536,108 @@ fn watched_payments(db_url: &str) {
     let log = shop.server.stop().1;
     assert!(!log.contains("chain watcher round failed"), "{log}");
 }
+
+#[test]
+fn two_instances_and_a_kill_9_miss_nothing_and_count_nothing_twice() {
+    for db in databases() {
+        instances_and_restart(&db.url);
+    }
+}
+
+/// The settlement webhooks of `session` that arrived within `wait`.
+fn settlements(
+    deliveries: &std::sync::mpsc::Receiver<(String, String)>,
+    session: &str,
+    wait: std::time::Duration,
+) -> usize {
+    std::thread::sleep(wait);
+    deliveries
+        .try_iter()
+        .filter(|(_, body)| {
+            let v: Value = serde_json::from_str(body).unwrap_or_default();
+            v["type"] == "pay.payment.settlement_updated" && body.contains(session)
+        })
+        .count()
+}
+
+fn instances_and_restart(db_url: &str) {
+    let Some(anvil) = Anvil::start(&[]) else {
+        return;
+    };
+    let dir = TempDir::new();
+    let shop = Shop::open(&anvil, &dir, db_url);
+    let chains = chains_file(
+        &anvil.url,
+        ANVIL_CHAIN_ID,
+        Some(&shop.token),
+        Some(&shop.feed),
+    );
+    let second = Server::spawn(command(&dir, db_url, &chains));
+    let (hook, deliveries) = receiver();
+    shop.callback(&hook);
+    shop.wallet(&anvil, 4);
+    let token = shop.token_id();
+    let contract = shop.token.clone();
+    let pay = |address: &str, units: &str| {
+        anvil.tool(
+            "sendToken",
+            json!({"token": contract, "to": address, "units": units, "wait": true}),
+        );
+    };
+
+    // Two instances watch one database: the payment completes once.
+    let (link1, id1, address1) = shop.pending("25", &token);
+    let (link2, id2, address2) = shop.pending("7", &token);
+    pay(&address1, "25000000");
+    anvil.mine(1);
+    shop.wait_status(&link1, &id1, "complete");
+    assert_eq!(
+        settlements(&deliveries, &id1, std::time::Duration::from_secs(2)),
+        1
+    );
+
+    // Both die with kill -9; a payment arrives and becomes final meanwhile; a new instance
+    // takes the chain over when the dead holder's lease runs out and finds it.
+    second.kill9();
+    let Shop {
+        server,
+        key,
+        company,
+        token,
+        feed,
+    } = shop;
+    server.kill9();
+    pay(&address2, "7000000");
+    anvil.mine(3);
+    let shop = Shop {
+        server: Server::spawn(command(&dir, db_url, &chains)),
+        key,
+        company,
+        token,
+        feed,
+    };
+    let reached = wait_until(std::time::Duration::from_secs(30), || {
+        shop.session(&link2, &id2)["status"] == "complete"
+    });
+    assert!(
+        reached,
+        "{}\n{}",
+        shop.session(&link2, &id2),
+        shop.server.log()
+    );
+    let s1 = shop.session(&link1, &id1);
+    assert_eq!(
+        s1["settlement"]["receivedAmount"], "25",
+        "counted once: {s1}"
+    );
+    assert_eq!(
+        shop.session(&link2, &id2)["settlement"]["receivedAmount"],
+        "7"
+    );
+    assert_eq!(
+        settlements(&deliveries, &id2, std::time::Duration::from_secs(2)),
+        1
+    );
+    assert_eq!(settlements(&deliveries, &id1, std::time::Duration::ZERO), 0);
+    shop.server.stop();
+}

@@ -134,6 +134,17 @@ impl Server {
     }
 }
 
+/// A test that fails before `stop` or `kill9` leaves no server behind (its watchers and
+/// workers would run on).
+impl Drop for Server {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// A blocking HTTP call: status (0 when unreachable), JSON body (null when not JSON), headers.
 pub fn call(
     method: &str,
