@@ -533,6 +533,23 @@ fn watched_payments(db_url: &str) {
         s["settlement"]["receivedAmount"], "10",
         "counted once each: {s}"
     );
+
+    // Short beyond the tolerance: underpaid once final. More than asked: complete, overpaid.
+    let (short_link, short, short_address) = shop.pending("20", &token);
+    let (over_link, over, over_address) = shop.pending("20", &token);
+    anvil.automine(false);
+    for (address, units) in [(&short_address, "5000000"), (&over_address, "23000000")] {
+        anvil.tool(
+            "sendToken",
+            json!({"token": shop.token, "to": address, "units": units}),
+        );
+    }
+    anvil.mine(2);
+    anvil.automine(true);
+    let s = shop.wait_status(&short_link, &short, "underpaid");
+    assert_eq!(s["settlement"]["shortBy"], "15", "{s}");
+    let s = shop.wait_status(&over_link, &over, "complete");
+    assert_eq!(s["settlement"]["overpaidBy"], "3", "{s}");
     let log = shop.server.stop().1;
     assert!(!log.contains("chain watcher round failed"), "{log}");
 }
