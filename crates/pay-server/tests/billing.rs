@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use pay_domain::app::Pay;
 use pay_domain::customers::UpsertContactInput;
+use pay_domain::kernel::ids::SubscriptionUid;
 use pay_domain::kernel::secret::Secret;
 use pay_domain::subscriptions::{CreateSubscriptionInput, CycleStatus, SubscriptionView};
 use pay_domain::tenancy::Principal;
@@ -70,7 +71,7 @@ fn weekly(pay: &Pay, key: &Principal, email: &str) -> SubscriptionView {
 
 /// Waits until the process issued cycle 1 of `v` (open, with its invoice link).
 fn wait_for_cycle_one(pay: &Pay, key: &Principal, v: &SubscriptionView, log: impl Fn() -> String) {
-    let uid = v.subscription.uid.to_string();
+    let uid = v.subscription.uid.clone();
     let mut last = None;
     let issued = wait_until(Duration::from_secs(20), || {
         let now = pay.subscriptions().get_subscription(key, &uid).unwrap();
@@ -145,7 +146,7 @@ fn serve_and_worker_issue_a_due_cycle_and_stop_gracefully() {
     assert!(status.success(), "{status:?}");
 
     // The first subscription was not issued twice by either process.
-    let uid = first.subscription.uid.to_string();
+    let uid = first.subscription.uid.clone();
     let again = pay.subscriptions().get_subscription(&key, &uid).unwrap();
     assert_eq!(again.cycles.len(), 2, "{again:?}");
 }
@@ -195,7 +196,7 @@ fn admin_verify_domain_moves_the_company_urls_to_its_domain() {
         )
         .unwrap()
         .into_contact();
-    let portal = pay.customers().portal_link(&key, bob.uid.as_str()).unwrap();
+    let portal = pay.customers().portal_link(&key, &bob.uid).unwrap();
     assert!(
         portal
             .url
@@ -364,7 +365,8 @@ fn two_instances_on_postgres_bill_each_cycle_and_send_each_webhook_once() {
 
     let mut cycle_links = std::collections::HashSet::new();
     for uid in &uids {
-        let v = pay.subscriptions().get_subscription(&key, uid).unwrap();
+        let uid = SubscriptionUid::parse(uid).unwrap();
+        let v = pay.subscriptions().get_subscription(&key, &uid).unwrap();
         assert_eq!(v.subscription.status.as_str(), "overdue");
         let seqs: Vec<u32> = v.cycles.iter().map(|c| c.sequence).collect();
         assert_eq!(seqs, [0, 1, 2], "{uid}: {v:?}");

@@ -182,10 +182,12 @@ fn insert_and_read_back(store: &DieselStore, _url: &str) {
         store.link(ANONYMOUS_COMPANY, &without.uid).unwrap(),
         Some(without.clone())
     );
-    assert_eq!(store.link_webhook(with.uid.as_str()).unwrap(), Some(hook));
-    assert_eq!(store.link_webhook(without.uid.as_str()).unwrap(), None);
+    assert_eq!(store.link_webhook(&with.uid).unwrap(), Some(hook));
+    assert_eq!(store.link_webhook(&without.uid).unwrap(), None);
     assert_eq!(
-        store.link_webhook(&random_alnum(LinkUid::LEN)).unwrap(),
+        store
+            .link_webhook(&LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap())
+            .unwrap(),
         None
     );
     // Only under the anonymous company.
@@ -228,7 +230,7 @@ fn failed_link_insert_writes_nothing(store: &DieselStore, _url: &str) {
     };
     let hook = webhook_of(&again, "b2");
     assert!(is_fault(store.insert_anonymous_link(&again, Some(&hook))));
-    assert_eq!(store.link_webhook(first.uid.as_str()).unwrap(), None);
+    assert_eq!(store.link_webhook(&first.uid).unwrap(), None);
     assert_eq!(
         store.link(ANONYMOUS_COMPANY, &first.uid).unwrap(),
         Some(first)
@@ -258,7 +260,7 @@ fn failed_webhook_insert_writes_nothing(store: &DieselStore, url: &str) {
     let hook = webhook_of(&link, "c3");
     assert!(is_fault(store.insert_anonymous_link(&link, Some(&hook))));
     assert_eq!(store.link(ANONYMOUS_COMPANY, &link.uid).unwrap(), None);
-    let kept = store.link_webhook(link.uid.as_str()).unwrap().unwrap();
+    let kept = store.link_webhook(&link.uid).unwrap().unwrap();
     assert_eq!(kept.url, "https://planted.example/");
     // And the link can still be inserted once the way is clear.
     raw_sql(url, "DELETE FROM link_webhooks;");
@@ -267,7 +269,7 @@ fn failed_webhook_insert_writes_nothing(store: &DieselStore, url: &str) {
         store.link(ANONYMOUS_COMPANY, &link.uid).unwrap(),
         Some(link.clone())
     );
-    assert_eq!(store.link_webhook(link.uid.as_str()).unwrap(), Some(hook));
+    assert_eq!(store.link_webhook(&link.uid).unwrap(), Some(hook));
 }
 
 fn only_anonymous_links_are_accepted(store: &DieselStore, _url: &str) {
@@ -288,9 +290,14 @@ fn only_anonymous_links_are_accepted(store: &DieselStore, _url: &str) {
     assert!(is_fault(store.insert_anonymous_link(&link, Some(&stray))));
     for l in [&by_key, &elsewhere, &link] {
         assert_eq!(store.link(l.company_id, &l.uid).unwrap(), None);
-        assert_eq!(store.link_webhook(l.uid.as_str()).unwrap(), None);
+        assert_eq!(store.link_webhook(&l.uid).unwrap(), None);
     }
-    assert_eq!(store.link_webhook(stray.link_uid.as_str()).unwrap(), None);
+    assert_eq!(
+        store
+            .link_webhook(&LinkUid::parse(&stray.link_uid).unwrap())
+            .unwrap(),
+        None
+    );
 }
 
 fn enqueue_link_event_for_anonymous_link(store: &DieselStore, _url: &str) {
@@ -361,7 +368,7 @@ fn corrupt_link_webhooks_are_internal_errors(store: &DieselStore, url: &str) {
         url,
         &format!("UPDATE link_webhooks SET secret_created_at = {};", i64::MAX),
     );
-    let msg = store.link_webhook(link.uid.as_str()).unwrap_err().chain();
+    let msg = store.link_webhook(&link.uid).unwrap_err().chain();
     assert!(msg.contains("link_webhooks.secret_created_at"), "{msg}");
     assert!(!msg.contains("f6"), "no stored values in errors: {msg}");
 }

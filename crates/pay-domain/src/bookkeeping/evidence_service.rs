@@ -13,7 +13,8 @@ use crate::kernel::ids::{CompanyId, EvidenceFileId};
 use crate::kernel::timestamp::Timestamp;
 use crate::tenancy::{Principal, Scope};
 
-const FILE_NOT_FOUND: NotFound = NotFound {
+/// An unknown evidence file, another company's, or an id that names none.
+pub const FILE_NOT_FOUND: NotFound = NotFound {
     kind: "Evidence file",
 };
 
@@ -65,9 +66,12 @@ impl BookkeepingService {
 
     /// The company's stored file with this id (`NotFound` for an unknown id, another
     /// company's file, or an upload that did not finish).
-    pub fn evidence_file(&self, p: &Principal, id: &str) -> Result<EvidenceFile, BookkeepingError> {
+    pub fn evidence_file(
+        &self,
+        p: &Principal,
+        id: EvidenceFileId,
+    ) -> Result<EvidenceFile, BookkeepingError> {
         p.authorize(Scope::BookkeepingRead)?;
-        let id = EvidenceFileId::parse(id).ok_or(FILE_NOT_FOUND)?;
         Ok(self
             .store
             .evidence_file(p.company_id, id)?
@@ -80,7 +84,7 @@ impl BookkeepingService {
     pub fn evidence_content(
         &self,
         p: &Principal,
-        id: &str,
+        id: EvidenceFileId,
     ) -> Result<(EvidenceFile, Vec<u8>), BookkeepingError> {
         let file = self.evidence_file(p, id)?;
         let bytes = self

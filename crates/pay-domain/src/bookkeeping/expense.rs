@@ -23,6 +23,15 @@ pub enum ActivityRef {
     Key(ActivityKey),
 }
 
+impl ActivityRef {
+    /// The id or `<chain>:<txHash>:<index>` key form; `None` when it is neither.
+    pub fn parse(s: &str) -> Option<ActivityRef> {
+        WalletActivityId::parse(s)
+            .map(ActivityRef::Id)
+            .or_else(|| ActivityKey::parse(s).map(ActivityRef::Key))
+    }
+}
+
 /// Who the counterparty is: a contact of the company, or a new vendor made inline (upserted by
 /// e-mail, so a customer with that e-mail becomes customer and vendor).
 #[derive(Debug, Clone, PartialEq)]

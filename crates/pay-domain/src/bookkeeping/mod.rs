@@ -16,6 +16,9 @@ mod service;
 pub use activity::*;
 pub use error::{BookkeepingError, EvidenceRefusal};
 pub use evidence::*;
+pub use evidence_service::FILE_NOT_FOUND;
 pub use expense::*;
 pub use export::*;
-pub use service::{ActivityDetail, BookkeepingService, ExpenseDetail, ExportPage, SavedExpense};
+pub use service::{
+    ActivityDetail, BookkeepingService, ExpenseDetail, ExportPage, SavedExpense, ACTIVITY_NOT_FOUND,
+};

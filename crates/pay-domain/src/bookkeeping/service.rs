@@ -26,7 +26,8 @@ use crate::kernel::service::Kernel;
 use crate::links::PaymentLink;
 use crate::tenancy::{Credential, Principal, Scope, TenancyService};
 
-const ACTIVITY_NOT_FOUND: NotFound = NotFound {
+/// An unknown wallet activity, another company's, or a reference that names none.
+pub const ACTIVITY_NOT_FOUND: NotFound = NotFound {
     kind: "Wallet activity",
 };
 
@@ -289,14 +290,10 @@ impl BookkeepingService {
     pub fn activity_detail(
         &self,
         p: &Principal,
-        id_or_key: &str,
+        by: &ActivityRef,
     ) -> Result<ActivityDetail, BookkeepingError> {
         p.authorize(Scope::BookkeepingRead)?;
-        let by = WalletActivityId::parse(id_or_key)
-            .map(ActivityRef::Id)
-            .or_else(|| ActivityKey::parse(id_or_key).map(ActivityRef::Key))
-            .ok_or(ACTIVITY_NOT_FOUND)?;
-        let activity = self.activity_of(p.company_id, &by)?;
+        let activity = self.activity_of(p.company_id, by)?;
         let expense = self.expense_detail(p.company_id, activity.id)?;
         let suggested_contacts = match activity.direction {
             Direction::Outgoing => self

@@ -7,7 +7,7 @@ use time::Duration;
 
 use crate::checkout::machine::SessionStatus;
 use crate::kernel::amount::{Amount, Decimal};
-use crate::kernel::ids::{CompanyId, PaymentLinkId, PaymentSessionId};
+use crate::kernel::ids::{CompanyId, LinkUid, PaymentLinkId, PaymentSessionId};
 use crate::kernel::timestamp::Timestamp;
 use crate::webhooks::{Delivery, SessionSnapshot};
 
@@ -148,7 +148,7 @@ pub trait CheckoutStore {
     /// A link by its public uid, whatever its company (the public checkout).
     fn public_link(
         &self,
-        uid: &str,
+        uid: &LinkUid,
     ) -> crate::kernel::error::PortResult<Option<crate::links::PaymentLink>>;
     /// Applies one write in ONE transaction (see `LinkEventWrite`): processor event id first
     /// (unique), then the one-time claim, the session row (insert, or compare-and-set on the

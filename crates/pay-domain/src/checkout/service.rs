@@ -194,7 +194,7 @@ impl EventConsumer for CheckoutService {
         if self.k.events.consumed(&done)? {
             return Ok(());
         }
-        if let Some(link) = self.store.public_link(link.as_str())? {
+        if let Some(link) = self.store.public_link(link)? {
             if link.status != LinkStatus::Active {
                 self.end_sessions_of_inactive_link(&link)
                     .map_err(|e| Fault::caused("ending the sessions of a stopped link", e))?;
@@ -230,10 +230,7 @@ impl CheckoutService {
     // ----- reads -----
 
     pub(crate) fn checkout_link(&self, uid: &LinkUid) -> CheckoutResult<PaymentLink> {
-        Ok(self
-            .store
-            .public_link(uid.as_str())?
-            .ok_or_else(link_not_found)?)
+        Ok(self.store.public_link(uid)?.ok_or_else(link_not_found)?)
     }
 
     /// The settings a link is paid under: its company's; anonymous links have no company

@@ -9,4 +9,4 @@ mod service;
 
 pub use error::{CustomerError, PortalRefused};
 pub use model::*;
-pub use service::{CustomerService, PortalAccess, PortalLink};
+pub use service::{CustomerService, PortalAccess, PortalLink, CUSTOMER_NOT_FOUND};

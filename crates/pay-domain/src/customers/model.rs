@@ -258,6 +258,24 @@ impl ContactRef {
     }
 }
 
+impl From<ContactId> for ContactRef {
+    fn from(id: ContactId) -> Self {
+        ContactRef::Id(id)
+    }
+}
+
+impl From<ContactUid> for ContactRef {
+    fn from(uid: ContactUid) -> Self {
+        ContactRef::Uid(uid)
+    }
+}
+
+impl From<&ContactUid> for ContactRef {
+    fn from(uid: &ContactUid) -> Self {
+        ContactRef::Uid(uid.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -100,7 +100,9 @@ impl std::fmt::Debug for CustomerService {
     }
 }
 
-const NOT_FOUND: NotFound = NotFound { kind: "Customer" };
+/// An unknown customer, another company's, or a reference that names none.
+pub const CUSTOMER_NOT_FOUND: NotFound = NotFound { kind: "Customer" };
+const NOT_FOUND: NotFound = CUSTOMER_NOT_FOUND;
 
 impl CustomerService {
     /// The company's customers over the contact store; `keys` sign the customer portal URLs.
@@ -198,14 +200,17 @@ impl CustomerService {
     }
 
     /// One customer by id or uid; another company's is `NotFound`.
-    pub fn get_customer(&self, p: &Principal, id_or_uid: &str) -> Result<Contact, CustomerError> {
+    pub fn get_customer(
+        &self,
+        p: &Principal,
+        by: impl Into<ContactRef>,
+    ) -> Result<Contact, CustomerError> {
         p.authorize(Scope::CustomersRead)?;
-        self.customer_of(p.company_id, id_or_uid)
+        self.customer_of(p.company_id, &by.into())
     }
 
-    fn customer_of(&self, company: CompanyId, id_or_uid: &str) -> Result<Contact, CustomerError> {
-        let by = ContactRef::parse(id_or_uid).ok_or(NOT_FOUND)?;
-        match self.store.contact(company, &by)? {
+    fn customer_of(&self, company: CompanyId, by: &ContactRef) -> Result<Contact, CustomerError> {
+        match self.store.contact(company, by)? {
             Some(c) if c.kind.has(ContactKind::Customer) => Ok(c),
             _ => Err(NOT_FOUND.into()),
         }
@@ -277,9 +282,13 @@ impl CustomerService {
     /// minter may (`PortalRights`): an OAuth grant's reaches only that grant's subscriptions,
     /// shows them with `pay:subscriptions:read` and changes them with
     /// `pay:subscriptions:write`.
-    pub fn portal_link(&self, p: &Principal, id_or_uid: &str) -> Result<PortalLink, CustomerError> {
+    pub fn portal_link(
+        &self,
+        p: &Principal,
+        by: impl Into<ContactRef>,
+    ) -> Result<PortalLink, CustomerError> {
         p.authorize(Scope::CustomersWrite)?;
-        let contact = self.customer_of(p.company_id, id_or_uid)?;
+        let contact = self.customer_of(p.company_id, &by.into())?;
         let now = self.tenancy.company_now(p.company_id)?;
         let expires = portal::expiry_for(now);
         let rights = match &p.credential {

@@ -97,6 +97,10 @@ uuid_id!(
     EvidenceFileId
 );
 uuid_id!(
+    /// One webhook delivery of the log (`deliveryId`).
+    DeliveryId
+);
+uuid_id!(
     /// A domain event in the outbox (what one context decided and others react to).
     EventId
 );

@@ -53,7 +53,7 @@ pub trait AnonymousLinkStore {
         webhook: Option<&LinkWebhook>,
     ) -> PortResult<()>;
     /// The callback of an anonymous link.
-    fn link_webhook(&self, link_uid: &str) -> PortResult<Option<LinkWebhook>>;
+    fn link_webhook(&self, link_uid: &LinkUid) -> PortResult<Option<LinkWebhook>>;
 }
 
 /// Who hears of link changes made in this process: page caches drop what they rendered

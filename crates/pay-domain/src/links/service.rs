@@ -266,7 +266,7 @@ impl LinkService {
     /// The callback of an anonymous link (its webhook receiver).
     pub(crate) fn link_webhook(
         &self,
-        link_uid: &str,
+        link_uid: &LinkUid,
     ) -> PortResult<Option<crate::webhooks::LinkWebhook>> {
         self.store.link_webhook(link_uid)
     }

@@ -14,8 +14,8 @@ impl LinkSubject for PaymentLink {
         self.id
     }
 
-    fn link_uid(&self) -> &str {
-        self.uid.as_str()
+    fn link_uid(&self) -> &LinkUid {
+        &self.uid
     }
 
     fn company(&self) -> CompanyId {
@@ -65,7 +65,7 @@ impl LinkSource for LinkService {
         )?))
     }
 
-    fn link_webhook(&self, link_uid: &str) -> PortResult<Option<LinkWebhook>> {
+    fn link_webhook(&self, link_uid: &LinkUid) -> PortResult<Option<LinkWebhook>> {
         LinkService::link_webhook(self, link_uid)
     }
 }

@@ -18,4 +18,4 @@ pub use machine::{transition, Actor, Reason, SubscriptionStatus, SubscriptionTra
 pub use model::*;
 pub use reminder::*;
 pub use scheduler::BillingRun;
-pub use service::{PortalView, SubscriptionService, SubscriptionView};
+pub use service::{PortalView, SubscriptionService, SubscriptionView, SUBSCRIPTION_NOT_FOUND};

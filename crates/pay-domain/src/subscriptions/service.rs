@@ -64,9 +64,11 @@ impl std::fmt::Debug for SubscriptionService {
     }
 }
 
-const NOT_FOUND: NotFound = NotFound {
+/// An unknown subscription, another company's or grant's, or a uid that names none.
+pub const SUBSCRIPTION_NOT_FOUND: NotFound = NotFound {
     kind: "Subscription",
 };
+const NOT_FOUND: NotFound = SUBSCRIPTION_NOT_FOUND;
 
 impl SubscriptionService {
     /// Subscriptions and the billing scheduler over the subscription store; each cycle's invoice
@@ -274,7 +276,7 @@ impl SubscriptionService {
     pub fn get_subscription(
         &self,
         p: &Principal,
-        uid: &str,
+        uid: &SubscriptionUid,
     ) -> Result<SubscriptionView, SubscriptionError> {
         p.authorize(Scope::SubscriptionsRead)?;
         let sub = self.visible(p, uid)?;
@@ -289,11 +291,14 @@ impl SubscriptionService {
             .ok_or_else(|| Fault::new("subscription vanished"))?)
     }
 
-    fn visible(&self, p: &Principal, uid: &str) -> Result<Subscription, SubscriptionError> {
-        let uid = SubscriptionUid::parse(uid).ok_or(NOT_FOUND)?;
+    fn visible(
+        &self,
+        p: &Principal,
+        uid: &SubscriptionUid,
+    ) -> Result<Subscription, SubscriptionError> {
         let sub = self
             .store
-            .subscription(p.company_id, &uid)?
+            .subscription(p.company_id, uid)?
             .ok_or(NOT_FOUND)?;
         if let Some(g) = p.grant_id() {
             if sub.created_by != crate::links::CreatedBy::Grant(g) {
@@ -307,7 +312,7 @@ impl SubscriptionService {
     pub fn set_subscription_status(
         &self,
         p: &Principal,
-        uid: &str,
+        uid: &SubscriptionUid,
         to: SubscriptionStatus,
     ) -> Result<SubscriptionView, SubscriptionError> {
         p.authorize(Scope::SubscriptionsWrite)?;
@@ -347,7 +352,7 @@ impl SubscriptionService {
         &self,
         params: &PortalParams,
         token: &str,
-        uid: &str,
+        uid: &SubscriptionUid,
         to: SubscriptionStatus,
     ) -> Result<SubscriptionView, SubscriptionError> {
         let access = self.customers.open_portal_form(params, token)?;
@@ -355,10 +360,9 @@ impl SubscriptionService {
         if !rights.manage_subscriptions {
             return Err(crate::tenancy::Denied::Forbidden.into());
         }
-        let uid = SubscriptionUid::parse(uid).ok_or(NOT_FOUND)?;
         let sub = self
             .store
-            .subscription(access.company_id, &uid)?
+            .subscription(access.company_id, uid)?
             .filter(|s| s.contact_id == access.contact.id && reaches(&rights, s))
             .ok_or(NOT_FOUND)?;
         let sub = self.move_status(sub, to, Actor::Customer)?;

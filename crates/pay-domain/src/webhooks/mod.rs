@@ -29,6 +29,7 @@ pub use grant::{
 };
 pub use service::{
     CallbackView, Recorded, SubscriptionEventDraft, WebhookAdapters, WebhookService,
+    DELIVERY_NOT_FOUND,
 };
 pub use subject::{LinkOrigin, LinkSource, LinkSubject};
 pub use target::*;

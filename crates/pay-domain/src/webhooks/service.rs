@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::kernel::error::{Fault, FieldError, NotFound, PortResult};
-use crate::kernel::ids::{CompanyId, LinkUid};
+use crate::kernel::ids::{CompanyId, DeliveryId, LinkUid};
 use crate::kernel::ports::Clock;
 use crate::kernel::secret::Secret;
 use crate::kernel::service::Kernel;
@@ -34,6 +34,9 @@ pub use dispatch::Recorded;
 pub use subscription::SubscriptionEventDraft;
 
 use targets::{CurrentTarget, Owner, Target};
+
+/// An unknown delivery, another company's or grant's, or an id that names none.
+pub const DELIVERY_NOT_FOUND: NotFound = NotFound { kind: "Delivery" };
 
 /// What reads of a callback show (never the secret).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -380,12 +383,13 @@ impl WebhookService {
 
     /// One delivery of the caller's company (of its grant, for a grant's token); another
     /// company's or grant's is not found.
-    fn visible_delivery(&self, p: &Principal, id: &str) -> WebhookResult<Delivery> {
-        let not_found = NotFound { kind: "Delivery" };
-        let id = uuid::Uuid::try_parse(id).map_err(|_| not_found)?;
-        let d = self.store.delivery(p.company_id, id)?.ok_or(not_found)?;
+    fn visible_delivery(&self, p: &Principal, id: DeliveryId) -> WebhookResult<Delivery> {
+        let d = self
+            .store
+            .delivery(p.company_id, id.0)?
+            .ok_or(DELIVERY_NOT_FOUND)?;
         match p.grant_id() {
-            Some(grant) if d.grant_id != Some(grant) => Err(not_found.into()),
+            Some(grant) if d.grant_id != Some(grant) => Err(DELIVERY_NOT_FOUND.into()),
             _ => Ok(d),
         }
     }
@@ -394,7 +398,7 @@ impl WebhookService {
     pub fn delivery(
         &self,
         p: &Principal,
-        id: &str,
+        id: DeliveryId,
     ) -> WebhookResult<(Delivery, Vec<AttemptRecord>)> {
         p.authorize(Scope::WebhooksRead)?;
         let d = self.visible_delivery(p, id)?;
@@ -405,7 +409,7 @@ impl WebhookService {
 
     /// Resends a delivery: a new delivery in the same group, origin `manual`, the same event
     /// and body (with its own `deliveryId`), due now.
-    pub fn resend_delivery(&self, p: &Principal, id: &str) -> WebhookResult<Delivery> {
+    pub fn resend_delivery(&self, p: &Principal, id: DeliveryId) -> WebhookResult<Delivery> {
         p.authorize(Scope::WebhooksWrite)?;
         let old = self.visible_delivery(p, id)?;
         // On the company's clock, as the deliveries it sits among in the log.

@@ -21,7 +21,7 @@ pub enum LinkOrigin {
 /// A payment link, as an event about it reads it.
 pub trait LinkSubject {
     fn link_id(&self) -> PaymentLinkId;
-    fn link_uid(&self) -> &str;
+    fn link_uid(&self) -> &LinkUid;
     fn company(&self) -> CompanyId;
     fn order_id(&self) -> Option<&str>;
     fn origin(&self) -> LinkOrigin;
@@ -39,5 +39,5 @@ pub trait LinkSource: Send + Sync {
         uid: &LinkUid,
     ) -> Result<Box<dyn LinkSubject>, WebhookError>;
     /// The callback of an anonymous link.
-    fn link_webhook(&self, link_uid: &str) -> PortResult<Option<LinkWebhook>>;
+    fn link_webhook(&self, link_uid: &LinkUid) -> PortResult<Option<LinkWebhook>>;
 }

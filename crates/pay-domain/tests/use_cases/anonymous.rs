@@ -178,7 +178,7 @@ fn branding_and_the_webhook_secret() {
         Some("https://bob.example/logo.png")
     );
     assert_eq!(link.payload.merchant_payment_link_theme, Some(Theme::Dark));
-    let hook = w.store.link_webhook(link.uid.as_str()).unwrap().unwrap();
+    let hook = w.store.link_webhook(&link.uid).unwrap().unwrap();
     assert_eq!(hook.url, HOOK);
     assert_eq!(
         hook.secret.sealed,

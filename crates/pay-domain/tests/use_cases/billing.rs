@@ -145,18 +145,18 @@ fn create_issues_cycle_zero_and_validates_every_field() {
     assert_eq!(customers.len(), 1);
     assert_eq!(customers[0].id, sub.contact_id);
     // Read back, listed; another company sees nothing.
-    assert_eq!(s.get_subscription(&key, sub.uid.as_str()).unwrap(), v);
+    assert_eq!(s.get_subscription(&key, &sub.uid).unwrap(), v);
     assert_eq!(s.list_subscriptions(&key).unwrap(), vec![v.clone()]);
     let other = w.tenant("Other", "olga@other.example");
     let ok = w.key_principal(&other);
     assert_eq!(
-        s.get_subscription(&ok, sub.uid.as_str()),
+        s.get_subscription(&ok, &sub.uid),
         Err(SubscriptionError::NotFound(NotFound {
             kind: "Subscription"
         }))
     );
     assert!(matches!(
-        s.set_subscription_status(&ok, sub.uid.as_str(), SubscriptionStatus::Paused),
+        s.set_subscription_status(&ok, &sub.uid, SubscriptionStatus::Paused),
         Err(SubscriptionError::NotFound(_))
     ));
     assert!(s.list_subscriptions(&ok).unwrap().is_empty());
@@ -269,9 +269,9 @@ fn a_simulated_year_from_january_31() {
         .create_subscription(&key, monthly("carol@shop.example"))
         .unwrap()
         .subscription;
-    s.set_subscription_status(&key, paused.uid.as_str(), SubscriptionStatus::Paused)
+    s.set_subscription_status(&key, &paused.uid, SubscriptionStatus::Paused)
         .unwrap();
-    let uid = sub.uid.as_str();
+    let uid = &sub.uid;
     let mut paid_late = false;
     // 340 days, a run every 6 hours: through the Dec 31 cycle, before the next one's lead.
     for step in 0..(340 * 4) {
@@ -324,14 +324,14 @@ fn a_simulated_year_from_january_31() {
     assert!(view.cycles.iter().all(|c| c.status == CycleStatus::Paid));
     assert!(view.cycles.iter().all(|c| c.paid_at.is_some()));
     assert_eq!(
-        sub_events(&w, uid),
+        sub_events(&w, uid.as_str()),
         pairs(&[
             ("overdue", "cycle_one_day_overdue"),
             ("active", "overdue_cycles_paid")
         ])
     );
     // The paused one issued nothing after cycle 0 and got only its pause webhook.
-    let p = s.get_subscription(&key, paused.uid.as_str()).unwrap();
+    let p = s.get_subscription(&key, &paused.uid).unwrap();
     assert_eq!(p.cycles.len(), 1);
     assert_eq!(p.subscription.status, SubscriptionStatus::Paused);
     assert_eq!(
@@ -359,7 +359,7 @@ fn cancel_archives_open_cycle_links_and_is_terminal() {
         .create_subscription(&key, monthly("bob@shop.example"))
         .unwrap()
         .subscription;
-    let uid = sub.uid.as_str();
+    let uid = &sub.uid;
     pay_link(
         &w,
         &key,
@@ -394,7 +394,7 @@ fn cancel_archives_open_cycle_links_and_is_terminal() {
     s.run_due_billing(10).unwrap();
     assert_eq!(s.get_subscription(&key, uid).unwrap().cycles.len(), 2);
     assert_eq!(
-        sub_events(&w, uid),
+        sub_events(&w, uid.as_str()),
         pairs(&[("cancelled", "merchant_cancelled")])
     );
 }
@@ -428,7 +428,7 @@ fn a_grants_webhook_subscription_never_gets_subscription_events() {
         .create_subscription(&g, monthly("bob@shop.example"))
         .unwrap()
         .subscription;
-    s.set_subscription_status(&g, sub.uid.as_str(), SubscriptionStatus::Paused)
+    s.set_subscription_status(&g, &sub.uid, SubscriptionStatus::Paused)
         .unwrap();
     // The move's webhook goes to the company callback (`sub_events` checks the URL), never to
     // the grant's subscription, even for a subscription the grant made.

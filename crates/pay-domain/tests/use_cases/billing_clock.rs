@@ -36,7 +36,7 @@ fn advancing_the_clock_runs_each_billing_step_at_its_own_instant() {
         .create_subscription(&other, monthly("dan@beta.example"))
         .unwrap()
         .subscription;
-    let uid = sub.uid.as_str();
+    let uid = &sub.uid;
 
     // One call: 40 days (Jan 31 10:00Z -> Mar 12 10:00Z), nothing paid.
     let now = w
@@ -86,7 +86,7 @@ fn advancing_the_clock_runs_each_billing_step_at_its_own_instant() {
         .collect();
     assert_eq!(
         moves,
-        [("2027-02-01T10:00:00.000Z".to_owned(), uid.to_owned())]
+        [("2027-02-01T10:00:00.000Z".to_owned(), uid.to_string())]
     );
 
     // Each reminder at 09:00 Berlin (08:00Z) on its own day, and one per cycle: the one due
@@ -120,7 +120,7 @@ fn advancing_the_clock_runs_each_billing_step_at_its_own_instant() {
         w.pay.sandbox().test_clock_now(&other).unwrap(),
         at(JAN_31_MS)
     );
-    let untouched = s.get_subscription(&other, theirs.uid.as_str()).unwrap();
+    let untouched = s.get_subscription(&other, &theirs.uid).unwrap();
     assert_eq!(untouched.subscription.status, SubscriptionStatus::Active);
     assert_eq!(untouched.cycles.len(), 1);
     assert_eq!(untouched.cycles[0].status, CycleStatus::Open);
@@ -135,7 +135,7 @@ fn advancing_the_clock_runs_each_billing_step_at_its_own_instant() {
     assert_eq!(after.subscription.status, SubscriptionStatus::Active);
     assert!(after.cycles.iter().all(|c| c.status == CycleStatus::Paid));
     assert_eq!(
-        sub_events(&w, uid),
+        sub_events(&w, uid.as_str()),
         pairs(&[
             ("overdue", "cycle_one_day_overdue"),
             ("active", "overdue_cycles_paid")

@@ -5,8 +5,8 @@
 
 use super::*;
 use pay_domain::bookkeeping::{
-    header_record, ActivityFilter, BookkeepingError, CounterpartyInput, Direction, ExportKind,
-    ExportPeriod, OutgoingTransferInput, SaveExpenseInput, EXPORT_PAGE_SIZE,
+    header_record, ActivityFilter, ActivityRef, BookkeepingError, CounterpartyInput, Direction,
+    ExportKind, ExportPeriod, OutgoingTransferInput, SaveExpenseInput, EXPORT_PAGE_SIZE,
 };
 use pay_domain::checkout::machine::SessionStatus;
 use pay_domain::customers::ContactKind;
@@ -178,7 +178,7 @@ fn one_expense_per_outgoing_transfer_every_save_versioned() {
     // The vendor now knows the address: a new transfer there suggests it.
     let next = books.report_outgoing(&key, transfer('b')).unwrap();
     let detail = books
-        .activity_detail(&key, &next.activity().key.to_string())
+        .activity_detail(&key, &ActivityRef::Key(next.activity().key.clone()))
         .unwrap();
     assert_eq!(
         detail
@@ -212,7 +212,7 @@ fn one_expense_per_outgoing_transfer_every_save_versioned() {
         .unwrap_err();
     assert!(matches!(err, BookkeepingError::NotFound(_)), "{err:?}");
     assert!(matches!(
-        books.activity_detail(&theirs, &out.id.to_string()),
+        books.activity_detail(&theirs, &ActivityRef::Id(out.id)),
         Err(BookkeepingError::NotFound(_))
     ));
     // Another company's contact is no counterparty of ours.

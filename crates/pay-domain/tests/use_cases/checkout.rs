@@ -969,7 +969,7 @@ fn a_one_time_link_takes_one_payment_and_refunds_the_next() {
     let second = w.started(&link);
     let settle = |s: &PaymentSession| {
         // Anonymous links take sandbox events without credentials; drive each session.
-        let link = w.store.public_link(link.uid.as_str()).unwrap().unwrap();
+        let link = w.store.public_link(&link.uid).unwrap().unwrap();
         w.pay
             .checkout()
             .deposit(
@@ -995,7 +995,7 @@ fn a_one_time_link_takes_one_payment_and_refunds_the_next() {
         .expect("the link's own webhook got events");
     assert_eq!(last["type"], "pay.payment.status_changed");
     assert_eq!(last["paymentLink"]["status"], "archived");
-    let link_now = w.store.public_link(link.uid.as_str()).unwrap().unwrap();
+    let link_now = w.store.public_link(&link.uid).unwrap().unwrap();
     assert_eq!(link_now.status, LinkStatus::Archived);
     let b = settle(&w.store.payment_session(second.id).unwrap().unwrap());
     assert_eq!(b.status, SessionStatus::RefundPending);

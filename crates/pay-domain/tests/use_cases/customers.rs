@@ -4,6 +4,7 @@
 use super::*;
 use pay_domain::customers::portal::PortalParams;
 use pay_domain::customers::{CustomerError, PortalRefused, UpsertContactInput};
+use pay_domain::kernel::ids::SubscriptionUid;
 
 fn upsert(email: &str, name: Option<&str>) -> UpsertContactInput {
     UpsertContactInput {
@@ -57,23 +58,17 @@ fn upsert_by_trimmed_case_insensitive_email() {
     assert_eq!(list.len(), 2);
     assert_eq!(list[0].email, "carol@shop.example", "newest first");
     // By id or uid; another company's is not found.
-    assert_eq!(
-        c.get_customer(&key, &again.id.to_string()).unwrap().id,
-        again.id
-    );
-    assert_eq!(
-        c.get_customer(&key, again.uid.as_str()).unwrap().id,
-        again.id
-    );
+    assert_eq!(c.get_customer(&key, again.id).unwrap().id, again.id);
+    assert_eq!(c.get_customer(&key, &again.uid).unwrap().id, again.id);
     let other = w.tenant("Other", "olga@other.example");
     let other_key = w.key_principal(&other);
     assert_eq!(
-        c.get_customer(&other_key, again.uid.as_str()),
+        c.get_customer(&other_key, &again.uid),
         Err(CustomerError::NotFound(NotFound { kind: "Customer" }))
     );
     assert!(c.list_customers(&other_key).unwrap().is_empty());
     assert!(matches!(
-        c.portal_link(&other_key, &again.id.to_string()),
+        c.portal_link(&other_key, again.id),
         Err(CustomerError::NotFound(_))
     ));
     // Bad input names the field.
@@ -113,7 +108,7 @@ fn portal_urls_verify_before_any_read() {
         .upsert_customer(&key, upsert("carol@shop.example", None))
         .unwrap()
         .into_contact();
-    let link = c.portal_link(&key, bob.uid.as_str()).unwrap();
+    let link = c.portal_link(&key, &bob.uid).unwrap();
     assert!(link.url.starts_with("https://pay.example/portal?company="));
     assert_eq!(link.company_account_id, b.company_id.to_string());
     assert_eq!(
@@ -174,21 +169,21 @@ fn portal_urls_verify_before_any_read() {
     assert_eq!(w.store.calls("contact_subscriptions"), 0);
 
     // Rotation: a URL of the previous key still opens; once that key is dropped it does not.
-    let link = c.portal_link(&key, bob.uid.as_str()).unwrap();
+    let link = c.portal_link(&key, &bob.uid).unwrap();
     let signed_before = params_of(&link.url);
     w.portal_keys.rotate();
     assert!(c.open_portal(&signed_before).is_ok());
     w.portal_keys.drop_previous();
     assert!(c.open_portal(&signed_before).is_err());
     // The portal edits the name.
-    let fresh = params_of(&c.portal_link(&key, bob.uid.as_str()).unwrap().url);
+    let fresh = params_of(&c.portal_link(&key, &bob.uid).unwrap().url);
     let access = c.open_portal(&fresh).unwrap();
     // State-changing forms carry the token bound to this URL; without it, with another
     // customer's, or with an older URL's, they are refused before anything is read.
-    let carols = params_of(&c.portal_link(&key, carol.uid.as_str()).unwrap().url);
+    let carols = params_of(&c.portal_link(&key, &carol.uid).unwrap().url);
     let carols_token = c.open_portal(&carols).unwrap().form_token().to_owned();
     w.advance(Duration::seconds(1));
-    let newer = params_of(&c.portal_link(&key, bob.uid.as_str()).unwrap().url);
+    let newer = params_of(&c.portal_link(&key, &bob.uid).unwrap().url);
     assert_ne!(newer, fresh);
     let newer_token = c.open_portal(&newer).unwrap().form_token().to_owned();
     for token in ["", "nope", carols_token.as_str(), newer_token.as_str()] {
@@ -204,7 +199,7 @@ fn portal_urls_verify_before_any_read() {
                 .portal_set_status(
                     &fresh,
                     token,
-                    "sub_AAAAAAAAAAAAAAAAAAAAAAAA",
+                    &SubscriptionUid::parse("sub_AAAAAAAAAAAAAAAAAAAAAAAA").unwrap(),
                     pay_domain::subscriptions::SubscriptionStatus::Paused
                 )
                 .unwrap_err()
@@ -227,10 +222,7 @@ fn portal_urls_verify_before_any_read() {
     let renamed = c.rename_in_portal(&access, "  Robert  ").unwrap();
     assert_eq!(renamed.name.as_deref(), Some("Robert"));
     assert_eq!(
-        c.get_customer(&key, bob.uid.as_str())
-            .unwrap()
-            .name
-            .as_deref(),
+        c.get_customer(&key, &bob.uid).unwrap().name.as_deref(),
         Some("Robert")
     );
 }

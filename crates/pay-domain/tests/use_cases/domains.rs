@@ -94,7 +94,7 @@ fn every_hosted_url_of_the_company_moves_to_its_verified_domain() {
         )
         .unwrap()
         .into_contact();
-    let portal = customers.portal_link(&key, bob.uid.as_str()).unwrap();
+    let portal = customers.portal_link(&key, &bob.uid).unwrap();
     assert!(
         portal
             .url
@@ -111,18 +111,10 @@ fn every_hosted_url_of_the_company_moves_to_its_verified_domain() {
     let c0 = &v.cycles[0];
     let uid = c0.payment_link_uid.as_ref().unwrap();
     assert_eq!(s.payment_url(c0).unwrap(), format!("{DOMAIN}pay/{uid}"));
-    s.set_subscription_status(
-        &key,
-        v.subscription.uid.as_str(),
-        SubscriptionStatus::Paused,
-    )
-    .unwrap();
-    s.set_subscription_status(
-        &key,
-        v.subscription.uid.as_str(),
-        SubscriptionStatus::Active,
-    )
-    .unwrap();
+    s.set_subscription_status(&key, &v.subscription.uid, SubscriptionStatus::Paused)
+        .unwrap();
+    s.set_subscription_status(&key, &v.subscription.uid, SubscriptionStatus::Active)
+        .unwrap();
     let bodies: Vec<Value> = w
         .store
         .stored_deliveries()
@@ -179,9 +171,7 @@ fn every_hosted_url_of_the_company_moves_to_its_verified_domain() {
         )
         .unwrap()
         .into_contact();
-    let public = customers
-        .portal_link(&other_key, theirs.uid.as_str())
-        .unwrap();
+    let public = customers.portal_link(&other_key, &theirs.uid).unwrap();
     assert!(!public.url.contains("pay.acme.example"), "{}", public.url);
     w.pay.tenancy().set_payment_link_domain(a, None).unwrap();
     assert_eq!(

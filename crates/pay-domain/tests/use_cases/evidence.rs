@@ -7,8 +7,9 @@
 use super::*;
 use pay_domain::bookkeeping::FileStore;
 use pay_domain::bookkeeping::{
-    BookkeepingError, CounterpartyInput, EvidenceRefusal, EvidenceStatus, EvidenceType, ExportKind,
-    ExportPeriod, OutgoingTransferInput, SaveExpenseInput, MAX_EVIDENCE_BYTES,
+    ActivityRef, BookkeepingError, CounterpartyInput, EvidenceRefusal, EvidenceStatus,
+    EvidenceType, ExportKind, ExportPeriod, OutgoingTransferInput, SaveExpenseInput,
+    MAX_EVIDENCE_BYTES,
 };
 
 const BASE_USDC: &str = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
@@ -73,7 +74,7 @@ fn uploads_are_sniffed_sanitised_and_private() {
         Some(PDF),
         "bytes under the row's key"
     );
-    let (meta, bytes) = books.evidence_content(&key, &f.id.to_string()).unwrap();
+    let (meta, bytes) = books.evidence_content(&key, f.id).unwrap();
     assert_eq!((meta, bytes.as_slice()), (f.clone(), PDF));
     // By content only: a PHP script named .pdf, an empty file; over the limit.
     let refused = |name: &str, bytes: &[u8]| books.upload_evidence(&key, name, bytes).unwrap_err();
@@ -95,23 +96,22 @@ fn uploads_are_sniffed_sanitised_and_private() {
     books.upload_evidence(&key, "limit.pdf", &big).unwrap();
     // Another company sees nothing; a reader grant reads, cannot upload.
     let other = w.key_principal(&w.tenant("Other", "olga@other.example"));
-    for id in [f.id.to_string(), "nope".into()] {
+    {
+        let id = f.id;
         assert!(matches!(
-            books.evidence_content(&other, &id).unwrap_err(),
+            books.evidence_content(&other, id).unwrap_err(),
             BookkeepingError::NotFound(_)
         ));
     }
     let reader = grant(key.company_id, 1, &[Scope::BookkeepingRead]);
-    assert!(books.evidence_file(&reader, &f.id.to_string()).is_ok());
+    assert!(books.evidence_file(&reader, f.id).is_ok());
     assert!(matches!(
         books.upload_evidence(&reader, "a.pdf", PDF).unwrap_err(),
         BookkeepingError::Denied(_)
     ));
     let customers = grant(key.company_id, 2, &[Scope::CustomersRead]);
     assert!(matches!(
-        books
-            .evidence_file(&customers, &f.id.to_string())
-            .unwrap_err(),
+        books.evidence_file(&customers, f.id).unwrap_err(),
         BookkeepingError::Denied(_)
     ));
 }
@@ -138,7 +138,11 @@ fn saves_link_their_files_and_dropped_ones_become_orphans() {
         matches!(&err, BookkeepingError::Evidence(EvidenceRefusal::NotFound { field, .. }) if field == "evidenceFileIds[1]"),
         "{err:?}"
     );
-    assert!(books.activity_detail(&key, &a).unwrap().expense.is_none());
+    assert!(books
+        .activity_detail(&key, &ActivityRef::parse(&a).unwrap())
+        .unwrap()
+        .expense
+        .is_none());
     let saved = books
         .save_expense(&key, save(&a, &ids(&[&png, &pdf])))
         .unwrap();
@@ -178,7 +182,7 @@ fn saves_link_their_files_and_dropped_ones_become_orphans() {
     assert_eq!(change[0].field, "evidenceFileIds");
     assert_eq!(change[0].to, Some(pdf.id.to_string()));
     assert_eq!(again.detail.evidence.len(), 1);
-    let png_row = books.evidence_file(&key, &png.id.to_string()).unwrap();
+    let png_row = books.evidence_file(&key, png.id).unwrap();
     assert_eq!(
         (png_row.expense_id, png_row.orphan_since),
         (None, Some(w.now()))
@@ -211,15 +215,10 @@ fn saves_link_their_files_and_dropped_ones_become_orphans() {
         "idempotent"
     );
     assert!(matches!(
-        books
-            .evidence_content(&key, &png.id.to_string())
-            .unwrap_err(),
+        books.evidence_content(&key, png.id).unwrap_err(),
         BookkeepingError::NotFound(_)
     ));
-    assert_eq!(
-        books.evidence_content(&key, &pdf.id.to_string()).unwrap().1,
-        PDF
-    );
+    assert_eq!(books.evidence_content(&key, pdf.id).unwrap().1, PDF);
 }
 
 #[test]
@@ -235,7 +234,7 @@ fn an_unfinished_upload_is_never_served_and_is_cleaned() {
         .iter_mut()
         .for_each(|r| r.status = EvidenceStatus::Pending);
     assert!(matches!(
-        books.evidence_file(&key, &f.id.to_string()).unwrap_err(),
+        books.evidence_file(&key, f.id).unwrap_err(),
         BookkeepingError::NotFound(_)
     ));
     let a = outgoing(&w, &key, 'c');

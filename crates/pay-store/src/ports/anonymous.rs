@@ -2,6 +2,7 @@
 //! the rate-limit hits that throttle their creation.
 
 use diesel::prelude::*;
+use pay_domain::kernel::ids::LinkUid;
 use pay_domain::links::ports::AnonymousLinkStore;
 use pay_domain::links::{PaymentLink, ANONYMOUS_COMPANY};
 use pay_domain::webhooks::LinkWebhook;
@@ -47,10 +48,10 @@ impl AnonymousLinkStore for DieselStore {
         })
     }
 
-    fn link_webhook(&self, link_uid: &str) -> PortResult<Option<LinkWebhook>> {
+    fn link_webhook(&self, link_uid: &LinkUid) -> PortResult<Option<LinkWebhook>> {
         self.run("link webhook", |conn| {
             link_webhooks::table
-                .find(link_uid)
+                .find(link_uid.as_str())
                 .select(LinkWebhookRow::as_select())
                 .first(conn)
                 .optional()

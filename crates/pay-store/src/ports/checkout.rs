@@ -10,7 +10,7 @@ use pay_domain::checkout::{
     CheckoutStore, DueSession, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent,
     WriteOutcome,
 };
-use pay_domain::kernel::ids::{PaymentLinkId, PaymentSessionId};
+use pay_domain::kernel::ids::{LinkUid, PaymentLinkId, PaymentSessionId};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::{LinkStatus, PaymentLink};
 use pay_domain::webhooks::Delivery;
@@ -220,10 +220,10 @@ fn apply(
 }
 
 impl CheckoutStore for DieselStore {
-    fn public_link(&self, uid: &str) -> PortResult<Option<PaymentLink>> {
+    fn public_link(&self, uid: &LinkUid) -> PortResult<Option<PaymentLink>> {
         self.run("public link", |conn| {
             payment_links::table
-                .filter(payment_links::uid.eq(uid))
+                .filter(payment_links::uid.eq(uid.as_str()))
                 .select(LinkRow::as_select())
                 .first(conn)
                 .optional()

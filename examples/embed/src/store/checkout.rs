@@ -7,7 +7,7 @@ use pay_domain::checkout::{
     CheckoutStore, DueSession, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent,
     WriteOutcome,
 };
-use pay_domain::kernel::ids::{PaymentLinkId, PaymentSessionId};
+use pay_domain::kernel::ids::{LinkUid, PaymentLinkId, PaymentSessionId};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::{LinkStatus, PaymentLink};
 use pay_domain::tenancy::company_now;
@@ -65,8 +65,8 @@ impl Tables {
 }
 
 impl CheckoutStore for HostStore {
-    fn public_link(&self, uid: &str) -> PortResult<Option<PaymentLink>> {
-        Ok(self.lock().links.get(uid).cloned())
+    fn public_link(&self, uid: &LinkUid) -> PortResult<Option<PaymentLink>> {
+        Ok(self.lock().links.get(uid.as_str()).cloned())
     }
 
     fn write_link_event(

@@ -101,8 +101,8 @@ impl AnonymousLinkStore for HostStore {
         Ok(())
     }
 
-    fn link_webhook(&self, link_uid: &str) -> PortResult<Option<LinkWebhook>> {
-        Ok(self.lock().link_webhooks.get(link_uid).cloned())
+    fn link_webhook(&self, link_uid: &LinkUid) -> PortResult<Option<LinkWebhook>> {
+        Ok(self.lock().link_webhooks.get(link_uid.as_str()).cloned())
     }
 }
 

@@ -12,14 +12,9 @@ use crate::links::{LinkStatus, PaymentLink};
 use crate::webhooks::Delivery;
 
 impl CheckoutStore for MemStore {
-    fn public_link(&self, uid: &str) -> PortResult<Option<PaymentLink>> {
+    fn public_link(&self, uid: &LinkUid) -> PortResult<Option<PaymentLink>> {
         self.count_call("public_link");
-        Ok(self
-            .tables()
-            .links
-            .iter()
-            .find(|l| l.uid.as_str() == uid)
-            .cloned())
+        Ok(self.tables().links.iter().find(|l| &l.uid == uid).cloned())
     }
 
     fn write_link_event(

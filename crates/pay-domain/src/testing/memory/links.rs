@@ -134,13 +134,13 @@ impl crate::links::ports::AnonymousLinkStore for MemStore {
         Ok(())
     }
 
-    fn link_webhook(&self, link_uid: &str) -> PortResult<Option<crate::webhooks::LinkWebhook>> {
+    fn link_webhook(&self, link_uid: &LinkUid) -> PortResult<Option<crate::webhooks::LinkWebhook>> {
         self.count_call("link_webhook");
         Ok(self
             .tables()
             .link_webhooks
             .iter()
-            .find(|w| w.link_uid == link_uid)
+            .find(|w| w.link_uid == link_uid.as_str())
             .cloned())
     }
 }

@@ -97,7 +97,7 @@ impl WebhookService {
             snapshot,
             session,
             company: link.company(),
-            uid: link.link_uid().to_owned(),
+            uid: link.link_uid().to_string(),
             order_id: link.order_id().map(str::to_owned),
             trigger: trigger.to_owned(),
             now,

@@ -2,7 +2,7 @@
 //! live secrets), not as it was when the delivery was queued.
 
 use crate::kernel::error::PortResult;
-use crate::kernel::ids::CompanyId;
+use crate::kernel::ids::{CompanyId, LinkUid};
 use crate::kernel::secret::Secret;
 use crate::webhooks::WebhookService;
 use crate::webhooks::{
@@ -43,7 +43,7 @@ impl Target {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) enum Owner {
     Company(CompanyId),
-    Link(String),
+    Link(LinkUid),
     Grant(uuid::Uuid),
 }
 
@@ -55,7 +55,8 @@ impl Owner {
             }
             CallbackKind::AnonymousLink => d
                 .payment_link_uid
-                .clone()
+                .as_deref()
+                .and_then(LinkUid::parse)
                 .map(Owner::Link)
                 .ok_or_else(|| NotPrepared::internal("anonymous delivery without a link")),
             CallbackKind::Grant => d
@@ -126,7 +127,7 @@ impl WebhookService {
                     .map_err(NotPrepared::internal)?
                     .ok_or_else(gone)?;
                 let secret = sealer
-                    .open(&hook.secret.sealed, &LinkWebhook::aad(uid))
+                    .open(&hook.secret.sealed, &LinkWebhook::aad(uid.as_str()))
                     .map_err(NotPrepared::internal)?;
                 Ok(CurrentTarget {
                     url: hook.url,

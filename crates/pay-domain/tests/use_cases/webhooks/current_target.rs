@@ -3,6 +3,7 @@
 //! owner has no callback any more ends `failed` with `no callback`.
 
 use super::*;
+use pay_domain::kernel::ids::DeliveryId;
 use pay_domain::links::{CreateAnonymousLinkInput, ANONYMOUS_COMPANY};
 use pay_domain::webhooks::{AttemptError, LinkWebhook, OutboundRequest};
 
@@ -67,11 +68,7 @@ fn a_retry_goes_to_the_current_url_signed_with_the_current_secrets() {
     );
     // The log says where it goes.
     assert_eq!(w.delivery_now(d.id).url, NEW_HOOK);
-    let (logged, _) = w
-        .pay
-        .webhooks()
-        .delivery(&a.key, &d.id.to_string())
-        .unwrap();
+    let (logged, _) = w.pay.webhooks().delivery(&a.key, DeliveryId(d.id)).unwrap();
     assert_eq!(logged.url, NEW_HOOK);
     // Once it points there, preparing again writes nothing.
     w.store.reset_calls();
@@ -125,7 +122,7 @@ fn a_manual_resend_goes_to_the_current_url() {
     let resent = w
         .pay
         .webhooks()
-        .resend_delivery(&a.key, &d.id.to_string())
+        .resend_delivery(&a.key, DeliveryId(d.id))
         .unwrap();
     assert_eq!(resent.url, NEW_HOOK, "the resend says where it will go");
     assert_eq!(w.delivery_now(resent.id).url, NEW_HOOK);
@@ -170,7 +167,7 @@ fn without_a_callback_a_delivery_fails_at_once_with_no_callback() {
     let resent = w
         .pay
         .webhooks()
-        .resend_delivery(&a.key, &d.id.to_string())
+        .resend_delivery(&a.key, DeliveryId(d.id))
         .unwrap();
     assert_eq!(resent.url, NEW_HOOK);
 }

@@ -114,7 +114,8 @@ pub async fn get_evidence_file(
     let id = path.into_inner();
     let file = blocking(move || {
         let principal = creds.principal(&pay)?;
-        Ok(pay.bookkeeping().evidence_file(&principal, &id)?)
+        let id = crate::edge::evidence_file_id(&id)?;
+        Ok(pay.bookkeeping().evidence_file(&principal, id)?)
     })
     .await?;
     Ok(HttpResponse::Ok().json(EvidenceFileDto::from(file)))
@@ -148,7 +149,8 @@ pub async fn download_evidence_file(
     let id = path.into_inner();
     let (file, bytes) = blocking(move || {
         let principal = creds.principal(&pay)?;
-        Ok(pay.bookkeeping().evidence_content(&principal, &id)?)
+        let id = crate::edge::evidence_file_id(&id)?;
+        Ok(pay.bookkeeping().evidence_content(&principal, id)?)
     })
     .await?;
     Ok(HttpResponse::Ok()

@@ -114,7 +114,8 @@ pub async fn get_wallet_activity(
     let id = path.into_inner();
     let detail = blocking(move || {
         let principal = creds.principal(&pay)?;
-        Ok(pay.bookkeeping().activity_detail(&principal, &id)?)
+        let by = crate::edge::activity_ref(&id)?;
+        Ok(pay.bookkeeping().activity_detail(&principal, &by)?)
     })
     .await?;
     Ok(HttpResponse::Ok().json(WalletActivityDetailDto::from(detail)))

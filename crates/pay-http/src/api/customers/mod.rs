@@ -86,10 +86,10 @@ pub async fn customer_portal(
     creds: Credentials,
     customer_id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = customer_id.into_inner();
+    let by = crate::edge::contact_ref(&customer_id)?;
     let link = blocking(move || {
         let principal = creds.principal(&pay)?;
-        Ok(pay.customers().portal_link(&principal, &id)?)
+        Ok(pay.customers().portal_link(&principal, by)?)
     })
     .await?;
     Ok(HttpResponse::Ok()

@@ -95,8 +95,9 @@ pub async fn get_subscription(
     let p = pay.clone();
     let uid = uid.into_inner();
     let view = blocking(move || {
-        Ok(p.subscriptions()
-            .get_subscription(&creds.principal(&p)?, &uid)?)
+        let principal = creds.principal(&p)?;
+        let uid = crate::edge::subscription_uid(&uid)?;
+        Ok(p.subscriptions().get_subscription(&principal, &uid)?)
     })
     .await?;
     Ok(HttpResponse::Ok().json(dto(&pay, view)))
@@ -138,6 +139,7 @@ pub async fn update_subscription(
                 "status must be active, paused, overdue or cancelled",
             )
         })?;
+        let uid = crate::edge::subscription_uid(&uid)?;
         Ok(p.subscriptions()
             .set_subscription_status(&principal, &uid, to)?)
     })

@@ -298,8 +298,12 @@ pub async fn get_delivery(
     creds: Credentials,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let (d, attempts) =
-        blocking(move || Ok(pay.webhooks().delivery(&creds.principal(&pay)?, &path)?)).await?;
+    let (d, attempts) = blocking(move || {
+        let principal = creds.principal(&pay)?;
+        let id = crate::edge::delivery_id(&path)?;
+        Ok(pay.webhooks().delivery(&principal, id)?)
+    })
+    .await?;
     Ok(HttpResponse::Ok().json(DeliveryDetailDto {
         delivery: DeliveryDto::from(d),
         attempt_history: attempts.into_iter().map(AttemptDto::from).collect(),
@@ -325,9 +329,9 @@ pub async fn resend_delivery(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let d = blocking(move || {
-        Ok(pay
-            .webhooks()
-            .resend_delivery(&creds.principal(&pay)?, &path)?)
+        let principal = creds.principal(&pay)?;
+        let id = crate::edge::delivery_id(&path)?;
+        Ok(pay.webhooks().resend_delivery(&principal, id)?)
     })
     .await?;
     Ok(HttpResponse::Accepted().json(DeliveryDto::from(d)))

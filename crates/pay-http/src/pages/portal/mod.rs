@@ -341,6 +341,7 @@ pub async fn set_status(
         if !posted.origin_allowed(&p)? {
             return Ok(false);
         }
+        let uid = crate::edge::subscription_uid(&uid)?;
         p.subscriptions()
             .portal_set_status(&posted.params, &posted.token, &uid, to)?;
         Ok(true)
