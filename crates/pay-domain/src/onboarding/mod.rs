@@ -1,1 +1,0 @@
-//! Partner onboarding (room for a later issue).
