@@ -1,0 +1,126 @@
+//! Signing in and out: the password check with its limits, the session cookie, and the CSRF
+//! token that belongs to the session.
+
+use super::*;
+
+impl TenancyService {
+    /// Signs a user in: the same error for an unknown e-mail and a wrong password, and at most
+    /// `limits.login` attempts per e-mail and address in its window; a success clears them.
+    pub fn login(&self, email: &str, password: &Secret, client_addr: &str) -> Result<LoginOutcome> {
+        let email = normalize_email(email);
+        let now = self.k.now();
+        // Every attempt counts before the password is checked, so parallel guesses cannot
+        // pass the limit together; a success forgets the account's bucket, and its own hit in
+        // the address's bucket (which so counts failures across accounts).
+        let key = format!("login:{email}|{client_addr}");
+        let addr_key = format!("login-addr|{client_addr}");
+        self.k
+            .throttle_at::<TenancyError>(&addr_key, &self.k.limits.login_per_address, now)?;
+        self.k
+            .throttle::<TenancyError>(&key, &self.k.limits.login)?;
+        let user = self.store.user_by_email(&email)?;
+        let ok = self.k.crypto.verify_password(
+            password.expose(),
+            user.as_ref().map(|u| u.password_hash.as_str()),
+        );
+        let (true, Some(user)) = (ok, user) else {
+            return Err(InvalidLogin.into());
+        };
+        let company = self
+            .store
+            .memberships(user.id)?
+            .into_iter()
+            .next()
+            .ok_or(InvalidLogin)?;
+        self.k.clear_throttle(&key)?;
+        self.k.forget_throttle_hit(&addr_key, now)?;
+        let token = self.k.new_secret("pss_");
+        let csrf = self.csrf_of(&token);
+        let session = StoredSignIn {
+            id: SignInId(self.k.crypto.new_uuid()),
+            token_digest: self.k.crypto.digest(token.expose()),
+            csrf_digest: self.k.crypto.digest(csrf.expose()),
+            user_id: user.id,
+            company_id: company.company_id,
+            created_at: now,
+            expires_at: now.plus(SIGN_IN_TTL),
+        };
+        self.store.insert_sign_in(&session)?;
+        Ok(LoginOutcome {
+            session_token: token,
+            csrf_token: csrf,
+            expires_at: session.expires_at,
+        })
+    }
+
+    /// Resolves a session cookie; an unknown or expired session is `Unauthorized`.
+    pub fn authenticate_sign_in(&self, token: &str) -> Result<SignedIn> {
+        let session = self
+            .store
+            .sign_in_by_token(&self.k.crypto.digest(token))?
+            .ok_or(Denied::Unauthenticated)?;
+        if session.expires_at <= self.k.now() {
+            return Err(Denied::Unauthenticated.into());
+        }
+        Ok(SignedIn { sign_in: session })
+    }
+
+    /// The session's CSRF token: derived from its secret token (a digest under its own label,
+    /// which does not reveal the token), so every page that holds the session cookie can embed
+    /// it in its forms and the JSON sign-in returns the same value; only its digest is stored
+    /// with the session. No second cookie carries it.
+    fn csrf_of(&self, session_token: &Secret) -> Secret {
+        Secret::new(
+            self.k
+                .crypto
+                .digest(&format!("pay-csrf|{}", session_token.expose()))
+                .0,
+        )
+    }
+
+    /// The CSRF token a page embeds in the forms of the session `session_token` (whose
+    /// resolved sign-in is `signed_in`). A session whose stored token digest is of another
+    /// token (not of this derivation) is `Unauthenticated`: it signs in again.
+    pub fn page_csrf(&self, signed_in: &SignedIn, session_token: &str) -> Result<Secret> {
+        let csrf = self.csrf_of(&Secret::new(session_token.to_owned()));
+        self.check_csrf(signed_in, Some(csrf.expose()))
+            .map_err(|_| Denied::Unauthenticated)?;
+        Ok(csrf)
+    }
+
+    /// Checks the CSRF token of a session-authenticated mutation (403 when wrong or missing).
+    pub fn check_csrf(&self, signed_in: &SignedIn, token: Option<&str>) -> Result<()> {
+        match token {
+            Some(t)
+                if self
+                    .k
+                    .crypto
+                    .digest_matches(t, &signed_in.sign_in.csrf_digest) =>
+            {
+                Ok(())
+            }
+            _ => Err(Denied::Forbidden.into()),
+        }
+    }
+
+    /// The principal a session acts as on payment routes: its current company and role.
+    pub fn sign_in_principal(&self, signed_in: &SignedIn) -> Result<Principal> {
+        let s = &signed_in.sign_in;
+        let role = self
+            .store
+            .role(s.user_id, s.company_id)?
+            .ok_or(Denied::Forbidden)?;
+        Ok(Principal {
+            company_id: s.company_id,
+            credential: Credential::SignIn {
+                sign_in_id: s.id,
+                user_id: s.user_id,
+                role,
+            },
+        })
+    }
+
+    pub fn logout(&self, token: &str) -> PortResult<()> {
+        self.store.delete_sign_in(&self.k.crypto.digest(token))
+    }
+}
