@@ -294,23 +294,31 @@ pub fn verify_rotation(
     Ok((facts(current), facts(previous)))
 }
 
+/// A refused token or proof (the spec's 401) with the challenge of the scheme used; a
+/// `use_dpop_nonce` carries the nonce to retry with (RFC 9449 section 9).
+pub fn token_refusal(
+    dpop: bool,
+    nonces: Option<&NonceIssuer>,
+    error: &'static str,
+    description: String,
+) -> ApiError {
+    ApiError::Token(TokenChallenge {
+        dpop,
+        error,
+        description,
+        scope: None,
+        nonce: nonces
+            .filter(|_| error == pay_dpop::USE_DPOP_NONCE)
+            .map(|n| n.current(real_now_unix())),
+    })
+}
+
 impl OAuthToken {
     /// The principal of the token: a DPoP request's proof verified first (signature, `htm`,
     /// `htu`, `iat`, `ath`), then the domain checks the token, its binding and the `jti`.
     fn principal(&self, pay: &Pay) -> Result<Principal, ApiError> {
         let challenge = |error: &'static str, description: String| {
-            ApiError::Token(TokenChallenge {
-                dpop: self.dpop,
-                error,
-                description,
-                scope: None,
-                // `use_dpop_nonce` carries the nonce to retry with (RFC 9449 section 9).
-                nonce: self
-                    .nonces
-                    .as_ref()
-                    .filter(|_| error == pay_dpop::USE_DPOP_NONCE)
-                    .map(|n| n.current(real_now_unix())),
-            })
+            token_refusal(self.dpop, self.nonces.as_deref(), error, description)
         };
         let facts = if self.dpop {
             let facts = verify_dpop(

@@ -90,35 +90,7 @@ pub async fn installed(app: &TestApp, key: &DpopKey) -> (String, Value) {
 
 /// The consent of `t`'s owner for a native client, through the domain: the code.
 pub async fn native_code(app: &TestApp, t: &Tenant, client_id: &str) -> String {
-    let pay = app.pay.clone();
-    let (email, password) = (t.email.clone(), t.password.clone());
-    let company = pay_domain::kernel::ids::CompanyId::parse(&t.company_id).unwrap();
-    let req = pay_domain::oauth::AuthorizeRequest {
-        client_id: client_id.into(),
-        redirect_uri: CALLBACK.into(),
-        scope: NATIVE_SCOPES.into(),
-        state: Some("st".into()),
-        code_challenge: CHALLENGE.into(),
-        dpop_jkt: None,
-    };
-    tokio::task::spawn_blocking(move || {
-        let login = pay
-            .tenancy()
-            .login(
-                &email,
-                &pay_domain::kernel::secret::Secret::new(password),
-                "127.0.0.1",
-            )
-            .unwrap();
-        let signed_in = pay
-            .tenancy()
-            .authenticate_sign_in(login.session_token.expose())
-            .unwrap();
-        let issued = pay.oauth().authorize(&signed_in, company, &req).unwrap();
-        issued.code.expose().to_owned()
-    })
-    .await
-    .unwrap()
+    code_with_redirect(app, t, client_id, CALLBACK, NATIVE_SCOPES).await
 }
 
 /// Redeems a native code with a proof of `key`.

@@ -114,12 +114,23 @@ pub async fn register(app: &TestApp, scopes: &str, public: bool, dpop_bound: boo
 /// A code for `client` approved by `t`'s owner on `t`'s company, through the domain (the
 /// consent page's own tests go through the browser flow).
 pub async fn code_for(app: &TestApp, t: &Tenant, client: &App, scope: &str) -> String {
+    code_with_redirect(app, t, &client.client_id, REDIRECT, scope).await
+}
+
+/// The same for the client `client_id` with this redirect URI.
+pub async fn code_with_redirect(
+    app: &TestApp,
+    t: &Tenant,
+    client_id: &str,
+    redirect: &str,
+    scope: &str,
+) -> String {
     let pay = app.pay.clone();
     let (email, password) = (t.email.clone(), t.password.clone());
     let company = pay_domain::kernel::ids::CompanyId::parse(&t.company_id).unwrap();
     let req = pay_domain::oauth::AuthorizeRequest {
-        client_id: client.client_id.clone(),
-        redirect_uri: REDIRECT.into(),
+        client_id: client_id.into(),
+        redirect_uri: redirect.into(),
         scope: scope.into(),
         state: Some("st".into()),
         code_challenge: CHALLENGE.into(),

@@ -11,9 +11,9 @@ use pay_domain::app::Pay;
 
 use crate::api::installations::dto::{NativeClientDto, RegistrationRequest};
 use crate::edge::credentials::{
-    all_values, blocking, real_now_unix, verify_dpop, verify_rotation, DPOP_HEADER,
+    all_values, blocking, token_refusal, verify_dpop, verify_rotation, DPOP_HEADER,
 };
-use crate::edge::error::{ApiError, ErrorBody, TokenChallenge};
+use crate::edge::error::{ApiError, ErrorBody};
 use crate::edge::json::JsonBody;
 use crate::HttpConfig;
 
@@ -62,16 +62,7 @@ pub async fn register_installation(
         let installations = pay.installations();
         let reg = installations.check_registration(input.into())?;
         let refused = |error: &'static str, description: String| {
-            ApiError::Token(TokenChallenge {
-                dpop: true,
-                error,
-                description,
-                scope: None,
-                nonce: nonces
-                    .as_ref()
-                    .filter(|_| error == pay_dpop::USE_DPOP_NONCE)
-                    .map(|n| n.current(real_now_unix())),
-            })
+            token_refusal(true, nonces.as_deref(), error, description)
         };
         let target = Some(target.as_str());
         let (proof, previous) = match installations.key_to_replace(&reg)? {
