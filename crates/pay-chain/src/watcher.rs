@@ -43,6 +43,8 @@ struct Seen {
     session: uuid::Uuid,
     asset_identifier: String,
     units: u128,
+    /// `eip155:<chainId>:<txHash>:<logIndex>` and the block it is in: a transfer that a reorg
+    /// moves into another block is seen again there.
     key: String,
     block: u64,
 }
@@ -56,6 +58,9 @@ pub struct Watcher {
     pay: Pay,
     /// This process's name in the lease.
     holder: String,
+    /// The sessions whose transfers were not final at the last round: one that has no
+    /// transfer on the chain any more left it (a reorg).
+    unconfirmed: Arc<std::sync::Mutex<std::collections::BTreeSet<uuid::Uuid>>>,
 }
 
 impl std::fmt::Debug for Watcher {
@@ -97,6 +102,7 @@ impl Watcher {
             store,
             pay,
             holder: holder.to_owned(),
+            unconfirmed: Arc::default(),
         })
     }
 
@@ -237,7 +243,11 @@ impl Watcher {
                     session: address.session_id,
                     asset_identifier: address.asset_identifier.clone(),
                     units: t.units,
-                    key: transfer_key(chain_id, &t.tx_hash, Some(t.log_index)),
+                    key: format!(
+                        "{}@{}",
+                        transfer_key(chain_id, &t.tx_hash, Some(t.log_index)),
+                        t.block_hash
+                    ),
                     block: t.block_number,
                 });
             }
@@ -267,7 +277,7 @@ impl Watcher {
                         session: address.session_id,
                         asset_identifier: address.asset_identifier.clone(),
                         units: tx.value,
-                        key: transfer_key(chain_id, &tx.hash, None),
+                        key: format!("{}@{}", transfer_key(chain_id, &tx.hash, None), block.hash),
                         block: number,
                     });
                 }
@@ -304,6 +314,22 @@ impl Watcher {
                 entry.1 = true;
             }
         }
+        // A session confirming transfers at the last round that has none on the chain now:
+        // they left it before their confirmations.
+        let before =
+            std::mem::take(&mut *self.unconfirmed.lock().unwrap_or_else(|e| e.into_inner()));
+        for gone in before.iter().filter(|s| !sessions.contains_key(s)) {
+            tracing::warn!(chain = %self.chain.chain_code, session = %gone, "the transfers of a session left the chain before their confirmations");
+            let (pay, id) = (self.pay.clone(), PaymentSessionId(*gone));
+            let left = blocking(move || Ok(pay.checkout().chain_transfers_left(id))).await?;
+            self.applied(left, "reorg")?;
+        }
+        let still: std::collections::BTreeSet<uuid::Uuid> = sessions
+            .iter()
+            .filter(|(_, (_, pending))| *pending)
+            .map(|(s, _)| *s)
+            .collect();
+        *self.unconfirmed.lock().unwrap_or_else(|e| e.into_inner()) = still;
         for (session, (last_final, pending)) in sessions {
             let Some(key) = last_final.filter(|_| !pending) else {
                 continue;

@@ -658,3 +658,55 @@ fn instances_and_restart(db_url: &str) {
     assert_eq!(settlements(&deliveries, &id1, std::time::Duration::ZERO), 0);
     shop.server.stop();
 }
+
+#[test]
+fn a_transfer_reorged_out_before_its_confirmations_returns_the_session_to_pending() {
+    for db in databases() {
+        reorgs(&db.url);
+    }
+}
+
+fn reorgs(db_url: &str) {
+    let Some(anvil) = Anvil::start(&[]) else {
+        return;
+    };
+    let dir = TempDir::new();
+    let shop = Shop::open(&anvil, &dir, db_url);
+    shop.wallet(&anvil, 5);
+    let token = shop.token_id();
+    let pay = |address: &str| {
+        anvil.tool(
+            "sendToken",
+            json!({"token": shop.token, "to": address, "units": "10000000", "wait": true}),
+        );
+    };
+
+    // Seen, then gone with its block before its second confirmation: pending again.
+    let (link, id, address) = shop.pending("10", &token);
+    let snap = anvil.snapshot();
+    pay(&address);
+    shop.wait_status(&link, &id, "processing");
+    anvil.revert(&snap);
+    anvil.mine(3);
+    let s = shop.wait_status(&link, &id, "pending");
+    assert!(s["settlement"]["receivedAmount"].is_null(), "{s}");
+    // Paid again, on the new chain: complete, counted once.
+    pay(&address);
+    shop.wait_status(&link, &id, "processing");
+    anvil.mine(1);
+    let s = shop.wait_status(&link, &id, "complete");
+    assert_eq!(s["settlement"]["receivedAmount"], "10", "{s}");
+
+    // Final, then reorged away deeper than the confirmations: it stays complete (and the
+    // watcher says so loudly).
+    let (link, id, address) = shop.pending("10", &token);
+    let snap = anvil.snapshot();
+    pay(&address);
+    anvil.mine(2);
+    shop.wait_status(&link, &id, "complete");
+    anvil.revert(&snap);
+    anvil.mine(5);
+    assert!(shop.server.wait_log("REORG"), "{}", shop.server.log());
+    assert_eq!(shop.session(&link, &id)["status"], "complete");
+    shop.server.stop();
+}

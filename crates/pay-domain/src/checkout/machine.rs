@@ -118,10 +118,13 @@ pub enum SessionEvent {
     /// A deposit arrived after the session ended (expired, cancelled or failed): recorded in
     /// `settlement`, no move.
     LateDeposit,
+    /// The deposits being confirmed left the chain (a reorg) before their confirmations: back
+    /// to waiting, `underpaid` when the session was short before them.
+    DepositsLeft { underpaid: bool },
 }
 
 impl SessionEvent {
-    pub const ALL: [SessionEvent; 15] = [
+    pub const ALL: [SessionEvent; 17] = [
         SessionEvent::Accept,
         SessionEvent::CancelByPayer,
         SessionEvent::QuoteExpired,
@@ -137,6 +140,8 @@ impl SessionEvent {
         SessionEvent::Refunded,
         SessionEvent::ManualResolution,
         SessionEvent::LateDeposit,
+        SessionEvent::DepositsLeft { underpaid: false },
+        SessionEvent::DepositsLeft { underpaid: true },
     ];
 
     /// The webhook a move by this event sends (besides `status_changed` on every status move).
@@ -156,7 +161,10 @@ impl SessionEvent {
             SessionEvent::RefundAddressReceived => Some(PaymentEvent::RefundAddressReceived),
             SessionEvent::ManualResolution => Some(PaymentEvent::ManualResolutionCompleted),
             SessionEvent::LateDeposit => Some(PaymentEvent::SettlementUpdated),
-            SessionEvent::DepositSeen | SessionEvent::Fail | SessionEvent::Refunded => None,
+            SessionEvent::DepositSeen
+            | SessionEvent::Fail
+            | SessionEvent::Refunded
+            | SessionEvent::DepositsLeft { .. } => None,
         }
     }
 }
@@ -187,6 +195,8 @@ pub fn transition(
         (S::Pending | S::Underpaid, E::DepositSeen) => S::Processing,
         // Another transfer while the first is being confirmed: they add up.
         (S::Processing, E::DepositSeen) => S::Processing,
+        (S::Processing, E::DepositsLeft { underpaid: false }) => S::Pending,
+        (S::Processing, E::DepositsLeft { underpaid: true }) => S::Underpaid,
         (S::Processing, E::Settled { short: false }) => S::Complete,
         (S::Processing, E::Settled { short: true }) => S::Underpaid,
         (S::Pending | S::Processing, E::Fail) => S::Failed,
@@ -224,6 +234,16 @@ mod tests {
             (S::Pending, E::DepositSeen, S::Processing),
             (S::Underpaid, E::DepositSeen, S::Processing),
             (S::Processing, E::DepositSeen, S::Processing),
+            (
+                S::Processing,
+                E::DepositsLeft { underpaid: false },
+                S::Pending,
+            ),
+            (
+                S::Processing,
+                E::DepositsLeft { underpaid: true },
+                S::Underpaid,
+            ),
             (S::Processing, E::Settled { short: false }, S::Complete),
             (S::Processing, E::Settled { short: true }, S::Underpaid),
             (S::Pending, E::Fail, S::Failed),

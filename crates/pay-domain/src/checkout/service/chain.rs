@@ -32,6 +32,43 @@ impl CheckoutService {
         self.deposit(&link, s, amount, true, key, CHAIN_TRIGGER)
     }
 
+    /// The transfers a `processing` session was confirming left the chain (a reorg) before
+    /// their confirmations: the session waits again (`pending`, or `underpaid` with what it
+    /// had before them), its received amount back to that; a `status_changed` says so. Any
+    /// other session is answered as it is (a final transfer never moves again).
+    pub fn chain_transfers_left(
+        &self,
+        session: PaymentSessionId,
+    ) -> CheckoutResult<PaymentSession> {
+        let (link, s) = self.session_and_link(session)?;
+        self.move_session(&link, s, CHAIN_TRIGGER, None, &|cur| {
+            if cur.status != SessionStatus::Processing {
+                return Ok(None);
+            }
+            // What an earlier settlement left short is what the session had before.
+            let before = match cur.settlement.short_by {
+                Some(short) => Some(
+                    cur.required_sell_amount
+                        .checked_sub(short)
+                        .ok_or_else(arithmetic)?,
+                ),
+                None => None,
+            };
+            let mut after = cur.clone();
+            after.settlement.received_amount = before.filter(|b| !b.is_zero());
+            let mut data = Map::new();
+            data.insert("reason".into(), json!("deposits_left_chain"));
+            Ok(Some(Plan {
+                event: SessionEvent::DepositsLeft {
+                    underpaid: before.is_some(),
+                },
+                after,
+                data,
+                claim: false,
+            }))
+        })
+    }
+
     /// Every transfer the session received has its confirmations (`key`: the last one to get
     /// them): a `processing` session settles, `complete` or `underpaid` by the merchant's
     /// tolerance. Any other session is answered as it is.
