@@ -92,7 +92,37 @@ pub fn find_fork(
 /// `ethereum:<address>@<chainId>?value=<wei>` for the native coin,
 /// `ethereum:<token>@<chainId>/transfer?address=<address>&uint256=<units>` for a token.
 pub fn payment_uri(asset: &ChainAsset, chain_id: u64, address: &str, units: u128) -> String {
-    match &asset.kind {
+    kind_payment_uri(&asset.kind, chain_id, address, units)
+}
+
+/// The EIP-681 payment request a wallet scans for `amount` of the asset `asset_identifier`
+/// (`eip155:<chainId>/slip44:60` or `eip155:<chainId>/erc20:<contract>`, with `decimals`) to
+/// `address`, the amount in base units rounded up; `None` for an asset of another kind.
+pub fn payment_request(
+    asset_identifier: &str,
+    decimals: u32,
+    address: &str,
+    amount: Decimal,
+) -> Option<String> {
+    let (chain, asset) = asset_identifier.split_once('/')?;
+    let chain_id: u64 = chain.strip_prefix("eip155:")?.parse().ok()?;
+    let kind = if asset == "slip44:60" {
+        ChainAssetKind::Native
+    } else {
+        ChainAssetKind::Erc20 {
+            contract: super::config::evm_address_lower(asset.strip_prefix("erc20:")?)?,
+        }
+    };
+    Some(kind_payment_uri(
+        &kind,
+        chain_id,
+        address,
+        to_units(amount, decimals)?,
+    ))
+}
+
+fn kind_payment_uri(kind: &ChainAssetKind, chain_id: u64, address: &str, units: u128) -> String {
+    match kind {
         ChainAssetKind::Native => format!("ethereum:{address}@{chain_id}?value={units}"),
         ChainAssetKind::Erc20 { contract } => {
             format!("ethereum:{contract}@{chain_id}/transfer?address={address}&uint256={units}")
@@ -200,6 +230,38 @@ mod tests {
         assert_eq!(
             payment_uri(&usdc, 31337, addr, 100_000_000),
             format!("ethereum:0x5fbdb2315678afecb367f032d93f642f64180aa3@31337/transfer?address={addr}&uint256=100000000")
+        );
+    }
+
+    #[test]
+    fn payment_requests_from_an_asset_identifier() {
+        let addr = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+        assert_eq!(
+            payment_request("eip155:1/slip44:60", 18, addr, d("0.0404")).unwrap(),
+            format!("ethereum:{addr}@1?value=40400000000000000")
+        );
+        assert_eq!(
+            payment_request(
+                "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+                6,
+                addr,
+                d("25.0000001")
+            )
+            .unwrap(),
+            format!("ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address={addr}&uint256=25000001")
+        );
+        assert_eq!(
+            payment_request(
+                "bip122:000000000019d6689c085ae165831e93/slip44:0",
+                8,
+                "bc1q",
+                d("1")
+            ),
+            None
+        );
+        assert_eq!(
+            payment_request("eip155:1/erc20:0x12", 6, addr, d("1")),
+            None
         );
     }
 

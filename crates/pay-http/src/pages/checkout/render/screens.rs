@@ -6,6 +6,9 @@ use super::*;
 pub(super) struct AssetLabel {
     pub(super) symbol: String,
     pub(super) chain: String,
+    /// The asset's identifier and decimals, for the payment request a wallet scans.
+    pub(super) identifier: String,
+    pub(super) decimals: Option<u32>,
 }
 
 impl AssetLabel {
@@ -14,10 +17,14 @@ impl AssetLabel {
             Some(a) => AssetLabel {
                 symbol: a.symbol.clone(),
                 chain: a.chain_name.clone(),
+                identifier: a.asset_identifier.clone(),
+                decimals: Some(a.decimals),
             },
             None => AssetLabel {
                 symbol: s.selected_sell_asset.clone(),
                 chain: s.source_chain.clone().unwrap_or_default(),
+                identifier: s.selected_sell_asset.clone(),
+                decimals: None,
             },
         }
     }
@@ -84,7 +91,9 @@ pub(super) fn review(
     );
 }
 
-/// Address, exact amount, QR code and the time left: what a payer needs to send.
+/// Address, exact amount, QR code and the time left: what a payer needs to send. On an EVM
+/// chain the QR code is the EIP-681 payment request (address, chain and amount in one scan),
+/// else the address.
 pub(super) fn deposit_block(
     h: &mut String,
     address: &str,
@@ -93,7 +102,11 @@ pub(super) fn deposit_block(
     amount_label: &str,
 ) {
     let label = format!("QR code of the {} deposit address", a.symbol);
-    if let Some(svg) = qr::svg(address, &label) {
+    let request = a.decimals.and_then(|decimals| {
+        let amount = pay_domain::kernel::amount::Decimal::parse(amount).ok()?;
+        pay_domain::chains::rules::payment_request(&a.identifier, decimals, address, amount)
+    });
+    if let Some(svg) = qr::svg(request.as_deref().unwrap_or(address), &label) {
         h.push_str(&svg);
         h.push('\n');
     }

@@ -251,6 +251,13 @@ fn the_deposit_shows_address_amount_qr_and_countdown() {
     assert!(html.contains(
         "<svg class=\"qr\" role=\"img\" aria-label=\"QR code of the ETH deposit address\""
     ));
+    // The QR code is the EIP-681 request: address, chain and the amount in wei in one scan.
+    let request = crate::pages::checkout::qr::svg(
+        "ethereum:0x52908400098527886E0F7030069857D2E4169EE7@1?value=5000000000000000",
+        "QR code of the ETH deposit address",
+    )
+    .unwrap();
+    assert!(html.contains(&request), "{html}");
     assert!(html.contains(
         "<code class=\"addr\" id=\"address\">0x52908400098527886E0F7030069857D2E4169EE7</code>"
     ));
