@@ -534,30 +534,7 @@ impl Merchant {
     /// Signs the owner in, points the company payment callback at `hook`, creates a link and
     /// queues a test event for it: the callback's signing secret and the delivery's id.
     fn queue_test_event(&self, base: &str, hook: &str) -> (String, String) {
-        let (_, body, h) = call(
-            "POST",
-            &format!("{base}/auth/login"),
-            &[],
-            Some(json!({"email": self.email, "password": self.password})),
-        );
-        let cookie = h["set-cookie"]
-            .to_str()
-            .unwrap()
-            .split(';')
-            .next()
-            .unwrap()
-            .to_owned();
-        let csrf = body["csrfToken"].as_str().unwrap().to_owned();
-        let (st, cb, _) = call(
-            "PUT",
-            &format!(
-                "{base}/api/partner/v1/companies/{}/payment-callback",
-                self.company
-            ),
-            &[("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())],
-            Some(json!({ "url": hook })),
-        );
-        assert_eq!(st, 200, "{cb}");
+        let cb = set_payment_callback(base, &self.email, &self.password, &self.company, hook);
         let (_, link, _) = call(
             "POST",
             &format!("{base}/api/partner/v1/pay/payment-links"),

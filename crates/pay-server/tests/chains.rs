@@ -372,31 +372,13 @@ fn addresses_and_quotes(db_url: &str) {
 impl Shop {
     /// Signs in as the owner and points the company's payment callback at `hook`.
     fn callback(&self, hook: &str) {
-        let (status, body, h) = call(
-            "POST",
-            &format!("{}/auth/login", self.server.base),
-            &[],
-            Some(json!({"email": "ops@chain.example", "password": "a long enough password"})),
+        set_payment_callback(
+            &self.server.base,
+            "ops@chain.example",
+            "a long enough password",
+            &self.company,
+            hook,
         );
-        assert_eq!(status, 200, "{body}");
-        let cookie = h["set-cookie"]
-            .to_str()
-            .unwrap()
-            .split(';')
-            .next()
-            .unwrap()
-            .to_owned();
-        let csrf = body["csrfToken"].as_str().unwrap().to_owned();
-        let (status, body, _) = call(
-            "PUT",
-            &format!(
-                "{}/api/partner/v1/companies/{}/payment-callback",
-                self.server.base, self.company
-            ),
-            &[("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())],
-            Some(json!({ "url": hook })),
-        );
-        assert_eq!(status, 200, "{body}");
     }
 
     /// Sets the company's key to the account key `account` of the development mnemonic.

@@ -185,31 +185,7 @@ fn queue_deliveries(db_url: &str, hook: &str) -> (HashSet<String>, [(String, Str
     let k: Vec<(&str, &str)> = key.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
 
     let s = serve(db_url, false);
-    let (st, body, h) = call(
-        "POST",
-        &format!("{}/auth/login", s.base),
-        &[],
-        Some(json!({"email": EMAIL, "password": PASSWORD})),
-    );
-    assert_eq!(st, 200, "{body}");
-    let cookie = h["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
-    let csrf = body["csrfToken"].as_str().unwrap().to_owned();
-    let (st, cb, _) = call(
-        "PUT",
-        &format!(
-            "{}/api/partner/v1/companies/{company}/payment-callback",
-            s.base
-        ),
-        &[("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())],
-        Some(json!({ "url": hook })),
-    );
-    assert_eq!(st, 200, "{cb}");
+    set_payment_callback(&s.base, EMAIL, PASSWORD, &company, hook);
     let (st, link, _) = call(
         "POST",
         &format!("{}/api/partner/v1/pay/payment-links", s.base),

@@ -178,6 +178,41 @@ pub fn call(
     })
 }
 
+/// Signs in on the server at `base` as a member of `company` who may change its settings and
+/// points the company's payment callback at `hook`; the callback as answered (its
+/// `signingSecret`).
+pub fn set_payment_callback(
+    base: &str,
+    email: &str,
+    password: &str,
+    company: &str,
+    hook: &str,
+) -> Value {
+    let (status, body, h) = call(
+        "POST",
+        &format!("{base}/auth/login"),
+        &[],
+        Some(serde_json::json!({"email": email, "password": password})),
+    );
+    assert_eq!(status, 200, "{body}");
+    let cookie = h["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let csrf = body["csrfToken"].as_str().unwrap().to_owned();
+    let (status, callback, _) = call(
+        "PUT",
+        &format!("{base}/api/partner/v1/companies/{company}/payment-callback"),
+        &[("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())],
+        Some(serde_json::json!({ "url": hook })),
+    );
+    assert_eq!(status, 200, "{callback}");
+    callback
+}
+
 /// Waits for `done`, polling every 5 ms; false after `within`.
 pub fn wait_until(within: Duration, mut done: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + within;
