@@ -418,7 +418,7 @@ fn caller_bugs_are_refused(store: &DieselStore, _url: &str) {
     // A timeline entry of another link.
     assert!(is_fault(store.write_link_event(
         &LinkEventWrite {
-            timeline: vec![entry(&other, None, "x", T0)],
+            timeline: vec![entry(&other, None, "quote_created", T0)],
             ..write(&l, SessionChange::None)
         },
         &never

@@ -8,6 +8,7 @@ pub mod ports;
 pub mod quote;
 mod service;
 mod settlement;
+mod timeline;
 pub mod tolerance;
 
 pub use error::{
@@ -21,3 +22,4 @@ pub use service::{
     DUE_BATCH, SESSION_NOT_FOUND,
 };
 pub use settlement::{RefundReason, ResolutionRecord, Settlement};
+pub use timeline::{DepositsLeftReason, QuoteFacts, TimelineEvent, TimelineFacts, TimelineKind};

@@ -2,10 +2,10 @@
 //! the session row (compare-and-set on `version`), the processor event it applies (once), the
 //! timeline entries and the webhook deliveries go to the store together, in one transaction.
 
-use serde_json::{Map, Value};
 use time::Duration;
 
 use crate::checkout::machine::SessionStatus;
+use crate::checkout::timeline::TimelineEvent;
 use crate::kernel::amount::{Amount, Decimal};
 use crate::kernel::ids::{CompanyId, LinkUid, PaymentLinkId, PaymentSessionId};
 use crate::kernel::timestamp::Timestamp;
@@ -72,18 +72,6 @@ impl PaymentSession {
             error_message: self.error_message.clone(),
         }
     }
-}
-
-/// One entry of a link's timeline (`{id, type, sessionId, createdAt, data}`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TimelineEvent {
-    pub id: uuid::Uuid,
-    pub link_id: PaymentLinkId,
-    pub session_id: Option<PaymentSessionId>,
-    /// The short event name (`status_changed`, `quote_created`, ...).
-    pub kind: String,
-    pub created_at: Timestamp,
-    pub data: Map<String, Value>,
 }
 
 /// What a write does to the session row.

@@ -3,8 +3,6 @@
 //! expiry work. Every session move is one store write holding the session row (compare and
 //! set), its timeline entries and its webhook deliveries.
 
-use serde_json::{json, Map, Value};
-
 use std::sync::Arc;
 
 use crate::checkout::error::CheckoutResult;
@@ -17,6 +15,7 @@ use crate::checkout::{
     CheckoutError, LinkAlreadyPaid, PaymentUnderWay, PriceUnavailable, SessionTransition,
     StartBlocked,
 };
+use crate::checkout::{DepositsLeftReason, QuoteFacts, TimelineFacts, TimelineKind};
 use crate::checkout::{
     LinkEventWrite, PaymentSession, SessionChange, TimelineEvent, WriteOutcome, DEPOSIT_WINDOW,
 };
@@ -104,8 +103,8 @@ pub struct DueWorkReport {
 struct Plan {
     event: SessionEvent,
     after: PaymentSession,
-    /// Timeline data of the event-specific entry.
-    data: Map<String, Value>,
+    /// The facts of the event-specific timeline entry.
+    facts: TimelineFacts,
     /// One-time link: this move completes the link's one payment.
     claim: bool,
 }
@@ -451,29 +450,20 @@ fn due_event(link: &PaymentLink, s: &PaymentSession, now: Timestamp) -> Option<S
     }
 }
 
-fn quote_data(
+fn quote_facts(
     s: &PaymentSession,
     amounts: &quote::QuoteAmounts,
     pay_price: Decimal,
-) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("payAsset".into(), json!(s.selected_sell_asset));
-    m.insert(
-        "requiredSellAmount".into(),
-        json!(s.required_sell_amount.to_string()),
-    );
-    m.insert(
-        "expectedBuyAmount".into(),
-        json!(s.expected_buy_amount.to_string()),
-    );
-    m.insert(
-        "target".into(),
-        json!(amounts.target.normalized().to_string()),
-    );
-    m.insert("fee".into(), json!(amounts.fee.normalized().to_string()));
-    m.insert("payPrice".into(), json!(pay_price.normalized().to_string()));
-    m.insert("expiresAt".into(), json!(s.expires_at.to_rfc3339()));
-    m
+) -> TimelineFacts {
+    TimelineFacts::Quote(QuoteFacts {
+        pay_asset: s.selected_sell_asset.clone(),
+        required_sell_amount: s.required_sell_amount,
+        expected_buy_amount: s.expected_buy_amount,
+        target: amounts.target,
+        fee: amounts.fee,
+        pay_price,
+        expires_at: s.expires_at,
+    })
 }
 
 mod chain;

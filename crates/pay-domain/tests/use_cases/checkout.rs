@@ -80,7 +80,7 @@ impl World {
             .timeline(link.id)
             .unwrap()
             .into_iter()
-            .map(|e| e.kind)
+            .map(|e| e.kind.as_str().to_owned())
             .collect()
     }
 

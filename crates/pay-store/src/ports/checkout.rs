@@ -52,7 +52,7 @@ struct Prepared<'a> {
     session: Option<NewPaymentSessionRow<'a>>,
     /// `Some` for an update: the version the stored row must still have.
     expected_version: Option<i64>,
-    timeline: Vec<NewTimelineRow<'a>>,
+    timeline: Vec<NewTimelineRow>,
     webhook_events: i64,
     /// When the write happened (the claimed link's `updated_at`, the event's `applied_at`).
     at: i64,

@@ -3,7 +3,7 @@
 
 use diesel::prelude::*;
 use pay_domain::checkout::machine::SessionStatus;
-use pay_domain::checkout::{PaymentSession, TimelineEvent};
+use pay_domain::checkout::{PaymentSession, TimelineEvent, TimelineKind};
 use pay_domain::kernel::amount::{Amount, Decimal};
 use pay_domain::kernel::ids::{CompanyId, PaymentLinkId, PaymentSessionId};
 use pay_domain::kernel::timestamp::Timestamp;
@@ -189,35 +189,35 @@ impl TryFrom<TimelineRow> for TimelineEvent {
                 .session_id
                 .map(|s| id(&s, PaymentSessionId::parse, "timeline_events.session_id"))
                 .transpose()?,
-            kind: r.kind,
+            kind: TimelineKind::parse(&r.kind).ok_or_else(|| corrupt("timeline_events.kind"))?,
             created_at: instant(r.created_at, "timeline_events.created_at")?,
-            data: json_value(&r.data, "timeline_events.data")?,
+            facts: json_value(&r.data, "timeline_events.data")?,
         })
     }
 }
 
 #[derive(Insertable)]
 #[diesel(table_name = timeline_events, treat_none_as_default_value = false)]
-pub(crate) struct NewTimelineRow<'a> {
+pub(crate) struct NewTimelineRow {
     id: String,
     pub(crate) link_id: String,
     session_id: Option<String>,
-    kind: &'a str,
+    kind: &'static str,
     created_at: i64,
     data: String,
 }
 
-impl<'a> TryFrom<&'a TimelineEvent> for NewTimelineRow<'a> {
+impl TryFrom<&TimelineEvent> for NewTimelineRow {
     type Error = Fault;
 
-    fn try_from(e: &'a TimelineEvent) -> PortResult<Self> {
+    fn try_from(e: &TimelineEvent) -> PortResult<Self> {
         Ok(NewTimelineRow {
             id: uuid_text(e.id),
             link_id: e.link_id.to_string(),
             session_id: e.session_id.map(|s| s.to_string()),
-            kind: &e.kind,
+            kind: e.kind.as_str(),
             created_at: e.created_at.unix_millis(),
-            data: json_text(&e.data, "timeline data")?,
+            data: json_text(&e.facts, "timeline data")?,
         })
     }
 }

@@ -56,14 +56,14 @@ impl CheckoutService {
             };
             let mut after = cur.clone();
             after.settlement.received_amount = before.filter(|b| !b.is_zero());
-            let mut data = Map::new();
-            data.insert("reason".into(), json!("deposits_left_chain"));
             Ok(Some(Plan {
                 event: SessionEvent::DepositsLeft {
                     underpaid: before.is_some(),
                 },
                 after,
-                data,
+                facts: TimelineFacts::DepositsLeft {
+                    reason: DepositsLeftReason::DepositsLeftChain,
+                },
                 claim: false,
             }))
         })

@@ -93,8 +93,8 @@ impl CheckoutService {
             timeline: vec![self.timeline_entry(
                 &link,
                 Some(id),
-                "quote_created",
-                quote_data(&session, &amounts, pay_price),
+                TimelineKind::QuoteCreated,
+                quote_facts(&session, &amounts, pay_price),
                 now,
             )],
             webhook_events: 0,
@@ -176,15 +176,22 @@ impl CheckoutService {
             Err(e) => return Err(e),
         }
         let kind = PaymentEvent::StartBlockedMissingCompanyWallet;
-        let mut data = Map::new();
-        data.insert("asset".into(), json!(link.payload.asset));
-        data.insert("payAsset".into(), json!(pay_asset));
+        let facts = TimelineFacts::StartBlocked {
+            asset: link.payload.asset.clone(),
+            pay_asset: pay_asset.to_owned(),
+        };
         let write = LinkEventWrite {
             link_id: link.id,
             change: SessionChange::None,
             processor_event_id: None,
             claim_link: None,
-            timeline: vec![self.timeline_entry(link, None, kind.as_str(), data, now)],
+            timeline: vec![self.timeline_entry(
+                link,
+                None,
+                TimelineKind::Payment(kind),
+                facts,
+                now,
+            )],
             webhook_events: 1,
             events: Vec::new(),
         };
@@ -233,14 +240,14 @@ impl CheckoutService {
             after.composite_channel_id = Some(channel.composite_channel_id.clone());
             after.source_chain = Some(channel.source_chain.clone());
             after.expires_at = now.plus(DEPOSIT_WINDOW);
-            let mut data = Map::new();
-            data.insert("channelId".into(), json!(channel.channel_id));
-            data.insert("depositAddress".into(), json!(channel.deposit_address));
-            data.insert("sourceChain".into(), json!(channel.source_chain));
             Ok(Some(Plan {
                 event: SessionEvent::Accept,
                 after,
-                data,
+                facts: TimelineFacts::ChannelOpened {
+                    channel_id: channel.channel_id.clone(),
+                    deposit_address: channel.deposit_address.clone(),
+                    source_chain: channel.source_chain.clone(),
+                },
                 claim: false,
             }))
         })
@@ -287,8 +294,8 @@ impl CheckoutService {
             timeline: vec![self.timeline_entry(
                 &link,
                 Some(s.id),
-                "quote_refreshed",
-                quote_data(&after, &amounts, pay_price),
+                TimelineKind::QuoteRefreshed,
+                quote_facts(&after, &amounts, pay_price),
                 now,
             )],
             webhook_events: 0,

@@ -35,12 +35,10 @@ impl CheckoutService {
                 let mut after = cur.clone();
                 after.settlement.received_amount = Some(total);
                 after.settlement.asset = Some(cur.selected_sell_asset.clone());
-                let mut data = Map::new();
-                data.insert("amount".into(), json!(amount.normalized().to_string()));
                 Ok(Some(Plan {
                     event: SessionEvent::DepositSeen,
                     after,
-                    data,
+                    facts: TimelineFacts::Deposit { amount },
                     claim: false,
                 }))
             },
@@ -67,11 +65,7 @@ impl CheckoutService {
             let required = cur.required_sell_amount;
             let ok = tolerance::session_settles(cur, received, &settings)?;
             let mut after = cur.clone();
-            let mut data = Map::new();
-            data.insert(
-                "receivedAmount".into(),
-                json!(received.normalized().to_string()),
-            );
+            let mut short_by = None;
             if ok {
                 if received > required {
                     let over = received.checked_sub(required).ok_or_else(arithmetic)?;
@@ -84,12 +78,15 @@ impl CheckoutService {
             } else {
                 let short = required.checked_sub(received).ok_or_else(arithmetic)?;
                 after.settlement.short_by = Some(short);
-                data.insert("shortBy".into(), json!(short.normalized().to_string()));
+                short_by = Some(short);
             }
             Ok(Some(Plan {
                 event: SessionEvent::Settled { short: !ok },
                 after,
-                data,
+                facts: TimelineFacts::Settled {
+                    received_amount: received,
+                    short_by,
+                },
                 claim: ok && one_time,
             }))
         });
@@ -99,12 +96,12 @@ impl CheckoutService {
                 self.move_session(link, s, trigger, Some(event_id), &|cur| {
                     let mut after = cur.clone();
                     after.settlement.refund_reason = Some(RefundReason::LinkAlreadyPaid);
-                    let mut data = Map::new();
-                    data.insert("reason".into(), json!("link_already_paid"));
                     Ok(Some(Plan {
                         event: SessionEvent::RequestRefund,
                         after,
-                        data,
+                        facts: TimelineFacts::RefundRequested {
+                            reason: RefundReason::LinkAlreadyPaid,
+                        },
                         claim: false,
                     }))
                 })
@@ -131,12 +128,12 @@ impl CheckoutService {
             let mut after = cur.clone();
             after.settlement.late_amount = Some(late);
             after.settlement.late = Some(true);
-            let mut data = Map::new();
-            data.insert("lateAmount".into(), json!(amount.normalized().to_string()));
             Ok(Some(Plan {
                 event: SessionEvent::LateDeposit,
                 after,
-                data,
+                facts: TimelineFacts::LateDeposit {
+                    late_amount: amount,
+                },
                 claim: false,
             }))
         })
@@ -168,12 +165,10 @@ impl CheckoutService {
         self.move_session(&link, s, "merchant_api", None, &|cur| {
             let mut after = cur.clone();
             after.settlement.resolution = Some(record);
-            let mut data = Map::new();
-            data.insert("resolution".into(), json!(record));
             Ok(Some(Plan {
                 event,
                 after,
-                data,
+                facts: TimelineFacts::Resolved { resolution: record },
                 claim: event == SessionEvent::ManualResolution && link.is_anonymous(),
             }))
         })

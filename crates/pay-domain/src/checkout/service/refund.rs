@@ -3,14 +3,13 @@
 //! changes and emits nothing, so whoever else holds the payer's page URL cannot redirect the
 //! refund.
 
-use serde_json::{json, Map};
-
 use super::Plan;
 use crate::checkout::error::CheckoutResult;
 use crate::checkout::machine::SessionEvent;
 use crate::checkout::CheckoutService;
 use crate::checkout::PaymentSession;
 use crate::checkout::RefundAddressAlreadySet;
+use crate::checkout::TimelineFacts;
 use crate::kernel::address::AddressFormat;
 use crate::kernel::error::FieldError;
 use crate::kernel::ids::{LinkUid, PaymentSessionId};
@@ -37,12 +36,12 @@ impl CheckoutService {
             }
             let mut after = cur.clone();
             after.settlement.refund_address = Some(address.to_owned());
-            let mut data = Map::new();
-            data.insert("address".into(), json!(address));
             Ok(Some(Plan {
                 event: SessionEvent::RefundAddressReceived,
                 after,
-                data,
+                facts: TimelineFacts::RefundAddress {
+                    address: address.to_owned(),
+                },
                 claim: false,
             }))
         })

@@ -20,7 +20,7 @@ impl CheckoutService {
             Ok(Some(Plan {
                 event,
                 after,
-                data: Map::new(),
+                facts: TimelineFacts::None {},
                 claim: false,
             }))
         })
@@ -76,21 +76,21 @@ impl CheckoutService {
                 timeline.push(self.timeline_entry(
                     link,
                     Some(after.id),
-                    kind.as_str(),
-                    plan.data.clone(),
+                    TimelineKind::Payment(kind),
+                    plan.facts.clone(),
                     now,
                 ));
             }
             if to != current.status {
                 kinds.push(PaymentEvent::StatusChanged);
-                let mut data = Map::new();
-                data.insert("previousStatus".into(), json!(current.status.as_str()));
-                data.insert("status".into(), json!(to.as_str()));
                 timeline.push(self.timeline_entry(
                     link,
                     Some(after.id),
-                    PaymentEvent::StatusChanged.as_str(),
-                    data,
+                    TimelineKind::Payment(PaymentEvent::StatusChanged),
+                    TimelineFacts::StatusChanged {
+                        previous_status: current.status,
+                        status: to,
+                    },
                     now,
                 ));
             }
@@ -162,17 +162,17 @@ impl CheckoutService {
         &self,
         link: &PaymentLink,
         session: Option<PaymentSessionId>,
-        kind: &str,
-        data: Map<String, Value>,
+        kind: TimelineKind,
+        facts: TimelineFacts,
         now: Timestamp,
     ) -> TimelineEvent {
         TimelineEvent {
             id: self.k.crypto.new_uuid(),
             link_id: link.id,
             session_id: session,
-            kind: kind.to_owned(),
+            kind,
             created_at: now,
-            data,
+            facts,
         }
     }
 

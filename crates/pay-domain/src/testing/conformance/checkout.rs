@@ -4,7 +4,7 @@ use std::cell::Cell;
 use std::sync::Barrier;
 use std::thread;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::fixtures::*;
@@ -12,7 +12,7 @@ use crate::checkout::machine::SessionStatus;
 use crate::checkout::{
     CheckoutStore, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent, WriteOutcome,
 };
-use crate::checkout::{ResolutionRecord, Settlement};
+use crate::checkout::{ResolutionRecord, Settlement, TimelineFacts, TimelineKind};
 use crate::kernel::amount::Decimal;
 use crate::kernel::error::Fault;
 use crate::kernel::ids::*;
@@ -61,11 +61,14 @@ pub fn session_and_timeline_round_trip<S: Ports>(store: &S) {
     // Every optional field empty.
     let bare = session(&l, SessionStatus::Quote, T0 + 2, T0 + 60_000);
     let t1 = TimelineEvent {
-        data: object(json!({"from": "pending", "to": "processing", "amounts": ["1", "2"]})),
+        facts: TimelineFacts::StatusChanged {
+            previous_status: SessionStatus::Pending,
+            status: SessionStatus::Processing,
+        },
         ..entry(&l, Some(full.id), "status_changed", T0 + 1)
     };
     let t2 = TimelineEvent {
-        data: Map::new(),
+        facts: TimelineFacts::None {},
         ..entry(&l, None, "start_blocked_missing_company_wallet", T0 + 1)
     };
     let called = Cell::new(false);
@@ -113,7 +116,7 @@ pub fn session_and_timeline_round_trip<S: Ports>(store: &S) {
     assert_eq!(store.timeline(l.id).unwrap(), want);
 
     // A write about the link alone (no session row).
-    let t3 = entry(&l, None, "link_viewed", T0 + 3);
+    let t3 = entry(&l, None, "quote_created", T0 + 3);
     let out = store
         .write_link_event(
             &LinkEventWrite {
@@ -249,7 +252,7 @@ pub fn duplicate_processor_event_writes_nothing<S: Ports>(store: &S) {
     // Also when it carries no session change.
     let bare = LinkEventWrite {
         processor_event_id: Some("evt_deposit_1".into()),
-        timeline: vec![entry(&l, None, "late", T0 + 21)],
+        timeline: vec![entry(&l, None, "settlement_updated", T0 + 21)],
         ..write(&l, SessionChange::None)
     };
     assert_eq!(

@@ -1,7 +1,11 @@
 //! Shapes of payment sessions, timelines and the public checkout.
 
 use pay_domain::checkout::CheckoutView;
-use pay_domain::checkout::{PaymentSession, TimelineEvent};
+use pay_domain::checkout::{
+    DepositsLeftReason, PaymentSession, RefundReason, ResolutionRecord, TimelineEvent,
+    TimelineFacts,
+};
+use pay_domain::kernel::amount::Decimal;
 use pay_domain::kernel::assets::DestinationAsset;
 use pay_domain::kernel::timestamp::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -93,12 +97,90 @@ impl From<TimelineEvent> for TimelineEventDto {
     fn from(e: TimelineEvent) -> Self {
         TimelineEventDto {
             id: e.id.to_string(),
-            kind: e.kind,
+            kind: e.kind.as_str().to_owned(),
             session_id: e.session_id.map(|s| s.to_string()),
             created_at: e.created_at,
-            data: e.data,
+            data: timeline_data(&e.facts),
         }
     }
+}
+
+/// An entry's `data`: the API's names for the facts of each kind of entry (amounts as
+/// normalised decimal text, statuses and instants as the rest of the API writes them).
+fn timeline_data(facts: &TimelineFacts) -> Map<String, Value> {
+    let amount = |d: &Decimal| Value::String(d.normalized().to_string());
+    let text = |s: &str| Value::String(s.to_owned());
+    let pairs: Vec<(&str, Value)> = match facts {
+        TimelineFacts::Quote(q) => vec![
+            ("payAsset", text(&q.pay_asset)),
+            // The session's amounts as the session writes them (its scale kept).
+            (
+                "requiredSellAmount",
+                text(&q.required_sell_amount.to_string()),
+            ),
+            (
+                "expectedBuyAmount",
+                text(&q.expected_buy_amount.to_string()),
+            ),
+            ("target", amount(&q.target)),
+            ("fee", amount(&q.fee)),
+            ("payPrice", amount(&q.pay_price)),
+            ("expiresAt", text(&q.expires_at.to_rfc3339())),
+        ],
+        TimelineFacts::StatusChanged {
+            previous_status,
+            status,
+        } => vec![
+            ("previousStatus", text(previous_status.as_str())),
+            ("status", text(status.as_str())),
+        ],
+        TimelineFacts::ChannelOpened {
+            channel_id,
+            deposit_address,
+            source_chain,
+        } => vec![
+            ("channelId", text(channel_id)),
+            ("depositAddress", text(deposit_address)),
+            ("sourceChain", text(source_chain)),
+        ],
+        TimelineFacts::StartBlocked { asset, pay_asset } => {
+            vec![("asset", text(asset)), ("payAsset", text(pay_asset))]
+        }
+        TimelineFacts::Settled {
+            received_amount,
+            short_by,
+        } => {
+            let mut v = vec![("receivedAmount", amount(received_amount))];
+            if let Some(short) = short_by {
+                v.push(("shortBy", amount(short)));
+            }
+            v
+        }
+        TimelineFacts::LateDeposit { late_amount } => vec![("lateAmount", amount(late_amount))],
+        TimelineFacts::Resolved { resolution } => vec![(
+            "resolution",
+            text(match resolution {
+                ResolutionRecord::CompletedByMerchant => "completed_by_merchant",
+                ResolutionRecord::RefundedByMerchant => "refunded_by_merchant",
+            }),
+        )],
+        TimelineFacts::RefundRequested { reason } => vec![(
+            "reason",
+            text(match reason {
+                RefundReason::LinkAlreadyPaid => "link_already_paid",
+            }),
+        )],
+        TimelineFacts::DepositsLeft { reason } => vec![(
+            "reason",
+            text(match reason {
+                DepositsLeftReason::DepositsLeftChain => "deposits_left_chain",
+            }),
+        )],
+        TimelineFacts::RefundAddress { address } => vec![("address", text(address))],
+        TimelineFacts::Deposit { amount: a } => vec![("amount", amount(a))],
+        TimelineFacts::None {} => Vec::new(),
+    };
+    pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
 }
 
 /// The merchant's branding on the checkout.

@@ -102,9 +102,11 @@ pub fn entry(
         id: Uuid::now_v7(),
         link_id: l.id,
         session_id: session,
-        kind: kind.into(),
+        kind: TimelineKind::parse(kind).expect("a timeline kind"),
         created_at: ts(at),
-        data: object(json!({"note": kind, "amount": "12.50"})),
+        facts: TimelineFacts::Deposit {
+            amount: dec("12.50"),
+        },
     }
 }
 
