@@ -363,9 +363,7 @@ impl Watcher {
         for (number, _) in kept {
             node.insert(*number, self.rpc.block_hash(*number).await?);
         }
-        let fork = find_fork(kept, self.chain.confirmations, |n| {
-            node.get(&n).cloned().flatten()
-        });
+        let fork = find_fork(kept, |n| node.get(&n).cloned().flatten());
         if fork.beyond_confirmations {
             tracing::error!(chain = %self.chain.chain_code, depth = fork.depth, common = ?fork.common, "REORG DEEPER THAN THE CONFIRMATIONS: final transfers may have left the chain");
         } else {

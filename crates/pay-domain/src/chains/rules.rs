@@ -55,7 +55,9 @@ pub struct Rewind {
     pub common: Option<u64>,
     /// Blocks dropped: from the first disagreeing one to the last stored one.
     pub depth: u64,
-    /// Deeper than the chain's confirmations: something final may have moved. Logged loudly.
+    /// Deeper than the chain's confirmations: the watcher keeps only final blocks (its progress
+    /// stops at the last block with its confirmations), so any kept block dropped means a
+    /// final transfer may have moved. Logged loudly.
     pub beyond_confirmations: bool,
 }
 
@@ -64,7 +66,6 @@ pub struct Rewind {
 /// the first one whose hash still matches.
 pub fn find_fork(
     stored: &[(u64, String)],
-    required_confirmations: u32,
     mut node_hash: impl FnMut(u64) -> Option<String>,
 ) -> Rewind {
     let mut kept: Vec<&(u64, String)> = stored.iter().collect();
@@ -84,7 +85,7 @@ pub fn find_fork(
     Rewind {
         common,
         depth,
-        beyond_confirmations: depth >= u64::from(required_confirmations),
+        beyond_confirmations: depth > 0,
     }
 }
 
@@ -187,23 +188,45 @@ mod tests {
                 "x".into()
             })
         };
-        let r = find_fork(&stored, 12, node);
+        // The kept blocks are final ones: two of them dropped is a reorg below the
+        // confirmations, whatever their number.
+        let r = find_fork(&stored, node);
         assert_eq!(
             r,
             Rewind {
                 common: Some(11),
                 depth: 2,
-                beyond_confirmations: false
+                beyond_confirmations: true
             }
         );
-        // With 2 confirmations, a 2-block reorg may have undone a final transfer.
-        assert!(find_fork(&stored, 2, node).beyond_confirmations);
+        // Only the last kept block replaced: still a final block gone.
+        let last_only = |n: u64| {
+            Some(
+                if n == 13 {
+                    "x"
+                } else {
+                    ["a", "b", "c"][n as usize - 10]
+                }
+                .to_owned(),
+            )
+        };
+        assert_eq!(
+            find_fork(&stored, last_only),
+            Rewind {
+                common: Some(12),
+                depth: 1,
+                beyond_confirmations: true
+            }
+        );
         // Nothing matches: everything kept is dropped.
-        let r = find_fork(&stored, 12, |_| Some("z".into()));
+        let r = find_fork(&stored, |_| Some("z".into()));
         assert_eq!((r.common, r.depth), (None, 4));
-        // Hashes compare case-insensitively.
-        let r = find_fork(&chain(&[(5, "0xAB")]), 1, |_| Some("0xab".into()));
-        assert_eq!((r.common, r.depth), (Some(5), 0));
+        // Hashes compare case-insensitively; all still there is no reorg.
+        let r = find_fork(&chain(&[(5, "0xAB")]), |_| Some("0xab".into()));
+        assert_eq!(
+            (r.common, r.depth, r.beyond_confirmations),
+            (Some(5), 0, false)
+        );
     }
 
     #[test]
