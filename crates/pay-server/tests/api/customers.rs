@@ -275,6 +275,22 @@ async fn credentials_and_scopes(app: TestApp) {
             "{m} {path}"
         );
     }
+    // A malformed customer id is refused for the credential first (401), not as unknown (404).
+    let malformed = portal_path("not-a-customer-id");
+    let got = read(app.anon(Method::POST, &malformed).send().await.unwrap()).await;
+    assert_eq!(got.0, 401, "{:?}", got.1);
+    let got = read(
+        app.anon(Method::POST, &malformed)
+            .header("x-svc-key-id", &app.t.key_id)
+            .header("x-svc-key-secret", "mksec_wrong")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(got.0, 401, "{:?}", got.1);
+    let got = read(app.req(Method::POST, &malformed).send().await.unwrap()).await;
+    assert_eq!(got.0, 404, "{:?}", got.1);
     // A member's session reads, and may not write (403); the owner's may.
     let (email, password) = app.add_member(&app.t, "member").await;
     let member = app.login(&email, &password).await;

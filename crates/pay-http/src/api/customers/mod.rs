@@ -86,9 +86,9 @@ pub async fn customer_portal(
     creds: Credentials,
     customer_id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let by = crate::edge::contact_ref(&customer_id)?;
     let link = blocking(move || {
         let principal = creds.principal(&pay)?;
+        let by = crate::edge::contact_ref(&customer_id)?;
         Ok(pay.customers().portal_link(&principal, by)?)
     })
     .await?;
