@@ -8,7 +8,9 @@
 //! `alg: Ed25519`), on SQLite and on PostgreSQL, and again on a server requiring DPoP nonces
 //! (`PAY_DPOP_NONCES`), whose `use_dpop_nonce` answers both libraries follow.
 //!
-//! A native installation runs the same way (`tests/oauth-client/native.mjs`, see `native_flow`).
+//! A native installation runs the same way (`tests/oauth-client/native.mjs`, see `native_flow`),
+//! with the merchant's consent given in a real headless Chromium (`chromium` and
+//! `chromedriver`; the same `SKIP:` rule).
 //!
 //! The packages are installed with `npm ci` (from the committed `package-lock.json`) when
 //! `node_modules` is missing. Without `node` or `npm` the test prints a `SKIP:` line and passes,
@@ -80,6 +82,31 @@ fn client() -> Option<PathBuf> {
         );
     }
     Some(dir)
+}
+
+/// Chromium and chromedriver, or `None` after the SKIP line (a panic under
+/// `PAY_REQUIRE_ALL_TESTS=1`).
+fn chromium() -> Option<(PathBuf, PathBuf)> {
+    let find = |names: &[&str]| {
+        let path = std::env::var_os("PATH")?;
+        names.iter().find_map(|name| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(name))
+                .find(|p| p.is_file())
+        })
+    };
+    match (
+        find(&["chromium", "chromium-browser", "google-chrome"]),
+        find(&["chromedriver"]),
+    ) {
+        (Some(browser), Some(driver)) => Some((browser, driver)),
+        _ => {
+            let msg = "chromium and chromedriver are needed (apt-get install -y chromium chromium-driver)";
+            assert!(!require_all(), "PAY_REQUIRE_ALL_TESTS=1 but {msg}");
+            eprintln!("SKIP: native installation test in Chromium: {msg}");
+            None
+        }
+    }
 }
 
 /// Runs `pay-server` `args` on `db` and returns the JSON it prints.
@@ -261,8 +288,16 @@ fn whole_flow(db: &str, nonces: bool) {
 /// tokens, a payment link, a webhook subscription; a key rotation with `DPoP-Previous`, the
 /// consent that accepts it, the old family revoked and the new one working. Once per key type,
 /// the second run on a server requiring nonces.
-fn native_flow(db: &str) {
+fn native_flow(db: &str, shot: bool) {
     let Some(dir) = client() else { return };
+    let Some((browser, driver)) = chromium() else {
+        return;
+    };
+    // `PAY_UPDATE_SCREENSHOTS=1` writes the consent page to docs/images.
+    let screenshot =
+        (shot && std::env::var("PAY_UPDATE_SCREENSHOTS").as_deref() == Ok("1")).then(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/images/native-consent.png")
+        });
     let owner = owner(db);
     let platform = admin(
         db,
@@ -279,23 +314,26 @@ fn native_flow(db: &str) {
     let company = owner["companyId"].as_str().unwrap();
     for (alg, nonces) in [("ES256", false), ("Ed25519", true)] {
         let server = server(db, nonces);
-        let steps = run_client(
-            &dir,
-            "native.mjs",
-            &server,
-            &[
-                ("PLATFORM", "woocommerce"),
-                ("PLATFORM_NAME", "Woo Pay Connector"),
-                ("EMAIL", EMAIL),
-                ("PASSWORD", PASSWORD),
-                ("COMPANY_ID", company),
-                ("ALG", alg),
-            ],
-        );
+        let mut env = vec![
+            ("PLATFORM", "woocommerce"),
+            ("PLATFORM_NAME", "Woo Pay Connector"),
+            ("EMAIL", EMAIL),
+            ("PASSWORD", PASSWORD),
+            ("COMPANY_ID", company),
+            ("ALG", alg),
+            ("CHROMIUM", browser.to_str().unwrap()),
+            ("CHROMEDRIVER", driver.to_str().unwrap()),
+        ];
+        if let (Some(path), false) = (&screenshot, nonces) {
+            env.push(("SCREENSHOT", path.to_str().unwrap()));
+        }
+        let steps = run_client(&dir, "native.mjs", &server, &env);
         let client = &step(&steps, "registered")["client_id"];
         assert!(client.as_str().unwrap().starts_with("svc_app_"), "{client}");
         for name in [
             "registered_again",
+            "signed_in_in_chromium",
+            "approved_in_chromium",
             "token",
             "link",
             "webhook_subscription",
@@ -313,7 +351,7 @@ fn native_flow(db: &str) {
 #[test]
 fn a_native_installation_with_the_dpop_package_on_sqlite() {
     let db = TestDb::sqlite();
-    native_flow(&db.url);
+    native_flow(&db.url, true);
 }
 
 #[test]
@@ -321,7 +359,7 @@ fn a_native_installation_with_the_dpop_package_on_postgres() {
     let Some(db) = TestDb::postgres() else {
         return;
     };
-    native_flow(&db.url);
+    native_flow(&db.url, false);
 }
 
 #[test]

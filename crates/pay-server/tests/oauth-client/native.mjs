@@ -1,16 +1,20 @@
 // A native installation driven by the real client libraries, as a store plugin would: the
 // `dpop` package makes the keys and every proof (registration, `DPoP-Previous`, the payment
-// routes), oauth4webapi the consent, code exchange and refresh. Run by
-// crates/pay-server/tests/oauth_client.rs against a started server with a platform template.
+// routes), oauth4webapi the code exchange and refresh, and the merchant consents in a real
+// headless Chromium (chromium.mjs). Run by crates/pay-server/tests/oauth_client.rs against a
+// started server with a platform template.
 //
 // Input (environment): PAY_BASE (the server's base URL, issuer and PAY_AUTH_URL), PLATFORM,
-// PLATFORM_NAME (the template's), EMAIL, PASSWORD, COMPANY_ID, ALG (`ES256` or `Ed25519`).
+// PLATFORM_NAME (the template's), EMAIL, PASSWORD, COMPANY_ID, ALG (`ES256` or `Ed25519`),
+// CHROMIUM and CHROMEDRIVER (the programs' paths), and optionally SCREENSHOT (a path: the
+// consent page is written there as a PNG).
 // Output: one JSON line per step on stdout; exit status 0 only when every check held.
 
 import { randomBytes } from 'node:crypto'
 import * as oauth from 'oauth4webapi'
 import * as DPoP from 'dpop'
-import { approve, browser, check, dpopApi, env, insecure, step, withNonceRetry } from './support.mjs'
+import { check, dpopApi, env, insecure, step, withNonceRetry } from './support.mjs'
+import { approveInChromium, openChromium } from './chromium.mjs'
 
 const base = env('PAY_BASE').replace(/\/$/, '')
 const issuer = new URL(base)
@@ -75,20 +79,22 @@ step('registered_again')
 // --- Consent on the server's pages, tokens, a payment link, a webhook subscription ---------
 const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...insecure, algorithm: 'oauth2' }))
 const client = { client_id: registered.client_id, token_endpoint_auth_method: 'none' }
-const b = browser(base)
+const chromium = await openChromium()
+let consents = 0
 const consent = () =>
-  approve(b, as, {
-    base,
+  approveInChromium(chromium, as, {
     client,
     redirectUri,
     scope,
     email: env('EMAIL'),
     password: env('PASSWORD'),
     companyId,
-    checkPage: (html) => {
-      check(html.includes(env('PLATFORM_NAME')), "the consent page shows the template's name")
-      check(!html.includes('Totally Not A Bank'), 'never the siteName')
+    checkPage: (text) => {
+      check(text.includes(env('PLATFORM_NAME')), "the consent page shows the template's name")
+      check(!text.includes('Totally Not A Bank'), 'never the siteName')
     },
+    // The first consent's page, as the merchant sees it.
+    screenshot: consents++ === 0 ? process.env.SCREENSHOT : undefined,
   })
 // One DPoP handle per key: it keeps the nonce the server sent for the retry.
 const handles = new WeakMap()
@@ -166,4 +172,5 @@ const refreshed = await refresh(newKey, newTokens.refresh_token)
 r = await newApi('GET', '/api/partner/v1/pay/webhook-subscriptions/current', refreshed.access_token)
 check(r.status === 200 && r.json.active === true, `the grant keeps its webhook subscription (got ${r.status})`)
 step('new_family_works', { uid: r.json.id })
+await chromium.close()
 step('done')
