@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The OpenAPI document against the server it describes: build and start the real `pay-server`
-# on a fresh SQLite database (loopback only), bootstrap a company for an API key, and run
+# on a fresh SQLite database (loopback only), bootstrap a company for an API key and a partner
+# for an onboarding secret (sent to the onboarding route alone, .ci/schemathesis.toml), and run
 # schemathesis (pinned) against the served document with that key: examples, coverage and
 # fuzzing phases, 30 examples per operation, every check, bounded by --max-time. Test data made
 # through the API (.ci/openapi_fixtures.py) feeds the path parameters half of the time. Any
@@ -44,6 +45,10 @@ field() { printf '%s' "$creds" | python3 -c "import json, sys; print(json.load(s
 key_id="$(field keyId)"
 key_secret="$(field keySecret)"
 form_key="$(field formKeyId)"
+# A partner's onboarding secret, for the onboarding draft route (its own bearer credential).
+PAY_ONBOARDING_SECRET="$("$bin" admin create-partner --name "OpenAPI check partner" \
+  | python3 -c "import json, sys; print(json.load(sys.stdin)['onboardingSecret'])")"
+export PAY_ONBOARDING_SECRET
 
 "$bin" serve >"$work/server.log" 2>&1 &
 server_pid=$!

@@ -194,6 +194,17 @@ ALLOWED = {
         ("validation_failed", "pluginVersion", None),
         ("validation_failed", "siteName", None),
     ],
+    # Onboarding drafts: `oauth` is checked against its stored application (a registered
+    # client, one of its redirect URIs, scopes it may ask for); names and the website follow
+    # the text and URL rules (control characters, user info) the patterns cannot state.
+    ("POST", "/api/partner/v1/onboarding/company"): [
+        ("validation_failed", "oauth.clientId", None),
+        ("validation_failed", "oauth.redirectUri", None),
+        ("validation_failed", "oauth.scope", None),
+        ("validation_failed", "company.name", None),
+        ("validation_failed", "company.website", None),
+        ("validation_failed", "idempotencyKey", None),
+    ],
     ("POST", "/oauth/revoke"): ("oauth", {
         # RFC 7009 2.1: `token` is required; an unknown one is 200.
         "invalid_request",

@@ -27,6 +27,8 @@ use crate::links::LinkService;
 use crate::mail::{MailService, MailStore};
 use crate::oauth::ports::OAuthPorts;
 use crate::oauth::{OAuthConfig, OAuthService};
+use crate::onboarding::ports::OnboardingPorts;
+use crate::onboarding::OnboardingService;
 use crate::sandbox::ports::ClockFollower;
 use crate::sandbox::SandboxService;
 use crate::settings::ports::SettingsStore;
@@ -55,6 +57,8 @@ pub struct Stores {
     pub chains: Arc<dyn WalletStore>,
     pub oauth: Arc<dyn OAuthPorts>,
     pub installations: Arc<dyn InstallationPorts>,
+    /// Onboarding partners and their drafts.
+    pub onboarding: Arc<dyn OnboardingPorts>,
     pub rate_limits: Arc<dyn RateLimitStore + Send + Sync>,
     /// The outbox of domain events (what one context decided and others react to).
     pub events: Arc<dyn EventStore + Send + Sync>,
@@ -83,6 +87,7 @@ impl Stores {
             chains: store.clone(),
             oauth: store.clone(),
             installations: store.clone(),
+            onboarding: store.clone(),
             rate_limits: store.clone(),
             events: store.clone(),
             health: store,
@@ -162,6 +167,7 @@ struct Services {
     oauth: OAuthService,
     chains: ChainService,
     installations: InstallationService,
+    onboarding: OnboardingService,
     health: Arc<dyn HealthCheck + Send + Sync>,
 }
 
@@ -270,6 +276,8 @@ impl Pay {
             stores.installations,
             config.allow_private_targets,
         );
+        let onboarding =
+            OnboardingService::new(k.clone(), tenancy.clone(), oauth.clone(), stores.onboarding);
         let s = Arc::new(Services {
             k,
             tenancy,
@@ -285,6 +293,7 @@ impl Pay {
             oauth,
             chains,
             installations,
+            onboarding,
             health: stores.health,
         });
         Pay { s }
@@ -341,6 +350,10 @@ impl Pay {
 
     pub fn installations(&self) -> &InstallationService {
         &self.s.installations
+    }
+
+    pub fn onboarding(&self) -> &OnboardingService {
+        &self.s.onboarding
     }
 
     /// Real time (the process clock).
@@ -416,6 +429,7 @@ pub trait PayStore:
     + WalletStore
     + OAuthPorts
     + InstallationPorts
+    + OnboardingPorts
     + RateLimitStore
     + EventStore
     + HealthCheck
@@ -437,6 +451,7 @@ impl<T> PayStore for T where
         + WalletStore
         + OAuthPorts
         + InstallationPorts
+        + OnboardingPorts
         + RateLimitStore
         + EventStore
         + HealthCheck

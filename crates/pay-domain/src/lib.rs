@@ -22,6 +22,7 @@ pub mod bookkeeping;
 pub mod customers;
 pub mod installations;
 pub mod oauth;
+pub mod onboarding;
 pub mod subscriptions;
 
 pub mod app;

@@ -119,10 +119,14 @@ routes!(
     oauth::revoke,
     oauth::metadata,
     installations::register_installation,
+    crate::api::onboarding::create_draft,
     crate::pages::oauth::authorize_page,
     crate::pages::oauth::authorize_decision,
     crate::pages::oauth::signin_page,
     crate::pages::oauth::signin,
+    crate::pages::onboarding::claim_page,
+    crate::pages::onboarding::claim,
+    crate::pages::onboarding::sign_up,
 );
 
 /// The gateway form takes its named fields and any number of `metadata[<key>]` string fields:
@@ -284,6 +288,18 @@ impl Modify for Security {
                 crate::edge::credentials::SESSION_COOKIE,
                 "Signed-in session from POST /auth/login; mutations also need x-csrf-token",
             ))),
+        );
+        components.add_security_scheme(
+            "onboardingSecret",
+            SecurityScheme::Http(
+                utoipa::openapi::security::HttpBuilder::new()
+                    .scheme(utoipa::openapi::security::HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "A partner's onboarding secret (`obs_...`) from \
+                         `pay-server admin create-partner`: `Authorization: Bearer <secret>`",
+                    ))
+                    .build(),
+            ),
         );
         components.add_security_scheme(
             "oauthToken",
@@ -604,6 +620,7 @@ mod tests {
             ("/oauth/authorize", "post"),
             ("/signin", "get"),
             ("/signin", "post"),
+            ("/api/partner/v1/onboarding/company", "post"),
         ] {
             assert!(
                 paths.get(path).and_then(|p| p.get(method)).is_some(),

@@ -1,5 +1,5 @@
 //! `pay-server`: serve (default), worker, migrate, admin bootstrap, add-member,
-//! verify-domain, create-oauth-app and create-native-platform.
+//! verify-domain, create-oauth-app, create-native-platform and create-partner.
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -114,6 +114,14 @@ enum Admin {
         icon_url: Option<String>,
         #[arg(long)]
         support_url: Option<String>,
+    },
+    /// Create an onboarding partner; prints `{"partnerId", "onboardingSecret"}`. The secret
+    /// (for `POST /api/partner/v1/onboarding/company`) is shown this once; only its digest is
+    /// stored.
+    CreatePartner {
+        /// The name merchants see on the claim page ("<name> prepared this account").
+        #[arg(long)]
+        name: String,
     },
 }
 
@@ -258,6 +266,21 @@ fn main() -> anyhow::Result<()> {
                     "iconUrl": p.icon_url,
                     "supportUrl": p.support_url,
                     "scopes": pay_domain::oauth::scope_string(&p.scopes),
+                })
+            );
+            Ok(())
+        }
+        Command::Admin(Admin::CreatePartner { name }) => {
+            let pay = build_pay(&config, open_store(&config)?)?;
+            let (partner, secret) = pay
+                .onboarding()
+                .create_partner(&name)
+                .map_err(|e| anyhow::anyhow!("create-partner failed: {e}"))?;
+            println!(
+                "{}",
+                serde_json::json!({
+                    "partnerId": partner.id.to_string(),
+                    "onboardingSecret": secret.expose(),
                 })
             );
             Ok(())

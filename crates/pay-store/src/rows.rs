@@ -16,6 +16,7 @@ pub(crate) mod installations;
 mod links;
 mod mail;
 pub(crate) mod oauth;
+pub(crate) mod onboarding;
 mod payload;
 mod settings;
 mod short_text;

@@ -592,5 +592,7 @@ diesel::allow_tables_to_appear_in_same_query!(wallet_activities, payment_links);
 // The chain processor's tables, in a file of their own.
 mod chains;
 mod installations;
+mod onboarding;
 pub use chains::*;
 pub use installations::*;
+pub use onboarding::*;

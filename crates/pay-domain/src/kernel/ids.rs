@@ -104,6 +104,15 @@ uuid_id!(
     /// A domain event in the outbox (what one context decided and others react to).
     EventId
 );
+uuid_id!(
+    /// An onboarding partner (agency, platform) that prepares merchants' accounts
+    /// (`partnerId` of `admin create-partner`; not an integration's `partner_id`).
+    OnboardingPartnerId
+);
+uuid_id!(
+    /// A partner's onboarding draft: the company a merchant claims.
+    DraftId
+);
 
 macro_rules! prefixed_id {
     ($(#[$doc:meta])* $name:ident, $prefix:expr, $len:expr) => {

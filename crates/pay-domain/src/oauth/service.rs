@@ -145,6 +145,11 @@ impl OAuthService {
         Ok((stored.app, secret))
     }
 
+    /// The application with this client id (onboarding checks a draft's `oauth` against it).
+    pub fn application(&self, client_id: &ClientId) -> PortResult<Option<Application>> {
+        Ok(self.store.application(client_id)?.map(|a| a.app))
+    }
+
     /// Checks an authorization request (RFC 6749 section 4.1.1) and says what the consent
     /// page shows. An unknown client or unregistered redirect URI is `NoRedirect` (an error
     /// page); every other refusal is `Refused`, to be redirected to `redirect_uri` with its

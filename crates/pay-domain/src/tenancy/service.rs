@@ -237,6 +237,43 @@ impl TenancyService {
         Ok(outcome)
     }
 
+    /// A new user's record for a sign-up (the claim page): a valid e-mail that no user has
+    /// yet (`email` at fault otherwise) and a long enough password, hashed. Not stored.
+    pub(crate) fn new_user(&self, email: &str, password: &Secret) -> Result<UserRecord> {
+        let email = normalize_email(email);
+        validate::email("email", &email)?;
+        if self.store.user_by_email(&email)?.is_some() {
+            return Err(FieldError::new(
+                "email",
+                "an account with this e-mail exists: sign in instead",
+            )
+            .into());
+        }
+        check_password(password)?;
+        Ok(UserRecord {
+            id: UserId(self.k.crypto.new_uuid()),
+            email,
+            password_hash: self.k.crypto.hash_password(password.expose())?,
+            created_at: self.k.now(),
+        })
+    }
+
+    /// A new company (checked by the caller) and its default settings. Not stored.
+    pub(crate) fn new_company(&self, name: &str, website: Option<&str>) -> (Company, PaySettings) {
+        let company = Company {
+            id: CompanyId(self.k.crypto.new_uuid()),
+            name: name.trim().to_owned(),
+            picture_url: None,
+            logo_url: None,
+            theme: Theme::System,
+            created_at: self.k.now(),
+            test_clock_offset_ms: 0,
+            payment_link_domain: None,
+            website: website.map(str::to_owned),
+        };
+        (company, PaySettings::new_company_default(&self.k.assets))
+    }
+
     /// Adds a person to a company with a role (operator command; the dashboard invites later).
     /// A new e-mail creates the user with `password`; an existing user keeps theirs.
     pub fn add_member(

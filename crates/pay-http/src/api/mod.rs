@@ -15,6 +15,7 @@ pub mod links;
 pub mod mail;
 pub mod meta;
 pub mod oauth;
+pub mod onboarding;
 pub mod schema;
 pub mod session;
 pub mod settings;

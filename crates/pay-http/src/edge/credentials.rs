@@ -174,6 +174,23 @@ impl Credentials {
     }
 }
 
+/// The token of `Authorization: Bearer <token>` for a route with a bearer secret of its own
+/// (partner onboarding): `None` without the header, `Some("")` for several, another scheme or
+/// a malformed token (refused as a wrong secret).
+pub fn bearer_secret(req: &HttpRequest) -> Option<String> {
+    let mut auth = req
+        .headers()
+        .get_all(actix_web::http::header::AUTHORIZATION);
+    let first = auth.next()?;
+    if auth.next().is_some() {
+        return Some(String::new());
+    }
+    Some(match first.to_str().ok().and_then(access_token) {
+        Some((false, token)) => token.to_owned(),
+        _ => String::new(),
+    })
+}
+
 /// `Bearer <token>` or `DPoP <token>` (scheme names are case-insensitive, RFC 9110 section
 /// 11.1): whether DPoP, and the token68.
 fn access_token(value: &str) -> Option<(bool, &str)> {

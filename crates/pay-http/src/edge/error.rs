@@ -18,6 +18,7 @@ use pay_domain::kernel::idempotency::IdempotencyConflict;
 use pay_domain::links::{InvalidTransition, LinkError, LinkNotActive};
 use pay_domain::mail::{MailError, MissingEmail};
 use pay_domain::oauth::{NoRedirect, OAuthError, OAuthErrorCode, OAuthRefusal, ResourceRefusal};
+use pay_domain::onboarding::{ClaimRefused, OnboardingError};
 use pay_domain::sandbox::SandboxError;
 use pay_domain::settings::SettingsError;
 use pay_domain::subscriptions::{InvalidSubscriptionTransition, SubscriptionError};
@@ -221,6 +222,9 @@ pub enum ApiError {
     /// A native registration naming another platform or site than its `registrationId` has.
     #[error(transparent)]
     RegistrationConflict(#[from] RegistrationConflict),
+    /// A claim of an onboarding draft already claimed or expired (the claim page's).
+    #[error(transparent)]
+    Claim(#[from] ClaimRefused),
     /// A token request's DPoP proof refused by the verifier (RFC 9449 section 5).
     #[error(transparent)]
     TokenProof(#[from] pay_dpop::ProofError),
@@ -278,6 +282,7 @@ from_context! {
     BookkeepingError { Invalid, Denied, NotFound, Evidence, Fault }
     WalletError { Xpub, Invalid, NotFound, Denied, Fault }
     InstallationError { Invalid, PlatformExists, Conflict, Resource, Fault }
+    OnboardingError { Invalid, Denied, InvalidLogin, Idempotency, NotFound, Claim, RateLimited, Fault }
 }
 
 /// Status, `errorCode`, message and field.
@@ -384,6 +389,10 @@ impl ApiError {
                 },
             ),
             ApiError::PlatformExists(_) => plain(StatusCode::CONFLICT, "platform_exists"),
+            ApiError::Claim(ClaimRefused::Claimed) => {
+                plain(StatusCode::CONFLICT, "draft_already_claimed")
+            }
+            ApiError::Claim(ClaimRefused::Expired) => plain(StatusCode::GONE, "draft_expired"),
             ApiError::RegistrationConflict(c) => (
                 StatusCode::CONFLICT,
                 "registration_conflict",

@@ -30,6 +30,7 @@ mod oauth;
 mod oauth_nonces;
 mod oauth_pages;
 mod oauth_support;
+mod onboarding;
 mod portal;
 mod portal_rights;
 mod refund_address;

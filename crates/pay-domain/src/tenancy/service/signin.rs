@@ -34,14 +34,21 @@ impl TenancyService {
             .ok_or(InvalidLogin)?;
         self.k.clear_throttle(&key)?;
         self.k.forget_throttle_hit(&addr_key, now)?;
+        self.start_session(user.id, company.company_id)
+    }
+
+    /// A new session of `user` acting on `company` (after a password check, or for the user
+    /// who just signed up on a claim page): its token and CSRF token, returned once.
+    pub(crate) fn start_session(&self, user: UserId, company: CompanyId) -> Result<LoginOutcome> {
+        let now = self.k.now();
         let token = self.k.new_secret("pss_");
         let csrf = self.csrf_of(&token);
         let session = StoredSignIn {
             id: SignInId(self.k.crypto.new_uuid()),
             token_digest: self.k.crypto.digest(token.expose()),
             csrf_digest: self.k.crypto.digest(csrf.expose()),
-            user_id: user.id,
-            company_id: company.company_id,
+            user_id: user,
+            company_id: company,
             created_at: now,
             expires_at: now.plus(SIGN_IN_TTL),
         };

@@ -11,6 +11,7 @@ mod installations;
 mod links;
 mod mail;
 mod oauth;
+mod onboarding;
 mod subscriptions;
 mod tenancy;
 mod webhooks;
@@ -76,6 +77,8 @@ pub struct Tables {
     pub oauth: OAuthTables,
     pub native_platforms: Vec<crate::installations::NativePlatform>,
     pub native_installations: Vec<crate::installations::Installation>,
+    pub onboarding_partners: Vec<crate::onboarding::StoredPartner>,
+    pub onboarding_drafts: Vec<crate::onboarding::StoredDraft>,
     pub grant_subscriptions: Vec<crate::webhooks::GrantSubscription>,
     pub idempotency: Vec<webhooks::IdempotencyRow>,
     /// Known wallets of contacts: (company, contact, address, address key).

@@ -404,17 +404,26 @@ pub async fn authorize_decision(
     Ok(render(&pay, &config, answer))
 }
 
-/// Where to go after signing in: only back into an authorization request of ours.
+/// Where to go after signing in: only back into an authorization request or an onboarding
+/// claim page of ours.
 fn safe_return(return_to: Option<&str>) -> Option<String> {
     return_to
-        .filter(|r| r.starts_with("/oauth/authorize?") && !r.contains(['\r', '\n', '\\']))
+        .filter(|r| {
+            let claim = r
+                .strip_prefix(crate::api::onboarding::CLAIM_PATH)
+                .and_then(|t| t.strip_prefix('/'))
+                .is_some_and(|t| {
+                    !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                });
+            (r.starts_with("/oauth/authorize?") || claim) && !r.contains(['\r', '\n', '\\'])
+        })
         .map(str::to_owned)
 }
 
-/// The sign-in page (HTML), for the consent flow.
+/// The sign-in page (HTML), for the consent flow and the onboarding claim page.
 #[utoipa::path(
     tag = "OAuth",
-    params(("return_to" = Option<String>, Query, description = "An `/oauth/authorize?...` address to return to")),
+    params(("return_to" = Option<String>, Query, description = "An `/oauth/authorize?...` or `/onboarding/claim/...` address to return to")),
     responses((status = 200, description = "The sign-in form (HTML)", content_type = "text/html", body = String))
 )]
 #[get("/signin")]

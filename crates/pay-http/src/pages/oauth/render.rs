@@ -26,7 +26,7 @@ pub fn scope_words(scope: Scope) -> &'static str {
     }
 }
 
-fn document(nonce: &str, title: &str, body: &str) -> String {
+pub(crate) fn document(nonce: &str, title: &str, body: &str) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\

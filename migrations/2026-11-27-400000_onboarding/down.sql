@@ -1,0 +1,2 @@
+DROP TABLE onboarding_drafts;
+DROP TABLE onboarding_partners;
