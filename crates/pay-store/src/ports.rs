@@ -26,6 +26,7 @@ mod installations;
 mod links;
 mod mail;
 pub(crate) mod oauth;
+mod oauth_recovery;
 mod onboarding;
 mod ratelimit;
 mod settings;

@@ -18,6 +18,7 @@ mod mail;
 pub(crate) mod oauth;
 pub(crate) mod onboarding;
 mod payload;
+pub(crate) mod recovery;
 mod settings;
 mod short_text;
 mod subscriptions;

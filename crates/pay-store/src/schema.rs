@@ -593,6 +593,8 @@ diesel::allow_tables_to_appear_in_same_query!(wallet_activities, payment_links);
 mod chains;
 mod installations;
 mod onboarding;
+mod recovery;
 pub use chains::*;
 pub use installations::*;
 pub use onboarding::*;
+pub use recovery::*;

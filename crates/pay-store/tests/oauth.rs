@@ -18,3 +18,14 @@ conformance!(
     jti_is_recorded_once_even_concurrently,
     prune_cuts_by_expiry,
 );
+
+mod recovery {
+    use super::*;
+
+    conformance!(
+        oauth_recovery:
+        a_token_request_key_is_claimed_once,
+        an_answer_is_written_with_its_tokens,
+        answers_are_erased_when_their_tokens_end,
+    );
+}

@@ -20,6 +20,11 @@ pub enum OAuthErrorCode {
     InvalidDpopProof,
     /// RFC 9449: retry with the server's nonce.
     UseDpopNonce,
+    /// A native token request's `Idempotency-Key` holds another request (409, as the spec's
+    /// idempotency rule).
+    IdempotencyKeyReused,
+    /// A native token request with this `Idempotency-Key` is still running (409).
+    IdempotencyKeyInFlight,
 }
 
 impl OAuthErrorCode {
@@ -34,6 +39,8 @@ impl OAuthErrorCode {
             OAuthErrorCode::AccessDenied => "access_denied",
             OAuthErrorCode::InvalidDpopProof => "invalid_dpop_proof",
             OAuthErrorCode::UseDpopNonce => "use_dpop_nonce",
+            OAuthErrorCode::IdempotencyKeyReused => "idempotency_key_reused",
+            OAuthErrorCode::IdempotencyKeyInFlight => "idempotency_key_in_flight",
         }
     }
 }

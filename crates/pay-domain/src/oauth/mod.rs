@@ -6,10 +6,11 @@ pub mod machine;
 mod model;
 pub mod pkce;
 pub mod ports;
+pub mod recovery;
 mod service;
 
 pub use error::{
     NoRedirect, OAuthError, OAuthErrorCode, OAuthRefusal, ResourceErrorCode, ResourceRefusal,
 };
 pub use model::*;
-pub use service::OAuthService;
+pub use service::{OAuthService, TokenGrant, TokenOutcome};

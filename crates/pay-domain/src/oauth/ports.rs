@@ -6,6 +6,7 @@ use crate::kernel::error::PortResult;
 use crate::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId};
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
+use crate::oauth::recovery::{TokenAnswer, TokenRecoveryStore};
 use crate::oauth::{Family, Grant, Held, KeySwap, StoredApplication, StoredCode, StoredToken};
 
 /// Applications, grants, codes and tokens.
@@ -32,7 +33,8 @@ pub trait OAuthStore {
     /// `swap.to_jkt` accepted and none pending, by compare-and-set on both; when that changes
     /// no row, nothing is written and the answer is `None`. Then every family of every grant
     /// of the application that is not revoked yet gets `revoked_at = grant.updated_at` (the
-    /// old key's access and refresh tokens die with them), and the rest is exactly
+    /// old key's access and refresh tokens die with them, and every stored token answer of the
+    /// application is erased), and the rest is exactly
     /// `save_authorization`. Of two concurrent calls for one swap, at most one is `Some`.
     fn save_authorization_with_key(
         &self,
@@ -60,30 +62,43 @@ pub trait OAuthStore {
     fn claim_code(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool>;
 
     /// Inserts a family's first access and refresh tokens in ONE transaction (both or
-    /// neither). Digests MUST be unique per kind.
-    fn insert_tokens(&self, access: &StoredToken, refresh: &StoredToken) -> PortResult<()>;
+    /// neither). Digests MUST be unique per kind. With `answer`, the same transaction answers
+    /// its claim (`TokenRecoveryStore`): the in-flight record of `answer.key` holding
+    /// `answer.token` takes the answer's fields; when no such record is in flight, nothing is
+    /// written and the call fails (a `Fault`).
+    fn insert_tokens(
+        &self,
+        access: &StoredToken,
+        refresh: &StoredToken,
+        answer: Option<&TokenAnswer>,
+    ) -> PortResult<()>;
     /// A refresh token by digest, with its family and grant (spent and revoked ones too).
     fn refresh_token(&self, digest: &SecretDigest) -> PortResult<Option<Held<StoredToken>>>;
     /// Rotates a refresh token in ONE transaction: inserts `access` and `refresh` (the new
     /// refresh token stored before the old is spent), then sets the old one's `spent_at = at`
     /// only where `spent_at` and `revoked_at` are still null. When that update changes no row
     /// everything is rolled back and the answer is false. Of any number of concurrent calls
-    /// with one old token, exactly one returns true.
+    /// with one old token, exactly one returns true. The same transaction erases the stored
+    /// token answers whose successor is `old` (it was used), and with `answer` answers its
+    /// claim as `insert_tokens` does (a lost claim rolls everything back and fails).
     fn rotate_refresh(
         &self,
         old: &SecretDigest,
         access: &StoredToken,
         refresh: &StoredToken,
         at: Timestamp,
+        answer: Option<&TokenAnswer>,
     ) -> PortResult<bool>;
     /// An access token by digest, with its family and grant (expired and revoked ones too).
     fn access_token(&self, digest: &SecretDigest) -> PortResult<Option<Held<StoredToken>>>;
 
     /// Revokes a whole family: sets its `revoked_at = at` where still null. Every token of the
-    /// family reads as revoked from then on, including tokens inserted after this call. False
-    /// when the family does not exist or was already revoked.
+    /// family reads as revoked from then on, including tokens inserted after this call; the
+    /// family's stored token answers are erased in the same transaction. False when the family
+    /// does not exist or was already revoked.
     fn revoke_family(&self, family: FamilyId, at: Timestamp) -> PortResult<bool>;
-    /// Revokes one access token (RFC 7009) where not yet revoked; false otherwise.
+    /// Revokes one access token (RFC 7009) where not yet revoked, erasing the stored token
+    /// answer that issued it in the same transaction; false otherwise.
     fn revoke_access_token(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool>;
     /// Deletes codes and tokens that expired before `before` (none is read after it: an
     /// expired code, access or refresh token is refused whatever else it says), and refresh
@@ -104,7 +119,7 @@ pub trait DpopReplayStore {
     fn prune_jtis(&self, before: Timestamp) -> PortResult<u64>;
 }
 
-/// Every store port of OAuth, as one object (a blanket impl covers any type with both).
-pub trait OAuthPorts: OAuthStore + DpopReplayStore + Send + Sync {}
+/// Every store port of OAuth, as one object (a blanket impl covers any type with all three).
+pub trait OAuthPorts: OAuthStore + DpopReplayStore + TokenRecoveryStore + Send + Sync {}
 
-impl<T> OAuthPorts for T where T: OAuthStore + DpopReplayStore + Send + Sync {}
+impl<T> OAuthPorts for T where T: OAuthStore + DpopReplayStore + TokenRecoveryStore + Send + Sync {}

@@ -2,7 +2,10 @@
 //! (consent), authenticate a client, revoke (RFC 7009) and authenticate an access token on a
 //! resource route. The token endpoint's two grants are in `service/token.rs`.
 
+mod recovery;
 mod token;
+
+pub use recovery::{TokenGrant, TokenOutcome};
 
 use std::sync::Arc;
 
@@ -425,8 +428,9 @@ impl OAuthService {
             .record_jti(&proof.htu, &hex::encode(&proof.jti_digest), keep_until)
     }
 
-    /// Housekeeping: forgets `jti`s past their window and codes and tokens a day past their
-    /// expiry. Returns how many rows went.
+    /// Housekeeping: forgets `jti`s past their window, codes and tokens a day past their
+    /// expiry, token answers past their access token's expiry and token-request keys a day
+    /// old. Returns how many rows went or were erased.
     pub fn prune(&self) -> PortResult<u64> {
         let now = self.k.now();
         // A spent refresh token is kept as long as one of an ordinary application can live,
@@ -437,7 +441,11 @@ impl OAuthService {
         Ok(self.store.prune_jtis(now)?
             + self
                 .store
-                .prune_oauth(now.minus(PRUNE_GRACE), spent_before)?)
+                .prune_oauth(now.minus(PRUNE_GRACE), spent_before)?
+            // Token answers go when their access token expires; the keys stay a day.
+            + self
+                .store
+                .prune_token_requests(now, now.minus(crate::kernel::idempotency::KEEP_FOR))?)
     }
 }
 

@@ -424,10 +424,12 @@ impl ApiError {
             },
             // RFC 6749 section 5.2: 401 for a client that failed to authenticate, else 400.
             ApiError::OAuth(r) => (
-                if r.code == OAuthErrorCode::InvalidClient {
-                    StatusCode::UNAUTHORIZED
-                } else {
-                    StatusCode::BAD_REQUEST
+                match r.code {
+                    OAuthErrorCode::InvalidClient => StatusCode::UNAUTHORIZED,
+                    // A native token request's key (the spec's idempotency rule).
+                    OAuthErrorCode::IdempotencyKeyReused
+                    | OAuthErrorCode::IdempotencyKeyInFlight => StatusCode::CONFLICT,
+                    _ => StatusCode::BAD_REQUEST,
                 },
                 r.code.as_str(),
                 msg.clone(),

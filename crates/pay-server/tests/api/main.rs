@@ -26,6 +26,7 @@ mod mail_flood;
 mod meta;
 mod moved_clock;
 mod native;
+mod native_recovery;
 mod oauth;
 mod oauth_nonces;
 mod oauth_pages;

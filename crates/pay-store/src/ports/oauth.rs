@@ -9,10 +9,12 @@ use pay_domain::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId};
 use pay_domain::kernel::secret::SecretDigest;
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::oauth::ports::{DpopReplayStore, OAuthStore};
+use pay_domain::oauth::recovery::TokenAnswer;
 use pay_domain::oauth::{Family, Grant, Held, KeySwap, StoredApplication, StoredCode, StoredToken};
 use pay_domain::{Fault, PortResult};
 
 use crate::conn::{write_transaction, AnyConnection};
+use crate::ports::oauth_recovery::{answer_claim, erase_answers, Erase};
 use crate::rows::oauth::{
     scopes_text, AccessRow, ApplicationRow, CodeRow, FamilyRow, GrantRow, RefreshRow,
 };
@@ -255,6 +257,7 @@ impl OAuthStore for DieselStore {
                 )
                 .set(families::revoked_at.eq(grant.updated_at.unix_millis()))
                 .execute(conn)?;
+                erase_answers(conn, Erase::Application(&app))?;
                 authorization_in(conn, grant, family, code)
             });
             match outcome {
@@ -326,9 +329,17 @@ impl OAuthStore for DieselStore {
         Ok(n == 1)
     }
 
-    fn insert_tokens(&self, a: &StoredToken, r: &StoredToken) -> PortResult<()> {
+    fn insert_tokens(
+        &self,
+        a: &StoredToken,
+        r: &StoredToken,
+        answer: Option<&TokenAnswer>,
+    ) -> PortResult<()> {
         self.write("insert oauth tokens", |conn| {
-            write_transaction(conn, |conn| insert_pair(conn, a, r))
+            write_transaction(conn, |conn| {
+                insert_pair(conn, a, r)?;
+                answer_claim(conn, answer)
+            })
         })
     }
 
@@ -355,10 +366,12 @@ impl OAuthStore for DieselStore {
         a: &StoredToken,
         r: &StoredToken,
         at: Timestamp,
+        answer: Option<&TokenAnswer>,
     ) -> PortResult<bool> {
         self.write("rotate oauth refresh token", |conn| {
             let outcome = write_transaction(conn, |conn| {
                 insert_pair(conn, a, r)?;
+                answer_claim(conn, answer)?;
                 let spent = diesel::update(
                     refresh::table
                         .filter(refresh::digest.eq(&old.0))
@@ -367,11 +380,12 @@ impl OAuthStore for DieselStore {
                 )
                 .set(refresh::spent_at.eq(at.unix_millis()))
                 .execute(conn)?;
-                if spent == 1 {
-                    Ok(())
-                } else {
-                    Err(DieselError::RollbackTransaction)
+                if spent != 1 {
+                    return Err(DieselError::RollbackTransaction);
                 }
+                // The old token's answer is no longer its family's live successor.
+                erase_answers(conn, Erase::Successor(&old.0))?;
+                Ok(())
             });
             match outcome {
                 Ok(()) => Ok(true),
@@ -399,27 +413,36 @@ impl OAuthStore for DieselStore {
     }
 
     fn revoke_family(&self, family: FamilyId, at: Timestamp) -> PortResult<bool> {
+        let family = family.to_string();
         let n = self.write("revoke oauth family", |conn| {
-            diesel::update(
-                families::table
-                    .filter(families::id.eq(family.to_string()))
-                    .filter(families::revoked_at.is_null()),
-            )
-            .set(families::revoked_at.eq(at.unix_millis()))
-            .execute(conn)
+            write_transaction(conn, |conn| {
+                let n = diesel::update(
+                    families::table
+                        .filter(families::id.eq(&family))
+                        .filter(families::revoked_at.is_null()),
+                )
+                .set(families::revoked_at.eq(at.unix_millis()))
+                .execute(conn)?;
+                erase_answers(conn, Erase::Family(&family))?;
+                Ok(n)
+            })
         })?;
         Ok(n == 1)
     }
 
     fn revoke_access_token(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool> {
         let n = self.write("revoke oauth access token", |conn| {
-            diesel::update(
-                access::table
-                    .filter(access::digest.eq(&digest.0))
-                    .filter(access::revoked_at.is_null()),
-            )
-            .set(access::revoked_at.eq(at.unix_millis()))
-            .execute(conn)
+            write_transaction(conn, |conn| {
+                let n = diesel::update(
+                    access::table
+                        .filter(access::digest.eq(&digest.0))
+                        .filter(access::revoked_at.is_null()),
+                )
+                .set(access::revoked_at.eq(at.unix_millis()))
+                .execute(conn)?;
+                erase_answers(conn, Erase::Access(&digest.0))?;
+                Ok(n)
+            })
         })?;
         Ok(n == 1)
     }

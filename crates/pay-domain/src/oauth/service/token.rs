@@ -7,6 +7,7 @@ use crate::kernel::ids::GrantId;
 use crate::kernel::timestamp::Timestamp;
 use crate::oauth::error::refused;
 use crate::oauth::machine::{transition, CredentialEvent, CredentialMove};
+use crate::oauth::recovery::{TokenAnswer, TokenRequestKey};
 use crate::oauth::{
     intersect, parse_scopes, pkce, ClientAuth, Family, OAuthErrorCode as C, ProofFacts,
     StoredApplication, StoredToken, TokenResponse, TokenType, ACCESS_TOKEN_PREFIX, CODE_PREFIX,
@@ -14,8 +15,11 @@ use crate::oauth::{
 };
 use crate::tenancy::Scope;
 
+/// A keyed request's claim: its key and the claim's token (`service/recovery.rs`).
+pub(super) type Keyed<'a> = Option<(&'a TokenRequestKey, &'a str)>;
+
 /// What one issuance writes and answers.
-struct Issue {
+pub(super) struct Issue {
     access: StoredToken,
     refresh: StoredToken,
     response: TokenResponse,
@@ -36,7 +40,20 @@ impl OAuthService {
         proof: Option<&ProofFacts>,
     ) -> Result<TokenResponse> {
         let app = self.authenticate_client(client)?;
-        require_proof(&app, proof)?;
+        self.redeem_code(&app, code, redirect_uri, code_verifier, proof, None)
+    }
+
+    /// `exchange_code` for an authenticated client, the tokens answering `keyed`'s claim.
+    pub(super) fn redeem_code(
+        &self,
+        app: &StoredApplication,
+        code: &str,
+        redirect_uri: &str,
+        code_verifier: &str,
+        proof: Option<&ProofFacts>,
+        keyed: Keyed<'_>,
+    ) -> Result<TokenResponse> {
+        require_proof(app, proof)?;
         let bad_code = || refused(C::InvalidGrant, "the authorization code is invalid");
         if !shaped(code, CODE_PREFIX) {
             return Err(bad_code());
@@ -101,7 +118,7 @@ impl OAuthService {
             ));
         }
         let issue = self.issue(
-            &app,
+            app,
             held.grant.id,
             &held.family,
             &scopes,
@@ -109,7 +126,9 @@ impl OAuthService {
             proof.map(|p| p.jkt.clone()),
             now,
         );
-        self.store.insert_tokens(&issue.access, &issue.refresh)?;
+        let answer = self.answer_of(keyed, &held.grant, &issue)?;
+        self.store
+            .insert_tokens(&issue.access, &issue.refresh, answer.as_ref())?;
         Ok(issue.response)
     }
 
@@ -127,7 +146,19 @@ impl OAuthService {
         proof: Option<&ProofFacts>,
     ) -> Result<TokenResponse> {
         let app = self.authenticate_client(client)?;
-        require_proof(&app, proof)?;
+        self.rotate(&app, refresh_token, scope, proof, None)
+    }
+
+    /// `refresh` for an authenticated client, the tokens answering `keyed`'s claim.
+    pub(super) fn rotate(
+        &self,
+        app: &StoredApplication,
+        refresh_token: &str,
+        scope: Option<&str>,
+        proof: Option<&ProofFacts>,
+        keyed: Keyed<'_>,
+    ) -> Result<TokenResponse> {
+        require_proof(app, proof)?;
         let bad = || refused(C::InvalidGrant, "the refresh token is invalid");
         if !shaped(refresh_token, REFRESH_TOKEN_PREFIX) {
             return Err(bad());
@@ -189,7 +220,7 @@ impl OAuthService {
         }
         self.check_proof_fresh(proof)?;
         let issue = self.issue(
-            &app,
+            app,
             held.grant.id,
             &held.family,
             &access_scopes,
@@ -197,10 +228,14 @@ impl OAuthService {
             jkt,
             now,
         );
-        if !self
-            .store
-            .rotate_refresh(&t.digest, &issue.access, &issue.refresh, now)?
-        {
+        let answer = self.answer_of(keyed, &held.grant, &issue)?;
+        if !self.store.rotate_refresh(
+            &t.digest,
+            &issue.access,
+            &issue.refresh,
+            now,
+            answer.as_ref(),
+        )? {
             self.store.revoke_family(held.family.id, now)?;
             return Err(refused(
                 C::InvalidGrant,
@@ -211,7 +246,7 @@ impl OAuthService {
     }
 
     /// Records the token request's proof `jti`; a replay is `invalid_dpop_proof`.
-    fn check_proof_fresh(&self, proof: Option<&ProofFacts>) -> Result<()> {
+    pub(super) fn check_proof_fresh(&self, proof: Option<&ProofFacts>) -> Result<()> {
         if let Some(p) = proof {
             if !self.record_proof(p)? {
                 return Err(refused(
@@ -221,6 +256,33 @@ impl OAuthService {
             }
         }
         Ok(())
+    }
+
+    /// The answer a keyed issuance stores beside its tokens: the response sealed for its
+    /// client, key and request, held until the access token expires at the latest.
+    fn answer_of(
+        &self,
+        keyed: Keyed<'_>,
+        grant: &crate::oauth::Grant,
+        issue: &Issue,
+    ) -> Result<Option<TokenAnswer>> {
+        let Some((key, token)) = keyed else {
+            return Ok(None);
+        };
+        Ok(Some(TokenAnswer {
+            key: key.clone(),
+            token: token.to_owned(),
+            company_id: grant.company_id,
+            grant_id: grant.id,
+            family_id: issue.access.family_id,
+            access_digest: issue.access.digest.clone(),
+            refresh_digest: issue.refresh.digest.clone(),
+            sealed: self
+                .k
+                .sealer
+                .seal(&seal_text(&issue.response)?, &key.aad())?,
+            until: issue.access.expires_at,
+        }))
     }
 
     /// New access and refresh tokens of `family` (not stored yet).
@@ -276,9 +338,31 @@ impl OAuthService {
     }
 }
 
+/// A token response as its sealed answer holds it.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(super) struct SealedResponse {
+    pub access_token: String,
+    pub token_type: String,
+    pub expires_in: i64,
+    pub refresh_token: String,
+    pub scope: String,
+}
+
+fn seal_text(r: &TokenResponse) -> Result<crate::kernel::secret::Secret> {
+    let text = serde_json::to_string(&SealedResponse {
+        access_token: r.access_token.expose().to_owned(),
+        token_type: r.token_type.as_str().to_owned(),
+        expires_in: r.expires_in_secs,
+        refresh_token: r.refresh_token.expose().to_owned(),
+        scope: crate::oauth::scope_string(&r.scopes),
+    })
+    .map_err(|e| crate::kernel::error::Fault::caused("seal a token answer", e))?;
+    Ok(crate::kernel::secret::Secret::new(text))
+}
+
 /// A `dpop_bound` application gets bound tokens only: a token request without a proof is
 /// refused.
-fn require_proof(app: &StoredApplication, proof: Option<&ProofFacts>) -> Result<()> {
+pub(super) fn require_proof(app: &StoredApplication, proof: Option<&ProofFacts>) -> Result<()> {
     if app.app.dpop_bound && proof.is_none() {
         return Err(refused(
             C::InvalidDpopProof,

@@ -218,7 +218,7 @@ pub fn a_key_swap_at_consent_is_atomic<S: Ports>(store: &S) {
         .unwrap();
     let access = token(&app, &f_old, T0, 900_000);
     let refresh = token(&app, &f_old, T0, 86_400_000);
-    store.insert_tokens(&access, &refresh).unwrap();
+    store.insert_tokens(&access, &refresh, None).unwrap();
     let g_b = grant(company(store), &app, T0);
     let f_b = family(&g_b, T0);
     let c_b = code(&app, &f_b, T0);

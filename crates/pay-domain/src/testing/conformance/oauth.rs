@@ -24,7 +24,7 @@ pub trait Ports: TenancyStore + OAuthStore + DpopReplayStore + GrantScopes + Syn
 
 impl<T: TenancyStore + OAuthStore + DpopReplayStore + GrantScopes + Sync> Ports for T {}
 
-fn digest() -> SecretDigest {
+pub(super) fn digest() -> SecretDigest {
     SecretDigest(random_alnum(64).to_lowercase())
 }
 
@@ -109,7 +109,7 @@ pub(super) fn token(app: &StoredApplication, family: &Family, at: i64, ttl_ms: i
 }
 
 /// A stored application, grant, family and code of a new company.
-fn authorized<S: Ports>(store: &S) -> (StoredApplication, Grant, Family, StoredCode) {
+pub(super) fn authorized<S: Ports>(store: &S) -> (StoredApplication, Grant, Family, StoredCode) {
     let company = company(store);
     let app = application(false);
     store.insert_application(&app).unwrap();
@@ -279,7 +279,7 @@ pub fn tokens_insert_together_and_read_back<S: Ports>(store: &S) {
         ..token(&app, &f, T0, 900_000)
     };
     let refresh = token(&app, &f, T0, 86_400_000);
-    store.insert_tokens(&access, &refresh).unwrap();
+    store.insert_tokens(&access, &refresh, None).unwrap();
     let held = store.access_token(&access.digest).unwrap().unwrap();
     assert_eq!(
         (held.item, held.grant, held.family),
@@ -292,7 +292,7 @@ pub fn tokens_insert_together_and_read_back<S: Ports>(store: &S) {
     assert_eq!(store.access_token(&refresh.digest).unwrap(), None);
     // Both or neither: a clashing refresh digest leaves no new access token behind.
     let lone = token(&app, &f, T0, 900_000);
-    assert!(is_fault(store.insert_tokens(&lone, &refresh)));
+    assert!(is_fault(store.insert_tokens(&lone, &refresh, None)));
     assert_eq!(store.access_token(&lone.digest).unwrap(), None);
     // Revoking one access token.
     assert!(store
@@ -312,7 +312,7 @@ pub fn refresh_rotation_has_exactly_one_winner<S: Ports>(store: &S) {
     let (app, _, f, _) = authorized(store);
     let old = token(&app, &f, T0, 86_400_000);
     store
-        .insert_tokens(&token(&app, &f, T0, 900_000), &old)
+        .insert_tokens(&token(&app, &f, T0, 900_000), &old, None)
         .unwrap();
     let news: Vec<(StoredToken, StoredToken)> = (0..8)
         .map(|_| {
@@ -331,7 +331,7 @@ pub fn refresh_rotation_has_exactly_one_winner<S: Ports>(store: &S) {
                 s.spawn(move || {
                     barrier.wait();
                     store
-                        .rotate_refresh(&old.digest, a, r, ts(T0 + 10))
+                        .rotate_refresh(&old.digest, a, r, ts(T0 + 10), None)
                         .unwrap()
                 })
             })
@@ -348,10 +348,10 @@ pub fn refresh_rotation_has_exactly_one_winner<S: Ports>(store: &S) {
     // A spent, revoked or unknown token never rotates.
     let (a, r) = (token(&app, &f, T0, 1), token(&app, &f, T0, 1));
     assert!(!store
-        .rotate_refresh(&old.digest, &a, &r, ts(T0 + 20))
+        .rotate_refresh(&old.digest, &a, &r, ts(T0 + 20), None)
         .unwrap());
     assert!(!store
-        .rotate_refresh(&digest(), &a, &r, ts(T0 + 20))
+        .rotate_refresh(&digest(), &a, &r, ts(T0 + 20), None)
         .unwrap());
     assert_eq!(store.access_token(&a.digest).unwrap(), None);
 }
@@ -364,7 +364,7 @@ pub fn family_revocation_covers_every_token_of_the_family<S: Ports>(store: &S) {
     let c2 = code(&app, &f2, T0);
     store.save_authorization(&g, &f2, &c2).unwrap();
     let (a1, r1) = (token(&app, &f, T0, 900_000), token(&app, &f, T0, 9_000_000));
-    store.insert_tokens(&a1, &r1).unwrap();
+    store.insert_tokens(&a1, &r1, None).unwrap();
     assert!(store.revoke_family(f.id, ts(T0 + 5)).unwrap());
     assert!(!store.revoke_family(f.id, ts(T0 + 6)).unwrap());
     assert!(!store
@@ -374,7 +374,7 @@ pub fn family_revocation_covers_every_token_of_the_family<S: Ports>(store: &S) {
         token(&app, &f, T0 + 7, 900_000),
         token(&app, &f, T0 + 7, 9_000_000),
     );
-    store.insert_tokens(&a2, &r2).unwrap();
+    store.insert_tokens(&a2, &r2, None).unwrap();
     for d in [&a1.digest, &a2.digest] {
         let held = store.access_token(d).unwrap().unwrap();
         assert_eq!(held.family.revoked_at, Some(ts(T0 + 5)));
@@ -438,7 +438,7 @@ pub fn prune_cuts_by_expiry<S: Ports>(store: &S) {
 
     let (app, _, f, c) = authorized(store); // code expires at T0 + 60 s
     let (a, r) = (token(&app, &f, T0, 1000), token(&app, &f, T0, 120_000));
-    store.insert_tokens(&a, &r).unwrap();
+    store.insert_tokens(&a, &r, None).unwrap();
     let never = ts(T0 - 1);
     assert_eq!(store.prune_oauth(ts(T0 + 1000), never).unwrap(), 0);
     assert_eq!(store.prune_oauth(ts(T0 + 60_001), never).unwrap(), 2);
@@ -457,9 +457,9 @@ pub fn prune_cuts_by_expiry<S: Ports>(store: &S) {
         digest: digest(),
         ..a2.clone()
     };
-    store.insert_tokens(&a2, &r2).unwrap();
+    store.insert_tokens(&a2, &r2, None).unwrap();
     assert!(store
-        .rotate_refresh(&r2.digest, &a3, &r3, ts(T0 + 5_000))
+        .rotate_refresh(&r2.digest, &a3, &r3, ts(T0 + 5_000), None)
         .unwrap());
     assert_eq!(
         store.prune_oauth(ts(T0 + 60_001), ts(T0 + 5_000)).unwrap(),

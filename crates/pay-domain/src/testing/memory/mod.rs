@@ -11,6 +11,7 @@ mod installations;
 mod links;
 mod mail;
 mod oauth;
+mod oauth_recovery;
 mod onboarding;
 mod subscriptions;
 mod tenancy;

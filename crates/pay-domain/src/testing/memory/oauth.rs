@@ -6,6 +6,7 @@ use crate::kernel::ids::*;
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
 use crate::oauth::ports::{DpopReplayStore, OAuthStore};
+use crate::oauth::recovery::TokenAnswer;
 use crate::oauth::{
     Family, Grant, Held, KeySwap, RegisteredKey, StoredApplication, StoredCode, StoredToken,
 };
@@ -21,6 +22,8 @@ pub struct OAuthTables {
     pub refresh_tokens: Vec<StoredToken>,
     /// `(htu, jti_digest, keep_until)`.
     pub jtis: Vec<(String, String, Timestamp)>,
+    /// Keyed token requests (`recovery.rs`).
+    pub token_requests: Vec<super::oauth_recovery::TokenRequestRecord>,
 }
 
 impl OAuthTables {
@@ -40,6 +43,32 @@ impl OAuthTables {
             grant: grant.clone(),
             family: family.clone(),
         })
+    }
+
+    /// Answers the in-flight claim `a` names, or fails with nothing written.
+    fn answer_claim(&mut self, a: Option<&TokenAnswer>) -> PortResult<()> {
+        let Some(a) = a else { return Ok(()) };
+        let record = self
+            .token_requests
+            .iter_mut()
+            .find(|r| {
+                r.key.application_id == a.key.application_id
+                    && r.key.key_digest == a.key.key_digest
+                    && r.token == a.token
+                    && r.answer.is_none()
+            })
+            .ok_or_else(|| Fault::new("the token request's claim was taken over"))?;
+        record.answer = Some(a.clone());
+        Ok(())
+    }
+
+    /// Erases the answers `which` picks (the records stay).
+    fn erase_answers(&mut self, which: impl Fn(&TokenAnswer) -> bool) {
+        for r in &mut self.token_requests {
+            if r.answer.as_ref().is_some_and(&which) {
+                r.erased = true;
+            }
+        }
     }
 
     fn check_token(&self, t: &StoredToken) -> PortResult<()> {
@@ -131,6 +160,8 @@ impl OAuthStore for MemStore {
         for i in live {
             t.oauth.families[i].revoked_at = Some(grant.updated_at);
         }
+        t.oauth
+            .erase_answers(|a| a.key.application_id == grant.application_id);
         if let Some(a) = t.oauth.applications.iter_mut().find(|a| swappable(a)) {
             a.app.key = Some(RegisteredKey {
                 accepted_jkt: swap.to_jkt.clone(),
@@ -202,7 +233,12 @@ impl OAuthStore for MemStore {
         }
     }
 
-    fn insert_tokens(&self, access: &StoredToken, refresh: &StoredToken) -> PortResult<()> {
+    fn insert_tokens(
+        &self,
+        access: &StoredToken,
+        refresh: &StoredToken,
+        answer: Option<&TokenAnswer>,
+    ) -> PortResult<()> {
         self.count_call("insert_tokens");
         let mut t = self.write();
         let o = &mut t.oauth;
@@ -214,6 +250,7 @@ impl OAuthStore for MemStore {
         if o.refresh_tokens.iter().any(|x| x.digest == refresh.digest) {
             return Err(unique_violation("oauth_refresh_tokens.digest"));
         }
+        o.answer_claim(answer)?;
         o.access_tokens.push(access.clone());
         o.refresh_tokens.push(refresh.clone());
         Ok(())
@@ -235,6 +272,7 @@ impl OAuthStore for MemStore {
         access: &StoredToken,
         refresh: &StoredToken,
         at: Timestamp,
+        answer: Option<&TokenAnswer>,
     ) -> PortResult<bool> {
         self.count_call("rotate_refresh");
         let mut t = self.write();
@@ -255,6 +293,8 @@ impl OAuthStore for MemStore {
         else {
             return Ok(false);
         };
+        o.answer_claim(answer)?;
+        o.erase_answers(|a| &a.refresh_digest == old);
         o.refresh_tokens.push(refresh.clone());
         o.access_tokens.push(access.clone());
         o.refresh_tokens[spent].spent_at = Some(at);
@@ -282,6 +322,7 @@ impl OAuthStore for MemStore {
         {
             Some(f) => {
                 f.revoked_at = Some(at);
+                t.oauth.erase_answers(|a| a.family_id == family);
                 Ok(true)
             }
             None => Ok(false),
@@ -299,6 +340,7 @@ impl OAuthStore for MemStore {
         {
             Some(x) => {
                 x.revoked_at = Some(at);
+                t.oauth.erase_answers(|a| &a.access_digest == digest);
                 Ok(true)
             }
             None => Ok(false),

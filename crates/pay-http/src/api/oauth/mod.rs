@@ -9,8 +9,9 @@ use actix_web::http::header;
 use actix_web::{get, post, web, HttpRequest, HttpResponse};
 use base64::Engine;
 use pay_domain::app::Pay;
+use pay_domain::kernel::idempotency::{IdempotencyKey, HEADER as IDEMPOTENCY_KEY};
 use pay_domain::kernel::secret::Secret;
-use pay_domain::oauth::{scope_string, ClientAuth, OAuthErrorCode as C, OAuthRefusal};
+use pay_domain::oauth::{scope_string, ClientAuth, OAuthErrorCode as C, OAuthRefusal, TokenGrant};
 use pay_domain::tenancy::Scope;
 
 use crate::api::oauth::dto::{RevokeRequest, ServerMetadata, TokenRequest, TokenResponseDto};
@@ -109,6 +110,26 @@ fn client_auth(
     })
 }
 
+/// The `Idempotency-Key` of a token request: none, or exactly one value of 1 to 255
+/// printable ASCII characters; anything else is `invalid_request`.
+fn idempotency_key(req: &HttpRequest) -> Result<Option<IdempotencyKey>, ApiError> {
+    let mut values = req.headers().get_all(IDEMPOTENCY_KEY);
+    let Some(first) = values.next() else {
+        return Ok(None);
+    };
+    let bad = || {
+        refusal(
+            C::InvalidRequest,
+            "give one Idempotency-Key header of 1 to 255 printable ASCII characters",
+        )
+    };
+    if values.next().is_some() {
+        return Err(bad());
+    }
+    let text = first.to_str().map_err(|_| bad())?;
+    IdempotencyKey::parse(text).map(Some).map_err(|_| bad())
+}
+
 /// Exchange an authorization code, or rotate a refresh token.
 ///
 /// `authorization_code` needs `code`, `redirect_uri` and `code_verifier`; `refresh_token`
@@ -116,14 +137,23 @@ fn client_auth(
 /// `client_secret_post`, public ones send `client_id` only. A `DPoP` proof (RFC 9449, `htu`
 /// this endpoint's URL under the configured base URL) binds the tokens to its key
 /// (`token_type: DPoP`); a bound refresh token needs a proof by the same key.
+///
+/// A native installation's client may send `Idempotency-Key`: when the response is lost, the
+/// exact request retried with the same key and a fresh proof by the same key gets the same
+/// tokens (`Idempotent-Replayed: true`) while they are the family's live successor, and
+/// `invalid_grant` once they were used, revoked or expired.
 #[utoipa::path(
     tag = "OAuth",
     request_body(content = TokenRequest, content_type = "application/x-www-form-urlencoded"),
-    params(("DPoP" = Option<String>, Header, description = "A DPoP proof JWT (`htm` POST, `htu` this URL)")),
+    params(
+        ("DPoP" = Option<String>, Header, description = "A DPoP proof JWT (`htm` POST, `htu` this URL)"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Native installations only: 1 to 255 printable ASCII characters, scoped to the client, kept 24 hours; a retry of the exact request gets the same tokens while they are the live successor"),
+    ),
     responses(
-        (status = 200, description = "Tokens (`Cache-Control: no-store`)", body = TokenResponseDto),
+        (status = 200, description = "Tokens (`Cache-Control: no-store`); a recovered answer carries `Idempotent-Replayed: true`", body = TokenResponseDto),
         (status = 400, description = "RFC 6749 error: `invalid_request`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope`, `unauthorized_client`, `invalid_dpop_proof`, `use_dpop_nonce`", body = OAuthErrorBody),
         (status = 401, description = "`invalid_client` (with `WWW-Authenticate: Basic`)", body = OAuthErrorBody),
+        (status = 409, description = "`idempotency_key_reused`: the key holds another token request; `idempotency_key_in_flight`: the first one still runs", body = OAuthErrorBody),
         (status = 413, description = "`invalid_request`: body over 64 KiB", body = OAuthErrorBody),
         (status = 415, description = "`invalid_request`: not `application/x-www-form-urlencoded`", body = OAuthErrorBody),
     )
@@ -139,6 +169,7 @@ pub async fn token(
         Err(res) => return Ok(*res),
     };
     let client = client_auth(&req, form.client_id.clone(), form.client_secret.clone())?;
+    let key = idempotency_key(&req)?;
     let proofs = all_values(&req, DPOP_HEADER);
     let target = target_uri(&req);
     let nonces = req
@@ -159,36 +190,38 @@ pub async fn token(
             )?)
         };
         let missing = |what: &'static str| refusal(C::InvalidRequest, what);
-        let oauth = pay.oauth();
-        Ok(match form.grant_type.as_str() {
-            "authorization_code" => oauth.exchange_code(
-                &client,
-                form.code
+        let grant = match form.grant_type.as_str() {
+            "authorization_code" => TokenGrant::AuthorizationCode {
+                code: form
+                    .code
                     .as_deref()
                     .ok_or_else(|| missing("code is required"))?,
-                form.redirect_uri
+                redirect_uri: form
+                    .redirect_uri
                     .as_deref()
                     .ok_or_else(|| missing("redirect_uri is required"))?,
-                form.code_verifier
+                code_verifier: form
+                    .code_verifier
                     .as_deref()
                     .ok_or_else(|| missing("code_verifier is required"))?,
-                proof.as_ref(),
-            )?,
-            "refresh_token" => oauth.refresh(
-                &client,
-                form.refresh_token
+            },
+            "refresh_token" => TokenGrant::RefreshToken {
+                refresh_token: form
+                    .refresh_token
                     .as_deref()
                     .ok_or_else(|| missing("refresh_token is required"))?,
-                form.scope.as_deref(),
-                proof.as_ref(),
-            )?,
+                scope: form.scope.as_deref(),
+            },
             _ => {
                 return Err(refusal(
                     C::UnsupportedGrantType,
                     "grant_type must be authorization_code or refresh_token",
                 ))
             }
-        })
+        };
+        Ok(pay
+            .oauth()
+            .token(&client, grant, proof.as_ref(), key.as_ref())?)
     })
     .await;
     // RFC 9449 section 8: a missing or stale nonce is `use_dpop_nonce` with the nonce to use;
@@ -213,6 +246,10 @@ pub async fn token(
     if let Some(n) = nonce {
         res.insert_header((DPOP_NONCE_HEADER, n));
     }
+    if issued.replayed {
+        res.insert_header((crate::api::webhook_subscription::REPLAYED_HEADER, "true"));
+    }
+    let issued = issued.response;
     Ok(res
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header((header::PRAGMA, "no-cache"))
