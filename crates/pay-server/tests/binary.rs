@@ -785,3 +785,46 @@ fn admin_create_native_platform_writes_an_immutable_template() {
         assert!(err.contains(field), "{args:?}: {err}");
     }
 }
+
+/// `admin create-partner`: prints the partner's id and its onboarding secret (shown this once),
+/// which the database holds only as a digest; a blank name is refused.
+#[test]
+fn admin_create_partner_prints_the_secret_once() {
+    let dir = TempDir::new();
+    let command = |name: &str| {
+        let out = Command::new(BIN)
+            .args(["admin", "create-partner", "--name", name])
+            .env("PAY_DATABASE_URL", dir.db_url())
+            .env("PAY_LOG", "warn")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (code, out, err) = command("Northwind Agency");
+    assert_eq!(code, Some(0), "{err}");
+    let printed: Value = serde_json::from_str(out.trim()).unwrap();
+    let mut keys: Vec<&String> = printed.as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["onboardingSecret", "partnerId"]);
+    assert!(uuid::Uuid::parse_str(printed["partnerId"].as_str().unwrap()).is_ok());
+    let secret = printed["onboardingSecret"].as_str().unwrap();
+    assert!(secret.starts_with("obs_") && secret.len() == 47, "{secret}");
+    let db = dir.db_url().trim_start_matches("sqlite://").to_owned();
+    for file in [db.clone(), format!("{db}-wal")] {
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        assert!(
+            !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+            "the secret itself is not stored ({file})"
+        );
+    }
+    let (code, again, _) = command("Northwind Agency");
+    assert_eq!(code, Some(0));
+    assert_ne!(again, out, "another partner, another secret");
+    let (code, out, err) = command(" ");
+    assert_eq!((code, out.as_str()), (Some(1), ""));
+    assert!(err.contains("name"), "{err}");
+}

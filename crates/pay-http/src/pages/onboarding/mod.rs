@@ -32,6 +32,7 @@ const NONCE_LEN: usize = 22;
 #[serde(deny_unknown_fields)]
 pub struct ClaimForm {
     /// The session's CSRF token.
+    #[schema(min_length = 1)]
     pub csrf_token: String,
 }
 
@@ -39,8 +40,10 @@ pub struct ClaimForm {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SignUpForm {
+    #[schema(min_length = 1)]
     pub email: String,
     /// At least 10 characters.
+    #[schema(min_length = 1)]
     pub password: String,
 }
 
@@ -154,8 +157,9 @@ fn render(pay: &Pay, config: &HttpConfig, token: &str, answer: Answer) -> HttpRe
         .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        // The claim token is in the path: never sent on to another site.
-        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        // The claim token is in the path: never sent on to another site (`no-referrer` would
+        // make the browser send `Origin: null` with the forms, which are refused).
+        .insert_header((header::REFERRER_POLICY, "same-origin"))
         .insert_header((
             header::CONTENT_SECURITY_POLICY,
             csp_with_form_target(&nonce, None, form_origin.as_deref()),
@@ -279,6 +283,11 @@ pub async fn claim(
     let session = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
     let (p, t) = (pay.clone(), token.clone());
     let answer = blocking(move || {
+        // The link first: an unknown one is its page whatever the form holds.
+        let partner = match p.onboarding().claim_view(&t) {
+            Ok(v) => v.partner_name,
+            Err(e) => return refusal(e, None),
+        };
         let f = match body
             .0
             .map_err(|_| "The form could not be read.".to_owned())
@@ -307,10 +316,6 @@ pub async fn claim(
                 StatusCode::FORBIDDEN,
             ));
         }
-        let partner = match p.onboarding().claim_view(&t) {
-            Ok(v) => v.partner_name,
-            Err(e) => return refusal(e, None),
-        };
         match p.onboarding().claim(&t, &signed_in) {
             Ok(c) => Ok(claimed(c, partner)),
             Err(e) => refusal(e, Some(&partner)),
@@ -356,6 +361,11 @@ pub async fn sign_up(
     }
     let (p, t) = (pay.clone(), token.clone());
     let (answer, session) = blocking(move || {
+        // The link first: an unknown one is its page whatever the form holds.
+        let view = match p.onboarding().claim_view(&t) {
+            Ok(v) => v,
+            Err(e) => return Ok((refusal(e, None)?, None)),
+        };
         let f = match body
             .0
             .map_err(|_| "The form could not be read.".to_owned())
@@ -368,10 +378,6 @@ pub async fn sign_up(
                     None,
                 ))
             }
-        };
-        let view = match p.onboarding().claim_view(&t) {
-            Ok(v) => v,
-            Err(e) => return Ok((refusal(e, None)?, None)),
         };
         let partner = view.partner_name.clone();
         match p
