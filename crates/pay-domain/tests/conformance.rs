@@ -31,6 +31,7 @@ on_memory!(evidence: evidence_rows_round_trip_within_their_company, expense_writ
 on_memory!(events: events_land_with_their_write_and_are_claimed_once_due, a_consumption_is_recorded_once_and_pruned_with_its_event);
 on_memory!(installations: a_platform_template_is_written_once, an_installation_is_written_once_with_its_application, a_key_swap_at_consent_is_atomic);
 on_memory!(tenancy: a_payment_link_domain_belongs_to_one_company);
+on_memory!(onboarding: drafts_are_unique_per_partner_and_key, a_draft_is_claimed_once);
 
 #[test]
 fn the_memory_file_store_keeps_the_file_store_contract() {

@@ -15,6 +15,7 @@ pub mod links;
 pub mod mail;
 pub mod oauth;
 pub mod oauth_recovery;
+pub mod onboarding;
 pub mod ratelimit;
 pub mod reactions;
 pub mod subscriptions;
