@@ -1,6 +1,7 @@
 //! A tracing span per request carrying a request id, so every log line of the request (on the
 //! event loop or the blocking pool) names it. The id is echoed as `x-request-id`. Only the
-//! method, path and status are logged: never headers, cookies, query strings or bodies.
+//! method, path and status are logged: never headers, cookies, query strings or bodies, and a
+//! path's secret segment (an onboarding claim token) is masked.
 
 use std::time::Instant;
 
@@ -27,6 +28,20 @@ fn request_id(req: &ServiceRequest) -> String {
         .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string())
 }
 
+/// The path as logged: an onboarding claim page's token (a bearer secret) becomes `***`.
+fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
+    const CLAIM: &str = "/onboarding/claim/";
+    match path.find(CLAIM) {
+        Some(i) => {
+            let start = i + CLAIM.len();
+            let rest = &path[start..];
+            let end = rest.find('/').map_or(path.len(), |j| start + j);
+            format!("{}***{}", &path[..start], &path[end..]).into()
+        }
+        None => path.into(),
+    }
+}
+
 pub async fn request_span(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
@@ -36,7 +51,7 @@ pub async fn request_span(
         "request",
         request_id = %id,
         method = %req.method(),
-        path = %req.path()
+        path = %logged_path(req.path())
     );
     let start = Instant::now();
     let mut res = next.call(req).instrument(span.clone()).await?;
@@ -48,4 +63,23 @@ pub async fn request_span(
     let elapsed_us = start.elapsed().as_micros() as u64;
     span.in_scope(|| tracing::info!(status, elapsed_us, "request finished"));
     Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::logged_path;
+
+    #[test]
+    fn claim_tokens_are_masked_in_logged_paths() {
+        let token = format!("obc_{}", "a".repeat(43));
+        assert_eq!(
+            logged_path(&format!("/onboarding/claim/{token}")),
+            "/onboarding/claim/***"
+        );
+        assert_eq!(
+            logged_path(&format!("/pay/v1/onboarding/claim/{token}/signup")),
+            "/pay/v1/onboarding/claim/***/signup"
+        );
+        assert_eq!(logged_path("/pay/abc"), "/pay/abc");
+    }
 }
