@@ -273,6 +273,7 @@ impl Pay {
         let installations = InstallationService::new(
             k.clone(),
             oauth.clone(),
+            webhooks.clone(),
             stores.installations,
             config.allow_private_targets,
         );

@@ -165,6 +165,10 @@ diesel::table! {
         created_at -> BigInt,
         updated_at -> BigInt,
         version -> BigInt,
+        retained_key_id -> Nullable<Text>,
+        retained_sealed -> Nullable<Text>,
+        retained_url -> Nullable<Text>,
+        retained_at -> Nullable<BigInt>,
     }
 }
 

@@ -27,5 +27,6 @@ mod recovery {
         a_token_request_key_is_claimed_once,
         an_answer_is_written_with_its_tokens,
         answers_are_erased_when_their_tokens_end,
+        a_revoked_grant_ends_its_tokens_and_answers,
     );
 }

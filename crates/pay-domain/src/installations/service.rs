@@ -13,9 +13,10 @@ use crate::kernel::error::{Fault, FieldError};
 use crate::kernel::ids::{ApplicationId, ClientId};
 use crate::kernel::service::Kernel;
 use crate::oauth::{
-    Application, ClientType, OAuthService, ProofFacts, RegisteredKey, ResourceErrorCode,
-    ResourceRefusal, StoredApplication, DEFAULT_REFRESH_TTL,
+    Application, ClientAuth, ClientType, OAuthError, OAuthService, ProofFacts, RegisteredKey,
+    ResourceErrorCode, ResourceRefusal, StoredApplication, DEFAULT_REFRESH_TTL,
 };
+use crate::webhooks::WebhookService;
 
 type Result<T, E = InstallationError> = std::result::Result<T, E>;
 
@@ -28,6 +29,8 @@ fn proof_refused(description: &'static str) -> InstallationError {
 pub struct InstallationService {
     k: Kernel,
     oauth: OAuthService,
+    /// What a disconnect keeps of the grant's webhook subscription.
+    webhooks: WebhookService,
     store: Arc<dyn InstallationPorts>,
     /// The operator's private-targets switch: development sites on loopback or private
     /// addresses may register.
@@ -46,15 +49,30 @@ impl InstallationService {
     pub fn new(
         k: Kernel,
         oauth: OAuthService,
+        webhooks: WebhookService,
         store: Arc<dyn InstallationPorts>,
         allow_private_targets: bool,
     ) -> InstallationService {
         InstallationService {
             k,
             oauth,
+            webhooks,
             store,
             allow_private_targets,
         }
+    }
+
+    /// `POST /oauth/revoke` (RFC 7009, `OAuthService::revoke`). Revoking a refresh token of
+    /// an official native installation is its disconnect: the family and the grant end, and
+    /// the grant's active webhook subscription is disabled for new links while its endpoint
+    /// and a separately sealed copy of its secret are kept for the late payment-status events
+    /// of the links issued before (`WebhookService::retain_grant_subscription`). A retry after
+    /// a failure in between keeps what the first did not.
+    pub fn revoke(&self, client: &ClientAuth, token: &str) -> Result<(), OAuthError> {
+        if let Some(grant) = self.oauth.revoke_reporting(client, token)? {
+            self.webhooks.retain_grant_subscription(grant.id.0)?;
+        }
+        Ok(())
     }
 
     /// Creates a platform template (`pay-server admin create-native-platform`) with the

@@ -34,6 +34,14 @@ impl LinkSubject for PaymentLink {
         }
     }
 
+    fn grant_subscription(&self) -> Option<uuid::Uuid> {
+        self.grant_subscription_id
+    }
+
+    fn created_at(&self) -> crate::kernel::timestamp::Timestamp {
+        self.created_at
+    }
+
     fn snapshot(&self, public_pay_url: &str) -> LinkSnapshot {
         let p = &self.payload;
         LinkSnapshot {
@@ -67,5 +75,15 @@ impl LinkSource for LinkService {
 
     fn link_webhook(&self, link_uid: &LinkUid) -> PortResult<Option<LinkWebhook>> {
         LinkService::link_webhook(self, link_uid)
+    }
+
+    fn company_link(
+        &self,
+        company: CompanyId,
+        uid: &LinkUid,
+    ) -> PortResult<Option<Box<dyn LinkSubject>>> {
+        Ok(self
+            .link_of(company, uid)?
+            .map(|l| Box::new(l) as Box<dyn LinkSubject>))
     }
 }

@@ -3,7 +3,7 @@
 //! says what an implementation MUST guarantee; all fail only with `Fault`.
 
 use crate::kernel::error::PortResult;
-use crate::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId};
+use crate::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId, GrantId};
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
 use crate::oauth::recovery::{TokenAnswer, TokenRecoveryStore};
@@ -97,6 +97,12 @@ pub trait OAuthStore {
     /// family's stored token answers are erased in the same transaction. False when the family
     /// does not exist or was already revoked.
     fn revoke_family(&self, family: FamilyId, at: Timestamp) -> PortResult<bool>;
+    /// Revokes a grant (a native installation's disconnect): sets its `revoked_at = at` where
+    /// still null, and erases the stored token answers of the grant in the same transaction.
+    /// Every code and token of the grant reads as revoked from then on; a later approval of
+    /// the same company and application clears it (`save_authorization`). False when the
+    /// grant does not exist or was already revoked.
+    fn revoke_grant(&self, grant: GrantId, at: Timestamp) -> PortResult<bool>;
     /// Revokes one access token (RFC 7009) where not yet revoked, erasing the stored token
     /// answer that issued it in the same transaction; false otherwise.
     fn revoke_access_token(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool>;

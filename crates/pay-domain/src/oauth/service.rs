@@ -323,12 +323,26 @@ impl OAuthService {
     /// answered OK all the same; only client authentication can fail. `token_type_hint` is
     /// not needed: our tokens say their kind in their prefix.
     pub fn revoke(&self, client: &ClientAuth, token: &str) -> Result<()> {
+        self.revoke_reporting(client, token).map(drop)
+    }
+
+    /// `revoke`, saying which official native installation's grant it disconnected: a refresh
+    /// token of a native installation (whose family was live, or whose grant is already
+    /// disconnected: a retry) ends its family and its whole grant, and the answer is that
+    /// grant, so that what a disconnect keeps is kept (`InstallationService::revoke`).
+    pub fn revoke_reporting(&self, client: &ClientAuth, token: &str) -> Result<Option<Grant>> {
         let app = self.authenticate_client(client)?;
         let now = self.k.now();
         if shaped(token, REFRESH_TOKEN_PREFIX) {
             if let Some(held) = self.store.refresh_token(&self.k.crypto.digest(token))? {
                 if held.item.application_id == app.app.id {
                     self.store.revoke_family(held.family.id, now)?;
+                    let disconnects = app.app.template.is_some()
+                        && (held.family.revoked_at.is_none() || held.grant.revoked_at.is_some());
+                    if disconnects {
+                        self.store.revoke_grant(held.grant.id, now)?;
+                        return Ok(Some(held.grant));
+                    }
                 }
             }
         } else if shaped(token, ACCESS_TOKEN_PREFIX) {
@@ -338,7 +352,7 @@ impl OAuthService {
                 }
             }
         }
-        Ok(())
+        Ok(None)
     }
 
     /// Resolves an access token on a resource route. `presented` is the request's DPoP proof,

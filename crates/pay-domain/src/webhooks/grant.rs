@@ -175,6 +175,10 @@ pub struct GrantSubscription {
     pub secret: Option<StoredSigningSecret>,
     /// The secret before the last rotation, and until when it still signs.
     pub previous: Option<(StoredSigningSecret, Timestamp)>,
+    /// An official native installation's credential kept at its disconnect (never shown by
+    /// the API): it signs only the late canonical payment-status events of the links issued
+    /// before (`retained_allows`).
+    pub retained: Option<RetainedCredential>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     /// Starts at 1 and grows by one with each save (compare-and-set).
@@ -205,6 +209,44 @@ impl GrantSubscription {
     pub fn aad(id: uuid::Uuid) -> String {
         format!("grant_webhook_subscriptions:{id}")
     }
+
+    /// Associated data of the retained credential: sealed apart from the live secret, so
+    /// neither opens as the other.
+    pub fn retained_aad(id: uuid::Uuid) -> String {
+        format!("grant_webhook_subscriptions:retained:{id}")
+    }
+
+    /// Whether the retained credential may sign an event of `link` (as the link's subject
+    /// says): a link of this company, made by this grant, that recorded this subscription at
+    /// its creation, not after the disconnect (a revoked grant makes no link; the subscription
+    /// it records is the check that counts).
+    pub fn retains_link(&self, link: &dyn crate::webhooks::LinkSubject) -> bool {
+        self.retained.as_ref().is_some_and(|r| {
+            link.company() == self.company_id
+                && link.origin() == crate::webhooks::LinkOrigin::Grant(self.grant_id)
+                && link.grant_subscription() == Some(self.id)
+                && link.created_at() <= r.since
+        })
+    }
+}
+
+/// What a disconnect of an official native installation keeps of its grant's subscription:
+/// the endpoint and a copy of the signing secret, sealed apart (`retained_aad`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetainedCredential {
+    pub sealed: crate::kernel::secret::SealedSecret,
+    pub url: String,
+    /// The disconnect, on the company's clock (links are dated on it).
+    pub since: Timestamp,
+}
+
+/// The canonical payment-status events: the only ones a retained credential signs (spec,
+/// "Grant subscription notes"; docs/native.md, "What a disconnect keeps").
+pub fn is_payment_status(event: EventKind) -> bool {
+    matches!(
+        event,
+        EventKind::Payment(PaymentEvent::StatusChanged | PaymentEvent::SettlementUpdated)
+    )
 }
 
 /// A PUT body, typed by the edge, not yet checked.

@@ -24,8 +24,8 @@ pub use error::WebhookError;
 pub use event::*;
 pub use failure::*;
 pub use grant::{
-    EventFilter, GrantSubscription, SubscriptionAnswer, SubscriptionInput, SubscriptionState,
-    SubscriptionView,
+    is_payment_status, EventFilter, GrantSubscription, RetainedCredential, SubscriptionAnswer,
+    SubscriptionInput, SubscriptionState, SubscriptionView,
 };
 pub use service::{
     CallbackView, Recorded, SubscriptionEventDraft, WebhookAdapters, WebhookService,

@@ -301,19 +301,28 @@ impl WebhookService {
                 .link_webhook(link.link_uid())?
                 .map(|w| vec![Target::all(CallbackKind::AnonymousLink, w.url)])
                 .unwrap_or_default(),
-            LinkOrigin::Grant(grant) => self
-                .store
-                .grant_subscription(grant)?
-                .filter(|s| s.state() == SubscriptionState::Active)
-                .map(|s| {
+            LinkOrigin::Grant(grant) => match self.store.grant_subscription(grant)? {
+                Some(s) if s.state() == SubscriptionState::Active => vec![Target {
+                    kind: CallbackKind::Grant,
+                    url: s.url,
+                    grant: Some(grant),
+                    events: Some(s.events),
+                    payment_status_only: false,
+                }],
+                // A disconnected native installation: its retained credential takes the
+                // payment-status events of the links issued before the disconnect.
+                Some(s) if s.retains_link(link) => {
+                    let url = s.retained.as_ref().map(|r| r.url.clone()).unwrap_or(s.url);
                     vec![Target {
                         kind: CallbackKind::Grant,
-                        url: s.url,
+                        url,
                         grant: Some(grant),
                         events: Some(s.events),
+                        payment_status_only: true,
                     }]
-                })
-                .unwrap_or_default(),
+                }
+                _ => vec![],
+            },
         })
     }
 

@@ -25,6 +25,10 @@ pub trait LinkSubject {
     fn company(&self) -> CompanyId;
     fn order_id(&self) -> Option<&str>;
     fn origin(&self) -> LinkOrigin;
+    /// The grant subscription active when a grant made the link (none otherwise).
+    fn grant_subscription(&self) -> Option<uuid::Uuid>;
+    /// When the link was made (its company's clock).
+    fn created_at(&self) -> crate::kernel::timestamp::Timestamp;
     /// The envelope's `paymentLink`, with its public URL under `public_pay_url`.
     fn snapshot(&self, public_pay_url: &str) -> LinkSnapshot;
 }
@@ -40,4 +44,10 @@ pub trait LinkSource: Send + Sync {
     ) -> Result<Box<dyn LinkSubject>, WebhookError>;
     /// The callback of an anonymous link.
     fn link_webhook(&self, link_uid: &LinkUid) -> PortResult<Option<LinkWebhook>>;
+    /// A link of `company` by its uid, whoever made it (the dispatcher's checks).
+    fn company_link(
+        &self,
+        company: CompanyId,
+        uid: &LinkUid,
+    ) -> PortResult<Option<Box<dyn LinkSubject>>>;
 }

@@ -27,6 +27,7 @@ mod meta;
 mod moved_clock;
 mod native;
 mod native_recovery;
+mod native_retained;
 mod oauth;
 mod oauth_nonces;
 mod oauth_pages;

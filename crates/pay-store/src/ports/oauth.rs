@@ -5,7 +5,7 @@
 
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
-use pay_domain::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId};
+use pay_domain::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId, GrantId};
 use pay_domain::kernel::secret::SecretDigest;
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::oauth::ports::{DpopReplayStore, OAuthStore};
@@ -424,6 +424,24 @@ impl OAuthStore for DieselStore {
                 .set(families::revoked_at.eq(at.unix_millis()))
                 .execute(conn)?;
                 erase_answers(conn, Erase::Family(&family))?;
+                Ok(n)
+            })
+        })?;
+        Ok(n == 1)
+    }
+
+    fn revoke_grant(&self, grant: GrantId, at: Timestamp) -> PortResult<bool> {
+        let grant = grant.to_string();
+        let n = self.write("revoke oauth grant", |conn| {
+            write_transaction(conn, |conn| {
+                let n = diesel::update(
+                    grants::table
+                        .filter(grants::id.eq(&grant))
+                        .filter(grants::revoked_at.is_null()),
+                )
+                .set(grants::revoked_at.eq(at.unix_millis()))
+                .execute(conn)?;
+                erase_answers(conn, Erase::Grant(&grant))?;
                 Ok(n)
             })
         })?;

@@ -62,6 +62,8 @@ pub(crate) enum Erase<'a> {
     Family(&'a str),
     /// Every answer of an application (its key changed: all its families were revoked).
     Application(&'a str),
+    /// Every answer of a grant (disconnected).
+    Grant(&'a str),
 }
 
 /// Erases the held answers `which` picks (the records stay, as their keys' tombstones).
@@ -82,6 +84,9 @@ pub(crate) fn erase_answers(conn: &mut AnyConnection, which: Erase<'_>) -> Query
             .set(erase)
             .execute(conn),
         Erase::Application(a) => diesel::update(held.filter(reqs::application_id.eq(a)))
+            .set(erase)
+            .execute(conn),
+        Erase::Grant(g) => diesel::update(held.filter(reqs::grant_id.eq(g)))
             .set(erase)
             .execute(conn),
     }

@@ -3,7 +3,7 @@
 use diesel::prelude::*;
 use pay_domain::kernel::ids::CompanyId;
 use pay_domain::kernel::secret::SealedSecret;
-use pay_domain::webhooks::{EventFilter, GrantSubscription};
+use pay_domain::webhooks::{EventFilter, GrantSubscription, RetainedCredential};
 use pay_domain::{Fault, PortResult};
 
 use super::webhooks::{previous_secret, secret_columns, stored_secret, uuid, uuid_text};
@@ -33,6 +33,10 @@ pub(crate) struct GrantSubscriptionRow {
     created_at: i64,
     updated_at: i64,
     version: i64,
+    retained_key_id: Option<String>,
+    retained_sealed: Option<String>,
+    retained_url: Option<String>,
+    retained_at: Option<i64>,
 }
 
 impl TryFrom<GrantSubscriptionRow> for GrantSubscription {
@@ -77,6 +81,20 @@ impl TryFrom<GrantSubscriptionRow> for GrantSubscription {
                 "grant_webhook_subscriptions.secret_*",
             )?,
             previous,
+            retained: match (
+                r.retained_key_id,
+                r.retained_sealed,
+                r.retained_url,
+                r.retained_at,
+            ) {
+                (Some(key_id), Some(sealed), Some(url), Some(at)) => Some(RetainedCredential {
+                    sealed: SealedSecret { key_id, sealed },
+                    url,
+                    since: instant(at, "grant_webhook_subscriptions.retained_at")?,
+                }),
+                (None, None, None, None) => None,
+                _ => return Err(corrupt("grant_webhook_subscriptions.retained_*")),
+            },
             created_at: instant(r.created_at, "grant_webhook_subscriptions.created_at")?,
             updated_at: instant(r.updated_at, "grant_webhook_subscriptions.updated_at")?,
             version: u64::try_from(r.version)
@@ -113,6 +131,10 @@ pub(crate) struct NewGrantSubscriptionRow<'a> {
     created_at: i64,
     updated_at: i64,
     pub(crate) version: i64,
+    retained_key_id: Option<&'a str>,
+    retained_sealed: Option<&'a str>,
+    retained_url: Option<&'a str>,
+    retained_at: Option<i64>,
 }
 
 impl<'a> From<&'a GrantSubscription> for NewGrantSubscriptionRow<'a> {
@@ -145,6 +167,10 @@ impl<'a> From<&'a GrantSubscription> for NewGrantSubscriptionRow<'a> {
             created_at: s.created_at.unix_millis(),
             updated_at: s.updated_at.unix_millis(),
             version: s.version as i64,
+            retained_key_id: s.retained.as_ref().map(|r| r.sealed.key_id.as_str()),
+            retained_sealed: s.retained.as_ref().map(|r| r.sealed.sealed.as_str()),
+            retained_url: s.retained.as_ref().map(|r| r.url.as_str()),
+            retained_at: s.retained.as_ref().map(|r| r.since.unix_millis()),
         }
     }
 }

@@ -31,6 +31,7 @@ fn subscription(company: crate::kernel::ids::CompanyId, grant: Uuid) -> GrantSub
         metadata: Some(metadata),
         secret: Some(sealed("s1")),
         previous: None,
+        retained: None,
         created_at: ts(T0),
         updated_at: ts(T0),
         version: 1,
@@ -77,10 +78,16 @@ pub fn grant_subscriptions_save_by_version<S: Ports>(store: &S) {
     };
     assert!(store.save_grant_subscription(&rotated, None).unwrap());
     assert_eq!(store.grant_subscription(g1).unwrap(), Some(rotated.clone()));
-    // Disabled: both secrets erased, the rest kept.
+    // Disabled by a native installation's disconnect: both secrets erased, a credential
+    // retained apart, the rest kept.
     let disabled = GrantSubscription {
         secret: None,
         previous: None,
+        retained: Some(crate::webhooks::RetainedCredential {
+            sealed: sealed("s2").sealed,
+            url: "https://hooks.shop.example/kept".into(),
+            since: ts(T0 + 6),
+        }),
         version: 3,
         ..rotated.clone()
     };

@@ -252,3 +252,32 @@ pub fn answers_are_erased_when_their_tokens_end<S: RecoveryPorts>(store: &S) {
         TokenClaim::Claimed { token: "v".into() }
     );
 }
+
+/// A revoked grant (a native installation's disconnect) ends every token of it and erases its
+/// answers; revoking it again changes nothing; a new approval clears it.
+pub fn a_revoked_grant_ends_its_tokens_and_answers<S: RecoveryPorts>(store: &S) {
+    let (app, g, f, _) = authorized(store);
+    let k = key(app.app.id, "r1");
+    claim(store, &k, "t", T0);
+    let (a, r) = (token(&app, &f, T0, 900_000), token(&app, &f, T0, 9_000_000));
+    store
+        .insert_tokens(&a, &r, Some(&answer(&k, "t", &g, &a, &r)))
+        .unwrap();
+    assert!(store.revoke_grant(g.id, ts(T0 + 1)).unwrap());
+    assert!(!store.revoke_grant(g.id, ts(T0 + 2)).unwrap());
+    let held = store.access_token(&a.digest).unwrap().unwrap();
+    assert_eq!(held.grant.revoked_at, Some(ts(T0 + 1)));
+    let held = store.refresh_token(&r.digest).unwrap().unwrap();
+    assert_eq!(held.grant.revoked_at, Some(ts(T0 + 1)));
+    let answer = store
+        .token_answer(app.app.id, &k.key_digest)
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer.sealed, None);
+    let f2 = family(&g, T0 + 3);
+    let c2 = super::oauth::code(&app, &f2, T0 + 3);
+    assert_eq!(
+        store.save_authorization(&g, &f2, &c2).unwrap().revoked_at,
+        None
+    );
+}

@@ -329,6 +329,24 @@ impl OAuthStore for MemStore {
         }
     }
 
+    fn revoke_grant(&self, grant: GrantId, at: Timestamp) -> PortResult<bool> {
+        self.count_call("revoke_grant");
+        let mut t = self.write();
+        match t
+            .oauth
+            .grants
+            .iter_mut()
+            .find(|g| g.id == grant && g.revoked_at.is_none())
+        {
+            Some(g) => {
+                g.revoked_at = Some(at);
+                t.oauth.erase_answers(|a| a.grant_id == grant);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
     fn revoke_access_token(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool> {
         self.count_call("revoke_access_token");
         let mut t = self.write();

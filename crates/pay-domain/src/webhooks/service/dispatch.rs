@@ -66,6 +66,9 @@ impl WebhookService {
                     .or_insert_with_key(|owner| self.current_target(owner))
                     .as_ref()
                     .map_err(Clone::clone)?;
+                if let Some(sub) = &target.retained {
+                    self.retained_allows(d, sub)?;
+                }
                 if target.url != d.url {
                     moved.push((d.id, target.url.clone()));
                 }

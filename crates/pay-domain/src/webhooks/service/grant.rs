@@ -185,6 +185,7 @@ impl WebhookService {
                     metadata: None,
                     secret: None,
                     previous: None,
+                    retained: None,
                     created_at: now,
                     updated_at: now,
                     version: 1,
@@ -235,6 +236,46 @@ impl WebhookService {
             }
         }
         Err(Fault::new("webhook subscription kept changing under us").into())
+    }
+
+    /// An official native installation's grant was disconnected or revoked (spec, state table
+    /// "Grant webhook subscription"): its active subscription is disabled for new links, and
+    /// its endpoint and a copy of its signing secret, sealed apart from the live one, are
+    /// kept for the late payment-status events of the links issued before. Nothing to do for
+    /// a grant without an active subscription (a retry of the disconnect included).
+    pub fn retain_grant_subscription(&self, grant: uuid::Uuid) -> PortResult<()> {
+        for _ in 0..3 {
+            let Some(sub) = self.store.grant_subscription(grant)? else {
+                return Ok(());
+            };
+            let Some(current) = &sub.secret else {
+                return Ok(());
+            };
+            let secret = self
+                .k
+                .sealer
+                .open(&current.sealed, &GrantSubscription::aad(sub.id))?;
+            let retained = crate::webhooks::RetainedCredential {
+                sealed: self
+                    .k
+                    .sealer
+                    .seal(&secret, &GrantSubscription::retained_aad(sub.id))?,
+                url: sub.url.clone(),
+                since: self.tenancy.company_now(sub.company_id)?,
+            };
+            let next = GrantSubscription {
+                secret: None,
+                previous: None,
+                retained: Some(retained),
+                updated_at: self.k.clock.now(),
+                version: sub.version + 1,
+                ..sub
+            };
+            if self.store.save_grant_subscription(&next, None)? {
+                return Ok(());
+            }
+        }
+        Err(Fault::new("webhook subscription kept changing under us"))
     }
 
     /// Housekeeping: idempotency records older than `KEEP_FOR` (real time `now`).

@@ -19,6 +19,8 @@ pub(crate) struct Target {
     pub(crate) grant: Option<uuid::Uuid>,
     /// The events it takes; `None`: every event.
     pub(crate) events: Option<EventFilter>,
+    /// A disconnected native installation's retained credential: payment-status events only.
+    pub(crate) payment_status_only: bool,
 }
 
 impl Target {
@@ -29,11 +31,13 @@ impl Target {
             url,
             grant: None,
             events: None,
+            payment_status_only: false,
         }
     }
 
     pub(crate) fn accepts(&self, event: EventKind) -> bool {
-        self.events.as_ref().is_none_or(|f| f.accepts(event))
+        (!self.payment_status_only || crate::webhooks::is_payment_status(event))
+            && self.events.as_ref().is_none_or(|f| f.accepts(event))
     }
 }
 
@@ -71,6 +75,9 @@ impl Owner {
 pub(super) struct CurrentTarget {
     pub(super) url: String,
     pub(super) secrets: Vec<Secret>,
+    /// Signing with a disconnected native installation's retained credential: each delivery
+    /// must pass `retained_allows` first.
+    pub(super) retained: Option<GrantSubscription>,
 }
 
 impl WebhookService {
@@ -103,21 +110,34 @@ impl WebhookService {
                 Ok(CurrentTarget {
                     url: cb.url,
                     secrets,
+                    retained: None,
                 })
             }
             Owner::Grant(grant) => {
-                // Disabled (its secret erased) is as gone as deleted: nothing signs for it.
                 let sub = self
                     .store
                     .grant_subscription(*grant)
                     .map_err(NotPrepared::internal)?
-                    .filter(|s| s.secret.is_some())
                     .ok_or_else(gone)?;
-                let aad = GrantSubscription::aad(sub.id);
-                let secrets = self.open_all(&sub.live_secrets(self.k.clock.now()), &aad)?;
+                if sub.secret.is_some() {
+                    let aad = GrantSubscription::aad(sub.id);
+                    let secrets = self.open_all(&sub.live_secrets(self.k.clock.now()), &aad)?;
+                    return Ok(CurrentTarget {
+                        url: sub.url,
+                        secrets,
+                        retained: None,
+                    });
+                }
+                // Disabled (its secret erased) is as gone as deleted, unless a native
+                // installation's disconnect retained a credential for its late payments.
+                let kept = sub.retained.as_ref().ok_or_else(gone)?;
+                let secret = sealer
+                    .open(&kept.sealed, &GrantSubscription::retained_aad(sub.id))
+                    .map_err(NotPrepared::internal)?;
                 Ok(CurrentTarget {
-                    url: sub.url,
-                    secrets,
+                    url: kept.url.clone(),
+                    secrets: vec![secret],
+                    retained: Some(sub),
                 })
             }
             Owner::Link(uid) => {
@@ -132,6 +152,7 @@ impl WebhookService {
                 Ok(CurrentTarget {
                     url: hook.url,
                     secrets: vec![secret],
+                    retained: None,
                 })
             }
         }
@@ -154,11 +175,56 @@ impl WebhookService {
         Ok(match owner {
             Owner::Company(company) => self.company_target(*company)?.map(|cb| cb.url),
             Owner::Link(uid) => self.links.link_webhook(uid)?.map(|w| w.url),
-            Owner::Grant(grant) => self
-                .store
-                .grant_subscription(*grant)?
-                .filter(|s| s.secret.is_some())
-                .map(|s| s.url),
+            Owner::Grant(grant) => {
+                self.store
+                    .grant_subscription(*grant)?
+                    .and_then(|s| match (&s.secret, s.retained) {
+                        (Some(_), _) => Some(s.url),
+                        (None, Some(kept)) => Some(kept.url),
+                        (None, None) => None,
+                    })
+            }
         })
+    }
+
+    /// Whether a retained credential may sign `d` (spec, "Grant subscription notes"): a
+    /// canonical payment-status event of the subscription's company and grant, about a link
+    /// that grant made under this subscription before the disconnect, whose envelope names
+    /// that link and a session. Anything else is never sent (`no callback`).
+    pub(super) fn retained_allows(
+        &self,
+        d: &Delivery,
+        sub: &GrantSubscription,
+    ) -> Result<(), NotPrepared> {
+        let refuse = |why: &str| NotPrepared {
+            error: AttemptError::NoCallback,
+            reason: format!("the disconnected installation's retained credential {why}"),
+        };
+        if !crate::webhooks::is_payment_status(d.event) {
+            return Err(refuse("signs payment-status events only"));
+        }
+        if d.company_id != sub.company_id || d.grant_id != Some(sub.grant_id) {
+            return Err(refuse("signs only its own grant's events"));
+        }
+        let uid = d
+            .payment_link_uid
+            .as_deref()
+            .and_then(LinkUid::parse)
+            .ok_or_else(|| refuse("needs a link"))?;
+        let link = self
+            .links
+            .company_link(d.company_id, &uid)
+            .map_err(NotPrepared::internal)?
+            .ok_or_else(|| refuse("needs a link"))?;
+        if !sub.retains_link(link.as_ref()) {
+            return Err(refuse("signs only links issued before the disconnect"));
+        }
+        let body: serde_json::Value =
+            serde_json::from_str(&d.body).map_err(NotPrepared::internal)?;
+        let session = body["session"]["id"].as_str().unwrap_or("");
+        if body["paymentLink"]["uid"].as_str() != Some(uid.as_str()) || session.is_empty() {
+            return Err(refuse("signs only the link's own payment sessions"));
+        }
+        Ok(())
     }
 }

@@ -286,7 +286,7 @@ pub async fn revoke(
         Err(res) => return Ok(*res),
     };
     let client = client_auth(&req, form.client_id.clone(), form.client_secret.clone())?;
-    blocking(move || Ok(pay.oauth().revoke(&client, &form.token)?)).await?;
+    blocking(move || Ok(pay.installations().revoke(&client, &form.token)?)).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .finish())
