@@ -159,6 +159,35 @@ impl CustomizeConnection<PoolConn, diesel::r2d2::Error> for SqlitePragmas {
     }
 }
 
+/// The SQLite file of the DPoP replay table beside the database at `path`.
+pub(crate) fn replay_file(path: &str) -> String {
+    format!("{path}-dpop")
+}
+
+/// The DPoP replay table in its own SQLite file ([`replay_file`]), WAL and
+/// `synchronous = NORMAL` like the database, opened by every instance on this host as the
+/// database is, so a `jti` recorded by one is a replay for all. Its rows live at most the
+/// proof window (pruned by housekeeping), so the file needs no migration and no backup: the
+/// table is created here when missing. Without a rowid: the primary key is the table, so an
+/// insert writes one b-tree and the expiry index.
+pub(crate) fn open_replay_file(path: &str) -> Result<AnyConnection, diesel::r2d2::Error> {
+    let mut c = SqliteConnection::establish(&replay_file(path))
+        .map_err(diesel::r2d2::Error::ConnectionError)?;
+    c.batch_execute(SQLITE_PRAGMAS)
+        .and_then(|()| {
+            c.batch_execute(
+                "CREATE TABLE IF NOT EXISTS dpop_jtis (\
+                     htu TEXT NOT NULL, \
+                     jti_digest TEXT NOT NULL, \
+                     keep_until BIGINT NOT NULL, \
+                     PRIMARY KEY (htu, jti_digest)) WITHOUT ROWID; \
+                 CREATE INDEX IF NOT EXISTS dpop_jtis_keep_until ON dpop_jtis (keep_until);",
+            )
+        })
+        .map_err(diesel::r2d2::Error::QueryError)?;
+    Ok(AnyConnection::Sqlite(c))
+}
+
 /// Runs `f` in a write transaction. On SQLite it starts with `BEGIN IMMEDIATE`: a deferred
 /// transaction takes a read lock first and, when two of them then try to write, one fails with
 /// SQLITE_BUSY without waiting for the busy timeout (a lock-upgrade deadlock).

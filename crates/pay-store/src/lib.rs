@@ -4,6 +4,7 @@
 mod cache;
 mod conn;
 mod ports;
+mod replay;
 mod rows;
 mod schema;
 #[cfg(feature = "testing")]
@@ -120,6 +121,12 @@ pub struct DieselStore {
     /// page cache stays warm instead of being invalidated by other connections' writes.
     /// `None` on PostgreSQL, where pooled connections write concurrently.
     writer: Option<Arc<Mutex<PoolConn>>>,
+    /// On SQLite, the DPoP replay table's own file and connection ([`conn::open_replay_file`]),
+    /// with group commit ([`replay`]): a `jti` written per DPoP request neither queues behind
+    /// the other writes nor empties every reader's page cache of the main file (SQLite drops a
+    /// connection's whole cache when another connection changed its file). `None` on
+    /// PostgreSQL.
+    jtis: Option<Arc<replay::ReplayFile>>,
     /// Hot reads (key lookup, company with settings); off unless `with_read_cache`.
     cache: Arc<ReadCache>,
 }
@@ -145,7 +152,7 @@ impl DieselStore {
         if backend == Backend::Sqlite {
             check_sqlite_dir(&target)?;
         }
-        let manager = AnyManager::new(backend, target);
+        let manager = AnyManager::new(backend, target.clone());
         let mut probe =
             diesel::r2d2::ManageConnection::connect(&manager).map_err(StoreError::Connect)?;
         if backend == Backend::Sqlite {
@@ -171,6 +178,12 @@ impl DieselStore {
                 }
             }
         }
+        let jtis = match backend {
+            Backend::Sqlite => Some(Arc::new(replay::ReplayFile::new(
+                conn::open_replay_file(&target).map_err(StoreError::Connect)?,
+            ))),
+            Backend::Postgres => None,
+        };
         // On SQLite the probe stays on as the single writer connection.
         let writer = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(probe)));
         // No ping on checkout: it would be a second round trip on every call; `PoolConn`
@@ -191,6 +204,7 @@ impl DieselStore {
             pool,
             backend,
             writer,
+            jtis,
             cache: Arc::new(ReadCache::new(Duration::ZERO)),
         })
     }

@@ -17,6 +17,7 @@ mod checkout;
 mod circuits;
 mod clock;
 mod customers;
+mod dpop;
 mod events;
 mod evidence;
 mod gateway;
@@ -189,5 +190,64 @@ mod tests {
             })
             .unwrap();
         assert_eq!(lost.n, 0);
+    }
+
+    /// On PostgreSQL the `jti` insert turns `synchronous_commit` off for its own transaction
+    /// only: the next statement on the same connection (one connection in the pool) runs with
+    /// it on again, so no other write is ever committed asynchronously.
+    #[test]
+    fn postgres_jti_insert_leaves_the_connection_committing_synchronously() {
+        use crate::{DieselStore, StoreConfig};
+        use diesel::sql_types::Text;
+        use diesel::RunQueryDsl;
+        use pay_domain::kernel::timestamp::Timestamp;
+        use pay_domain::oauth::ports::DpopReplayStore;
+
+        #[derive(diesel::QueryableByName)]
+        struct Setting {
+            #[diesel(sql_type = Text)]
+            synchronous_commit: String,
+        }
+        #[derive(diesel::QueryableByName)]
+        struct Count {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        let Some(db) = crate::testing::TestDb::postgres() else {
+            return;
+        };
+        let store = DieselStore::connect(&StoreConfig {
+            url: db.url.clone(),
+            max_connections: 1,
+        })
+        .unwrap();
+        store.migrate().unwrap();
+        let until = Timestamp::from_unix_millis(4_102_444_800_000).unwrap();
+        let setting = |store: &DieselStore| {
+            store
+                .run("show synchronous_commit", |conn| {
+                    diesel::sql_query("SHOW synchronous_commit").get_result::<Setting>(conn)
+                })
+                .unwrap()
+                .synchronous_commit
+        };
+        assert_eq!(setting(&store), "on");
+        assert!(store.record_jti("h", &"a".repeat(64), until).unwrap());
+        assert_eq!(setting(&store), "on");
+        assert!(!store.record_jti("h", &"a".repeat(64), until).unwrap());
+        assert_eq!(setting(&store), "on");
+        // Prepared once for the connection (a named statement, reused), not parsed per call.
+        assert!(store.record_jti("h", &"b".repeat(64), until).unwrap());
+        let prepared = store
+            .run("count prepared statements", |conn| {
+                diesel::sql_query(
+                    "SELECT count(*) AS n FROM pg_prepared_statements \
+                     WHERE statement LIKE '%INSERT INTO dpop_jtis%'",
+                )
+                .get_result::<Count>(conn)
+            })
+            .unwrap()
+            .n;
+        assert_eq!(prepared, 1);
     }
 }

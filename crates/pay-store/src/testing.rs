@@ -106,8 +106,17 @@ impl Drop for TestDb {
     fn drop(&mut self) {
         match &self.guard {
             Guard::Sqlite(path) => {
-                // WAL mode leaves two companion files next to the database.
-                for suffix in ["", "-wal", "-shm", "-journal"] {
+                // WAL mode leaves two companion files next to the database; the DPoP replay
+                // table has its own file, with its own.
+                for suffix in [
+                    "",
+                    "-wal",
+                    "-shm",
+                    "-journal",
+                    "-dpop",
+                    "-dpop-wal",
+                    "-dpop-shm",
+                ] {
                     let mut p = path.clone().into_os_string();
                     p.push(suffix);
                     let _ = std::fs::remove_file(p);

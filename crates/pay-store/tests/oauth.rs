@@ -16,6 +16,7 @@ conformance!(
     refresh_rotation_has_exactly_one_winner,
     family_revocation_covers_every_token_of_the_family,
     jti_is_recorded_once_even_concurrently,
+    jti_is_recorded_with_the_token_lookup,
     prune_cuts_by_expiry,
 );
 
@@ -29,4 +30,56 @@ mod recovery {
         answers_are_erased_when_their_tokens_end,
         a_revoked_grant_ends_its_tokens_and_answers,
     );
+}
+
+both_backends!(every_instance_on_one_database_shares_the_replay_record,);
+
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::oauth::ports::DpopReplayStore;
+use pay_store::DieselStore;
+
+/// A `jti` digest: 64 hex characters, new each call.
+fn fresh() -> String {
+    let half = || uuid::Uuid::new_v4().simple().to_string();
+    half() + &half()
+}
+
+fn until() -> Timestamp {
+    Timestamp::from_unix_millis(4_102_444_800_000).unwrap()
+}
+
+/// Two stores opened on one database (two instances of the service): a `jti` recorded
+/// through either is a replay through the other, and of 8 concurrent records of one pair,
+/// spread over both, exactly one passes. On SQLite the replay table lives in its own file
+/// beside the database, which both must open.
+fn every_instance_on_one_database_shares_the_replay_record(first: &DieselStore, url: &str) {
+    let second = open(url);
+    let htu = "https://pay.example/api/partner/v1/pay/payment-links/x";
+    let j = fresh();
+    assert!(first.record_jti(htu, &j, until()).unwrap());
+    assert!(!second.record_jti(htu, &j, until()).unwrap());
+    let k = fresh();
+    assert!(second.record_jti(htu, &k, until()).unwrap());
+    assert!(!first.record_jti(htu, &k, until()).unwrap());
+
+    let burst = fresh();
+    let barrier = std::sync::Barrier::new(8);
+    let passed = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let store = if i % 2 == 0 { first } else { &second };
+                let (barrier, burst) = (&barrier, &burst);
+                s.spawn(move || {
+                    barrier.wait();
+                    store.record_jti(htu, burst, until()).unwrap()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .filter(|p| *p)
+            .count()
+    });
+    assert_eq!(passed, 1);
 }

@@ -664,7 +664,7 @@ fn sqlite_creates_the_file_and_accepts_relative_paths() {
         max_connections: 1,
     });
     let exists = std::path::Path::new(&name).exists();
-    for suffix in ["", "-wal", "-shm"] {
+    for suffix in ["", "-wal", "-shm", "-dpop", "-dpop-wal", "-dpop-shm"] {
         let _ = std::fs::remove_file(format!("{name}{suffix}"));
     }
     rel.unwrap();

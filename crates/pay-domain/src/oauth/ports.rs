@@ -123,6 +123,30 @@ pub trait DpopReplayStore {
     fn record_jti(&self, htu: &str, jti_digest: &str, keep_until: Timestamp) -> PortResult<bool>;
     /// Forgets the pairs kept until before `before`. Returns how many went.
     fn prune_jtis(&self, before: Timestamp) -> PortResult<u64>;
+    /// A DPoP request's token and `jti` at once (one round trip where the backend allows):
+    /// `OAuthStore::access_token` of `digest`, and, only when that token exists and is bound
+    /// to `proof.jkt`, `record_jti` of the proof (`Some(true)` new, `Some(false)` a replay).
+    /// `None` when nothing was recorded: no such token, or not bound to that key (a proof
+    /// that no live binding vouches for never writes to the store). The record keeps every
+    /// rule of `record_jti`: one atomic step on the `(htu, jti_digest)` key.
+    fn access_token_recording_jti(
+        &self,
+        digest: &SecretDigest,
+        proof: &JtiRecord<'_>,
+    ) -> PortResult<(Option<Held<StoredToken>>, Option<bool>)>;
+}
+
+/// What `DpopReplayStore::access_token_recording_jti` records of a verified proof.
+#[derive(Debug, Clone, Copy)]
+pub struct JtiRecord<'a> {
+    /// The proof key's thumbprint: recorded only for a token bound to it.
+    pub jkt: &'a str,
+    /// The normalised `htu`.
+    pub htu: &'a str,
+    /// Lower-case hex SHA-256 of the `jti`.
+    pub jti_digest: &'a str,
+    /// The end of the proof's window.
+    pub keep_until: Timestamp,
 }
 
 /// Every store port of OAuth, as one object (a blanket impl covers any type with all three).

@@ -17,7 +17,7 @@ use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::oauth::error::{refused, resource};
 use crate::oauth::machine::CredentialState;
-use crate::oauth::ports::OAuthPorts;
+use crate::oauth::ports::{JtiRecord, OAuthPorts};
 use crate::oauth::{
     canonical, intersect, parse_scopes, pkce, Application, AuthorizeRequest, ClientAuth,
     ClientType, ConsentView, Family, Grant, Held, IssuedCode, KeySwap, NewApplication, NoRedirect,
@@ -369,10 +369,23 @@ impl OAuthService {
         if !shaped(token, ACCESS_TOKEN_PREFIX) {
             return Err(invalid());
         }
-        let held = self
-            .store
-            .access_token(&self.k.crypto.digest(token))?
-            .ok_or_else(invalid)?;
+        let digest = self.k.crypto.digest(token);
+        // With a proof, its `jti` is recorded in the token lookup's own round trip, and only
+        // for a token bound to the proof's key; it counts only once every check below passed.
+        let (held, recorded) = match presented {
+            Some(proof) => {
+                let jti_digest = hex::encode(&proof.jti_digest);
+                let record = JtiRecord {
+                    jkt: &proof.jkt,
+                    htu: &proof.htu,
+                    jti_digest: &jti_digest,
+                    keep_until: self.keep_jti_until(proof)?,
+                };
+                self.store.access_token_recording_jti(&digest, &record)?
+            }
+            None => (self.store.access_token(&digest)?, None),
+        };
+        let held = held.ok_or_else(invalid)?;
         let now = self.k.now();
         let t = &held.item;
         if state_of(
@@ -410,13 +423,12 @@ impl OAuthService {
             }
             _ => {}
         }
-        if let Some(proof) = presented {
-            if !self.record_proof(proof)? {
-                return Err(resource(
-                    R::InvalidDpopProof,
-                    "the DPoP proof was already used",
-                ));
-            }
+        // A bound token with a proof of its key: the record was made, and a replay refused.
+        if presented.is_some() && recorded != Some(true) {
+            return Err(resource(
+                R::InvalidDpopProof,
+                "the DPoP proof was already used",
+            ));
         }
         Ok(principal_of(&held))
     }
@@ -435,11 +447,16 @@ impl OAuthService {
 
     /// Records a proof's `jti` for its whole `iat` window; false for a replay.
     pub(crate) fn record_proof(&self, proof: &ProofFacts) -> PortResult<bool> {
-        let issued = Timestamp::from_unix_millis(proof.iat.saturating_mul(1000))
-            .ok_or_else(|| Fault::new("proof iat out of range"))?;
-        let keep_until = issued.max(self.k.now()).plus(self.config.dpop_max_age);
+        let keep_until = self.keep_jti_until(proof)?;
         self.store
             .record_jti(&proof.htu, &hex::encode(&proof.jti_digest), keep_until)
+    }
+
+    /// Until when a proof's `jti` is kept: its whole `iat` window.
+    fn keep_jti_until(&self, proof: &ProofFacts) -> PortResult<Timestamp> {
+        let issued = Timestamp::from_unix_millis(proof.iat.saturating_mul(1000))
+            .ok_or_else(|| Fault::new("proof iat out of range"))?;
+        Ok(issued.max(self.k.now()).plus(self.config.dpop_max_age))
     }
 
     /// Housekeeping: forgets `jti`s past their window, codes and tokens a day past their

@@ -441,9 +441,44 @@ async fn metadata(app: TestApp) {
     assert!(scopes.contains(&json!("pay:bookkeeping:write")));
 }
 
+/// The same proof sent eight times at once: exactly one request is served, every other one is
+/// refused as a replay (the `jti` record is one atomic step, whatever path it takes), and a
+/// fresh proof still works after them.
+async fn concurrent_identical_proofs_pass_once(app: TestApp) {
+    let client = register(&app, RW, false, false).await;
+    let key = DpopKey::generate();
+    let t = dpop_tokens(&app, &client, &key).await;
+    let access = t["access_token"].as_str().unwrap().to_owned();
+    let proof = key.proof("GET", &htu(&app, LINKS), Some(&access));
+    let sends = (0..8).map(|_| {
+        app.anon(Method::GET, LINKS)
+            .header("authorization", format!("DPoP {access}"))
+            .header("DPoP", proof.clone())
+            .send()
+    });
+    let mut served = 0;
+    for res in futures_util::future::join_all(sends).await {
+        let res = res.unwrap();
+        if res.status() == 200 {
+            served += 1;
+        } else {
+            assert_eq!(res.status(), 401);
+            let c = challenges(res.headers());
+            assert!(c.contains("error=\"invalid_dpop_proof\""), "{c}");
+        }
+    }
+    assert_eq!(served, 1, "one of eight identical proofs is served");
+    let res = with_dpop(&app, &key, Method::GET, LINKS, &access)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+}
+
 on_both_backends!(
     token_flow_with_dpop,
     dpop_refusals,
+    concurrent_identical_proofs_pass_once,
     bearer_tokens_scopes_and_tenancy,
     token_endpoint_refusals,
     metadata,

@@ -1,14 +1,13 @@
-//! `OAuthStore` and `DpopReplayStore` on `DieselStore`, written once for both backends. The
-//! one-time steps are single statements (`UPDATE ... WHERE used_at IS NULL`, the `jti`
-//! primary key); a rotation is one transaction whose compare-and-set comes last, so the new
+//! `OAuthStore` on `DieselStore`, written once for both backends (`DpopReplayStore`: `dpop`).
+//! The one-time steps are single statements (`UPDATE ... WHERE used_at IS NULL`); a rotation is one transaction whose compare-and-set comes last, so the new
 //! refresh token is stored before the old one is spent and a lost race rolls back.
 
 use diesel::prelude::*;
-use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
+use diesel::result::{Error as DieselError, QueryResult};
 use pay_domain::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId, GrantId};
 use pay_domain::kernel::secret::SecretDigest;
 use pay_domain::kernel::timestamp::Timestamp;
-use pay_domain::oauth::ports::{DpopReplayStore, OAuthStore};
+use pay_domain::oauth::ports::OAuthStore;
 use pay_domain::oauth::recovery::TokenAnswer;
 use pay_domain::oauth::{Family, Grant, Held, KeySwap, StoredApplication, StoredCode, StoredToken};
 use pay_domain::{Fault, PortResult};
@@ -19,12 +18,12 @@ use crate::rows::oauth::{
     scopes_text, AccessRow, ApplicationRow, CodeRow, FamilyRow, GrantRow, RefreshRow,
 };
 use crate::schema::{
-    dpop_jtis, oauth_access_tokens as access, oauth_applications as apps, oauth_codes as codes,
+    oauth_access_tokens as access, oauth_applications as apps, oauth_codes as codes,
     oauth_families as families, oauth_grants as grants, oauth_refresh_tokens as refresh,
 };
 use crate::DieselStore;
 
-fn held<T, R: TryInto<T, Error = Fault>>(
+pub(crate) fn held<T, R: TryInto<T, Error = Fault>>(
     row: Option<(R, FamilyRow, GrantRow)>,
 ) -> PortResult<Option<Held<T>>> {
     row.map(|(item, family, grant)| {
@@ -484,33 +483,6 @@ impl OAuthStore for DieselStore {
                         .execute(conn)?,
                 )
             })
-        })?;
-        Ok(n as u64)
-    }
-}
-
-impl DpopReplayStore for DieselStore {
-    fn record_jti(&self, htu: &str, jti_digest: &str, keep_until: Timestamp) -> PortResult<bool> {
-        self.write("record dpop jti", |conn| {
-            match diesel::insert_into(dpop_jtis::table)
-                .values((
-                    dpop_jtis::htu.eq(htu),
-                    dpop_jtis::jti_digest.eq(jti_digest),
-                    dpop_jtis::keep_until.eq(keep_until.unix_millis()),
-                ))
-                .execute(conn)
-            {
-                Ok(_) => Ok(true),
-                Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => Ok(false),
-                Err(e) => Err(e),
-            }
-        })
-    }
-
-    fn prune_jtis(&self, before: Timestamp) -> PortResult<u64> {
-        let n = self.write("prune dpop jtis", |conn| {
-            diesel::delete(dpop_jtis::table.filter(dpop_jtis::keep_until.lt(before.unix_millis())))
-                .execute(conn)
         })?;
         Ok(n as u64)
     }

@@ -233,3 +233,90 @@ token_row!(
     spent_at
 );
 token_row!(AccessRow, oauth_access_tokens, "oauth_access_tokens");
+
+/// An access token with its family and grant, read by name from PostgreSQL's lookup that also
+/// records the proof's `jti` (`ports::oauth`), and whether it recorded it.
+#[derive(QueryableByName)]
+pub(crate) struct HeldAccessRow {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    t_digest: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    t_family_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    t_grant_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    t_application_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    t_scopes: String,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    t_jkt: Option<String>,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    t_created_at: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    t_expires_at: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::BigInt>)]
+    t_revoked_at: Option<i64>,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    f_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    f_grant_id: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    f_created_at: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::BigInt>)]
+    f_revoked_at: Option<i64>,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    g_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    g_company_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    g_application_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    g_user_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    g_scopes: String,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    g_bound_jkt: Option<String>,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    g_created_at: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    g_updated_at: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::BigInt>)]
+    g_revoked_at: Option<i64>,
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    recorded: bool,
+}
+
+impl HeldAccessRow {
+    /// The three rows the typed lookup reads, and whether the `jti` was recorded.
+    pub(crate) fn split(self) -> ((AccessRow, FamilyRow, GrantRow), bool) {
+        let token = AccessRow {
+            digest: self.t_digest,
+            family_id: self.t_family_id,
+            grant_id: self.t_grant_id,
+            application_id: self.t_application_id,
+            scopes: self.t_scopes,
+            jkt: self.t_jkt,
+            created_at: self.t_created_at,
+            expires_at: self.t_expires_at,
+            revoked_at: self.t_revoked_at,
+        };
+        let family = FamilyRow {
+            id: self.f_id,
+            grant_id: self.f_grant_id,
+            created_at: self.f_created_at,
+            revoked_at: self.f_revoked_at,
+        };
+        let grant = GrantRow {
+            id: self.g_id,
+            company_id: self.g_company_id,
+            application_id: self.g_application_id,
+            user_id: self.g_user_id,
+            scopes: self.g_scopes,
+            bound_jkt: self.g_bound_jkt,
+            created_at: self.g_created_at,
+            updated_at: self.g_updated_at,
+            revoked_at: self.g_revoked_at,
+        };
+        ((token, family, grant), self.recorded)
+    }
+}

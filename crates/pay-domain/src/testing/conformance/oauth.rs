@@ -12,7 +12,7 @@ use super::fixtures::*;
 use crate::customers::ports::GrantScopes;
 use crate::kernel::ids::*;
 use crate::kernel::secret::SecretDigest;
-use crate::oauth::ports::{DpopReplayStore, OAuthStore};
+use crate::oauth::ports::{DpopReplayStore, JtiRecord, OAuthStore};
 use crate::oauth::{
     Application, ClientType, Family, Grant, StoredApplication, StoredCode, StoredToken,
 };
@@ -420,6 +420,93 @@ pub fn jti_is_recorded_once_even_concurrently<S: Ports>(store: &S) {
             .into_iter()
             .map(|h| h.join().unwrap())
             .filter(|p| *p)
+            .count()
+    });
+    assert_eq!(passed, 1);
+}
+
+/// The token lookup that records a proof's `jti`: the token comes back whole; the `jti` is
+/// recorded only for a token bound to the proof's key (an unknown token or another key
+/// writes nothing: the same pair is still new afterwards); a second record of a pair is a
+/// replay, also against `record_jti`; of 8 concurrent lookups with one proof exactly one
+/// records it.
+pub fn jti_is_recorded_with_the_token_lookup<S: Ports>(store: &S) {
+    let (app, g, f, _) = authorized(store);
+    let jkt = "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I";
+    let access = StoredToken {
+        jkt: Some(jkt.into()),
+        ..token(&app, &f, T0, 900_000)
+    };
+    let unbound = token(&app, &f, T0, 900_000);
+    store
+        .insert_tokens(&access, &token(&app, &f, T0, 86_400_000), None)
+        .unwrap();
+    store
+        .insert_tokens(&unbound, &token(&app, &f, T0, 86_400_000), None)
+        .unwrap();
+    let htu = "https://pay.example/api/partner/v1/pay/payment-links";
+    let j = digest().0;
+    let proof = |jkt, jti_digest| JtiRecord {
+        jkt,
+        htu,
+        jti_digest,
+        keep_until: ts(T0 + 300_000),
+    };
+
+    // No record: an unknown token, a token bound to another key, an unbound token.
+    let (none, recorded) = store
+        .access_token_recording_jti(&digest(), &proof(jkt, &j))
+        .unwrap();
+    assert!(none.is_none());
+    assert_eq!(recorded, None);
+    let (held, recorded) = store
+        .access_token_recording_jti(&access.digest, &proof("another-key", &j))
+        .unwrap();
+    assert_eq!(held.unwrap().item, access);
+    assert_eq!(recorded, None);
+    let (held, recorded) = store
+        .access_token_recording_jti(&unbound.digest, &proof(jkt, &j))
+        .unwrap();
+    assert_eq!(held.unwrap().item, unbound);
+    assert_eq!(recorded, None);
+
+    // The bound token with its key: recorded once, then a replay by either path.
+    let (held, recorded) = store
+        .access_token_recording_jti(&access.digest, &proof(jkt, &j))
+        .unwrap();
+    let held = held.unwrap();
+    assert_eq!((held.item, held.grant, held.family), (access.clone(), g, f));
+    assert_eq!(recorded, Some(true));
+    let (_, recorded) = store
+        .access_token_recording_jti(&access.digest, &proof(jkt, &j))
+        .unwrap();
+    assert_eq!(recorded, Some(false));
+    assert!(!store.record_jti(htu, &j, ts(T0 + 300_000)).unwrap());
+    let k = digest().0;
+    assert!(store.record_jti(htu, &k, ts(T0 + 300_000)).unwrap());
+    let (_, recorded) = store
+        .access_token_recording_jti(&access.digest, &proof(jkt, &k))
+        .unwrap();
+    assert_eq!(recorded, Some(false));
+
+    let burst = digest().0;
+    let barrier = Barrier::new(8);
+    let passed = thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    store
+                        .access_token_recording_jti(&access.digest, &proof(jkt, &burst))
+                        .unwrap()
+                        .1
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .filter(|p| *p == Some(true))
             .count()
     });
     assert_eq!(passed, 1);

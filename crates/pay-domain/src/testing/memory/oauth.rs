@@ -5,7 +5,7 @@ use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
-use crate::oauth::ports::{DpopReplayStore, OAuthStore};
+use crate::oauth::ports::{DpopReplayStore, JtiRecord, OAuthStore};
 use crate::oauth::recovery::TokenAnswer;
 use crate::oauth::{
     Family, Grant, Held, KeySwap, RegisteredKey, StoredApplication, StoredCode, StoredToken,
@@ -388,6 +388,43 @@ impl DpopReplayStore for MemStore {
         }
         jtis.push((htu.to_owned(), jti_digest.to_owned(), keep_until));
         Ok(true)
+    }
+
+    fn access_token_recording_jti(
+        &self,
+        digest: &SecretDigest,
+        proof: &JtiRecord<'_>,
+    ) -> PortResult<(Option<Held<StoredToken>>, Option<bool>)> {
+        self.count_call("access_token_recording_jti");
+        let held = {
+            let t = self.tables();
+            let o = &t.oauth;
+            match o.access_tokens.iter().find(|x| &x.digest == digest) {
+                Some(x) => Some(o.held(x, x.family_id)?),
+                None => None,
+            }
+        };
+        let bound = held
+            .as_ref()
+            .is_some_and(|h| h.item.jkt.as_deref() == Some(proof.jkt));
+        let recorded = if bound {
+            let mut t = self.write();
+            let jtis = &mut t.oauth.jtis;
+            let seen = jtis
+                .iter()
+                .any(|(h, j, _)| h == proof.htu && j == proof.jti_digest);
+            if !seen {
+                jtis.push((
+                    proof.htu.to_owned(),
+                    proof.jti_digest.to_owned(),
+                    proof.keep_until,
+                ));
+            }
+            Some(!seen)
+        } else {
+            None
+        };
+        Ok((held, recorded))
     }
 
     fn prune_jtis(&self, before: Timestamp) -> PortResult<u64> {

@@ -1,0 +1,209 @@
+//! `DpopReplayStore` on `DieselStore`. SQLite keeps the replay table in its own file
+//! (`conn::open_replay_file`); PostgreSQL records a `jti` in the token lookup's own statement,
+//! committed without waiting for its WAL flush (docs/security.md, "DPoP proofs").
+
+use diesel::prelude::*;
+use diesel::result::QueryResult;
+use pay_domain::kernel::secret::SecretDigest;
+use pay_domain::kernel::timestamp::Timestamp;
+use pay_domain::oauth::ports::{DpopReplayStore, JtiRecord, OAuthStore};
+use pay_domain::oauth::{Held, StoredToken};
+use pay_domain::PortResult;
+
+use super::oauth::held;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::sql_types::{BigInt, Text, Untyped};
+
+use crate::conn::{AnyConnection, MultiBackend};
+use crate::rows::oauth::HeldAccessRow;
+use crate::schema::dpop_jtis;
+use crate::DieselStore;
+
+/// Turns `synchronous_commit` off for the statement's own transaction (an autocommit
+/// statement is one): `FROM c` makes the `set_config` run before the insert, and `true`
+/// (local) ends it with the transaction, so nothing else on the connection changes.
+const ASYNC_COMMIT: &str = "c AS (SELECT set_config('synchronous_commit', 'off', true))";
+
+impl DpopReplayStore for DieselStore {
+    fn access_token_recording_jti(
+        &self,
+        digest: &SecretDigest,
+        proof: &JtiRecord<'_>,
+    ) -> PortResult<(Option<Held<StoredToken>>, Option<bool>)> {
+        if self.jtis.is_some() {
+            // SQLite: the lookup on a reader of the database, the record on the replay file
+            // (both local; no round trip to save).
+            let held = self.access_token(digest)?;
+            let bound = held
+                .as_ref()
+                .is_some_and(|h| h.item.jkt.as_deref() == Some(proof.jkt));
+            let recorded = if bound {
+                Some(self.record_jti(proof.htu, proof.jti_digest, proof.keep_until)?)
+            } else {
+                None
+            };
+            return Ok((held, recorded));
+        }
+        let row = self.run("oauth access token and dpop jti", |conn| {
+            lookup_recording_jti(conn, digest, proof)
+        })?;
+        let (rows, recorded) = match row {
+            Some(row) => {
+                let (rows, recorded) = row.split();
+                (Some(rows), recorded)
+            }
+            None => (None, false),
+        };
+        let held: Option<Held<StoredToken>> = held(rows)?;
+        let bound = held
+            .as_ref()
+            .is_some_and(|h| h.item.jkt.as_deref() == Some(proof.jkt));
+        Ok((held, bound.then_some(recorded)))
+    }
+
+    fn record_jti(&self, htu: &str, jti_digest: &str, keep_until: Timestamp) -> PortResult<bool> {
+        let keep_until = keep_until.unix_millis();
+        match &self.jtis {
+            Some(jtis) => jtis.record(htu, jti_digest, keep_until),
+            None => self.run("record dpop jti", |conn| {
+                record_jti_async_commit(conn, htu, jti_digest, keep_until)
+            }),
+        }
+    }
+
+    fn prune_jtis(&self, before: Timestamp) -> PortResult<u64> {
+        let n = match &self.jtis {
+            Some(jtis) => jtis.prune(before.unix_millis())?,
+            None => self.write("prune dpop jtis", |conn| {
+                diesel::delete(
+                    dpop_jtis::table.filter(dpop_jtis::keep_until.lt(before.unix_millis())),
+                )
+                .execute(conn)
+            })?,
+        };
+        Ok(n as u64)
+    }
+}
+
+/// The insert on PostgreSQL: one statement whose own transaction commits without waiting for
+/// its WAL flush ([`ASYNC_COMMIT`]). The unique index decides at once for every instance; what
+/// the asynchronous commit allows after a database crash is in docs/security.md ("DPoP
+/// proofs"). True when new, false for a replay.
+fn record_jti_async_commit(
+    conn: &mut AnyConnection,
+    htu: &str,
+    jti_digest: &str,
+    keep_until: i64,
+) -> QueryResult<bool> {
+    let inserted = RecordJti {
+        htu,
+        jti_digest,
+        keep_until,
+    }
+    .execute(conn)?;
+    Ok(inserted == 1)
+}
+
+/// PostgreSQL's token lookup that records the proof's `jti` in the same statement (one round
+/// trip), only for a token bound to the proof's key, committed asynchronously (see
+/// [`ASYNC_COMMIT`]). Every instance sees the record at once: the unique index decides.
+fn lookup_recording_jti(
+    conn: &mut AnyConnection,
+    digest: &SecretDigest,
+    proof: &JtiRecord<'_>,
+) -> QueryResult<Option<HeldAccessRow>> {
+    LookupRecordingJti {
+        digest: &digest.0,
+        proof: *proof,
+        keep_until: proof.keep_until.unix_millis(),
+    }
+    .get_result(conn)
+    .optional()
+}
+
+/// [`record_jti_async_commit`]'s statement, prepared once per connection (diesel caches a
+/// statement by its type; `sql_query` would be parsed and planned on every request).
+#[derive(Clone, Copy)]
+struct RecordJti<'a> {
+    htu: &'a str,
+    jti_digest: &'a str,
+    keep_until: i64,
+}
+
+/// [`lookup_recording_jti`]'s statement, prepared once per connection.
+#[derive(Clone, Copy)]
+struct LookupRecordingJti<'a> {
+    digest: &'a str,
+    proof: JtiRecord<'a>,
+    keep_until: i64,
+}
+
+impl QueryFragment<MultiBackend> for RecordJti<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, MultiBackend>) -> QueryResult<()> {
+        out.push_sql("WITH ");
+        out.push_sql(ASYNC_COMMIT);
+        out.push_sql(" INSERT INTO dpop_jtis (htu, jti_digest, keep_until) SELECT ");
+        out.push_bind_param::<Text, _>(&self.htu)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&self.jti_digest)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.keep_until)?;
+        out.push_sql(" FROM c ON CONFLICT DO NOTHING");
+        Ok(())
+    }
+}
+
+/// The token with its family and grant as `HeldAccessRow` names them.
+const HELD_COLUMNS: &str = "a.digest AS t_digest, a.family_id AS t_family_id, \
+     a.grant_id AS t_grant_id, a.application_id AS t_application_id, a.scopes AS t_scopes, \
+     a.jkt AS t_jkt, a.created_at AS t_created_at, a.expires_at AS t_expires_at, \
+     a.revoked_at AS t_revoked_at, f.id AS f_id, f.grant_id AS f_grant_id, \
+     f.created_at AS f_created_at, f.revoked_at AS f_revoked_at, g.id AS g_id, \
+     g.company_id AS g_company_id, g.application_id AS g_application_id, \
+     g.user_id AS g_user_id, g.scopes AS g_scopes, g.bound_jkt AS g_bound_jkt, \
+     g.created_at AS g_created_at, g.updated_at AS g_updated_at, g.revoked_at AS g_revoked_at";
+
+impl QueryFragment<MultiBackend> for LookupRecordingJti<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, MultiBackend>) -> QueryResult<()> {
+        out.push_sql("WITH ");
+        out.push_sql(ASYNC_COMMIT);
+        out.push_sql(", t AS (SELECT ");
+        out.push_sql(HELD_COLUMNS);
+        out.push_sql(
+            " FROM oauth_access_tokens a \
+             JOIN oauth_families f ON f.id = a.family_id \
+             JOIN oauth_grants g ON g.id = f.grant_id WHERE a.digest = ",
+        );
+        out.push_bind_param::<Text, _>(&self.digest)?;
+        out.push_sql("), j AS (INSERT INTO dpop_jtis (htu, jti_digest, keep_until) SELECT ");
+        out.push_bind_param::<Text, _>(&self.proof.htu)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&self.proof.jti_digest)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.keep_until)?;
+        out.push_sql(" FROM c, t WHERE t.t_jkt = ");
+        out.push_bind_param::<Text, _>(&self.proof.jkt)?;
+        out.push_sql(
+            " ON CONFLICT DO NOTHING RETURNING 1) \
+             SELECT t.*, EXISTS (SELECT 1 FROM j) AS recorded FROM t",
+        );
+        Ok(())
+    }
+}
+
+macro_rules! cached_statement {
+    ($($t:ident),*) => {$(
+        impl QueryId for $t<'_> {
+            type QueryId = $t<'static>;
+            const HAS_STATIC_QUERY_ID: bool = true;
+        }
+
+        impl Query for $t<'_> {
+            type SqlType = Untyped;
+        }
+
+        impl<Conn> RunQueryDsl<Conn> for $t<'_> {}
+    )*};
+}
+
+cached_statement!(RecordJti, LookupRecordingJti);
