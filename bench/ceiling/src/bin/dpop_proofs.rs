@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! dpop-proofs key FILE                          new P-256 key (PKCS#8, base64) into FILE
+//! dpop-proofs jkt FILE                          the key's RFC 7638 thumbprint (what a token binds)
 //! dpop-proofs one FILE HTM HTU [TOKEN]          one proof, with `ath` of TOKEN when given
 //! dpop-proofs many FILE HTM HTU TOKEN N OUT     N proofs with `ath` of TOKEN, one per line
 //! dpop-proofs verify PROOFS HTM HTU TOKEN T     every proof of PROOFS verified on T threads:
@@ -74,6 +75,12 @@ fn main() {
             let pkcs8 =
                 EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
             std::fs::write(file, STANDARD.encode(pkcs8.as_ref())).unwrap();
+        }
+        ["jkt", file] => {
+            let (htu, now) = ("https://jkt.example/", now());
+            let one = proof(&load(file), &rng, "GET", htu, None);
+            let check = pay_dpop::ProofCheck::new("GET", htu, now);
+            println!("{}", pay_dpop::verify_proof(&[&one], &check).unwrap().jkt);
         }
         ["one", file, htm, htu] => println!("{}", proof(&load(file), &rng, htm, htu, None)),
         ["one", file, htm, htu, token] => {
