@@ -566,22 +566,6 @@ diesel::table! {
     }
 }
 
-diesel::table! {
-    evidence_files (id) {
-        id -> Text,
-        company_id -> Text,
-        filename -> Text,
-        content_type -> Text,
-        size -> BigInt,
-        sha256 -> Text,
-        status -> Text,
-        expense_id -> Nullable<Text>,
-        uploaded_at -> BigInt,
-        uploaded_by -> Text,
-        orphan_since -> Nullable<BigInt>,
-    }
-}
-
 diesel::allow_tables_to_appear_in_same_query!(contacts, contact_wallets);
 diesel::allow_tables_to_appear_in_same_query!(
     wallet_activities,
@@ -593,12 +577,15 @@ diesel::allow_tables_to_appear_in_same_query!(
 diesel::allow_tables_to_appear_in_same_query!(wallet_activities, payment_sessions);
 diesel::allow_tables_to_appear_in_same_query!(wallet_activities, payment_links);
 
-// The chain processor's tables, in a file of their own.
+// Tables kept in files of their own (the chain processor, evidence files, native
+// installations, onboarding, token-request recovery).
 mod chains;
+mod evidence;
 mod installations;
 mod onboarding;
 mod recovery;
 pub use chains::*;
+pub use evidence::*;
 pub use installations::*;
 pub use onboarding::*;
 pub use recovery::*;
