@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import { writeFileSync } from 'node:fs'
 import * as oauth from 'oauth4webapi'
-import { check, env, step } from './support.mjs'
+import { authorization, check, env, step } from './support.mjs'
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -118,18 +118,7 @@ export const openChromium = async () => {
 // browser has no session yet; `checkPage(text)` reads the consent page's text. Returns the
 // authorization response's parameters and the PKCE verifier, as `approve` in support.mjs.
 export const approveInChromium = async (c, as, { client, redirectUri, scope, email, password, companyId, checkPage, screenshot }) => {
-  const verifier = oauth.generateRandomCodeVerifier()
-  const state = oauth.generateRandomState()
-  const authUrl = new URL(as.authorization_endpoint)
-  for (const [k, v] of Object.entries({
-    response_type: 'code',
-    client_id: client.client_id,
-    redirect_uri: redirectUri,
-    scope,
-    state,
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-  })) authUrl.searchParams.set(k, v)
+  const { verifier, state, authUrl } = await authorization(as, { client, redirectUri, scope })
 
   await c.goto(authUrl)
   if (new URL(await c.currentUrl()).pathname.endsWith('/signin')) {

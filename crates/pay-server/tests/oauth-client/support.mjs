@@ -66,7 +66,8 @@ export const browser = (base) => {
 // The merchant approves `clientId` for `companyId` on the server's pages, signing in first
 // when the browser has no session yet; `checkPage(html)` looks at the consent page. Returns
 // the authorization response's parameters and the PKCE verifier.
-export const approve = async (b, as, { base, client, redirectUri, scope, email, password, companyId, checkPage }) => {
+// A fresh PKCE verifier and state, and the authorization URL that carries them.
+export const authorization = async (as, { client, redirectUri, scope }) => {
   const verifier = oauth.generateRandomCodeVerifier()
   const state = oauth.generateRandomState()
   const authUrl = new URL(as.authorization_endpoint)
@@ -79,6 +80,11 @@ export const approve = async (b, as, { base, client, redirectUri, scope, email, 
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
   })) authUrl.searchParams.set(k, v)
+  return { verifier, state, authUrl }
+}
+
+export const approve = async (b, as, { base, client, redirectUri, scope, email, password, companyId, checkPage }) => {
+  const { verifier, state, authUrl } = await authorization(as, { client, redirectUri, scope })
 
   let res = await b.browse(authUrl)
   if (!b.signedIn()) {
