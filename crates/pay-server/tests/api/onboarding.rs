@@ -645,6 +645,17 @@ async fn a_signed_in_user_claims_a_draft(app: TestApp) {
         .await
         .unwrap();
     assert_eq!(no_session.status(), 401);
+    // Another site's form, even with the session and its CSRF token, is refused.
+    let other_site = app
+        .anon(Method::POST, &path)
+        .header("origin", "https://evil.example")
+        .header("cookie", format!("pay_session={}", s.cookie))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form(&[("csrf_token", &s.csrf)]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other_site.status(), 403);
     assert_eq!(companies(&app, &s).await.len(), 1, "nothing claimed yet");
     let res = claim_signed_in(&app, &path, &s).await;
     assert_eq!(res.status(), 200);

@@ -190,9 +190,22 @@ fn claimed(c: Claimed, partner: String) -> Answer {
     }
 }
 
-/// A form another site sent (its `Origin` is not ours).
-fn cross_site(config: &HttpConfig, req: &HttpRequest) -> bool {
-    !crate::pages::checkout::origin_allowed(&config.base_url, req)
+/// The 403 page for a form another site sent (its `Origin` is not ours), or `None`.
+fn cross_site(
+    pay: &Pay,
+    config: &HttpConfig,
+    req: &HttpRequest,
+    token: &str,
+) -> Option<HttpResponse> {
+    if crate::pages::checkout::origin_allowed(&config.base_url, req) {
+        return None;
+    }
+    let a = problem_of(
+        "Cannot continue",
+        "This form was sent from another site.",
+        StatusCode::FORBIDDEN,
+    );
+    Some(render(pay, config, token, a))
 }
 
 /// The claim page of an onboarding draft (HTML): the sign-up form, or for a signed-in user one
@@ -272,13 +285,8 @@ pub async fn claim(
     body: FormBody,
 ) -> Result<HttpResponse, ApiError> {
     let token = token.into_inner();
-    if cross_site(&config, &req) {
-        let a = problem_of(
-            "Cannot continue",
-            "This form was sent from another site.",
-            StatusCode::FORBIDDEN,
-        );
-        return Ok(render(&pay, &config, &token, a));
+    if let Some(refused) = cross_site(&pay, &config, &req, &token) {
+        return Ok(refused);
     }
     let session = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
     let (p, t) = (pay.clone(), token.clone());
@@ -351,13 +359,8 @@ pub async fn sign_up(
     body: FormBody,
 ) -> Result<HttpResponse, ApiError> {
     let token = token.into_inner();
-    if cross_site(&config, &req) {
-        let a = problem_of(
-            "Cannot continue",
-            "This form was sent from another site.",
-            StatusCode::FORBIDDEN,
-        );
-        return Ok(render(&pay, &config, &token, a));
+    if let Some(refused) = cross_site(&pay, &config, &req, &token) {
+        return Ok(refused);
     }
     let (p, t) = (pay.clone(), token.clone());
     let (answer, session) = blocking(move || {
