@@ -302,8 +302,10 @@ impl Watcher {
                 continue;
             };
             let (pay, id, key) = (self.pay.clone(), PaymentSessionId(s.session), s.key.clone());
+            let done = is_final(s.block);
             let applied =
-                blocking(move || Ok(pay.checkout().chain_transfer_seen(id, amount, &key))).await?;
+                blocking(move || Ok(pay.checkout().chain_transfer_seen(id, amount, &key, done)))
+                    .await?;
             if !self.applied(applied, &s.key)? {
                 continue;
             }

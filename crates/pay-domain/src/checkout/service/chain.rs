@@ -19,16 +19,26 @@ impl CheckoutService {
             .ok_or_else(session_not_found)?)
     }
 
-    /// A transfer of `amount` to the session's address, seen in a block (not yet final): the
-    /// session is `processing` and its received amount grows (transfers add up); on a session
-    /// that already ended it is a late payment. Idempotent by `key`.
+    /// A transfer of `amount` to the session's address, seen in a block (`is_final`: with its
+    /// confirmations): the session is `processing` and its received amount grows (transfers
+    /// add up). On a session that already ended (expired, cancelled, failed) it is a late
+    /// payment, recorded once final only (a reorg cannot leave a false one); before that the
+    /// session is answered as it is. Idempotent by `key`.
     pub fn chain_transfer_seen(
         &self,
         session: PaymentSessionId,
         amount: Decimal,
         key: &str,
+        is_final: bool,
     ) -> CheckoutResult<PaymentSession> {
         let (link, s) = self.session_and_link(session)?;
+        let ended = matches!(
+            s.status,
+            SessionStatus::Expired | SessionStatus::Cancelled | SessionStatus::Failed
+        );
+        if ended && !is_final {
+            return Ok(s);
+        }
         self.deposit(&link, s, amount, true, key, CHAIN_TRIGGER)
     }
 
