@@ -146,7 +146,9 @@ impl Processor for OnchainProcessor {
         })
     }
 
-    /// None: the payer's transfers went straight into the merchant's wallet.
+    /// None: the payer's transfers went straight into the merchant's wallet, and the chain
+    /// watcher records each of them as incoming wallet activity once final (with the session
+    /// it paid; see `watcher::movements`), so the completed session adds none of its own.
     fn settlement_transfer(
         &self,
         _session: uuid::Uuid,

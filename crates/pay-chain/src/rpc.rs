@@ -257,6 +257,20 @@ impl RpcClient {
         Ok(lower(&v["hash"]))
     }
 
+    /// The hash and time (seconds since the epoch) of block `number` now, `None` above the head.
+    pub async fn block_header(&self, number: u64) -> Result<Option<(String, u64)>, RpcError> {
+        const M: &str = "eth_getBlockByNumber";
+        let v = self
+            .call(M, json!([format!("0x{number:x}"), false]))
+            .await?;
+        if v.is_null() {
+            return Ok(None);
+        }
+        let hash = lower(&v["hash"]).ok_or_else(|| malformed(M, "bad hash"))?;
+        let time = quantity64(&v["timestamp"]).ok_or_else(|| malformed(M, "bad timestamp"))?;
+        Ok(Some((hash, time)))
+    }
+
     /// `eth_getLogs` of `Transfer` events of `tokens` in blocks `from..=to`.
     pub async fn transfer_logs(
         &self,

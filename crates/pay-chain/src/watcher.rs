@@ -19,7 +19,9 @@ use pay_domain::checkout::CheckoutError;
 use pay_domain::kernel::ids::PaymentSessionId;
 use pay_domain::kernel::timestamp::Timestamp;
 
-use crate::rpc::{Log, RpcClient, RpcError};
+use crate::rpc::{Block, Log, RpcClient, RpcError, TokenTransfer};
+
+mod movements;
 
 /// At most this many blocks are read in one round (a watcher catching up goes round by round).
 pub const MAX_BLOCKS_PER_ROUND: u64 = 500;
@@ -47,6 +49,15 @@ struct Seen {
     /// moves into another block is seen again there.
     key: String,
     block: u64,
+}
+
+/// What the blocks of a round hold.
+#[derive(Debug, Default)]
+struct Fetched {
+    /// The configured tokens' transfers.
+    transfers: Vec<TokenTransfer>,
+    /// The blocks read whole (with their transactions), by number.
+    blocks: BTreeMap<u64, Block>,
 }
 
 /// The watcher of one chain.
@@ -181,13 +192,20 @@ impl Watcher {
             .into_iter()
             .map(|a| (a.address.to_ascii_lowercase(), a))
             .collect();
-        let (seen, hashes) = self.read(from, to, &by_address).await?;
+        let native_watched = self.chain.native().is_some_and(|n| {
+            by_address
+                .values()
+                .any(|a| a.asset_identifier.eq_ignore_ascii_case(&n.asset_identifier))
+        });
+        let fetched = self.fetch(from, to, final_to, native_watched).await?;
+        let seen = self.read(&fetched, &by_address).await?;
         let count = seen.len();
         self.apply(seen, final_to).await?;
-        // The progress: the last final block read.
+        // The progress: the last final block read, once its money moves are recorded.
         if let Some(done) = final_to.map(|f| f.min(to)).filter(|d| *d >= from) {
-            let hash = match hashes.get(&done) {
-                Some(h) => h.clone(),
+            self.record_movements(&fetched, done).await?;
+            let hash = match fetched.blocks.get(&done) {
+                Some(b) => b.hash.clone(),
                 None => self.rpc.block_hash(done).await?.unwrap_or_default(),
             };
             let store = self.store.clone();
@@ -203,20 +221,17 @@ impl Watcher {
         Ok(Some(count))
     }
 
-    /// The transfers to watched addresses in blocks `from..=to`, and the hashes of the blocks
-    /// read whole.
-    async fn read(
+    /// What blocks `from..=to` hold for the watcher: the configured tokens' `Transfer` logs,
+    /// and, when the chain has a native coin, the blocks with their transactions (all of them
+    /// while a native-coin session is watched, else the final ones up to `final_to`, for the
+    /// coin sent out of the merchants' addresses).
+    async fn fetch(
         &self,
         from: u64,
         to: u64,
-        by_address: &HashMap<String, DepositAddress>,
-    ) -> Result<(Vec<Seen>, BTreeMap<u64, String>), RoundError> {
-        let mut seen = Vec::new();
-        let mut hashes = BTreeMap::new();
-        if by_address.is_empty() {
-            return Ok((seen, hashes));
-        }
-        let chain_id = self.chain.chain_id;
+        final_to: Option<u64>,
+        native_watched: bool,
+    ) -> Result<Fetched, RoundError> {
         let tokens: Vec<String> = self
             .chain
             .assets
@@ -226,65 +241,83 @@ impl Watcher {
                 ChainAssetKind::Native => None,
             })
             .collect();
+        let mut fetched = Fetched::default();
         if !tokens.is_empty() {
             let logs = self.rpc.transfer_logs(from, to, &tokens).await?;
-            for t in logs.iter().filter_map(Log::token_transfer) {
-                let Some(address) = by_address.get(&t.to) else {
+            fetched.transfers = logs.iter().filter_map(Log::token_transfer).collect();
+        }
+        let last = match (self.chain.native(), native_watched) {
+            (None, _) => None,
+            (Some(_), true) => Some(to),
+            (Some(_), false) => final_to.map(|f| f.min(to)),
+        };
+        if let Some(last) = last {
+            for number in from..=last {
+                let Some(block) = self.rpc.block(number).await? else {
+                    break;
+                };
+                fetched.blocks.insert(number, block);
+            }
+        }
+        Ok(fetched)
+    }
+
+    /// The transfers to watched addresses among what was fetched.
+    async fn read(
+        &self,
+        fetched: &Fetched,
+        by_address: &HashMap<String, DepositAddress>,
+    ) -> Result<Vec<Seen>, RoundError> {
+        let mut seen = Vec::new();
+        if by_address.is_empty() {
+            return Ok(seen);
+        }
+        let chain_id = self.chain.chain_id;
+        for t in &fetched.transfers {
+            let Some(address) = by_address.get(&t.to) else {
+                continue;
+            };
+            let asset = self.chain.token(&t.token);
+            if asset.is_none_or(|a| {
+                !a.asset_identifier
+                    .eq_ignore_ascii_case(&address.asset_identifier)
+            }) {
+                continue;
+            }
+            seen.push(Seen {
+                session: address.session_id,
+                asset_identifier: address.asset_identifier.clone(),
+                units: t.units,
+                key: format!(
+                    "{}@{}",
+                    transfer_key(chain_id, &t.tx_hash, Some(t.log_index)),
+                    t.block_hash
+                ),
+                block: t.block_number,
+            });
+        }
+        let native = self.chain.native().map(|a| a.asset_identifier.clone());
+        for (number, block) in &fetched.blocks {
+            for tx in block.transactions.iter().filter(|t| t.value > 0) {
+                let Some(address) = tx.to.as_ref().and_then(|to| by_address.get(to)) else {
                     continue;
                 };
-                let asset = self.chain.token(&t.token);
-                if asset.is_none_or(|a| {
-                    !a.asset_identifier
-                        .eq_ignore_ascii_case(&address.asset_identifier)
-                }) {
+                if native.as_deref() != Some(address.asset_identifier.as_str())
+                    || !self.rpc.succeeded(&tx.hash).await?
+                {
                     continue;
                 }
                 seen.push(Seen {
                     session: address.session_id,
                     asset_identifier: address.asset_identifier.clone(),
-                    units: t.units,
-                    key: format!(
-                        "{}@{}",
-                        transfer_key(chain_id, &t.tx_hash, Some(t.log_index)),
-                        t.block_hash
-                    ),
-                    block: t.block_number,
+                    units: tx.value,
+                    key: format!("{}@{}", transfer_key(chain_id, &tx.hash, None), block.hash),
+                    block: *number,
                 });
             }
         }
-        let native = self.chain.native().map(|a| a.asset_identifier.clone());
-        let native_watched = native.as_ref().is_some_and(|n| {
-            by_address
-                .values()
-                .any(|a| a.asset_identifier.eq_ignore_ascii_case(n))
-        });
-        if native_watched {
-            for number in from..=to {
-                let Some(block) = self.rpc.block(number).await? else {
-                    break;
-                };
-                hashes.insert(number, block.hash.clone());
-                for tx in block.transactions.iter().filter(|t| t.value > 0) {
-                    let Some(address) = tx.to.as_ref().and_then(|to| by_address.get(to)) else {
-                        continue;
-                    };
-                    if native.as_deref() != Some(address.asset_identifier.as_str())
-                        || !self.rpc.succeeded(&tx.hash).await?
-                    {
-                        continue;
-                    }
-                    seen.push(Seen {
-                        session: address.session_id,
-                        asset_identifier: address.asset_identifier.clone(),
-                        units: tx.value,
-                        key: format!("{}@{}", transfer_key(chain_id, &tx.hash, None), block.hash),
-                        block: number,
-                    });
-                }
-            }
-        }
         seen.sort_by_key(|s| s.block);
-        Ok((seen, hashes))
+        Ok(seen)
     }
 
     /// Applies the transfers: each seen one to its session, then a settlement for each session

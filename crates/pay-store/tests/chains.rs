@@ -21,6 +21,7 @@ both_backends!(
     fifty_starts_on_two_instances_get_fifty_indices,
     one_watcher_holds_a_chain,
     recent_blocks_rewind_and_prune,
+    handed_addresses_are_found_watched_or_not,
 );
 
 /// Account keys `m/44'/60'/0'` and `m/44'/60'/1'` of the development mnemonic.
@@ -197,4 +198,35 @@ fn recent_blocks_rewind_and_prune(store: &DieselStore, _url: &str) {
     );
     store.rewind("local", None).unwrap();
     assert!(store.recent_blocks("local").unwrap().is_empty());
+}
+
+fn handed_addresses_are_found_watched_or_not(store: &DieselStore, _url: &str) {
+    let c = company(store);
+    put(store, c, KEY_A, 1_000);
+    let (_, first) = assign(store, c);
+    // Watched until 100 s: long past at 1,000 s, still handed out.
+    assert!(store
+        .watched_addresses("local", ts(1_000_000))
+        .unwrap()
+        .is_empty());
+    let (_, second) = assign(store, c);
+    let asked = [
+        first.clone(),
+        "0x0000000000000000000000000000000000000001".to_owned(),
+        second.clone(),
+    ];
+    let mut found: Vec<String> = store
+        .handed_addresses(&asked)
+        .unwrap()
+        .into_iter()
+        .map(|a| {
+            assert_eq!(a.company_id, c);
+            a.address
+        })
+        .collect();
+    found.sort();
+    let mut want = vec![first, second];
+    want.sort();
+    assert_eq!(found, want);
+    assert!(store.handed_addresses(&[]).unwrap().is_empty());
 }

@@ -25,7 +25,12 @@ function clients() {
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [url] } },
   });
-  const account = mnemonicToAccount(MNEMONIC, { addressIndex: args.from ?? 0 });
+  // The sender: child `from` of account `account` (m/44'/60'/<account>'/0/<from>), so a test
+  // can also sweep a deposit address with the merchant's own key.
+  const account = mnemonicToAccount(MNEMONIC, {
+    accountIndex: args.account ?? 0,
+    addressIndex: args.from ?? 0,
+  });
   const transport = http(url);
   return {
     pub: createPublicClient({ chain, transport }),
@@ -97,6 +102,10 @@ const commands = {
       args: [BigInt(args.answer), BigInt(args.updatedAt)],
     });
     return sent(hash);
+  },
+  async balance() {
+    const { pub } = clients();
+    return { wei: (await pub.getBalance({ address: args.address })).toString() };
   },
   async tokenBalance() {
     const { pub } = clients();

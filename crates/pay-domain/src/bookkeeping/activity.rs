@@ -48,19 +48,37 @@ pub fn chain_text_key(s: &str) -> String {
 }
 
 /// The stable key of one movement: `<chain>:<tx hash>:<log or output index>`, e.g.
-/// `eip155:1:0xabc...:3`. The chain is CAIP-2 (it has a colon itself), so the key is read
-/// from the right. Unique per company.
+/// `eip155:1:0xabc...:3`, or `native` in place of the index for an EVM chain's coin moved by
+/// the transaction itself (`eip155:1:0xabc...:native`). The chain is CAIP-2 (it has a colon
+/// itself), so the key is read from the right. Unique per company.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ActivityKey {
     chain: String,
     tx_hash: String,
-    index: u32,
+    index: Option<u32>,
 }
+
+/// The index part of a key that names a transaction's native coin value.
+pub const NATIVE_INDEX: &str = "native";
 
 impl ActivityKey {
     /// Checks the three parts: a CAIP-2 chain (`namespace:reference`), a hash of
     /// alphanumerics (an EVM `0x` hash lower-cased), an index.
     pub fn new(chain: &str, tx_hash: &str, index: u32) -> Result<ActivityKey, FieldError> {
+        ActivityKey::with_index(chain, tx_hash, Some(index))
+    }
+
+    /// The key of the native coin value of transaction `tx_hash` (index `native`).
+    pub fn native(chain: &str, tx_hash: &str) -> Result<ActivityKey, FieldError> {
+        ActivityKey::with_index(chain, tx_hash, None)
+    }
+
+    /// A log/output index, or `None` for the native coin value.
+    pub fn with_index(
+        chain: &str,
+        tx_hash: &str,
+        index: Option<u32>,
+    ) -> Result<ActivityKey, FieldError> {
         let ok_part = |p: &str| {
             !p.is_empty()
                 && p.bytes()
@@ -103,10 +121,13 @@ impl ActivityKey {
     /// Reads `<chain>:<tx hash>:<index>`; `None` when it is not one.
     pub fn parse(s: &str) -> Option<ActivityKey> {
         let mut parts = s.rsplitn(3, ':');
-        let index = parts.next()?.parse::<u32>().ok()?;
+        let index = match parts.next()? {
+            NATIVE_INDEX => None,
+            i => Some(i.parse::<u32>().ok()?),
+        };
         let hash = parts.next()?;
         let chain = parts.next()?;
-        let key = ActivityKey::new(chain, hash, index).ok()?;
+        let key = ActivityKey::with_index(chain, hash, index).ok()?;
         // Only the canonical spelling names an activity.
         (key.to_string() == s).then_some(key)
     }
@@ -119,14 +140,18 @@ impl ActivityKey {
         &self.tx_hash
     }
 
-    pub fn index(&self) -> u32 {
+    /// The log/output index; `None` for a native coin value (`native`).
+    pub fn index(&self) -> Option<u32> {
         self.index
     }
 }
 
 impl fmt::Display for ActivityKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.chain, self.tx_hash, self.index)
+        match self.index {
+            Some(i) => write!(f, "{}:{}:{}", self.chain, self.tx_hash, i),
+            None => write!(f, "{}:{}:{NATIVE_INDEX}", self.chain, self.tx_hash),
+        }
     }
 }
 
@@ -149,6 +174,25 @@ pub struct WalletActivity {
     /// The settled payment session (incoming activity from checkout).
     pub payment_session_id: Option<PaymentSessionId>,
     pub recorded_at: Timestamp,
+}
+
+/// A final transfer into or out of one of the merchant's derived addresses, as the chain
+/// watcher read it (the onchain processor's wallet view).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChainMovement {
+    pub company_id: CompanyId,
+    pub key: ActivityKey,
+    pub direction: Direction,
+    /// Asset identifier (CAIP-19) of a configured chain asset.
+    pub asset: String,
+    pub amount: Decimal,
+    /// The derived address (EIP-55).
+    pub wallet_address: String,
+    pub counterparty_address: String,
+    /// The block's time.
+    pub occurred_at: Timestamp,
+    /// Incoming to a session's deposit address, in its asset: that session.
+    pub payment_session_id: Option<PaymentSessionId>,
 }
 
 /// What became of recording an activity.
@@ -296,5 +340,15 @@ mod tests {
         );
         let sol = ActivityKey::new("solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp", "5VfyDx", 0).unwrap();
         assert_eq!(ActivityKey::parse(&sol.to_string()), Some(sol));
+        // A transaction's own coin value: `native` in place of the index.
+        let coin = ActivityKey::native("eip155:1", HASH).unwrap();
+        assert_eq!(
+            coin.to_string(),
+            format!("eip155:1:{}:native", HASH.to_lowercase())
+        );
+        assert_eq!(coin.index(), None);
+        assert_eq!(ActivityKey::parse(&coin.to_string()), Some(coin.clone()));
+        assert_ne!(Some(coin), ActivityKey::parse(&k.to_string()));
+        assert_eq!(ActivityKey::parse("eip155:1:abc:Native"), None);
     }
 }

@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use crate::bookkeeping::ports::{BookkeepingStore, ExpenseWrite};
 use crate::bookkeeping::{
-    export, ActivityFilter, ActivityKey, ActivityRef, Actor, BookkeepingError, CounterpartyInput,
-    Direction, EvidenceFile, Expense, ExpenseFields, ExpenseVersion, ExportCursor, ExportKind,
-    ExportPeriod, FileStore, OutgoingTransferInput, Recorded, SaveExpenseInput, WalletActivity,
-    ACTIVITY_LIST_LIMIT, EXPORT_PAGE_SIZE,
+    export, ActivityFilter, ActivityKey, ActivityRef, Actor, BookkeepingError, ChainMovement,
+    CounterpartyInput, Direction, EvidenceFile, Expense, ExpenseFields, ExpenseVersion,
+    ExportCursor, ExportKind, ExportPeriod, FileStore, OutgoingTransferInput, Recorded,
+    SaveExpenseInput, WalletActivity, ACTIVITY_LIST_LIMIT, EXPORT_PAGE_SIZE,
 };
 use crate::checkout::machine::SessionStatus;
 use crate::checkout::ports::Processor;
@@ -162,6 +162,26 @@ impl BookkeepingService {
             recorded_at: self.k.now(),
         };
         self.store.record_activity(&activity).map(Some)
+    }
+
+    /// Records a final transfer into or out of a merchant's derived address, as the chain
+    /// watcher reads it. Idempotent by key (`Existing` when read before: a restart, another
+    /// instance, a block read again).
+    pub fn record_chain_movement(&self, m: ChainMovement) -> PortResult<Recorded> {
+        let activity = WalletActivity {
+            id: WalletActivityId(self.k.crypto.new_uuid()),
+            company_id: m.company_id,
+            key: m.key,
+            direction: m.direction,
+            asset: m.asset,
+            amount: m.amount,
+            wallet_address: m.wallet_address,
+            counterparty_address: m.counterparty_address,
+            occurred_at: m.occurred_at,
+            payment_session_id: m.payment_session_id,
+            recorded_at: self.k.now(),
+        };
+        self.store.record_activity(&activity)
     }
 
     /// The sandbox's stand-in for the processor's wallet view: records an outgoing transfer

@@ -73,4 +73,8 @@ pub trait WatchStore: Send + Sync {
         chain_code: &str,
         now: Timestamp,
     ) -> PortResult<Vec<DepositAddress>>;
+
+    /// Every deposit address ever handed out (any chain, watched or not) among `addresses`
+    /// (lower case): the merchants' addresses that a transfer moved funds into or out of.
+    fn handed_addresses(&self, addresses: &[String]) -> PortResult<Vec<DepositAddress>>;
 }

@@ -356,4 +356,23 @@ impl WatchStore for DieselStore {
             })
             .collect()
     }
+
+    fn handed_addresses(&self, addresses: &[String]) -> PortResult<Vec<DepositAddress>> {
+        let mut found = Vec::new();
+        // Bounded lists: a block's senders and receivers can be many.
+        for chunk in addresses.chunks(500) {
+            let rows = self.run("read handed addresses", |conn| {
+                chain_deposit_addresses::table
+                    .filter(chain_deposit_addresses::address.eq_any(chunk))
+                    .select(AddressRow::as_select())
+                    .load(conn)
+            })?;
+            for r in rows {
+                found.push(r.decode().map_err(|e| {
+                    pay_domain::Fault::caused("database (decode deposit address)", e)
+                })?);
+            }
+        }
+        Ok(found)
+    }
 }

@@ -43,7 +43,8 @@ impl From<&WalletActivity> for ActivityRow {
             activity_key: a.key.to_string(),
             chain: a.key.chain().to_owned(),
             tx_hash: a.key.tx_hash().to_owned(),
-            log_index: i64::from(a.key.index()),
+            // -1: the transaction's native coin value (`native` in the key).
+            log_index: a.key.index().map_or(-1, i64::from),
             direction: a.direction.as_str().to_owned(),
             asset: a.asset.clone(),
             amount: a.amount.to_string(),
@@ -60,8 +61,10 @@ impl TryFrom<ActivityRow> for WalletActivity {
     type Error = Fault;
 
     fn try_from(r: ActivityRow) -> PortResult<WalletActivity> {
-        let index =
-            u32::try_from(r.log_index).map_err(|_| corrupt("wallet_activities.log_index"))?;
+        let index = match r.log_index {
+            -1 => None,
+            i => Some(u32::try_from(i).map_err(|_| corrupt("wallet_activities.log_index"))?),
+        };
         Ok(WalletActivity {
             id: id(&r.id, WalletActivityId::parse, "wallet_activities.id")?,
             company_id: id(
@@ -69,7 +72,7 @@ impl TryFrom<ActivityRow> for WalletActivity {
                 CompanyId::parse,
                 "wallet_activities.company_id",
             )?,
-            key: ActivityKey::new(&r.chain, &r.tx_hash, index)
+            key: ActivityKey::with_index(&r.chain, &r.tx_hash, index)
                 .map_err(|_| corrupt("wallet_activities.activity_key"))?,
             direction: Direction::parse(&r.direction)
                 .ok_or_else(|| corrupt("wallet_activities.direction"))?,

@@ -174,7 +174,9 @@ pub struct WalletActivityDto {
     pub key: String,
     pub chain: String,
     pub tx_hash: String,
-    pub log_index: u32,
+    /// The log (EVM) or output (UTXO) index; `null` for an EVM transaction's own native coin
+    /// value (the key then ends in `native`).
+    pub log_index: Option<u32>,
     #[schema(example = "outgoing")]
     pub direction: String,
     pub asset: String,
