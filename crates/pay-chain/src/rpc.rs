@@ -318,6 +318,23 @@ impl RpcClient {
         quantity(&v).ok_or_else(|| malformed("eth_getBalance", v.to_string()))
     }
 
+    /// Whether the transaction succeeded (`eth_getTransactionReceipt` status 1) and the fee
+    /// its sender paid (`gasUsed` times `effectiveGasPrice`, wei); `None` before it is mined.
+    pub async fn receipt(&self, tx_hash: &str) -> Result<Option<(bool, u128)>, RpcError> {
+        const M: &str = "eth_getTransactionReceipt";
+        let v = self.call(M, json!([tx_hash])).await?;
+        if v.is_null() {
+            return Ok(None);
+        }
+        let gas = quantity(&v["gasUsed"]).ok_or_else(|| malformed(M, "bad gasUsed"))?;
+        let price = quantity(&v["effectiveGasPrice"])
+            .ok_or_else(|| malformed(M, "bad effectiveGasPrice"))?;
+        let fee = gas
+            .checked_mul(price)
+            .ok_or_else(|| malformed(M, "fee beyond 128 bits"))?;
+        Ok(Some((quantity(&v["status"]) == Some(1), fee)))
+    }
+
     /// Whether the transaction succeeded (`eth_getTransactionReceipt` status 1).
     pub async fn succeeded(&self, tx_hash: &str) -> Result<bool, RpcError> {
         let v = self

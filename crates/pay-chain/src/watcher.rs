@@ -21,6 +21,7 @@ use pay_domain::kernel::timestamp::Timestamp;
 
 use crate::rpc::{Block, Log, RpcClient, RpcError, TokenTransfer};
 
+mod balances;
 mod movements;
 
 /// At most this many blocks are read in one round (a watcher catching up goes round by round).
@@ -72,6 +73,9 @@ pub struct Watcher {
     /// The sessions whose transfers were not final at the last round: one that has no
     /// transfer on the chain any more left it (a reorg).
     unconfirmed: Arc<std::sync::Mutex<std::collections::BTreeSet<uuid::Uuid>>>,
+    /// The last balance read of each native-coin address (block, wei), so the next round reads
+    /// one balance, not two.
+    balances: Arc<std::sync::Mutex<HashMap<String, (u64, u128)>>>,
 }
 
 impl std::fmt::Debug for Watcher {
@@ -114,6 +118,7 @@ impl Watcher {
             pay,
             holder: holder.to_owned(),
             unconfirmed: Arc::default(),
+            balances: Arc::default(),
         })
     }
 
@@ -198,7 +203,16 @@ impl Watcher {
                 .any(|a| a.asset_identifier.eq_ignore_ascii_case(&n.asset_identifier))
         });
         let fetched = self.fetch(from, to, final_to, native_watched).await?;
-        let seen = self.read(&fetched, &by_address).await?;
+        let mut seen = self.read(&fetched, &by_address).await?;
+        if let Some(last_final) = final_to.map(|f| f.min(to)).filter(|d| *d >= from) {
+            if native_watched {
+                let internal = self
+                    .internal_deposits(&fetched, from, last_final, &by_address)
+                    .await?;
+                seen.extend(internal);
+                seen.sort_by_key(|s| s.block);
+            }
+        }
         let count = seen.len();
         self.apply(seen, final_to).await?;
         // The progress: the last final block read, once its money moves are recorded.
@@ -399,6 +413,11 @@ impl Watcher {
             node.insert(*number, self.rpc.block_hash(*number).await?);
         }
         let fork = find_fork(kept, |n| node.get(&n).cloned().flatten());
+        // Balances read at blocks that left the chain are no longer the chain's.
+        self.balances
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         if fork.beyond_confirmations {
             tracing::error!(chain = %self.chain.chain_code, depth = fork.depth, common = ?fork.common, "REORG DEEPER THAN THE CONFIRMATIONS: final transfers may have left the chain");
         } else {

@@ -1,7 +1,8 @@
-//! The chain processor's money after the payment: a transfer after the payment request expired
-//! (a late payment), the wallet activity of the transfers into and out of the merchant's
-//! derived addresses (sweeps), and native coin forwarded by a contract. The real binary
-//! against anvil (from npm); payments and sweeps sent by viem.
+//! The chain processor's money beyond the plain payment: a transfer after the payment request
+//! expired (a late payment), the wallet activity of the transfers into and out of the
+//! merchant's derived addresses (sweeps), and native coin forwarded by a contract (seen only in
+//! the address's balance). The real binary against anvil (from npm); payments and sweeps sent
+//! by viem.
 
 use pay_chain::testing::Anvil;
 use serde_json::{json, Value};
@@ -352,5 +353,118 @@ fn wallet_activity(db_url: &str) {
     assert_eq!(list.len(), 5, "{list:#?}");
     assert_eq!(one(&list, &expected[3])["hasExpense"], true);
     let log = second.stop().1 + &shop.server.stop().1;
+    assert!(!log.contains("chain watcher round failed"), "{log}");
+}
+
+#[test]
+fn native_coin_forwarded_by_a_contract_pays_its_session_exactly_once() {
+    for db in databases() {
+        internal_transfers(&db.url);
+    }
+}
+
+fn internal_transfers(db_url: &str) {
+    let Some(anvil) = Anvil::start(&[]) else {
+        return;
+    };
+    let dir = TempDir::new();
+    let shop = Shop::open(&anvil, &dir, db_url);
+    let (hook, deliveries) = receiver();
+    shop.callback(&hook);
+    shop.wallet(&anvil, 8);
+    let forwarder = anvil.tool("deploy", json!({}))["forwarder"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let eth = "eip155:31337/slip44:60";
+    let forward = |to: &str, wei: &str, wait: bool| {
+        anvil.tool(
+            "forwardEth",
+            json!({"forwarder": forwarder, "to": to, "value": wei, "wait": wait}),
+        );
+    };
+
+    // Paid through a contract: no transaction to the address, only its balance grew.
+    let (link, id, address) = shop.pending("0.5", eth);
+    forward(&address, "500000000000000000", true);
+    anvil.mine(1);
+    let s = shop.wait_status(&link, &id, "complete");
+    assert_eq!(s["settlement"]["receivedAmount"], "0.5", "{s}");
+
+    // A direct transfer and a forwarded one in one block: each counted once (the direct one
+    // explains its part of the balance).
+    let (link2, id2, address2) = shop.pending("0.5", eth);
+    anvil.automine(false);
+    anvil.tool(
+        "sendEth",
+        json!({"to": address2, "value": "300000000000000000"}),
+    );
+    forward(&address2, "200000000000000000", false);
+    anvil.mine(1);
+    anvil.automine(true);
+    anvil.mine(1);
+    let s = shop.wait_status(&link2, &id2, "complete");
+    assert_eq!(s["settlement"]["receivedAmount"], "0.5", "{s}");
+
+    // Two forwarded parts in two blocks read in one round: they add up, once each.
+    let (link3, id3, address3) = shop.pending("1", eth);
+    anvil.automine(false);
+    forward(&address3, "400000000000000000", false);
+    anvil.mine(1);
+    forward(&address3, "600000000000000000", false);
+    anvil.mine(2);
+    anvil.automine(true);
+    let s = shop.wait_status(&link3, &id3, "complete");
+    assert_eq!(s["settlement"]["receivedAmount"], "1", "{s}");
+
+    // A restart reads on: nothing counted twice, one settlement webhook each.
+    let chains = chains_file(
+        &anvil.url,
+        pay_chain::testing::ANVIL_CHAIN_ID,
+        Some(&shop.token),
+        Some(&shop.feed),
+    );
+    let Shop {
+        server,
+        key,
+        company,
+        token,
+        feed,
+    } = shop;
+    server.stop();
+    let shop = Shop {
+        server: Server::spawn(command(&dir, db_url, &chains)),
+        key,
+        company,
+        token,
+        feed,
+    };
+    anvil.mine(3);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let bodies: Vec<String> = deliveries.try_iter().map(|(_, body)| body).collect();
+    for (link, id, amount) in [
+        (&link, &id, "0.5"),
+        (&link2, &id2, "0.5"),
+        (&link3, &id3, "1"),
+    ] {
+        let s = shop.session(link, id);
+        assert_eq!(
+            (
+                s["status"].as_str(),
+                s["settlement"]["receivedAmount"].as_str()
+            ),
+            (Some("complete"), Some(amount)),
+            "{s}"
+        );
+        let settled = bodies
+            .iter()
+            .filter(|b| {
+                let v: Value = serde_json::from_str(b).unwrap_or_default();
+                v["type"] == "pay.payment.settlement_updated" && b.contains(id.as_str())
+            })
+            .count();
+        assert_eq!(settled, 1, "{id}");
+    }
+    let log = shop.server.stop().1;
     assert!(!log.contains("chain watcher round failed"), "{log}");
 }

@@ -77,4 +77,8 @@ pub trait WatchStore: Send + Sync {
     /// Every deposit address ever handed out (any chain, watched or not) among `addresses`
     /// (lower case): the merchants' addresses that a transfer moved funds into or out of.
     fn handed_addresses(&self, addresses: &[String]) -> PortResult<Vec<DepositAddress>>;
+
+    /// Those of `sessions` that still wait for money (`quote`, `pending`, `processing`,
+    /// `underpaid`): the native-coin addresses whose balance the watcher reads.
+    fn open_sessions(&self, sessions: &[uuid::Uuid]) -> PortResult<Vec<uuid::Uuid>>;
 }

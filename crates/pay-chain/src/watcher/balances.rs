@@ -1,0 +1,177 @@
+//! Native coin that reached a deposit address without a transaction of its own: a contract
+//! forwarded it (an internal transfer, as exchanges and smart wallets pay). No top-level
+//! transaction and no log shows it, so the watcher reads the address's balance at the last
+//! final block of each round, for the addresses of open native-coin sessions only, and takes
+//! an increase that the transactions of those blocks do not explain (coin in, minus coin and
+//! fees out) as a deposit. A round's increase is split down to the block it happened in (by
+//! halving the range, one balance read per step), so the deposit is keyed by its block,
+//! `eip155:<chainId>:balance:<block>:<address>`: the same whatever range a round, a restart or
+//! another instance reads. Final blocks only: it is final when seen.
+
+use std::collections::{BTreeMap, HashMap};
+
+use pay_domain::chains::DepositAddress;
+
+use super::{blocking, Fetched, RoundError, Seen, Watcher};
+
+/// The key of a native deposit seen only in the balance of `address` at `block`.
+pub fn balance_key(chain_id: u64, block: u64, address: &str) -> String {
+    format!(
+        "eip155:{chain_id}:balance:{block}:{}",
+        address.to_ascii_lowercase()
+    )
+}
+
+impl Watcher {
+    /// The internal native deposits to the open native-coin sessions' addresses in the final
+    /// blocks `from..=last_final` (read whole in `fetched`).
+    pub(super) async fn internal_deposits(
+        &self,
+        fetched: &Fetched,
+        from: u64,
+        last_final: u64,
+        by_address: &HashMap<String, DepositAddress>,
+    ) -> Result<Vec<Seen>, RoundError> {
+        let Some(native) = self.chain.native() else {
+            return Ok(Vec::new());
+        };
+        if from == 0 || !fetched.blocks.contains_key(&last_final) {
+            return Ok(Vec::new());
+        }
+        let coin: Vec<&DepositAddress> = by_address
+            .values()
+            .filter(|a| {
+                a.asset_identifier
+                    .eq_ignore_ascii_case(&native.asset_identifier)
+            })
+            .collect();
+        if coin.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<uuid::Uuid> = coin.iter().map(|a| a.session_id).collect();
+        let store = self.store.clone();
+        let open = blocking(move || store.open_sessions(&ids).map_err(|e| e.to_string())).await?;
+        let mut seen = Vec::new();
+        for a in coin.into_iter().filter(|a| open.contains(&a.session_id)) {
+            let address = a.address.to_ascii_lowercase();
+            let flows = self.explained(fetched, &address, from, last_final).await?;
+            let cached = self
+                .balances
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&address)
+                .copied();
+            let before = match cached {
+                Some((block, wei)) if block == from - 1 => wei,
+                _ => self.rpc.balance(&address, from - 1).await?,
+            };
+            let after = self.rpc.balance(&address, last_final).await?;
+            self.balances
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(address.clone(), (last_final, after));
+            for (block, units) in self
+                .unexplained(&address, &flows, (from - 1, before), (last_final, after))
+                .await?
+            {
+                let hash = fetched
+                    .blocks
+                    .get(&block)
+                    .map(|b| b.hash.clone())
+                    .unwrap_or_default();
+                seen.push(Seen {
+                    session: a.session_id,
+                    asset_identifier: a.asset_identifier.clone(),
+                    units,
+                    key: format!(
+                        "{}@{hash}",
+                        balance_key(self.chain.chain_id, block, &address)
+                    ),
+                    block,
+                });
+            }
+        }
+        Ok(seen)
+    }
+
+    /// What the transactions of each block moved for `address`: coin received by successful
+    /// ones, minus coin sent by successful ones and the fees of all it sent (wei, by block).
+    async fn explained(
+        &self,
+        fetched: &Fetched,
+        address: &str,
+        from: u64,
+        last_final: u64,
+    ) -> Result<BTreeMap<u64, i128>, RoundError> {
+        let mut flows = BTreeMap::new();
+        for (number, block) in fetched.blocks.range(from..=last_final) {
+            for tx in &block.transactions {
+                let incoming = tx.to.as_deref() == Some(address) && tx.value > 0;
+                let outgoing = tx.from == address;
+                if !incoming && !outgoing {
+                    continue;
+                }
+                let Some((ok, fee)) = self.rpc.receipt(&tx.hash).await? else {
+                    continue;
+                };
+                let value = if ok { wei(tx.value) } else { 0 };
+                let mut net = 0i128;
+                if incoming {
+                    net += value;
+                }
+                if outgoing {
+                    net -= value + wei(fee);
+                }
+                *flows.entry(*number).or_insert(0) += net;
+            }
+        }
+        Ok(flows)
+    }
+
+    /// The blocks in `(lo, hi]` where the balance of `address` grew by more than `flows`
+    /// explain, with that growth: the range is halved (one balance read each time) while it
+    /// holds some, down to single blocks.
+    async fn unexplained(
+        &self,
+        address: &str,
+        flows: &BTreeMap<u64, i128>,
+        lo: (u64, u128),
+        hi: (u64, u128),
+    ) -> Result<Vec<(u64, u128)>, RoundError> {
+        let mut found = Vec::new();
+        let mut ranges = vec![(lo, hi)];
+        while let Some(((l, bl), (h, bh))) = ranges.pop() {
+            let moved: i128 = flows.range(l + 1..=h).map(|(_, v)| *v).sum();
+            let extra = wei(bh) - wei(bl) - moved;
+            if extra <= 0 {
+                continue;
+            }
+            if h == l + 1 {
+                found.push((h, u128::try_from(extra).unwrap_or(0)));
+                continue;
+            }
+            let mid = l + (h - l) / 2;
+            let bm = self.rpc.balance(address, mid).await?;
+            ranges.push(((l, bl), (mid, bm)));
+            ranges.push(((mid, bm), (h, bh)));
+        }
+        found.sort_unstable();
+        Ok(found)
+    }
+}
+
+/// Wei as a signed amount (every balance there is fits).
+fn wei(units: u128) -> i128 {
+    i128::try_from(units).unwrap_or(i128::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn balance_keys_name_the_block_and_the_address() {
+        assert_eq!(
+            super::balance_key(31337, 12, "0xAbC"),
+            "eip155:31337:balance:12:0xabc"
+        );
+    }
+}
