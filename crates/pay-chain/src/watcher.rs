@@ -15,7 +15,7 @@ use pay_domain::app::Pay;
 use pay_domain::chains::ports::WatchStore;
 use pay_domain::chains::rules::{find_fork, from_units, transfer_key};
 use pay_domain::chains::{Chain, ChainAssetKind, DepositAddress};
-use pay_domain::checkout::CheckoutError;
+use pay_domain::checkout::{ChainTransfer, CheckoutError};
 use pay_domain::kernel::ids::PaymentSessionId;
 use pay_domain::kernel::timestamp::Timestamp;
 
@@ -50,6 +50,11 @@ struct Seen {
     /// moves into another block is seen again there.
     key: String,
     block: u64,
+    /// The transaction; `None` for coin seen only in the address's balance (sent by a
+    /// contract), which the session's transfers cannot list.
+    tx_hash: Option<String>,
+    /// `None` for a native coin transfer.
+    log_index: Option<u64>,
 }
 
 /// What the blocks of a round hold.
@@ -214,7 +219,7 @@ impl Watcher {
             }
         }
         let count = seen.len();
-        self.apply(seen, final_to).await?;
+        self.apply(seen, head).await?;
         // The progress: the last final block read, once its money moves are recorded.
         if let Some(done) = final_to.map(|f| f.min(to)).filter(|d| *d >= from) {
             self.record_movements(&fetched, done).await?;
@@ -308,6 +313,8 @@ impl Watcher {
                     t.block_hash
                 ),
                 block: t.block_number,
+                tx_hash: Some(t.tx_hash.to_ascii_lowercase()),
+                log_index: Some(t.log_index),
             });
         }
         let native = self.chain.native().map(|a| a.asset_identifier.clone());
@@ -327,6 +334,8 @@ impl Watcher {
                     units: tx.value,
                     key: format!("{}@{}", transfer_key(chain_id, &tx.hash, None), block.hash),
                     block: *number,
+                    tx_hash: Some(tx.hash.to_ascii_lowercase()),
+                    log_index: None,
                 });
             }
         }
@@ -334,12 +343,16 @@ impl Watcher {
         Ok(seen)
     }
 
-    /// Applies the transfers: each seen one to its session, then a settlement for each session
-    /// whose transfers are all final (in blocks up to `final_to`).
-    async fn apply(&self, seen: Vec<Seen>, final_to: Option<u64>) -> Result<(), RoundError> {
-        let is_final = |block: u64| final_to.is_some_and(|f| block <= f);
+    /// Applies the transfers: each seen one to its session, the transfers each session shows
+    /// with their confirmations at `head`, then a settlement for each session whose transfers
+    /// are all final.
+    async fn apply(&self, seen: Vec<Seen>, head: u64) -> Result<(), RoundError> {
+        let required = u64::from(self.chain.confirmations);
+        let confirmations = |block: u64| (head + 1).saturating_sub(block).min(required);
+        let is_final = |block: u64| confirmations(block) >= required;
         // Per session: the key of its last final transfer, and whether one is not final yet.
         let mut sessions: BTreeMap<uuid::Uuid, (Option<String>, bool)> = BTreeMap::new();
+        let mut shown: BTreeMap<uuid::Uuid, Vec<ChainTransfer>> = BTreeMap::new();
         for s in &seen {
             let Some(decimals) = self.chain.asset(&s.asset_identifier).map(|a| a.decimals) else {
                 continue;
@@ -356,6 +369,15 @@ impl Watcher {
             if !self.applied(applied, &s.key)? {
                 continue;
             }
+            if let Some(tx_hash) = &s.tx_hash {
+                shown.entry(s.session).or_default().push(ChainTransfer {
+                    tx_hash: tx_hash.clone(),
+                    log_index: s.log_index,
+                    amount,
+                    block_number: s.block,
+                    confirmations: confirmations(s.block),
+                });
+            }
             let entry = sessions.entry(s.session).or_insert((None, false));
             if is_final(s.block) {
                 entry.0 = Some(s.key.clone());
@@ -370,8 +392,21 @@ impl Watcher {
         for gone in before.iter().filter(|s| !sessions.contains_key(s)) {
             tracing::warn!(chain = %self.chain.chain_code, session = %gone, "the transfers of a session left the chain before their confirmations");
             let (pay, id) = (self.pay.clone(), PaymentSessionId(*gone));
-            let left = blocking(move || Ok(pay.checkout().chain_transfers_left(id))).await?;
+            let left =
+                blocking(move || Ok(pay.checkout().chain_transfers_left(id, required))).await?;
             self.applied(left, "reorg")?;
+            shown.entry(*gone).or_default();
+        }
+        // What each session shows: its final transfers and those seen now.
+        for (session, transfers) in shown {
+            let (pay, id) = (self.pay.clone(), PaymentSessionId(session));
+            let observed = blocking(move || {
+                Ok(pay
+                    .checkout()
+                    .chain_transfers_observed(id, &transfers, required))
+            })
+            .await?;
+            self.applied(observed, "transfers")?;
         }
         let still: std::collections::BTreeSet<uuid::Uuid> = sessions
             .iter()

@@ -197,6 +197,26 @@ fn addresses_and_quotes(db_url: &str) {
     shop.server.stop();
 }
 
+/// Waits (10 s at most) until the session shows one transfer per entry of `confirmations`,
+/// with these counts in order; the transfers.
+fn wait_transfers(shop: &Shop, link: &str, id: &str, confirmations: &[u64]) -> Value {
+    let mut last = Value::Null;
+    let reached = wait_until(std::time::Duration::from_secs(10), || {
+        last = shop.session(link, id)["settlement"]["transfers"].clone();
+        last.as_array().is_some_and(|t| {
+            t.iter()
+                .map(|t| t["confirmations"].as_u64().unwrap_or(0))
+                .eq(confirmations.iter().copied())
+        })
+    });
+    assert!(
+        reached,
+        "never {confirmations:?} confirmations: {last}\nlog:\n{}",
+        shop.server.log()
+    );
+    last
+}
+
 #[test]
 fn the_watcher_takes_token_and_native_payments_to_their_confirmations() {
     for db in databases() {
@@ -216,26 +236,63 @@ fn watched_payments(db_url: &str) {
     let token = shop.token_id();
 
     // An exact token payment: processing in its block, complete at 2 confirmations, with its
-    // webhook.
+    // webhook; the session shows the transfer and its confirmations as blocks come.
     let (link, id, address) = shop.pending("25", &token);
-    anvil.tool(
+    assert!(
+        shop.session(&link, &id)["settlement"]
+            .get("transfers")
+            .is_none(),
+        "no transfer yet"
+    );
+    let sent = anvil.tool(
         "sendToken",
         json!({"token": shop.token, "to": address, "units": "25000000", "wait": true}),
     );
+    let block = sent["blockNumber"].as_u64().unwrap();
+    let tx = sent["txHash"].as_str().unwrap().to_ascii_lowercase();
     let s = shop.wait_status(&link, &id, "processing");
     assert_eq!(s["settlement"]["receivedAmount"], "25", "{s}");
+    let transfers = wait_transfers(&shop, &link, &id, &[1]);
+    assert_eq!(
+        transfers[0],
+        json!({"txHash": tx, "logIndex": 0, "amount": "25", "blockNumber": block,
+               "confirmations": 1})
+    );
+    // The merchant's view of the link shows the same.
+    let (_, detail) = shop.api("GET", &format!("/payment-links/{link}"), None);
+    assert_eq!(
+        detail["latestSession"]["settlement"]["transfers"], transfers,
+        "{detail}"
+    );
     anvil.mine(1);
-    shop.wait_status(&link, &id, "complete");
+    let s = shop.wait_status(&link, &id, "complete");
+    assert_eq!(s["settlement"]["transfers"][0]["confirmations"], 2, "{s}");
+    let mut webhook = Value::Null;
     let settled = wait_until(std::time::Duration::from_secs(10), || {
         deliveries.try_iter().any(|(_, body)| {
             let v: Value = serde_json::from_str(&body).unwrap_or_default();
-            v["type"] == "pay.payment.settlement_updated" && body.contains(&id)
+            let found = v["type"] == "pay.payment.settlement_updated" && body.contains(&id);
+            if found {
+                webhook = v;
+            }
+            found
         })
     });
     assert!(
         settled,
         "the settlement_updated webhook; log:\n{}",
         shop.server.log()
+    );
+    assert_eq!(
+        webhook["session"]["settlement"]["transfers"], s["settlement"]["transfers"],
+        "the webhook's settlement holds the final transfer: {webhook}"
+    );
+    // Final: more blocks change nothing.
+    anvil.mine(2);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(
+        shop.session(&link, &id)["settlement"]["transfers"],
+        s["settlement"]["transfers"]
     );
 
     // A native payment.
@@ -246,9 +303,14 @@ fn watched_payments(db_url: &str) {
         json!({"to": address, "value": "500000000000000000", "wait": true}),
     );
     shop.wait_status(&link, &id, "processing");
+    let transfers = wait_transfers(&shop, &link, &id, &[1]);
+    assert!(transfers[0]["logIndex"].is_null(), "{transfers}");
+    assert!(transfers[0].get("logIndex").is_some(), "{transfers}");
+    assert_eq!(transfers[0]["amount"], "0.5", "{transfers}");
     anvil.mine(1);
     let s = shop.wait_status(&link, &id, "complete");
     assert_eq!(s["settlement"]["receivedAmount"], "0.5", "{s}");
+    assert_eq!(s["settlement"]["transfers"][0]["confirmations"], 2, "{s}");
 
     // Two partial transfers add up: the first alone is processing, never complete.
     let (link, id, address) = shop.pending("10", &token);
@@ -270,12 +332,22 @@ fn watched_payments(db_url: &str) {
         "processing",
         "the second is not final yet"
     );
+    // One block each: the first has its two confirmations, the second one.
+    let transfers = wait_transfers(&shop, &link, &id, &[2, 1]);
+    assert_eq!(
+        (
+            transfers[0]["amount"].as_str(),
+            transfers[1]["amount"].as_str()
+        ),
+        (Some("4"), Some("6"))
+    );
     anvil.mine(1);
     let s = shop.wait_status(&link, &id, "complete");
     assert_eq!(
         s["settlement"]["receivedAmount"], "10",
         "counted once each: {s}"
     );
+    wait_transfers(&shop, &link, &id, &[2, 2]);
 
     // Short beyond the tolerance: underpaid once final. More than asked: complete, overpaid.
     let (short_link, short, short_address) = shop.pending("20", &token);
@@ -413,10 +485,15 @@ fn reorgs(db_url: &str) {
     let snap = anvil.snapshot();
     pay(&address);
     shop.wait_status(&link, &id, "processing");
+    wait_transfers(&shop, &link, &id, &[1]);
     anvil.revert(&snap);
     anvil.mine(3);
     let s = shop.wait_status(&link, &id, "pending");
     assert!(s["settlement"]["receivedAmount"].is_null(), "{s}");
+    assert!(
+        s["settlement"].get("transfers").is_none(),
+        "the reorged-out transfer left the list: {s}"
+    );
     // Paid again, on the new chain: complete, counted once.
     pay(&address);
     shop.wait_status(&link, &id, "processing");

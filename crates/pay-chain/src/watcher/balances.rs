@@ -88,6 +88,8 @@ impl Watcher {
                         balance_key(self.chain.chain_id, block, &address)
                     ),
                     block,
+                    tx_hash: None,
+                    log_index: None,
                 });
             }
         }

@@ -21,5 +21,5 @@ pub use service::{
     CheckoutAdapters, CheckoutService, CheckoutView, DueWorkReport, LinkDetail, Resolution,
     DUE_BATCH, SESSION_NOT_FOUND,
 };
-pub use settlement::{RefundReason, ResolutionRecord, Settlement};
+pub use settlement::{ChainTransfer, RefundReason, ResolutionRecord, Settlement};
 pub use timeline::{DepositsLeftReason, QuoteFacts, TimelineEvent, TimelineFacts, TimelineKind};

@@ -76,6 +76,29 @@ pub struct Settlement {
     /// Where the payer asked the refund to go (the first address given stays).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refund_address: Option<String>,
+    /// The chain processor: the transfers to the session's address the watcher saw, oldest
+    /// first, each with its confirmations (absent before the first one, and under the sandbox).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transfers: Vec<ChainTransfer>,
+}
+
+/// One transfer to a session's deposit address, as the chain watcher saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChainTransfer {
+    /// `0x` and 64 lower-case hex digits.
+    pub tx_hash: String,
+    /// The token `Transfer` log's index in its block; `None` (`null`) for a coin transfer,
+    /// whose key `eip155:<chainId>:<txHash>:native` has `native` in its place (as wallet
+    /// activity shows it).
+    pub log_index: Option<u64>,
+    /// In the pay asset.
+    #[serde(with = "decimal_plain")]
+    pub amount: Decimal,
+    pub block_number: u64,
+    /// `head - blockNumber + 1`, counted up to the chain's `confirmations` and kept there once
+    /// the transfer is final (a final transfer never changes again).
+    pub confirmations: u64,
 }
 
 impl Settlement {
@@ -91,6 +114,23 @@ impl Settlement {
             // A struct of strings, decimals and enums always serialises to an object.
             _ => serde_json::Map::new(),
         }
+    }
+}
+
+/// `Decimal` as normalised decimal text.
+mod decimal_plain {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::kernel::amount::Decimal;
+
+    pub fn serialize<S: Serializer>(v: &Decimal, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&v.normalized())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
+        let t = String::deserialize(d)?;
+        Decimal::parse_stored(&t)
+            .map_err(|_| serde::de::Error::custom(format!("{t:?} is not a decimal")))
     }
 }
 
@@ -138,11 +178,27 @@ mod tests {
             refund_reason: Some(RefundReason::LinkAlreadyPaid),
             resolution: Some(ResolutionRecord::RefundedByMerchant),
             refund_address: Some("0xdef".into()),
+            transfers: vec![
+                ChainTransfer {
+                    tx_hash: "0xaa".into(),
+                    log_index: Some(3),
+                    amount: d("4.50"),
+                    block_number: 7,
+                    confirmations: 2,
+                },
+                ChainTransfer {
+                    tx_hash: "0xbb".into(),
+                    log_index: None,
+                    amount: d("6"),
+                    block_number: 8,
+                    confirmations: 1,
+                },
+            ],
         };
         let text = serde_json::to_string(&s).unwrap();
         assert_eq!(
             text,
-            r#"{"receivedAmount":"10.5","asset":"eip155:8453/erc20:0xabc","overpaidBy":"0.5","shortWithinTolerance":"0.1","shortBy":"2","lateAmount":"1","late":true,"refundReason":"link_already_paid","resolution":"refunded_by_merchant","refundAddress":"0xdef"}"#
+            r#"{"receivedAmount":"10.5","asset":"eip155:8453/erc20:0xabc","overpaidBy":"0.5","shortWithinTolerance":"0.1","shortBy":"2","lateAmount":"1","late":true,"refundReason":"link_already_paid","resolution":"refunded_by_merchant","refundAddress":"0xdef","transfers":[{"txHash":"0xaa","logIndex":3,"amount":"4.5","blockNumber":7,"confirmations":2},{"txHash":"0xbb","logIndex":null,"amount":"6","blockNumber":8,"confirmations":1}]}"#
         );
         let back: Settlement = serde_json::from_str(&text).unwrap();
         assert_eq!(back, s);
@@ -172,6 +228,8 @@ mod tests {
             r#"{"receivedAmount":"five"}"#,
             r#"{"resolution":"maybe"}"#,
             r#"{"late":"yes"}"#,
+            r#"{"transfers":[{"txHash":"0x1","logIndex":"native","amount":"1","blockNumber":1,"confirmations":1}]}"#,
+            r#"{"transfers":[{"txHash":"0x1","logIndex":1,"amount":1,"blockNumber":1,"confirmations":1}]}"#,
         ] {
             assert!(serde_json::from_str::<Settlement>(text).is_err(), "{text}");
         }

@@ -4,6 +4,7 @@
 //! reading a block again (a restart, a second instance) decides nothing twice.
 
 use super::*;
+use crate::checkout::ChainTransfer;
 
 /// The trigger of the moves the chain watcher reports (timeline and webhooks).
 pub const CHAIN_TRIGGER: &str = "chain_watcher";
@@ -44,11 +45,13 @@ impl CheckoutService {
 
     /// The transfers a `processing` session was confirming left the chain (a reorg) before
     /// their confirmations: the session waits again (`pending`, or `underpaid` with what it
-    /// had before them), its received amount back to that; a `status_changed` says so. Any
-    /// other session is answered as it is (a final transfer never moves again).
+    /// had before them), its received amount back to that, its transfers the final ones
+    /// (`confirmations >= required`); a `status_changed` says so. Any other session is
+    /// answered as it is (a final transfer never moves again).
     pub fn chain_transfers_left(
         &self,
         session: PaymentSessionId,
+        required: u64,
     ) -> CheckoutResult<PaymentSession> {
         let (link, s) = self.session_and_link(session)?;
         self.move_session(&link, s, CHAIN_TRIGGER, None, &|cur| {
@@ -66,6 +69,10 @@ impl CheckoutService {
             };
             let mut after = cur.clone();
             after.settlement.received_amount = before.filter(|b| !b.is_zero());
+            after
+                .settlement
+                .transfers
+                .retain(|t| t.confirmations >= required);
             Ok(Some(Plan {
                 event: SessionEvent::DepositsLeft {
                     underpaid: before.is_some(),
@@ -92,5 +99,64 @@ impl CheckoutService {
             return Ok(s);
         }
         self.settle(&link, s, &format!("{key}:settled"), CHAIN_TRIGGER)
+    }
+
+    /// The transfers to the session's address that the watcher sees in the blocks it read
+    /// this round (the new ones and those not final at the last round), with their
+    /// confirmations (`required` at most): `settlement.transfers` becomes the final ones it
+    /// kept plus these, oldest first, so a transfer that left the chain leaves the list. No
+    /// event and no timeline entry: the counts are read from the session, the moves carry
+    /// their own. Written only when the list changed.
+    pub fn chain_transfers_observed(
+        &self,
+        session: PaymentSessionId,
+        seen: &[ChainTransfer],
+        required: u64,
+    ) -> CheckoutResult<PaymentSession> {
+        let (link, mut cur) = self.session_and_link(session)?;
+        let same = |a: &ChainTransfer, b: &ChainTransfer| {
+            a.tx_hash == b.tx_hash && a.log_index == b.log_index && a.block_number == b.block_number
+        };
+        for _ in 0..WRITE_ATTEMPTS {
+            let mut list: Vec<ChainTransfer> = cur
+                .settlement
+                .transfers
+                .iter()
+                .filter(|t| t.confirmations >= required && !seen.iter().any(|n| same(n, t)))
+                .cloned()
+                .collect();
+            list.extend(seen.iter().cloned());
+            list.sort_by_key(|t| (t.block_number, t.log_index));
+            if list == cur.settlement.transfers {
+                return Ok(cur);
+            }
+            let mut after = cur.clone();
+            after.settlement.transfers = list;
+            after.version = cur.version + 1;
+            after.updated_at = self.links.link_now(&link)?;
+            let write = LinkEventWrite {
+                link_id: link.id,
+                change: SessionChange::Update {
+                    session: after.clone(),
+                    expected_version: cur.version,
+                },
+                processor_event_id: None,
+                claim_link: None,
+                timeline: Vec::new(),
+                webhook_events: 0,
+                events: Vec::new(),
+            };
+            match self.store.write_link_event(&write, &|_| Vec::new())? {
+                WriteOutcome::Applied(_) => return Ok(after),
+                WriteOutcome::Stale => cur = self.reread(cur.id)?,
+                other => {
+                    return Err(Fault::new(format!(
+                        "a write without a processor event or a claim answered {other:?}"
+                    ))
+                    .into())
+                }
+            }
+        }
+        Err(Fault::new("session kept changing under us").into())
     }
 }

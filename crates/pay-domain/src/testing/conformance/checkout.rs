@@ -52,6 +52,22 @@ pub fn session_and_timeline_round_trip<S: Ports>(store: &S) {
             late: Some(true),
             resolution: Some(ResolutionRecord::RefundedByMerchant),
             refund_address: Some("0x00000000000000000000000000000000000000cc".into()),
+            transfers: vec![
+                crate::checkout::ChainTransfer {
+                    tx_hash: format!("0x{}", "ab".repeat(32)),
+                    log_index: Some(4),
+                    amount: dec("12.5"),
+                    block_number: 19_000_001,
+                    confirmations: 12,
+                },
+                crate::checkout::ChainTransfer {
+                    tx_hash: format!("0x{}", "cd".repeat(32)),
+                    log_index: None,
+                    amount: dec("0.062499999999999999"),
+                    block_number: 19_000_002,
+                    confirmations: 11,
+                },
+            ],
             ..Settlement::default()
         },
         error_message: Some("deposit below minimum — retry".into()),

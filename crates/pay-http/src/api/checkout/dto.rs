@@ -42,9 +42,9 @@ pub struct PaymentSessionDto {
     /// The quote's expiry (`quote`) or the deposit request's (`pending`).
     #[schema(value_type = String, example = "2026-11-22T06:17:20.123Z")]
     pub expires_at: Timestamp,
-    /// Received amounts, shortfall, overpayment, late deposits, resolution, refund address.
-    #[schema(value_type = Object)]
-    pub settlement: pay_domain::checkout::Settlement,
+    /// Received amounts, shortfall, overpayment, late deposits, resolution, refund address,
+    /// and the chain transfers seen.
+    pub settlement: crate::api::checkout::settlement::SettlementDto,
     pub error_message: Option<String>,
     #[schema(value_type = String)]
     pub created_at: Timestamp,
@@ -69,7 +69,7 @@ impl From<PaymentSession> for PaymentSessionDto {
             composite_channel_id: s.composite_channel_id,
             source_chain: s.source_chain,
             expires_at: s.expires_at,
-            settlement: s.settlement,
+            settlement: s.settlement.into(),
             error_message: s.error_message,
             created_at: s.created_at,
             updated_at: s.updated_at,

@@ -3,6 +3,7 @@
 //! resolution of an underpayment.
 
 pub mod dto;
+pub mod settlement;
 
 use actix_web::{get, post, web, HttpResponse};
 use pay_domain::app::Pay;
