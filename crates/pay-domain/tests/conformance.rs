@@ -73,3 +73,11 @@ mod reactions {
         ));
     }
 }
+
+/// One in-memory store is every instance at once: the case still checks what each lookup reads
+/// after each revocation.
+#[test]
+fn oauth_instances_every_instance_sees_a_revocation_at_once() {
+    let store = MemStore::default();
+    conformance::oauth_instances::every_instance_sees_a_revocation_at_once(&store, &store);
+}

@@ -170,7 +170,20 @@ pub(crate) fn replay_file(path: &str) -> String {
 /// proof window (pruned by housekeeping), so the file needs no migration and no backup: the
 /// table is created here when missing. Without a rowid: the primary key is the table, so an
 /// insert writes one b-tree and the expiry index.
-pub(crate) fn open_replay_file(path: &str) -> Result<AnyConnection, diesel::r2d2::Error> {
+///
+/// With it, a connection to the database itself, on which the replay file's holder reads the
+/// OAuth revocation generation after each commit (`replay`).
+pub(crate) fn open_replay_file(path: &str) -> Result<crate::replay::Conns, diesel::r2d2::Error> {
+    let mut db = SqliteConnection::establish(path).map_err(diesel::r2d2::Error::ConnectionError)?;
+    db.batch_execute(SQLITE_PRAGMAS)
+        .map_err(diesel::r2d2::Error::QueryError)?;
+    Ok(crate::replay::Conns {
+        jtis: open_jti_table(path)?,
+        db: AnyConnection::Sqlite(db),
+    })
+}
+
+fn open_jti_table(path: &str) -> Result<AnyConnection, diesel::r2d2::Error> {
     let mut c = SqliteConnection::establish(&replay_file(path))
         .map_err(diesel::r2d2::Error::ConnectionError)?;
     c.batch_execute(SQLITE_PRAGMAS)

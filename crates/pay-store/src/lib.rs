@@ -9,6 +9,7 @@ mod rows;
 mod schema;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod tokens;
 
 use std::fmt;
 use std::path::Path;
@@ -21,6 +22,7 @@ use pay_domain::Fault;
 
 use crate::cache::ReadCache;
 use crate::conn::{AnyConnection, AnyManager, PoolConn, SqlitePragmas};
+use crate::tokens::TokenCache;
 
 /// One migration set for both backends: every step's SQL runs unchanged on SQLite and
 /// PostgreSQL (`tests/schema.rs` checks that both end at the same schema). A step whose SQL
@@ -129,6 +131,9 @@ pub struct DieselStore {
     jtis: Option<Arc<replay::ReplayFile>>,
     /// Hot reads (key lookup, company with settings); off unless `with_read_cache`.
     cache: Arc<ReadCache>,
+    /// DPoP-bound access tokens with the revocation generation each was read under, served
+    /// only while the generation is unchanged ([`tokens`]): no revocation is ever missed.
+    tokens: Arc<TokenCache>,
 }
 
 impl fmt::Debug for DieselStore {
@@ -206,6 +211,7 @@ impl DieselStore {
             writer,
             jtis,
             cache: Arc::new(ReadCache::new(Duration::ZERO)),
+            tokens: Arc::new(TokenCache::default()),
         })
     }
 
@@ -217,6 +223,9 @@ impl DieselStore {
             AnyConnection::Postgresql(c) => migrate_postgres(c),
         }
         .map_err(|e| StoreError::Migration(e.to_string()))?;
+        if let AnyConnection::Sqlite(c) = &mut conn.conn {
+            tokens::install_sqlite_triggers(c).map_err(|e| StoreError::Migration(e.to_string()))?;
+        }
         if ran > 0 {
             tracing::info!(ran, backend = ?self.backend, "database migrations applied");
         }
@@ -251,6 +260,8 @@ fn migrate_postgres(c: &mut diesel::PgConnection) -> MigrationResult<usize> {
         .bind::<diesel::sql_types::BigInt, _>(MIGRATION_LOCK_KEY)
         .execute(c)?;
     let ran = c.run_pending_migrations(MIGRATIONS).map(|v| v.len());
+    // The generation's triggers, under the same lock (their syntax is PostgreSQL's own).
+    let ran = ran.and_then(|ran| Ok(tokens::install_postgres_triggers(c).map(|()| ran)?));
     // Session-level lock: release it even when a migration failed, or the pooled connection
     // would keep blocking other instances.
     let unlock = diesel::sql_query("SELECT pg_advisory_unlock($1)")

@@ -4,7 +4,10 @@
 //! its record and takes the connection; whoever holds it commits every queued record in one
 //! transaction and hands each caller its own outcome, so a caller that finds its record
 //! already committed returns at once. Each record is still its own insert on the primary key,
-//! so a replay inside one batch is refused exactly as across batches.
+//! so a replay inside one batch is refused exactly as across batches. After each commit the
+//! holder reads the OAuth revocation generation (`tokens`) on its own connection to the
+//! database, once for the whole batch: each caller learns the generation as it stood after its
+//! record, which is what lets a DPoP request serve a token from the process's copy.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -14,19 +17,27 @@ use pay_domain::Fault;
 
 use crate::conn::{write_transaction, AnyConnection};
 use crate::schema::dpop_jtis;
+use crate::tokens::read_generation;
 
 /// One queued record and, once its batch committed, its outcome.
 struct Pending {
     htu: String,
     jti_digest: String,
     keep_until: i64,
-    /// `Ok(true)` new, `Ok(false)` a replay; `Err` when its batch failed.
-    outcome: Mutex<Option<Result<bool, String>>>,
+    /// `Ok((true, generation))` new, `Ok((false, generation))` a replay; `Err` when its batch
+    /// failed.
+    outcome: Mutex<Option<Result<(bool, i64), String>>>,
+}
+
+/// The replay file's connection, and one to the database for the generation.
+pub(crate) struct Conns {
+    pub(crate) jtis: AnyConnection,
+    pub(crate) db: AnyConnection,
 }
 
 /// The replay table's own connection and the records waiting for the next commit.
 pub(crate) struct ReplayFile {
-    conn: Mutex<AnyConnection>,
+    conn: Mutex<Conns>,
     queue: Mutex<Vec<Arc<Pending>>>,
 }
 
@@ -35,20 +46,21 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl ReplayFile {
-    pub(crate) fn new(conn: AnyConnection) -> ReplayFile {
+    pub(crate) fn new(conns: Conns) -> ReplayFile {
         ReplayFile {
-            conn: Mutex::new(conn),
+            conn: Mutex::new(conns),
             queue: Mutex::new(Vec::new()),
         }
     }
 
-    /// Records `(htu, jti_digest)`: true when new, false for a replay.
+    /// Records `(htu, jti_digest)`: true when new, false for a replay; with the OAuth
+    /// revocation generation read after the record committed.
     pub(crate) fn record(
         &self,
         htu: &str,
         jti_digest: &str,
         keep_until: i64,
-    ) -> Result<bool, Fault> {
+    ) -> Result<(bool, i64), Fault> {
         let mine = Arc::new(Pending {
             htu: htu.to_owned(),
             jti_digest: jti_digest.to_owned(),
@@ -67,10 +79,13 @@ impl ReplayFile {
             .iter()
             .map(|p| (p.htu.as_str(), p.jti_digest.as_str(), p.keep_until))
             .collect();
-        let outcomes = record_batch(&mut conn, &rows).map_err(|e| e.to_string());
+        let conns = &mut *conn;
+        let outcomes = record_batch(&mut conns.jtis, &rows)
+            .and_then(|all| Ok((all, read_generation(&mut conns.db)?)))
+            .map_err(|e| e.to_string());
         for (i, p) in batch.iter().enumerate() {
             let outcome = match &outcomes {
-                Ok(all) => Ok(all[i]),
+                Ok((all, generation)) => Ok((all[i], *generation)),
                 Err(e) => Err(format!("database (record dpop jti): {e}")),
             };
             *lock(&p.outcome) = Some(outcome);
@@ -85,7 +100,7 @@ impl ReplayFile {
     /// Deletes the records kept until before `before` (unix ms); how many went.
     pub(crate) fn prune(&self, before: i64) -> Result<usize, Fault> {
         diesel::delete(dpop_jtis::table.filter(dpop_jtis::keep_until.lt(before)))
-            .execute(&mut *lock(&self.conn))
+            .execute(&mut lock(&self.conn).jtis)
             .map_err(|e| Fault::caused("database (prune dpop jtis)", e))
     }
 }
@@ -121,18 +136,26 @@ pub(crate) fn record_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use diesel::connection::SimpleConnection;
 
     fn replay_file() -> (ReplayFile, String) {
         let path = std::env::temp_dir()
             .join(format!("pay_test_replay_{}", uuid::Uuid::new_v4().simple()))
             .display()
             .to_string();
-        let conn = crate::conn::open_replay_file(&path).unwrap();
-        (ReplayFile::new(conn), path)
+        let mut conns = crate::conn::open_replay_file(&path).unwrap();
+        conns
+            .db
+            .batch_execute(
+                "CREATE TABLE oauth_generation (id BIGINT NOT NULL PRIMARY KEY, n BIGINT NOT NULL); \
+                 INSERT INTO oauth_generation VALUES (1, 7);",
+            )
+            .unwrap();
+        (ReplayFile::new(conns), path)
     }
 
     fn remove(path: &str) {
-        for suffix in ["-dpop", "-dpop-wal", "-dpop-shm"] {
+        for suffix in ["", "-wal", "-shm", "-dpop", "-dpop-wal", "-dpop-shm"] {
             let _ = std::fs::remove_file(format!("{path}{suffix}"));
         }
     }
@@ -144,11 +167,11 @@ mod tests {
         let (file, path) = replay_file();
         let mut conn = lock(&file.conn);
         let first = record_batch(
-            &mut conn,
+            &mut conn.jtis,
             &[("h", "a", 1), ("h", "b", 1), ("h", "a", 1), ("g", "a", 1)],
         )
         .unwrap();
-        let second = record_batch(&mut conn, &[("h", "b", 1), ("h", "c", 1)]).unwrap();
+        let second = record_batch(&mut conn.jtis, &[("h", "b", 1), ("h", "c", 1)]).unwrap();
         drop(conn);
         remove(&path);
         assert_eq!(first, [true, true, false, true]);
@@ -168,7 +191,9 @@ mod tests {
                     s.spawn(move || {
                         let jti = format!("{:02}", i % 16);
                         barrier.wait();
-                        file.record("h", &jti, 1).unwrap().then_some(jti)
+                        let (new, generation) = file.record("h", &jti, 1).unwrap();
+                        assert_eq!(generation, 7);
+                        new.then_some(jti)
                     })
                 })
                 .collect();

@@ -29,6 +29,7 @@ mod native;
 mod native_recovery;
 mod native_retained;
 mod oauth;
+mod oauth_instances;
 mod oauth_nonces;
 mod oauth_pages;
 mod oauth_support;

@@ -1,12 +1,14 @@
 //! `DpopReplayStore` on `DieselStore`. SQLite keeps the replay table in its own file
-//! (`conn::open_replay_file`); PostgreSQL records a `jti` in the token lookup's own statement,
-//! committed without waiting for its WAL flush (docs/security.md, "DPoP proofs").
+//! (`conn::open_replay_file`); PostgreSQL records a `jti` in one statement, committed without
+//! waiting for its WAL flush (docs/security.md, "DPoP proofs"). A DPoP-bound token is served
+//! from the process's copy while the OAuth revocation generation read with the record is the
+//! one it was read under (`tokens`): the hot path is the record alone.
 
 use diesel::prelude::*;
 use diesel::result::QueryResult;
 use pay_domain::kernel::secret::SecretDigest;
 use pay_domain::kernel::timestamp::Timestamp;
-use pay_domain::oauth::ports::{DpopReplayStore, JtiRecord, OAuthStore};
+use pay_domain::oauth::ports::{DpopReplayStore, JtiRecord};
 use pay_domain::oauth::{Held, StoredToken};
 use pay_domain::PortResult;
 
@@ -17,6 +19,7 @@ use diesel::sql_types::{BigInt, Text, Untyped};
 use crate::conn::{AnyConnection, MultiBackend};
 use crate::rows::oauth::HeldAccessRow;
 use crate::schema::dpop_jtis;
+use crate::tokens::read_generation;
 use crate::DieselStore;
 
 /// Turns `synchronous_commit` off for the statement's own transaction (an autocommit
@@ -30,14 +33,29 @@ impl DpopReplayStore for DieselStore {
         digest: &SecretDigest,
         proof: &JtiRecord<'_>,
     ) -> PortResult<(Option<Held<StoredToken>>, Option<bool>)> {
+        // The process's copy, when it is bound to the proof's key: the record's round trip
+        // also reads the generation, and the copy stands when nothing changed since it was read.
+        if let Some((generation, held)) = self.tokens.get(&digest.0) {
+            if held.item.jkt.as_deref() == Some(proof.jkt) {
+                let (recorded, now) = self.record_jti_reading_generation(proof)?;
+                if now == generation {
+                    return Ok((Some(held), Some(recorded)));
+                }
+                // A token, family or grant changed somewhere: read the token again. The record
+                // stands (the copy was this key's binding when read; a revoked token is still
+                // refused by the caller).
+                let (held, generation) = self.access_token_with_generation(digest)?;
+                self.keep_token(digest, generation, held.as_ref());
+                let bound = is_bound(held.as_ref(), proof);
+                return Ok((held, bound.then_some(recorded)));
+            }
+        }
         if self.jtis.is_some() {
             // SQLite: the lookup on a reader of the database, the record on the replay file
             // (both local; no round trip to save).
-            let held = self.access_token(digest)?;
-            let bound = held
-                .as_ref()
-                .is_some_and(|h| h.item.jkt.as_deref() == Some(proof.jkt));
-            let recorded = if bound {
+            let (held, generation) = self.access_token_with_generation(digest)?;
+            self.keep_token(digest, generation, held.as_ref());
+            let recorded = if is_bound(held.as_ref(), proof) {
                 Some(self.record_jti(proof.htu, proof.jti_digest, proof.keep_until)?)
             } else {
                 None
@@ -47,24 +65,23 @@ impl DpopReplayStore for DieselStore {
         let row = self.run("oauth access token and dpop jti", |conn| {
             lookup_recording_jti(conn, digest, proof)
         })?;
-        let (rows, recorded) = match row {
+        let (rows, recorded, generation) = match row {
             Some(row) => {
-                let (rows, recorded) = row.split();
-                (Some(rows), recorded)
+                let (rows, recorded, generation) = row.split();
+                (Some(rows), recorded, generation)
             }
-            None => (None, false),
+            None => (None, false, 0),
         };
         let held: Option<Held<StoredToken>> = held(rows)?;
-        let bound = held
-            .as_ref()
-            .is_some_and(|h| h.item.jkt.as_deref() == Some(proof.jkt));
+        self.keep_token(digest, generation, held.as_ref());
+        let bound = is_bound(held.as_ref(), proof);
         Ok((held, bound.then_some(recorded)))
     }
 
     fn record_jti(&self, htu: &str, jti_digest: &str, keep_until: Timestamp) -> PortResult<bool> {
         let keep_until = keep_until.unix_millis();
         match &self.jtis {
-            Some(jtis) => jtis.record(htu, jti_digest, keep_until),
+            Some(jtis) => jtis.record(htu, jti_digest, keep_until).map(|(new, _)| new),
             None => self.run("record dpop jti", |conn| {
                 record_jti_async_commit(conn, htu, jti_digest, keep_until)
             }),
@@ -82,6 +99,52 @@ impl DpopReplayStore for DieselStore {
             })?,
         };
         Ok(n as u64)
+    }
+}
+
+fn is_bound(held: Option<&Held<StoredToken>>, proof: &JtiRecord<'_>) -> bool {
+    held.is_some_and(|h| h.item.jkt.as_deref() == Some(proof.jkt))
+}
+
+impl DieselStore {
+    /// Keeps a DPoP-bound token read under `generation`; drops the copy of one that is gone.
+    fn keep_token(&self, digest: &SecretDigest, generation: i64, held: Option<&Held<StoredToken>>) {
+        match held {
+            Some(h) if h.item.jkt.is_some() => self.tokens.put(&digest.0, generation, h),
+            _ => self.tokens.forget(&digest.0),
+        }
+    }
+
+    /// The token with its family and grant, and the generation read before it (so the copy is
+    /// never older than the generation it is kept under).
+    fn access_token_with_generation(
+        &self,
+        digest: &SecretDigest,
+    ) -> PortResult<(Option<Held<StoredToken>>, i64)> {
+        let (generation, row) = self.run("oauth access token", |conn| {
+            let generation = read_generation(conn)?;
+            Ok((generation, super::oauth::access_token_row(conn, digest)?))
+        })?;
+        Ok((held(row)?, generation))
+    }
+
+    /// Records the proof's `jti` and reads the generation after it (PostgreSQL: one prepared
+    /// statement, committed asynchronously; SQLite: the replay file's group commit, which
+    /// reads it once per batch).
+    fn record_jti_reading_generation(&self, proof: &JtiRecord<'_>) -> PortResult<(bool, i64)> {
+        let keep_until = proof.keep_until.unix_millis();
+        match &self.jtis {
+            Some(jtis) => jtis.record(proof.htu, proof.jti_digest, keep_until),
+            None => self.run("record dpop jti", |conn| {
+                let row = RecordJtiGeneration {
+                    htu: proof.htu,
+                    jti_digest: proof.jti_digest,
+                    keep_until,
+                }
+                .get_result::<RecordedRow>(conn)?;
+                Ok((row.recorded, row.generation))
+            }),
+        }
     }
 }
 
@@ -130,6 +193,23 @@ struct RecordJti<'a> {
     keep_until: i64,
 }
 
+/// [`DieselStore::record_jti_reading_generation`]'s statement on PostgreSQL, prepared once per
+/// connection: the insert of [`RecordJti`], and the generation in the same snapshot.
+#[derive(Clone, Copy)]
+struct RecordJtiGeneration<'a> {
+    htu: &'a str,
+    jti_digest: &'a str,
+    keep_until: i64,
+}
+
+#[derive(QueryableByName)]
+struct RecordedRow {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    recorded: bool,
+    #[diesel(sql_type = BigInt)]
+    generation: i64,
+}
+
 /// [`lookup_recording_jti`]'s statement, prepared once per connection.
 #[derive(Clone, Copy)]
 struct LookupRecordingJti<'a> {
@@ -152,6 +232,28 @@ impl QueryFragment<MultiBackend> for RecordJti<'_> {
         Ok(())
     }
 }
+
+impl QueryFragment<MultiBackend> for RecordJtiGeneration<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, MultiBackend>) -> QueryResult<()> {
+        out.push_sql("WITH ");
+        out.push_sql(ASYNC_COMMIT);
+        out.push_sql(", j AS (INSERT INTO dpop_jtis (htu, jti_digest, keep_until) SELECT ");
+        out.push_bind_param::<Text, _>(&self.htu)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&self.jti_digest)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.keep_until)?;
+        out.push_sql(
+            " FROM c ON CONFLICT DO NOTHING RETURNING 1) \
+             SELECT EXISTS (SELECT 1 FROM j) AS recorded, ",
+        );
+        out.push_sql(GENERATION);
+        Ok(())
+    }
+}
+
+/// The generation, as a column of the statement's snapshot.
+const GENERATION: &str = "(SELECT n FROM oauth_generation WHERE id = 1) AS generation";
 
 /// The token with its family and grant as `HeldAccessRow` names them.
 const HELD_COLUMNS: &str = "a.digest AS t_digest, a.family_id AS t_family_id, \
@@ -185,8 +287,10 @@ impl QueryFragment<MultiBackend> for LookupRecordingJti<'_> {
         out.push_bind_param::<Text, _>(&self.proof.jkt)?;
         out.push_sql(
             " ON CONFLICT DO NOTHING RETURNING 1) \
-             SELECT t.*, EXISTS (SELECT 1 FROM j) AS recorded FROM t",
+             SELECT t.*, EXISTS (SELECT 1 FROM j) AS recorded, ",
         );
+        out.push_sql(GENERATION);
+        out.push_sql(" FROM t");
         Ok(())
     }
 }
@@ -206,4 +310,4 @@ macro_rules! cached_statement {
     )*};
 }
 
-cached_statement!(RecordJti, LookupRecordingJti);
+cached_statement!(RecordJti, RecordJtiGeneration, LookupRecordingJti);

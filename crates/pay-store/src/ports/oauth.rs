@@ -36,6 +36,24 @@ pub(crate) fn held<T, R: TryInto<T, Error = Fault>>(
     .transpose()
 }
 
+/// An access token's row with its family's and grant's.
+pub(crate) fn access_token_row(
+    conn: &mut AnyConnection,
+    digest: &SecretDigest,
+) -> QueryResult<Option<(AccessRow, FamilyRow, GrantRow)>> {
+    access::table
+        .inner_join(families::table.on(families::id.eq(access::family_id)))
+        .inner_join(grants::table.on(grants::id.eq(families::grant_id)))
+        .filter(access::digest.eq(&digest.0))
+        .select((
+            AccessRow::as_select(),
+            FamilyRow::as_select(),
+            GrantRow::as_select(),
+        ))
+        .first(conn)
+        .optional()
+}
+
 /// `save_authorization`'s writes, inside the caller's transaction.
 fn authorization_in(
     conn: &mut AnyConnection,
@@ -395,19 +413,7 @@ impl OAuthStore for DieselStore {
     }
 
     fn access_token(&self, digest: &SecretDigest) -> PortResult<Option<Held<StoredToken>>> {
-        let row = self.run("oauth access token", |conn| {
-            access::table
-                .inner_join(families::table.on(families::id.eq(access::family_id)))
-                .inner_join(grants::table.on(grants::id.eq(families::grant_id)))
-                .filter(access::digest.eq(&digest.0))
-                .select((
-                    AccessRow::as_select(),
-                    FamilyRow::as_select(),
-                    GrantRow::as_select(),
-                ))
-                .first(conn)
-                .optional()
-        })?;
+        let row = self.run("oauth access token", |conn| access_token_row(conn, digest))?;
         held(row)
     }
 

@@ -284,11 +284,14 @@ pub(crate) struct HeldAccessRow {
     g_revoked_at: Option<i64>,
     #[diesel(sql_type = diesel::sql_types::Bool)]
     recorded: bool,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    generation: i64,
 }
 
 impl HeldAccessRow {
-    /// The three rows the typed lookup reads, and whether the `jti` was recorded.
-    pub(crate) fn split(self) -> ((AccessRow, FamilyRow, GrantRow), bool) {
+    /// The three rows the typed lookup reads, whether the `jti` was recorded, and the OAuth
+    /// revocation generation of the same snapshot.
+    pub(crate) fn split(self) -> ((AccessRow, FamilyRow, GrantRow), bool, i64) {
         let token = AccessRow {
             digest: self.t_digest,
             family_id: self.t_family_id,
@@ -317,6 +320,6 @@ impl HeldAccessRow {
             updated_at: self.g_updated_at,
             revoked_at: self.g_revoked_at,
         };
-        ((token, family, grant), self.recorded)
+        ((token, family, grant), self.recorded, self.generation)
     }
 }

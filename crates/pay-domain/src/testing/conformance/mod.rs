@@ -14,6 +14,7 @@ pub mod installations;
 pub mod links;
 pub mod mail;
 pub mod oauth;
+pub mod oauth_instances;
 pub mod oauth_recovery;
 pub mod onboarding;
 pub mod ratelimit;
