@@ -343,6 +343,49 @@ impl RpcClient {
         Ok(quantity(&v["status"]) == Some(1))
     }
 
+    /// The coin moved by calls from inside contracts in block `number` (internal transfers):
+    /// `(txHash, from, to, wei)` of every nested call with a value that did not revert, from the
+    /// node's call traces (`debug_traceBlockByNumber` with the `callTracer`). A node without
+    /// traces answers an error.
+    pub async fn internal_transfers(
+        &self,
+        number: u64,
+    ) -> Result<Vec<(String, String, String, u128)>, RpcError> {
+        const M: &str = "debug_traceBlockByNumber";
+        let v = self
+            .call(
+                M,
+                json!([format!("0x{number:x}"), {"tracer": "callTracer"}]),
+            )
+            .await?;
+        let mut out = Vec::new();
+        for tx in v.as_array().ok_or_else(|| malformed(M, "not a list"))? {
+            let Some(hash) = lower(&tx["txHash"]) else {
+                continue;
+            };
+            let root = &tx["result"];
+            if root.get("error").is_some() {
+                continue;
+            }
+            // Depth first through the frames that did not revert (a reverted frame undoes
+            // every call beneath it).
+            let mut frames: Vec<&Value> = root["calls"].as_array().into_iter().flatten().collect();
+            while let Some(f) = frames.pop() {
+                if f.get("error").is_some() {
+                    continue;
+                }
+                let value = quantity(&f["value"]).unwrap_or(0);
+                if let (Some(from), Some(to), true) =
+                    (lower(&f["from"]), lower(&f["to"]), value > 0)
+                {
+                    out.push((hash.clone(), from, to, value));
+                }
+                frames.extend(f["calls"].as_array().into_iter().flatten());
+            }
+        }
+        Ok(out)
+    }
+
     /// `eth_call` of `data` on `to` at the head: the returned bytes as hex (no `0x`).
     pub async fn eth_call(&self, to: &str, data: &str) -> Result<String, RpcError> {
         let v = self

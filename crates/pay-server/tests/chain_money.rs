@@ -381,12 +381,15 @@ fn internal_transfers(db_url: &str) {
         anvil.tool(
             "forwardEth",
             json!({"forwarder": forwarder, "to": to, "value": wei, "wait": wait}),
-        );
+        )["txHash"]
+            .as_str()
+            .unwrap()
+            .to_ascii_lowercase()
     };
 
     // Paid through a contract: no transaction to the address, only its balance grew.
     let (link, id, address) = shop.pending("0.5", eth);
-    forward(&address, "500000000000000000", true);
+    let first = forward(&address, "500000000000000000", true);
     anvil.mine(1);
     let s = shop.wait_status(&link, &id, "complete");
     assert_eq!(s["settlement"]["receivedAmount"], "0.5", "{s}");
@@ -395,11 +398,14 @@ fn internal_transfers(db_url: &str) {
     // explains its part of the balance).
     let (link2, id2, address2) = shop.pending("0.5", eth);
     anvil.automine(false);
-    anvil.tool(
+    let direct = anvil.tool(
         "sendEth",
         json!({"to": address2, "value": "300000000000000000"}),
-    );
-    forward(&address2, "200000000000000000", false);
+    )["txHash"]
+        .as_str()
+        .unwrap()
+        .to_ascii_lowercase();
+    let second = forward(&address2, "200000000000000000", false);
     anvil.mine(1);
     anvil.automine(true);
     anvil.mine(1);
@@ -409,13 +415,85 @@ fn internal_transfers(db_url: &str) {
     // Two forwarded parts in two blocks read in one round: they add up, once each.
     let (link3, id3, address3) = shop.pending("1", eth);
     anvil.automine(false);
-    forward(&address3, "400000000000000000", false);
+    let third = forward(&address3, "400000000000000000", false);
     anvil.mine(1);
-    forward(&address3, "600000000000000000", false);
+    let fourth = forward(&address3, "600000000000000000", false);
     anvil.mine(2);
     anvil.automine(true);
     let s = shop.wait_status(&link3, &id3, "complete");
     assert_eq!(s["settlement"]["receivedAmount"], "1", "{s}");
+
+    // Each transaction that carried coin in is the company's incoming activity: the forwarded
+    // ones found in the call traces, from the forwarder, with the session they paid.
+    let native = |tx: &str| format!("eip155:31337:{tx}:native");
+    let expected = [
+        (
+            native(&first),
+            "0.5",
+            &address,
+            &id,
+            forwarder.to_ascii_lowercase(),
+        ),
+        (
+            native(&direct),
+            "0.3",
+            &address2,
+            &id2,
+            PAYER.to_ascii_lowercase(),
+        ),
+        (
+            native(&second),
+            "0.2",
+            &address2,
+            &id2,
+            forwarder.to_ascii_lowercase(),
+        ),
+        (
+            native(&third),
+            "0.4",
+            &address3,
+            &id3,
+            forwarder.to_ascii_lowercase(),
+        ),
+        (
+            native(&fourth),
+            "0.6",
+            &address3,
+            &id3,
+            forwarder.to_ascii_lowercase(),
+        ),
+    ];
+    let mut list = Vec::new();
+    let all = wait_until(std::time::Duration::from_secs(10), || {
+        list = shop.activity();
+        expected
+            .iter()
+            .all(|e| list.iter().any(|a| a["key"] == e.0))
+    });
+    assert!(all, "{list:#?}\n{}", shop.server.log());
+    assert_eq!(list.len(), expected.len(), "{list:#?}");
+    for (key, amount, wallet, session, from) in &expected {
+        let a = one(&list, key);
+        assert_eq!(
+            (
+                a["direction"].as_str(),
+                a["amount"].as_str(),
+                a["asset"].as_str(),
+                a["walletAddress"].as_str(),
+                a["counterpartyAddress"].as_str(),
+                a["paymentSessionId"].as_str()
+            ),
+            (
+                Some("incoming"),
+                Some(*amount),
+                Some(eth),
+                Some(wallet.as_str()),
+                Some(from.as_str()),
+                Some(session.as_str())
+            ),
+            "{a}"
+        );
+    }
 
     // A restart reads on: nothing counted twice, one settlement webhook each.
     let chains = chains_file(
@@ -441,6 +519,7 @@ fn internal_transfers(db_url: &str) {
     };
     anvil.mine(3);
     std::thread::sleep(std::time::Duration::from_secs(1));
+    assert_eq!(shop.activity().len(), expected.len(), "recorded once");
     let bodies: Vec<String> = deliveries.try_iter().map(|(_, body)| body).collect();
     for (link, id, amount) in [
         (&link, &id, "0.5"),

@@ -6,11 +6,20 @@
 //! fees out) as a deposit. A round's increase is split down to the block it happened in (by
 //! halving the range, one balance read per step), so the deposit is keyed by its block,
 //! `eip155:<chainId>:balance:<block>:<address>`: the same whatever range a round, a restart or
-//! another instance reads. Final blocks only: it is final when seen.
+//! another instance reads. Final blocks only: it is final when seen. The transactions that
+//! carried it are found in the block's call traces (`debug_traceBlockByNumber`), and each is
+//! the company's `incoming` wallet activity, keyed `eip155:<chainId>:<txHash>:native` (the coin
+//! that transaction moved into the address); a node without traces pays the session all the
+//! same, and the activity is left out (logged).
 
 use std::collections::{BTreeMap, HashMap};
 
-use pay_domain::chains::DepositAddress;
+use pay_domain::bookkeeping::{ActivityKey, ChainMovement, Direction};
+use pay_domain::chains::rules::from_units;
+use pay_domain::chains::{derive_address, DepositAddress};
+use pay_domain::kernel::ids::PaymentSessionId;
+
+use crate::rpc::RpcError;
 
 use super::{blocking, Fetched, RoundError, Seen, Watcher};
 
@@ -79,6 +88,7 @@ impl Watcher {
                     .get(&block)
                     .map(|b| b.hash.clone())
                     .unwrap_or_default();
+                self.record_internal(a, &address, block).await?;
                 seen.push(Seen {
                     session: a.session_id,
                     asset_identifier: a.asset_identifier.clone(),
@@ -94,6 +104,64 @@ impl Watcher {
             }
         }
         Ok(seen)
+    }
+
+    /// Records the internal transfers to `address` in `block` as incoming wallet activity of
+    /// its company, one per transaction (the coin it moved there, summed), from the block's
+    /// call traces.
+    async fn record_internal(
+        &self,
+        a: &DepositAddress,
+        address: &str,
+        block: u64,
+    ) -> Result<(), RoundError> {
+        let traced = match self.rpc.internal_transfers(block).await {
+            Ok(t) => t,
+            Err(e @ RpcError::Node { .. }) => {
+                tracing::warn!(chain = %self.chain.chain_code, block, error = %e, "no call traces: coin a contract sent is counted for its session but not recorded as wallet activity");
+                return Ok(());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let mut by_tx: BTreeMap<String, (String, u128)> = BTreeMap::new();
+        for (tx, from, _, wei) in traced.into_iter().filter(|t| t.2 == address) {
+            let entry = by_tx.entry(tx).or_insert((from, 0));
+            entry.1 = entry.1.saturating_add(wei);
+        }
+        let Some(native) = self.chain.native() else {
+            return Ok(());
+        };
+        let chain = format!("eip155:{}", self.chain.chain_id);
+        let occurred_at = self.block_time(&mut BTreeMap::new(), block).await?;
+        for (tx, (from, wei)) in by_tx {
+            let (Some(amount), Ok(key)) = (
+                from_units(wei, native.decimals),
+                ActivityKey::native(&chain, &tx),
+            ) else {
+                continue;
+            };
+            let movement = ChainMovement {
+                company_id: a.company_id,
+                key,
+                direction: Direction::Incoming,
+                asset: native.asset_identifier.clone(),
+                amount,
+                wallet_address: derive_address(&a.xpub, a.index)
+                    .unwrap_or_else(|| a.address.clone()),
+                counterparty_address: from,
+                occurred_at,
+                payment_session_id: Some(PaymentSessionId(a.session_id)),
+            };
+            let pay = self.pay.clone();
+            blocking(move || {
+                pay.bookkeeping()
+                    .record_chain_movement(movement)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            })
+            .await?;
+        }
+        Ok(())
     }
 
     /// What the transactions of each block moved for `address`: coin received by successful

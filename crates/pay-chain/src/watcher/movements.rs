@@ -179,7 +179,7 @@ impl Watcher {
     }
 
     /// The time of block `number` (from the blocks read, else asked once).
-    async fn block_time(
+    pub(super) async fn block_time(
         &self,
         times: &mut BTreeMap<u64, u64>,
         number: u64,
