@@ -66,6 +66,14 @@ impl Processor for OnchainProcessor {
         "onchain"
     }
 
+    /// The `confirmations` of the chain that lists the asset.
+    fn confirmations(&self, asset_identifier: &str) -> Option<u32> {
+        self.chains
+            .iter()
+            .find(|c| c.asset(asset_identifier).is_some())
+            .map(|c| c.confirmations)
+    }
+
     /// None of ours: the payer pays the merchant's own address directly.
     fn fee_percent(&self) -> Decimal {
         Decimal::ZERO

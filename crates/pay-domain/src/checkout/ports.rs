@@ -42,6 +42,11 @@ pub struct SettlementTransfer {
 /// a channel (deposits, settlement, failure) comes back through the use cases.
 pub trait Processor: Send + Sync {
     fn name(&self) -> &'static str;
+    /// How many confirmations a transfer in this pay asset needs to be final (the chain
+    /// processor's chain); `None` where payments are not counted in confirmations.
+    fn confirmations(&self, _asset_identifier: &str) -> Option<u32> {
+        None
+    }
     /// The fee, percent of the quote's target.
     fn fee_percent(&self) -> crate::kernel::amount::Decimal;
     /// Whether payers can pay with this asset.

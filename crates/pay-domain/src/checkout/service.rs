@@ -312,6 +312,12 @@ impl CheckoutService {
         })
     }
 
+    /// How many confirmations a payment in `pay_asset` needs (the chain processor's chain);
+    /// `None` under a processor that does not count them.
+    pub fn required_confirmations(&self, pay_asset: &str) -> Option<u32> {
+        self.processor.confirmations(pay_asset)
+    }
+
     /// The link detail of the partner API: the link, its latest session and its timeline.
     pub fn link_detail(&self, p: &Principal, uid: &LinkUid) -> CheckoutResult<LinkDetail> {
         let link = self.links.readable_link::<CheckoutError>(p, uid)?;

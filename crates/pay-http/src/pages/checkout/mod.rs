@@ -270,6 +270,9 @@ impl Page {
             session,
             asset: pay.settings().asset(&session.selected_sell_asset),
             error,
+            confirmations: pay
+                .checkout()
+                .required_confirmations(&session.selected_sell_asset),
         };
         self.screen(status, view, &screen)
     }

@@ -73,6 +73,8 @@ pub enum Screen<'a> {
         asset: Option<&'a DestinationAsset>,
         /// A refused refund address, shown beside the form.
         error: Option<&'a str>,
+        /// The confirmations a transfer needs (the chain processor), shown while processing.
+        confirmations: Option<u32>,
     },
 }
 
@@ -302,6 +304,21 @@ fn post_form(action: &str, class: &str, label: &str) -> String {
     )
 }
 
+/// While a chain payment is confirmed: the confirmations of its least confirmed transfer, of
+/// those it needs (`1 of 2`).
+fn confirmations_line(body: &mut String, s: &PaymentSession, required: Option<u32>) {
+    let Some(required) = required else {
+        return;
+    };
+    let Some(least) = s.settlement.transfers.iter().map(|t| t.confirmations).min() else {
+        return;
+    };
+    let _ = writeln!(
+        body,
+        "<p class=\"confirmations\">Confirmations: <strong>{least} of {required}</strong></p>"
+    );
+}
+
 /// Renders a screen of a link.
 pub fn page(ctx: Ctx<'_>, view: &CheckoutView, screen: &Screen<'_>, logo: Option<&str>) -> String {
     let uid = view.link.uid.to_string();
@@ -358,6 +375,7 @@ pub fn page(ctx: Ctx<'_>, view: &CheckoutView, screen: &Screen<'_>, logo: Option
             session: s,
             asset,
             error,
+            confirmations,
         } => {
             heading = session_heading(s).to_owned();
             let page_url = format!("{base}?session={}", s.id);
@@ -403,6 +421,7 @@ pub fn page(ctx: Ctx<'_>, view: &CheckoutView, screen: &Screen<'_>, logo: Option
                         escape(&a.symbol),
                         escape(&a.chain),
                     );
+                    confirmations_line(&mut body, s, *confirmations);
                 }
                 SessionStatus::Complete => {
                     let _ = write!(

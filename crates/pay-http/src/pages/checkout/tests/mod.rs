@@ -124,6 +124,7 @@ fn render_session(v: &CheckoutView, s: &PaymentSession, error: Option<&str>) -> 
             session: s,
             asset: assets.get(&s.selected_sell_asset),
             error,
+            confirmations: None,
         },
         None,
     )
@@ -368,6 +369,35 @@ fn processing_underpaid_and_refunds() {
     );
     check(&html);
     assert!(html.contains("<h1>Payment received</h1>"));
+    assert!(html.contains("http-equiv=\"refresh\""));
+    assert!(
+        !html.contains("Confirmations"),
+        "no count outside the chain processor"
+    );
+    // The chain processor: the least confirmed transfer's count, of those needed.
+    let s = session(
+        SessionStatus::Processing,
+        json!({"receivedAmount": "0.005", "transfers": [
+            {"txHash": "0xaa", "logIndex": null, "amount": "0.002", "blockNumber": 7, "confirmations": 2},
+            {"txHash": "0xbb", "logIndex": null, "amount": "0.003", "blockNumber": 8, "confirmations": 1}]}),
+    );
+    let assets = AssetCatalogue::builtin();
+    let html = render::page(
+        ctx(),
+        &v,
+        &Screen::Session {
+            session: &s,
+            asset: assets.get(&s.selected_sell_asset),
+            error: None,
+            confirmations: Some(2),
+        },
+        None,
+    );
+    check(&html);
+    assert!(
+        html.contains("Confirmations: <strong>1 of 2</strong>"),
+        "{html}"
+    );
     assert!(html.contains("http-equiv=\"refresh\""));
 
     let s = session(

@@ -86,6 +86,7 @@ fn a_path_prefix_reaches_forms_polls_and_links() {
             session: &s,
             asset: assets.get(ETH),
             error: None,
+            confirmations: None,
         },
         None,
     );
