@@ -37,6 +37,9 @@ pub struct HttpConfig {
     /// `PAY_APEX_HOST`: requests whose `Host` is this name (lower-case) get 307 to the same
     /// path and query on `base_url` (`edge::canonical`).
     pub apex_host: Option<String>,
+    /// `PAY_METRICS_TOKEN`: `GET /metrics` on the public listener with this bearer token
+    /// (`edge::metrics`). The metrics listener is the one `build_server` is given.
+    pub metrics_token: Option<String>,
 }
 
 /// Registers every route (`openapi::routes!`, the one list), then the 405 answers.
@@ -65,11 +68,13 @@ fn method_not_allowed(allow: &str) -> actix_web::HttpResponse {
     res
 }
 
-/// Builds the server on an already bound listener (port 0 in tests).
+/// Builds the server on an already bound listener (port 0 in tests), and on
+/// `metrics_listener` when given (`PAY_METRICS_LISTEN`: it serves `GET /metrics` only).
 pub fn build_server(
     pay: Pay,
     config: HttpConfig,
     listener: TcpListener,
+    metrics_listener: Option<TcpListener>,
     workers: usize,
 ) -> std::io::Result<Server> {
     let blocking = config.blocking_threads_per_worker.max(1);
@@ -79,6 +84,13 @@ pub fn build_server(
     let observer: std::sync::Arc<dyn pay_domain::links::ports::LinkObserver> = links_epoch.clone();
     pay.links().observe(&observer);
     let links_epoch = web::Data::from(links_epoch);
+    let metrics = web::Data::new(edge::metrics::Metrics::new(edge::metrics::MetricsAccess {
+        token: config.metrics_token.clone(),
+        listener: metrics_listener
+            .as_ref()
+            .map(TcpListener::local_addr)
+            .transpose()?,
+    }));
     let config = web::Data::new(config);
     let zones = web::Data::new(meta::TimezoneCache::new());
     let server = HttpServer::new(move || {
@@ -87,22 +99,29 @@ pub fn build_server(
             .app_data(config.clone())
             .app_data(zones.clone())
             .app_data(links_epoch.clone())
+            .app_data(metrics.clone())
             // One per worker thread: answered on the event loop without a lock.
             .app_data(web::Data::new(
                 crate::pages::checkout::cache::PageCache::new(pay.random_alphanumeric(32)),
             ))
             .configure(configure)
+            .service(web::resource(edge::metrics::METRICS_PATH).to(edge::metrics::metrics))
             .default_service(web::to(|req: HttpRequest| async move {
                 actix_web::ResponseError::error_response(&not_found(req).await)
             }))
             .wrap(middleware::from_fn(edge::limits::header_limits))
             .wrap(middleware::from_fn(edge::cors::public_cors))
             .wrap(middleware::from_fn(edge::canonical::apex_redirect))
+            .wrap(middleware::from_fn(edge::metrics::observe))
             .wrap(middleware::from_fn(edge::telemetry::request_span))
     })
     .workers(workers.max(1))
     .worker_max_blocking_threads(blocking)
-    .listen(listener)?
-    .run();
+    .listen(listener)?;
+    let server = match metrics_listener {
+        Some(l) => server.listen(l)?,
+        None => server,
+    };
+    let server = server.run();
     Ok(server)
 }

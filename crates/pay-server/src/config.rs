@@ -68,6 +68,11 @@ pub struct Config {
     pub billing_lead: Duration,
     /// `PAY_FILES_DIR` or `PAY_FILES_S3_*`: where evidence files' bytes live.
     pub files: crate::files::FilesConfig,
+    /// `PAY_METRICS_LISTEN`: a listener of its own serving only `GET /metrics`.
+    pub metrics_listen: Option<SocketAddr>,
+    /// `PAY_METRICS_TOKEN`: the bearer token `GET /metrics` requires (on the public listener
+    /// when `metrics_listen` is unset). With neither, `/metrics` is off.
+    pub metrics_token: Option<pay_domain::kernel::secret::Secret>,
 }
 
 /// The rate-limit variables, each read as `N/SECONDS` (N hits per window of SECONDS).
@@ -250,6 +255,36 @@ fn apex_host(v: Option<String>, base_url: &str) -> anyhow::Result<Option<String>
     Ok(Some(host))
 }
 
+/// `PAY_METRICS_LISTEN`: host:port, not the address of `PAY_LISTEN`.
+fn metrics_listen(v: Option<String>, listen: SocketAddr) -> anyhow::Result<Option<SocketAddr>> {
+    let Some(v) = v else { return Ok(None) };
+    let addr: SocketAddr = v.trim().parse().map_err(|_| {
+        anyhow::anyhow!("PAY_METRICS_LISTEN must be host:port, e.g. 127.0.0.1:9090, got {v:?}")
+    })?;
+    if addr == listen && addr.port() != 0 {
+        bail!("PAY_METRICS_LISTEN must differ from PAY_LISTEN ({listen})");
+    }
+    Ok(Some(addr))
+}
+
+/// The shortest `PAY_METRICS_TOKEN` accepted.
+pub const METRICS_TOKEN_MIN_LEN: usize = 24;
+
+/// `PAY_METRICS_TOKEN`: 24 to 256 characters of the token68 alphabet (RFC 7235: letters,
+/// digits, `-._~+/=`), so it is sent as is in `Authorization: Bearer`.
+fn metrics_token(v: Option<String>) -> anyhow::Result<Option<pay_domain::kernel::secret::Secret>> {
+    let Some(v) = v else { return Ok(None) };
+    let ok = (METRICS_TOKEN_MIN_LEN..=256).contains(&v.len())
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/=".contains(&b));
+    if !ok {
+        bail!(
+            "PAY_METRICS_TOKEN must be {METRICS_TOKEN_MIN_LEN} to 256 characters of letters, digits and -._~+/= (e.g. openssl rand -hex 32)"
+        );
+    }
+    Ok(Some(pay_domain::kernel::secret::Secret::new(v)))
+}
+
 /// `PAY_SMTP_URL`, checked at start (scheme, host, no password in clear to a remote host).
 fn smtp_url(v: Option<String>) -> anyhow::Result<Option<pay_domain::kernel::secret::Secret>> {
     let Some(url) = v else { return Ok(None) };
@@ -334,6 +369,8 @@ impl Config {
             rate_limits: rate_limits()?,
             billing_lead: billing_lead(var("PAY_BILLING_LEAD_SECS"))?,
             files,
+            metrics_listen: metrics_listen(var("PAY_METRICS_LISTEN"), listen)?,
+            metrics_token: metrics_token(var("PAY_METRICS_TOKEN"))?,
         })
     }
 
@@ -372,6 +409,8 @@ impl Config {
             files: crate::files::FilesConfig::Local(
                 std::env::temp_dir().join(format!("pay_files_{}", uuid::Uuid::new_v4().simple())),
             ),
+            metrics_listen: None,
+            metrics_token: None,
         }
     }
 
@@ -530,6 +569,46 @@ mod tests {
         assert!(e.contains("PAY_PROCESSOR") && e.contains("stripe"), "{e}");
         let e = processor(None, true).unwrap_err().to_string();
         assert!(e.contains("PAY_CHAINS_FILE"), "{e}");
+    }
+
+    #[test]
+    fn metrics_variables_are_strict() {
+        let listen: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        assert_eq!(metrics_listen(None, listen).unwrap(), None);
+        assert_eq!(
+            metrics_listen(Some("127.0.0.1:9090".into()), listen).unwrap(),
+            Some("127.0.0.1:9090".parse().unwrap())
+        );
+        for bad in [
+            "9090",
+            "localhost:9090",
+            "127.0.0.1",
+            "http://127.0.0.1:9090",
+        ] {
+            let e = metrics_listen(Some(bad.into()), listen)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("PAY_METRICS_LISTEN must be host:port"), "{e}");
+        }
+        let e = metrics_listen(Some("127.0.0.1:8080".into()), listen)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("must differ from PAY_LISTEN"), "{e}");
+        assert!(metrics_token(None).unwrap().is_none());
+        let ok = "0123456789abcdef0123456789abcdef";
+        assert_eq!(
+            metrics_token(Some(ok.into())).unwrap().unwrap().expose(),
+            ok
+        );
+        for bad in [
+            "short",
+            "0123456789abcdef 0123456789abcdef",
+            "0123456789abcdef0123456789abcdé",
+        ] {
+            let e = metrics_token(Some(bad.into())).unwrap_err().to_string();
+            assert!(e.contains("PAY_METRICS_TOKEN must be"), "{e}");
+            assert!(!e.contains(bad), "the token is not echoed: {e}");
+        }
     }
 
     #[test]

@@ -204,6 +204,7 @@ pub fn demo_bootstrap(config: &Config, pay: &Pay) -> anyhow::Result<Option<Strin
 /// A built, not yet running server.
 pub struct Application {
     port: u16,
+    metrics_port: Option<u16>,
     server: actix_web::dev::Server,
     pay: Pay,
     dispatcher: Dispatcher,
@@ -231,6 +232,17 @@ impl Application {
         let listener = TcpListener::bind(config.listen)
             .with_context(|| format!("binding {}", config.listen))?;
         let port = listener.local_addr()?.port();
+        let metrics_listener = config
+            .metrics_listen
+            .map(|addr| {
+                TcpListener::bind(addr)
+                    .with_context(|| format!("binding PAY_METRICS_LISTEN {addr}"))
+            })
+            .transpose()?;
+        let metrics_port = metrics_listener
+            .as_ref()
+            .map(|l| l.local_addr().map(|a| a.port()))
+            .transpose()?;
         let workers = config.workers.max(1);
         let http = HttpConfig {
             secure_cookies: config.base_url.starts_with("https://"),
@@ -247,12 +259,20 @@ impl Application {
                         &ring.derive(DPOP_NONCE_KEY_LABEL).0,
                     ))
                 }),
+            metrics_token: config.metrics_token.as_ref().map(|t| t.expose().to_owned()),
         };
-        let server = pay_http::build_server(pay.clone(), http, listener, config.workers)?;
+        let server = pay_http::build_server(
+            pay.clone(),
+            http,
+            listener,
+            metrics_listener,
+            config.workers,
+        )?;
         let dispatcher = build_dispatcher(config, pay.clone())?;
         let mailer = Mailer::from_config(config, pay.clone())?;
         Ok(Application {
             port,
+            metrics_port,
             server,
             pay,
             dispatcher,
@@ -263,6 +283,11 @@ impl Application {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The port of the metrics listener (`PAY_METRICS_LISTEN`), when there is one.
+    pub fn metrics_port(&self) -> Option<u16> {
+        self.metrics_port
     }
 
     pub fn pay(&self) -> &Pay {

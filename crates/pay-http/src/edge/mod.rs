@@ -10,6 +10,7 @@ pub mod exact_json;
 pub mod form;
 pub mod json;
 pub mod limits;
+pub mod metrics;
 pub mod telemetry;
 
 use pay_domain::bookkeeping::{ActivityRef, ACTIVITY_NOT_FOUND, FILE_NOT_FOUND};

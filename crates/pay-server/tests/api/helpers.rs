@@ -62,6 +62,8 @@ pub struct TestApp {
     pub clock: Arc<ManualClock>,
     pub dispatcher: Dispatcher,
     pub config: Config,
+    /// The port of the metrics listener (`PAY_METRICS_LISTEN`), when configured.
+    pub metrics_port: Option<u16>,
     /// The main tenant ("Acme Goods").
     pub t: Tenant,
     _db: TestDb,
@@ -175,8 +177,10 @@ pub async fn spawn_configured(
     let base = format!("http://127.0.0.1:{}", app.port());
     let pay = app.pay().clone();
     let dispatcher = app.dispatcher();
+    let metrics_port = app.metrics_port();
     actix_rt::spawn(app.into_server());
     let mut test = TestApp {
+        metrics_port,
         store,
         clock,
         dispatcher,

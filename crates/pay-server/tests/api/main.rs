@@ -24,6 +24,7 @@ mod links;
 mod mail;
 mod mail_flood;
 mod meta;
+mod metrics;
 mod moved_clock;
 mod native;
 mod native_recovery;

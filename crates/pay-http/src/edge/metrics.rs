@@ -1,0 +1,274 @@
+//! `GET /metrics` in the Prometheus text format, and the middleware counting every request.
+//!
+//! Requests are labelled by the route template actix matched (`/api/.../payment-links/{uid}`),
+//! never the raw path, so no id or token reaches a label; a request no route matched is
+//! `route="unmatched"`, and a method outside the standard ones is `method="other"` (neither can
+//! grow the label sets). Gauges read from the store (outbox depth and age) are read when scraped.
+//!
+//! Access (`MetricsAccess`): on a listener of its own (`PAY_METRICS_LISTEN`), where nothing
+//! else is served and the public listener answers `/metrics` 404; else on the public listener
+//! with `Authorization: Bearer <PAY_METRICS_TOKEN>` (401 without or with another); with
+//! neither, off (404). A token set beside a listener of its own is required there too.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::{Method, StatusCode};
+use actix_web::middleware::Next;
+use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::{Registry, Unit};
+
+use crate::edge::error::ApiError;
+
+/// The path `/metrics` is served on.
+pub const METRICS_PATH: &str = "/metrics";
+/// The route label of a request no route matched.
+pub const UNMATCHED_ROUTE: &str = "unmatched";
+/// The media type of the exposition: OpenMetrics 1.0, the text format `prometheus-client`
+/// writes (Prometheus asks for it first; counters' samples end in `_total`, and it ends with
+/// `# EOF`).
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Request latency buckets, in seconds: 1 ms to 10 s.
+const LATENCY_BUCKETS: [f64; 14] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+/// Who may read `/metrics`, and where.
+#[derive(Debug, Clone, Default)]
+pub struct MetricsAccess {
+    /// `PAY_METRICS_TOKEN`: the bearer token a scrape must carry.
+    pub token: Option<String>,
+    /// `PAY_METRICS_LISTEN`'s bound address: the listener that serves only `/metrics`.
+    pub listener: Option<SocketAddr>,
+}
+
+impl MetricsAccess {
+    /// Whether `/metrics` is served at all.
+    pub fn enabled(&self) -> bool {
+        self.token.is_some() || self.listener.is_some()
+    }
+
+    /// Whether a request arrived on the metrics listener (`local`: the listener's address).
+    fn is_metrics_listener(&self, local: SocketAddr) -> bool {
+        self.listener == Some(local)
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: String,
+    method: &'static str,
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LatencyLabels {
+    route: String,
+    method: &'static str,
+}
+
+/// The registry and the metrics the HTTP edge records; one per server, shared by its workers.
+#[derive(Debug)]
+pub struct Metrics {
+    access: MetricsAccess,
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<LatencyLabels, Histogram, fn() -> Histogram>,
+}
+
+fn latency_histogram() -> Histogram {
+    Histogram::new(LATENCY_BUCKETS)
+}
+
+impl Metrics {
+    pub fn new(access: MetricsAccess) -> Metrics {
+        let mut registry = Registry::default();
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "pay_http_requests",
+            "HTTP requests answered, by route template, method and status",
+            requests.clone(),
+        );
+        let latency = Family::<LatencyLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            latency_histogram,
+        );
+        registry.register_with_unit(
+            "pay_http_request_duration",
+            "Time to answer an HTTP request, by route template and method",
+            Unit::Seconds,
+            latency.clone(),
+        );
+        Metrics {
+            access,
+            registry,
+            requests,
+            latency,
+        }
+    }
+
+    pub fn access(&self) -> &MetricsAccess {
+        &self.access
+    }
+
+    fn record(&self, route: String, method: &'static str, status: u16, seconds: f64) {
+        self.latency
+            .get_or_create(&LatencyLabels {
+                route: route.clone(),
+                method,
+            })
+            .observe(seconds);
+        self.requests
+            .get_or_create(&RequestLabels {
+                route,
+                method,
+                status,
+            })
+            .inc();
+    }
+
+    /// The exposition text of every metric.
+    pub fn encode(&self) -> Result<String, std::fmt::Error> {
+        let mut out = String::with_capacity(16 * 1024);
+        prometheus_client::encoding::text::encode(&mut out, &self.registry)?;
+        Ok(out)
+    }
+}
+
+/// The method as a label: the standard ones by name, any other `other`.
+fn method_label(m: &Method) -> &'static str {
+    match *m {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        Method::CONNECT => "CONNECT",
+        Method::TRACE => "TRACE",
+        _ => "other",
+    }
+}
+
+/// Counts and times every request of the public listener; on the metrics listener, answers
+/// 404 for every path but `/metrics` (which it does not count).
+pub async fn observe(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    let Some(metrics) = req.app_data::<web::Data<Metrics>>().cloned() else {
+        return Ok(next.call(req).await?.map_into_left_body());
+    };
+    if metrics
+        .access
+        .is_metrics_listener(req.app_config().local_addr())
+    {
+        if req.path() != METRICS_PATH {
+            let res = ApiError::RouteNotFound(req.path().to_owned()).error_response();
+            return Ok(req.into_response(res).map_into_right_body());
+        }
+        return Ok(next.call(req).await?.map_into_left_body());
+    }
+    let start = Instant::now();
+    let route = req
+        .match_pattern()
+        .unwrap_or_else(|| UNMATCHED_ROUTE.to_owned());
+    let method = method_label(req.method());
+    let res = next.call(req).await;
+    let status = match &res {
+        Ok(r) => r.status(),
+        Err(e) => e.as_response_error().status_code(),
+    };
+    metrics.record(
+        route,
+        method,
+        status.as_u16(),
+        start.elapsed().as_secs_f64(),
+    );
+    Ok(res?.map_into_left_body())
+}
+
+/// Compares a presented token with the configured one in time that depends only on the
+/// configured token's length.
+fn token_matches(presented: &[u8], expected: &[u8]) -> bool {
+    let mut diff = presented.len() ^ expected.len();
+    for (i, e) in expected.iter().enumerate() {
+        let p = presented.get(i).copied().unwrap_or(0);
+        diff |= usize::from(std::hint::black_box(p ^ e));
+    }
+    diff == 0
+}
+
+/// The bearer token of `Authorization`, if it carries one.
+fn bearer(req: &HttpRequest) -> Option<&[u8]> {
+    let v = req.headers().get(header::AUTHORIZATION)?.as_bytes();
+    let (scheme, token) = v.split_at_checked(7)?;
+    scheme
+        .eq_ignore_ascii_case(b"bearer ")
+        .then_some(token)
+        .filter(|t| !t.is_empty())
+}
+
+fn unauthorized() -> HttpResponse {
+    let mut res = ApiError::Denied(pay_domain::tenancy::Denied::Unauthenticated).error_response();
+    res.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    res
+}
+
+/// Any method on `/metrics`: the exposition to a scrape allowed where it arrives (see the
+/// module), else 404 (off, or the public listener beside a metrics listener) or 401.
+pub async fn metrics(req: HttpRequest, metrics: web::Data<Metrics>) -> HttpResponse {
+    let access = metrics.access();
+    let here = access.is_metrics_listener(req.app_config().local_addr());
+    if !(here || (access.listener.is_none() && access.token.is_some())) {
+        return ApiError::RouteNotFound(req.path().to_owned()).error_response();
+    }
+    if let Some(token) = &access.token {
+        if !bearer(&req).is_some_and(|p| token_matches(p, token.as_bytes())) {
+            return unauthorized();
+        }
+    }
+    if req.method() != Method::GET {
+        let mut res = ApiError::MethodNotAllowed.error_response();
+        res.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET"));
+        return res;
+    }
+    let text = match metrics.encode() {
+        Ok(t) => t,
+        Err(_) => return HttpResponse::new(StatusCode::INTERNAL_SERVER_ERROR),
+    };
+    HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, CONTENT_TYPE))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .body(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(token_matches(b"abc", b"abc"));
+        assert!(!token_matches(b"abd", b"abc"));
+        assert!(!token_matches(b"ab", b"abc"));
+        assert!(!token_matches(b"abcd", b"abc"));
+        assert!(!token_matches(b"", b"abc"));
+    }
+
+    #[test]
+    fn unknown_methods_share_one_label() {
+        assert_eq!(method_label(&Method::GET), "GET");
+        assert_eq!(method_label(&Method::from_bytes(b"BREW").unwrap()), "other");
+    }
+}
