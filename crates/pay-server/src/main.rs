@@ -1,5 +1,6 @@
 //! `pay-server`: serve (default), worker, migrate, admin bootstrap, add-member,
-//! verify-domain, create-oauth-app, create-native-platform and create-partner.
+//! verify-domain, create-oauth-app, create-native-platform, create-partner and
+//! security-reset.
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -122,6 +123,15 @@ enum Admin {
         /// The name merchants see on the claim page ("<name> prepared this account").
         #[arg(long)]
         name: String,
+    },
+    /// End every access to a company (a suspected compromise): its members' sign-ins, every
+    /// OAuth grant with its token families and stored token answers, and its API keys
+    /// (disabled, not deleted); an official native installation keeps what a disconnect keeps
+    /// (docs/native.md). Prints `{"companyId", "grantsRevoked", "signInsEnded",
+    /// "apiKeysDisabled"}`; a rerun ends what is left (and counts only that).
+    SecurityReset {
+        #[arg(long)]
+        company: String,
     },
 }
 
@@ -266,6 +276,26 @@ fn main() -> anyhow::Result<()> {
                     "iconUrl": p.icon_url,
                     "supportUrl": p.support_url,
                     "scopes": pay_domain::oauth::scope_string(&p.scopes),
+                })
+            );
+            Ok(())
+        }
+        Command::Admin(Admin::SecurityReset { company }) => {
+            let company = CompanyId::parse(&company)
+                .ok_or_else(|| anyhow::anyhow!("--company must be a company UUID"))?;
+            let pay = build_pay(&config, open_store(&config)?)?;
+            let reset = pay
+                .installations()
+                .security_reset(company)
+                .map_err(|e| anyhow::anyhow!("security-reset failed: {e}"))?
+                .ok_or_else(|| anyhow::anyhow!("security-reset failed: no company {company}"))?;
+            println!(
+                "{}",
+                serde_json::json!({
+                    "companyId": company.to_string(),
+                    "grantsRevoked": reset.grants_revoked,
+                    "signInsEnded": reset.sign_ins_ended,
+                    "apiKeysDisabled": reset.api_keys_disabled,
                 })
             );
             Ok(())

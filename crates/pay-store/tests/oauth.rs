@@ -29,6 +29,7 @@ mod recovery {
         an_answer_is_written_with_its_tokens,
         answers_are_erased_when_their_tokens_end,
         a_revoked_grant_ends_its_tokens_and_answers,
+        a_company_reset_ends_every_grant_family_and_answer,
     );
 }
 

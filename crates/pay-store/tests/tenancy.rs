@@ -6,4 +6,7 @@
 mod common;
 use common::*;
 
-conformance!(tenancy: a_payment_link_domain_belongs_to_one_company);
+conformance!(
+    tenancy: a_payment_link_domain_belongs_to_one_company,
+    a_reset_ends_the_sign_ins_of_the_company_members
+);

@@ -10,11 +10,11 @@ use crate::installations::model::{
 use crate::installations::ports::InstallationPorts;
 use crate::installations::registration::{CheckedRegistration, RegistrationBody};
 use crate::kernel::error::{Fault, FieldError};
-use crate::kernel::ids::{ApplicationId, ClientId};
+use crate::kernel::ids::{ApplicationId, ClientId, CompanyId};
 use crate::kernel::service::Kernel;
 use crate::oauth::{
     Application, ClientAuth, ClientType, OAuthError, OAuthService, ProofFacts, RegisteredKey,
-    ResourceErrorCode, ResourceRefusal, StoredApplication, DEFAULT_REFRESH_TTL,
+    ResourceErrorCode, ResourceRefusal, SecurityReset, StoredApplication, DEFAULT_REFRESH_TTL,
 };
 use crate::webhooks::WebhookService;
 
@@ -73,6 +73,23 @@ impl InstallationService {
             self.webhooks.retain_grant_subscription(grant.id.0)?;
         }
         Ok(())
+    }
+
+    /// `pay-server admin security-reset`: `OAuthService::security_reset` (every grant of the
+    /// company with its families, its members' sign-ins, its API keys), then, for each
+    /// official native installation's grant of the company, what a disconnect keeps is kept
+    /// (`WebhookService::retain_grant_subscription`: disabled for new links, the endpoint and
+    /// a sealed copy of the secret kept for the late payment-status events of the links
+    /// issued before). A rerun after a failure in between keeps what the first did not.
+    /// `None` when there is no such company.
+    pub fn security_reset(&self, company: CompanyId) -> Result<Option<SecurityReset>, Fault> {
+        let Some(reset) = self.oauth.security_reset(company)? else {
+            return Ok(None);
+        };
+        for grant in &reset.native_grants {
+            self.webhooks.retain_grant_subscription(grant.0)?;
+        }
+        Ok(Some(reset))
     }
 
     /// Creates a platform template (`pay-server admin create-native-platform`) with the

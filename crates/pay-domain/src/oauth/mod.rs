@@ -13,4 +13,4 @@ pub use error::{
     NoRedirect, OAuthError, OAuthErrorCode, OAuthRefusal, ResourceErrorCode, ResourceRefusal,
 };
 pub use model::*;
-pub use service::{OAuthService, TokenGrant, TokenOutcome};
+pub use service::{OAuthService, SecurityReset, TokenGrant, TokenOutcome};

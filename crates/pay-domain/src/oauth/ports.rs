@@ -103,6 +103,17 @@ pub trait OAuthStore {
     /// the same company and application clears it (`save_authorization`). False when the
     /// grant does not exist or was already revoked.
     fn revoke_grant(&self, grant: GrantId, at: Timestamp) -> PortResult<bool>;
+    /// A security reset's OAuth part, in ONE transaction: every grant of `company` not revoked
+    /// yet gets `revoked_at = at`, every family of every grant of the company not revoked yet
+    /// too (so a later approval, which clears the grant's `revoked_at`, brings none of the
+    /// old tokens back), and the stored token answers of those grants are erased. Returns
+    /// every grant of the company (revoked now or before), saying which this call revoked
+    /// and which belong to an official native installation (an application with a template).
+    fn revoke_company_grants(
+        &self,
+        company: CompanyId,
+        at: Timestamp,
+    ) -> PortResult<Vec<CompanyGrant>>;
     /// Revokes one access token (RFC 7009) where not yet revoked, erasing the stored token
     /// answer that issued it in the same transaction; false otherwise.
     fn revoke_access_token(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool>;
@@ -111,6 +122,16 @@ pub trait OAuthStore {
     /// tokens spent before `spent_before` (kept until then only to detect their reuse).
     /// Returns how many rows went.
     fn prune_oauth(&self, before: Timestamp, spent_before: Timestamp) -> PortResult<u64>;
+}
+
+/// A grant as `OAuthStore::revoke_company_grants` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompanyGrant {
+    pub id: GrantId,
+    /// This call revoked it (false: it was revoked before).
+    pub revoked_now: bool,
+    /// Its application is an official native installation's.
+    pub native: bool,
 }
 
 /// The DPoP `jti` replay store (RFC 9449 section 11.1).

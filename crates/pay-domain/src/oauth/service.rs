@@ -3,9 +3,11 @@
 //! resource route. The token endpoint's two grants are in `service/token.rs`.
 
 mod recovery;
+mod reset;
 mod token;
 
 pub use recovery::{TokenGrant, TokenOutcome};
+pub use reset::SecurityReset;
 
 use std::sync::Arc;
 

@@ -104,6 +104,9 @@ pub trait SignInStore {
     /// Finds a session by token digest (expired ones included; the caller checks).
     fn sign_in_by_token(&self, token_digest: &SecretDigest) -> PortResult<Option<StoredSignIn>>;
     fn delete_sign_in(&self, token_digest: &SecretDigest) -> PortResult<()>;
+    /// Deletes, in one transaction, every sign-in of every user who is a member of `company`
+    /// (whichever company each sign-in acts on: a security reset). Returns how many went.
+    fn delete_member_sign_ins(&self, company: CompanyId) -> PortResult<u64>;
 }
 
 /// API-key integrations.

@@ -28,6 +28,7 @@ mod metrics;
 mod moved_clock;
 mod native;
 mod native_recovery;
+mod native_reset;
 mod native_retained;
 mod oauth;
 mod oauth_instances;

@@ -112,7 +112,7 @@ impl DropProxy {
 
 /// POST /oauth/token to `base` (the proxy or the server) as the public client `client_id`,
 /// with a fresh proof of `key` and the `Idempotency-Key` `idem` when given.
-async fn keyed(
+pub async fn keyed(
     app: &TestApp,
     base: &str,
     client_id: &str,
@@ -145,12 +145,12 @@ fn code_pairs(code: &str) -> Vec<(&str, &str)> {
     ]
 }
 
-fn refresh_pairs(refresh: &str) -> Vec<(&str, &str)> {
+pub fn refresh_pairs(refresh: &str) -> Vec<(&str, &str)> {
     vec![("grant_type", "refresh_token"), ("refresh_token", refresh)]
 }
 
 /// The stored answer of `idem` for `client_id` still holds its sealed response.
-async fn answer_held(app: &TestApp, client_id: &str, idem: &str) -> bool {
+pub async fn answer_held(app: &TestApp, client_id: &str, idem: &str) -> bool {
     use pay_domain::oauth::ports::OAuthStore;
     use pay_domain::oauth::recovery::TokenRecoveryStore;
     let store = app.store.clone();
@@ -178,7 +178,7 @@ fn assert_recovered(got: &(reqwest::StatusCode, Value, reqwest::header::HeaderMa
 }
 
 #[track_caller]
-fn assert_oauth_error(
+pub fn assert_oauth_error(
     got: &(reqwest::StatusCode, Value, reqwest::header::HeaderMap),
     status: u16,
     error: &str,

@@ -13,19 +13,19 @@ use crate::oauth_support::*;
 use crate::on_both_backends;
 use crate::webhooks::{now_secs, Receiver};
 
-const SUB: &str = "/api/partner/v1/pay/webhook-subscriptions/current";
-const LINKS: &str = "/api/partner/v1/pay/payment-links";
+pub const SUB: &str = "/api/partner/v1/pay/webhook-subscriptions/current";
+pub const LINKS: &str = "/api/partner/v1/pay/payment-links";
 const ASSET: &str = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 
 /// A connected installation: its key, client id and tokens.
-struct Plugin {
-    key: DpopKey,
-    client_id: String,
-    access: String,
-    refresh: String,
+pub struct Plugin {
+    pub key: DpopKey,
+    pub client_id: String,
+    pub access: String,
+    pub refresh: String,
 }
 
-async fn plugin(app: &TestApp) -> Plugin {
+pub async fn plugin(app: &TestApp) -> Plugin {
     let key = DpopKey::generate();
     let (_, client) = installed(app, &key).await;
     let client_id = client["client_id"].as_str().unwrap().to_owned();
@@ -39,7 +39,7 @@ async fn plugin(app: &TestApp) -> Plugin {
 }
 
 /// The plugin's API call: status and body.
-async fn call(
+pub async fn call(
     app: &TestApp,
     p: &Plugin,
     method: Method,
@@ -54,14 +54,14 @@ async fn call(
 }
 
 /// Subscribes `p`'s grant to `hooks`: the signing secret.
-async fn subscribe(app: &TestApp, p: &Plugin, hooks: &Receiver) -> String {
+pub async fn subscribe(app: &TestApp, p: &Plugin, hooks: &Receiver) -> String {
     let (status, sub) = call(app, p, Method::PUT, SUB, Some(json!({"url": hooks.url}))).await;
     assert_eq!(status, 201, "{sub}");
     sub["signingSecret"].as_str().unwrap().to_owned()
 }
 
 /// A link the plugin creates: its uid.
-async fn link(app: &TestApp, p: &Plugin) -> String {
+pub async fn link(app: &TestApp, p: &Plugin) -> String {
     let body = json!({"title": "Order", "amount": "10.00", "skipQuoteAcceptance": true});
     let (status, link) = call(app, p, Method::POST, LINKS, Some(body)).await;
     assert_eq!(status, 201, "{link}");
@@ -69,7 +69,7 @@ async fn link(app: &TestApp, p: &Plugin) -> String {
 }
 
 /// The payer pays `uid` in full (sandbox), then the deliveries go out.
-async fn pay(app: &TestApp, uid: &str) {
+pub async fn pay(app: &TestApp, uid: &str) {
     app.start_session(uid, ASSET).await;
     let (status, paid) = read(
         app.req(
@@ -100,7 +100,7 @@ async fn disconnect(app: &TestApp, p: &Plugin) {
 }
 
 /// `(link uid, event type)` of what `hooks` received, each verified with `secret`.
-fn received(hooks: &Receiver, secret: &str) -> Vec<(String, String)> {
+pub fn received(hooks: &Receiver, secret: &str) -> Vec<(String, String)> {
     hooks
         .received()
         .iter()

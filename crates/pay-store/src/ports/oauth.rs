@@ -7,7 +7,7 @@ use diesel::result::{Error as DieselError, QueryResult};
 use pay_domain::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId, GrantId};
 use pay_domain::kernel::secret::SecretDigest;
 use pay_domain::kernel::timestamp::Timestamp;
-use pay_domain::oauth::ports::OAuthStore;
+use pay_domain::oauth::ports::{CompanyGrant, OAuthStore};
 use pay_domain::oauth::recovery::TokenAnswer;
 use pay_domain::oauth::{Family, Grant, Held, KeySwap, StoredApplication, StoredCode, StoredToken};
 use pay_domain::{Fault, PortResult};
@@ -451,6 +451,57 @@ impl OAuthStore for DieselStore {
             })
         })?;
         Ok(n == 1)
+    }
+
+    fn revoke_company_grants(
+        &self,
+        company: CompanyId,
+        at: Timestamp,
+    ) -> PortResult<Vec<CompanyGrant>> {
+        let company = company.to_string();
+        let at = at.unix_millis();
+        let rows = self.write("revoke company oauth grants", |conn| {
+            write_transaction(conn, |conn| {
+                let rows: Vec<(String, String)> = grants::table
+                    .filter(grants::company_id.eq(&company))
+                    .select((grants::id, grants::application_id))
+                    .load(conn)?;
+                let native: Vec<String> = apps::table
+                    .filter(apps::id.eq_any(rows.iter().map(|r| &r.1)))
+                    .filter(apps::template.is_not_null())
+                    .select(apps::id)
+                    .load(conn)?;
+                let mut out = Vec::with_capacity(rows.len());
+                for (id, app) in rows {
+                    let n = diesel::update(
+                        grants::table
+                            .filter(grants::id.eq(&id))
+                            .filter(grants::revoked_at.is_null()),
+                    )
+                    .set(grants::revoked_at.eq(at))
+                    .execute(conn)?;
+                    diesel::update(
+                        families::table
+                            .filter(families::grant_id.eq(&id))
+                            .filter(families::revoked_at.is_null()),
+                    )
+                    .set(families::revoked_at.eq(at))
+                    .execute(conn)?;
+                    erase_answers(conn, Erase::Grant(&id))?;
+                    out.push((id, n == 1, native.contains(&app)));
+                }
+                Ok(out)
+            })
+        })?;
+        rows.into_iter()
+            .map(|(id, revoked_now, native)| {
+                Ok(CompanyGrant {
+                    id: GrantId::parse(&id).ok_or_else(|| Fault::new("bad grant id"))?,
+                    revoked_now,
+                    native,
+                })
+            })
+            .collect()
     }
 
     fn revoke_access_token(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool> {

@@ -266,6 +266,23 @@ impl SignInStore for DieselStore {
         })?;
         Ok(())
     }
+
+    fn delete_member_sign_ins(&self, company: CompanyId) -> PortResult<u64> {
+        let company = company.to_string();
+        let n = self.write("delete member sessions", |conn| {
+            write_transaction(conn, |conn| {
+                let members: Vec<String> = memberships::table
+                    .filter(memberships::company_id.eq(&company))
+                    .select(memberships::user_id)
+                    .load(conn)?;
+                diesel::delete(
+                    browser_sessions::table.filter(browser_sessions::user_id.eq_any(&members)),
+                )
+                .execute(conn)
+            })
+        })?;
+        Ok(n as u64)
+    }
 }
 
 impl IntegrationStore for DieselStore {

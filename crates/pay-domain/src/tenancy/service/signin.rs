@@ -130,4 +130,34 @@ impl TenancyService {
     pub fn logout(&self, token: &str) -> PortResult<()> {
         self.store.delete_sign_in(&self.k.crypto.digest(token))
     }
+
+    /// A security reset's part in tenancy (`pay-server admin security-reset`): every sign-in
+    /// of every member of the company ends, those acting on another company too (a sign-in is
+    /// its user's, and a user may switch companies in it). Returns how many ended.
+    pub fn end_member_sign_ins(&self, company: CompanyId) -> PortResult<u64> {
+        self.store.delete_member_sign_ins(company)
+    }
+
+    /// A security reset's API-key part: every enabled API key of the company is disabled
+    /// (kept, so its owner sees it and decides: re-enable, or delete and create a new one).
+    /// Returns how many were disabled.
+    pub fn disable_api_keys(&self, company: CompanyId) -> PortResult<u64> {
+        let mut n = 0;
+        for key in self.store.integrations(company)? {
+            if key.enabled
+                && self
+                    .store
+                    .set_integration_enabled(company, key.partner_id, false)?
+                    .is_some()
+            {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// Whether the company exists.
+    pub fn company_exists(&self, company: CompanyId) -> PortResult<bool> {
+        Ok(self.store.company_with_settings(company)?.is_some())
+    }
 }

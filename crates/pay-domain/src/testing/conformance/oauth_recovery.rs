@@ -7,8 +7,9 @@ use std::thread;
 
 use super::fixtures::*;
 use super::oauth::{authorized, digest, family, token, Ports};
-use crate::kernel::ids::ApplicationId;
+use crate::kernel::ids::{ApplicationId, CompanyId};
 use crate::kernel::secret::SealedSecret;
+use crate::oauth::ports::CompanyGrant;
 use crate::oauth::recovery::{TokenAnswer, TokenClaim, TokenRecoveryStore, TokenRequestKey};
 use crate::oauth::{Grant, StoredToken};
 
@@ -279,5 +280,102 @@ pub fn a_revoked_grant_ends_its_tokens_and_answers<S: RecoveryPorts>(store: &S) 
     assert_eq!(
         store.save_authorization(&g, &f2, &c2).unwrap().revoked_at,
         None
+    );
+}
+
+/// A security reset (`revoke_company_grants`): every grant of the company and every family of
+/// each (so a later approval brings no old token back) end in one call, their answers are
+/// erased, a native installation's grant is said to be one; another company's grant is
+/// untouched; a second call revokes nothing more.
+pub fn a_company_reset_ends_every_grant_family_and_answer<S: RecoveryPorts>(store: &S) {
+    let (app, g, f, _) = authorized(store);
+    let company = g.company_id;
+    let mut native = super::oauth::application(true);
+    native.app.template = Some("shop".into());
+    store.insert_application(&native).unwrap();
+    let ng = super::oauth::grant(company, &native, T0);
+    let nf = family(&ng, T0);
+    let ng = store
+        .save_authorization(&ng, &nf, &super::oauth::code(&native, &nf, T0))
+        .unwrap();
+    let k = key(native.app.id, "r1");
+    claim(store, &k, "t", T0);
+    let (a, r) = (
+        token(&native, &nf, T0, 900_000),
+        token(&native, &nf, T0, 9_000_000),
+    );
+    store
+        .insert_tokens(&a, &r, Some(&answer(&k, "t", &ng, &a, &r)))
+        .unwrap();
+    // Another company's grant of the same application.
+    let (_, other, of, _) = authorized(store);
+    let (oa, or) = (
+        token(&app, &of, T0, 900_000),
+        token(&app, &of, T0, 9_000_000),
+    );
+    store.insert_tokens(&oa, &or, None).unwrap();
+
+    let mut got = store.revoke_company_grants(company, ts(T0 + 7)).unwrap();
+    got.sort_by_key(|x| x.id.0);
+    let mut want = vec![
+        CompanyGrant {
+            id: g.id,
+            revoked_now: true,
+            native: false,
+        },
+        CompanyGrant {
+            id: ng.id,
+            revoked_now: true,
+            native: true,
+        },
+    ];
+    want.sort_by_key(|x| x.id.0);
+    assert_eq!(got, want);
+    for t in [&a, &r] {
+        let held = store
+            .access_token(&t.digest)
+            .unwrap()
+            .or(store.refresh_token(&t.digest).unwrap())
+            .unwrap();
+        assert_eq!(held.grant.revoked_at, Some(ts(T0 + 7)));
+        assert_eq!(held.family.revoked_at, Some(ts(T0 + 7)));
+    }
+    let held = store.refresh_token(&r.digest).unwrap().unwrap();
+    assert_eq!(held.family.id, nf.id);
+    assert_eq!(
+        store
+            .token_answer(native.app.id, &k.key_digest)
+            .unwrap()
+            .unwrap()
+            .sealed,
+        None
+    );
+    // A later approval clears the grant, not its old families.
+    let f2 = family(&g, T0 + 9);
+    let again = store
+        .save_authorization(&g, &f2, &super::oauth::code(&app, &f2, T0 + 9))
+        .unwrap();
+    assert_eq!(again.revoked_at, None);
+    let _ = f;
+    let held = store.refresh_token(&r.digest).unwrap().unwrap();
+    assert!(held.family.revoked_at.is_some());
+    // The other company's tokens live on.
+    let held = store.access_token(&oa.digest).unwrap().unwrap();
+    assert_eq!(held.grant.id, other.id);
+    assert_eq!(
+        (held.grant.revoked_at, held.family.revoked_at),
+        (None, None)
+    );
+    // Again: the approved-again grant is revoked (anew), the native one was already.
+    let got = store.revoke_company_grants(company, ts(T0 + 11)).unwrap();
+    assert_eq!(got.iter().filter(|x| x.revoked_now).count(), 1);
+    assert!(got
+        .iter()
+        .any(|x| x.id == ng.id && !x.revoked_now && x.native));
+    assert_eq!(
+        store
+            .revoke_company_grants(CompanyId(uuid::Uuid::now_v7()), ts(T0 + 12))
+            .unwrap(),
+        vec![]
     );
 }

@@ -5,7 +5,7 @@ use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
-use crate::oauth::ports::{DpopReplayStore, JtiRecord, OAuthStore};
+use crate::oauth::ports::{CompanyGrant, DpopReplayStore, JtiRecord, OAuthStore};
 use crate::oauth::recovery::TokenAnswer;
 use crate::oauth::{
     Family, Grant, Held, KeySwap, RegisteredKey, StoredApplication, StoredCode, StoredToken,
@@ -345,6 +345,42 @@ impl OAuthStore for MemStore {
             }
             None => Ok(false),
         }
+    }
+
+    fn revoke_company_grants(
+        &self,
+        company: CompanyId,
+        at: Timestamp,
+    ) -> PortResult<Vec<CompanyGrant>> {
+        self.count_call("revoke_company_grants");
+        let mut t = self.write();
+        let o = &mut t.oauth;
+        let mut out = Vec::new();
+        for i in 0..o.grants.len() {
+            if o.grants[i].company_id != company {
+                continue;
+            }
+            let id = o.grants[i].id;
+            let revoked_now = o.grants[i].revoked_at.is_none();
+            if revoked_now {
+                o.grants[i].revoked_at = Some(at);
+            }
+            for f in o.families.iter_mut().filter(|f| f.grant_id == id) {
+                f.revoked_at.get_or_insert(at);
+            }
+            o.erase_answers(|a| a.grant_id == id);
+            let app = o.grants[i].application_id;
+            let native = o
+                .applications
+                .iter()
+                .any(|a| a.app.id == app && a.app.template.is_some());
+            out.push(CompanyGrant {
+                id,
+                revoked_now,
+                native,
+            });
+        }
+        Ok(out)
     }
 
     fn revoke_access_token(&self, digest: &SecretDigest, at: Timestamp) -> PortResult<bool> {

@@ -249,6 +249,20 @@ impl SignInStore for MemStore {
             .retain(|s| &s.token_digest != token_digest);
         Ok(())
     }
+
+    fn delete_member_sign_ins(&self, company: CompanyId) -> PortResult<u64> {
+        self.count_call("delete_member_sign_ins");
+        let mut t = self.write();
+        let members: Vec<UserId> = t
+            .members
+            .iter()
+            .filter(|m| m.company == company)
+            .map(|m| m.user)
+            .collect();
+        let before = t.sessions.len();
+        t.sessions.retain(|s| !members.contains(&s.user_id));
+        Ok((before - t.sessions.len()) as u64)
+    }
 }
 
 impl RateLimitStore for MemStore {
