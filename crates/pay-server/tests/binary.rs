@@ -828,3 +828,77 @@ fn admin_create_partner_prints_the_secret_once() {
     assert_eq!((code, out.as_str()), (Some(1), ""));
     assert!(err.contains("name"), "{err}");
 }
+
+/// `admin security-reset`: against a running server, the owner's sign-in stops working at once
+/// and the API key within the read cache's second; it prints what it ended (a rerun ends nothing more); an unknown company and
+/// a malformed id are refused.
+#[test]
+fn admin_security_reset_ends_the_sign_ins_and_keys() {
+    let dir = TempDir::new();
+    let m = Merchant::bootstrap(&dir, "Reset", "o@reset.example", "reset password 12");
+    let s = serve(&dir, "warn", &[]);
+    let (status, body, h) = call(
+        "POST",
+        &format!("{}/auth/login", s.base),
+        &[],
+        Some(json!({"email": m.email, "password": m.password})),
+    );
+    assert_eq!(status, 200, "{body}");
+    let cookie = h["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let company = format!("{}/api/partner/v1/pay/company", s.base);
+    let signed_in = [("cookie", cookie.as_str())];
+    assert_eq!(call("GET", &company, &m.key(), None).0, 200);
+    assert_eq!(call("GET", &company, &signed_in, None).0, 200);
+
+    let command = |id: &str| {
+        let out = Command::new(BIN)
+            .args(["admin", "security-reset", "--company", id])
+            .env("PAY_DATABASE_URL", dir.db_url())
+            .env("PAY_LOG", "warn")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (code, out, err) = command(&m.company);
+    assert_eq!(code, Some(0), "{err}");
+    let printed: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        printed,
+        json!({"companyId": m.company, "grantsRevoked": 0, "signInsEnded": 1, "apiKeysDisabled": 1})
+    );
+    // The sign-in at once; the key once the server's read cache of it lapses
+    // (`PAY_READ_CACHE_MS`, 1 s), as for a key disabled through another instance.
+    assert_eq!(call("GET", &company, &signed_in, None).0, 401);
+    assert!(wait_until(Duration::from_secs(5), || call(
+        "GET",
+        &company,
+        &m.key(),
+        None
+    )
+    .0 == 401));
+
+    let (code, out, _) = command(&m.company);
+    assert_eq!(code, Some(0));
+    let printed: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        (&printed["signInsEnded"], &printed["apiKeysDisabled"]),
+        (&json!(0), &json!(0))
+    );
+    let (code, out, err) = command(&uuid::Uuid::now_v7().to_string());
+    assert_eq!((code, out.as_str()), (Some(1), ""));
+    assert!(err.contains("no company"), "{err}");
+    let (code, out, err) = command("acme");
+    assert_eq!((code, out.as_str()), (Some(1), ""));
+    assert!(err.contains("UUID"), "{err}");
+    s.stop();
+}
