@@ -194,6 +194,61 @@ fn addresses_and_quotes(db_url: &str) {
 
     let (_, wallet) = shop.api("GET", "/settlement-wallets/evm", None);
     assert_eq!(wallet["nextIndex"], 3, "{wallet}");
+
+    // Issue 31: a second company (another brand of the same merchant) sets the same key, on a
+    // second instance. It is never handed a child the first has: its sessions continue after
+    // the first's, and the first's after its own.
+    let chains = chains_file(
+        &anvil.url,
+        ANVIL_CHAIN_ID,
+        Some(&shop.token),
+        Some(&shop.feed),
+    );
+    let out = command(&dir, db_url, &chains)
+        .args(["admin", "bootstrap", "--company", "Second Brand", "--email"])
+        .args([
+            "brand@chain.example",
+            "--password",
+            "a long enough password",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let brand = Shop {
+        server: Server::spawn(command(&dir, db_url, &chains)),
+        key: [
+            ("x-svc-key-id".into(), v["keyId"].as_str().unwrap().into()),
+            (
+                "x-svc-key-secret".into(),
+                v["keySecret"].as_str().unwrap().into(),
+            ),
+        ],
+        company: v["companyId"].as_str().unwrap().into(),
+        token: shop.token.clone(),
+        feed: shop.feed.clone(),
+    };
+    let (status, w) = brand.api(
+        "PUT",
+        "/settlement-wallets/evm",
+        Some(json!({"xpub": xpub})),
+    );
+    assert_eq!(status, 200, "{w}");
+    assert_eq!(w["nextIndex"], 0, "a key this company never used: {w}");
+    let next = anvil.tool("derive", json!({"xpub": xpub, "indices": [3, 4]}))["addresses"].clone();
+    let (_, _, address) = brand.pending("5", &brand.token_id());
+    assert_eq!(address, next[0]);
+    let (_, _, address) = shop.pending("5", &shop.token_id());
+    assert_eq!(address, next[1]);
+    let (_, w) = brand.api("GET", "/settlement-wallets/evm", None);
+    assert_eq!(w["nextIndex"], 4, "one past its own highest child: {w}");
+    let (_, w) = shop.api("GET", "/settlement-wallets/evm", None);
+    assert_eq!(w["nextIndex"], 5, "{w}");
+    brand.server.stop();
     shop.server.stop();
 }
 

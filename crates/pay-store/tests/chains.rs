@@ -1,6 +1,7 @@
 //! The chain processor's tables on SQLite and PostgreSQL: a company's keys and the next index
 //! each continues from, deposit addresses taken atomically (two store instances, 50 starts at
-//! once: 50 distinct indices), the watcher's lease and its recent blocks.
+//! once: 50 distinct indices, also for two companies with one key), the watcher's lease and its
+//! recent blocks.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -19,6 +20,9 @@ both_backends!(
     keys_continue_where_they_stopped,
     an_address_is_assigned_once_per_session,
     fifty_starts_on_two_instances_get_fifty_indices,
+    two_companies_with_one_key_get_disjoint_indices,
+    fifty_starts_of_two_companies_with_one_key_get_fifty_indices,
+    the_migration_continues_existing_keys_after_the_highest,
     one_watcher_holds_a_chain,
     recent_blocks_rewind_and_prune,
     handed_addresses_are_found_watched_or_not,
@@ -86,16 +90,81 @@ fn keys_continue_where_they_stopped(store: &DieselStore, _url: &str) {
         "created once, updated on each put"
     );
 
-    // Another company's indices are its own.
-    let other = company(store);
-    put(store, other, KEY_A, 1_000);
-    assert_eq!(assign(store, other).0, 0);
-
     assert!(store.delete_wallet(c).unwrap());
     assert!(!store.delete_wallet(c).unwrap());
     assert!(store.wallet(c).unwrap().is_none());
     // The indices are remembered: set again, the key goes on.
     assert_eq!(put(store, c, KEY_A, 4_000), 4);
+    assert_eq!(assign(store, c).0, 4);
+}
+
+/// Issue 31: two companies that set the same key (two brands on one wallet, or a copied public
+/// key) are never handed the same child; each one's `nextIndex` is one past its own highest.
+fn two_companies_with_one_key_get_disjoint_indices(store: &DieselStore, _url: &str) {
+    let (a, b) = (company(store), company(store));
+    assert_eq!(put(store, a, KEY_A, 1_000), 0);
+    assert_eq!((assign(store, a).0, assign(store, a).0), (0, 1));
+    // A key the company never used shows 0, and its first child continues after the other's.
+    assert_eq!(put(store, b, KEY_A, 2_000), 0);
+    let (i, address) = assign(store, b);
+    assert_eq!(i, 2);
+    assert_eq!(address, derive(KEY_A, 2).unwrap().to_ascii_lowercase());
+    assert_eq!(assign(store, a).0, 3);
+    assert_eq!(assign(store, b).0, 4);
+    assert_eq!(store.wallet(a).unwrap().unwrap().next_index, 4);
+    assert_eq!(store.wallet(b).unwrap().unwrap().next_index, 5);
+    // Another key of b's has its own counter; back on the shared key, b continues after a.
+    put(store, b, KEY_B, 3_000);
+    assert_eq!(assign(store, b).0, 0);
+    assert_eq!(assign(store, a).0, 5);
+    assert_eq!(
+        put(store, b, KEY_A, 4_000),
+        5,
+        "b's own highest, 4, plus one"
+    );
+    assert_eq!(assign(store, b).0, 6);
+    // Deleting a's wallet frees nothing: a third company still continues after everyone.
+    assert!(store.delete_wallet(a).unwrap());
+    let c = company(store);
+    put(store, c, KEY_A, 5_000);
+    assert_eq!(assign(store, c).0, 7);
+    // Each address belongs to exactly one session of one company.
+    let handed = store
+        .handed_addresses(&[derive(KEY_A, 2).unwrap().to_ascii_lowercase()])
+        .unwrap();
+    assert_eq!(handed.len(), 1);
+    assert_eq!((handed[0].company_id, handed[0].index), (b, 2));
+}
+
+/// 50 starts at once on two store instances for two companies with the same key: 50 distinct
+/// children, each company's `nextIndex` one past its own highest.
+fn fifty_starts_of_two_companies_with_one_key_get_fifty_indices(store: &DieselStore, url: &str) {
+    let companies = [company(store), company(store)];
+    for c in companies {
+        put(store, c, KEY_A, 1_000);
+    }
+    let stores = [Arc::new(open(url)), Arc::new(open(url))];
+    let threads: Vec<_> = (0..50)
+        .map(|i| {
+            let s = stores[i % 2].clone();
+            let c = companies[(i / 2) % 2];
+            std::thread::spawn(move || (c, assign(&s, c)))
+        })
+        .collect();
+    let got: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let indices: HashSet<_> = got.iter().map(|(_, a)| a.0).collect();
+    let addresses: HashSet<_> = got.iter().map(|(_, a)| a.1.clone()).collect();
+    assert_eq!((indices.len(), addresses.len()), (50, 50));
+    assert_eq!(indices, (0..50).collect());
+    for c in companies {
+        let highest = got
+            .iter()
+            .filter(|g| g.0 == c)
+            .map(|g| g.1 .0)
+            .max()
+            .unwrap();
+        assert_eq!(store.wallet(c).unwrap().unwrap().next_index, highest + 1);
+    }
 }
 
 fn an_address_is_assigned_once_per_session(store: &DieselStore, _url: &str) {
@@ -143,6 +212,35 @@ fn fifty_starts_on_two_instances_get_fifty_indices(store: &DieselStore, url: &st
     assert_eq!((indices.len(), addresses.len()), (50, 50));
     assert_eq!(indices, (0..50).collect());
     assert_eq!(store.wallet(c).unwrap().unwrap().next_index, 50);
+}
+
+/// Keys set before the shared counter (each company counting on its own) continue, for every
+/// company, after the highest index any of them took.
+fn the_migration_continues_existing_keys_after_the_highest(store: &DieselStore, url: &str) {
+    let (a, b) = (company(store), company(store));
+    put(store, a, KEY_A, 1_000);
+    put(store, b, KEY_A, 1_000);
+    put(store, b, KEY_B, 1_000);
+    // The state before the migration: per-company counters, no shared one.
+    raw_sql(
+        url,
+        &format!(
+            "DROP TABLE chain_key_counters; \
+             UPDATE chain_wallet_keys SET next_index = 3 WHERE company_id = '{a}'; \
+             UPDATE chain_wallet_keys SET next_index = 5 WHERE company_id = '{b}' AND xpub = '{KEY_A}'; \
+             UPDATE chain_wallet_keys SET next_index = 2 WHERE company_id = '{b}' AND xpub = '{KEY_B}';"
+        ),
+    );
+    raw_sql(
+        url,
+        include_str!("../../../migrations/2026-11-27-440000_chain_key_counters/up.sql"),
+    );
+    assert_eq!(assign(store, a).0, 5);
+    assert_eq!(store.wallet(a).unwrap().unwrap().next_index, 6);
+    assert_eq!(put(store, b, KEY_A, 2_000), 5);
+    assert_eq!(assign(store, b).0, 6);
+    put(store, b, KEY_B, 3_000);
+    assert_eq!(assign(store, b).0, 2);
 }
 
 fn one_watcher_holds_a_chain(store: &DieselStore, _url: &str) {

@@ -14,7 +14,8 @@ pub struct StoredWallet {
     /// As the merchant gave it (a public key: `Xpub::parse` accepted it).
     pub xpub: String,
     pub fingerprint: String,
-    /// Children `0/0 .. 0/(next_index - 1)` of this key have been handed out.
+    /// Children `0/0 .. 0/(next_index - 1)` of this key have been handed out (maybe some to
+    /// another company with the same key); this company was handed none from `next_index` on.
     pub next_index: u32,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,

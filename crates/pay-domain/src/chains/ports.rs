@@ -13,8 +13,10 @@ pub type Derive<'a> = &'a dyn Fn(&str, u32) -> Option<String>;
 
 /// The merchants' EVM keys and the addresses handed out.
 pub trait WalletStore: Send + Sync {
-    /// Makes `xpub` the company's current key. Its `next_index` continues where this company
-    /// left this key before (0 for a key it never used): an address is never handed out twice.
+    /// Makes `xpub` the company's current key. Its `next_index` is one past the highest child
+    /// this company was handed from this key (0 for a key it never used). Children are taken
+    /// from one counter per key, shared by every company that sets it: an address is never
+    /// handed out twice, not even to two companies with the same key.
     /// Keeps `created_at` of an existing wallet.
     fn put_wallet(
         &self,
@@ -31,8 +33,8 @@ pub trait WalletStore: Send + Sync {
     fn delete_wallet(&self, company: CompanyId) -> PortResult<bool>;
 
     /// The session's deposit address: the one it already has (same request again), else the
-    /// next index of the company's current key, taken atomically (two instances never take the
-    /// same index) and stored with the session in the same transaction. `None` when the company
+    /// next index of the company's current key, taken atomically from the key's counter (two
+    /// instances, or two companies with the same key, never take the same index) and stored with the session in the same transaction. `None` when the company
     /// has no key.
     fn assign_address(
         &self,

@@ -1,5 +1,5 @@
 //! The chain processor's ports on `DieselStore`: the merchants' keys (with the next child index
-//! taken atomically), the sessions' deposit addresses, and the watcher's lease and recent blocks
+//! taken atomically from one counter per key, whichever companies set it), the sessions' deposit addresses, and the watcher's lease and recent blocks
 //! per chain. Written once for both backends.
 
 use diesel::prelude::*;
@@ -12,8 +12,8 @@ use pay_domain::PortResult;
 
 use crate::conn::{write_transaction, AnyConnection};
 use crate::schema::{
-    chain_blocks, chain_deposit_addresses, chain_wallet_keys, chain_wallets, chain_watchers,
-    payment_sessions,
+    chain_blocks, chain_deposit_addresses, chain_key_counters, chain_wallet_keys, chain_wallets,
+    chain_watchers, payment_sessions,
 };
 use crate::DieselStore;
 
@@ -132,6 +132,15 @@ impl WalletStore for DieselStore {
                         chain_wallet_keys::created_at.eq(ms),
                     ))
                 )?;
+                // The key's counter, shared with every company that sets the same key.
+                insert_or_skip!(
+                    conn,
+                    diesel::insert_into(chain_key_counters::table).values((
+                        chain_key_counters::family.eq(EVM),
+                        chain_key_counters::xpub.eq(xpub),
+                        chain_key_counters::next_index.eq(0_i64),
+                    ))
+                )?;
                 let updated = diesel::update(chain_wallets::table.find((&c, EVM)))
                     .set((
                         chain_wallets::xpub.eq(xpub),
@@ -194,14 +203,19 @@ impl WalletStore for DieselStore {
                 else {
                     return Ok(None);
                 };
-                let key = chain_wallet_keys::table.find((&c, EVM, &xpub));
-                // The update takes the key's row lock (PostgreSQL) or runs under the write lock
-                // (SQLite): two starts never read the same index.
+                // One counter per key, not per company: two companies that set the same key
+                // (two brands on one wallet) never share an address (issue 31).
+                let counter = chain_key_counters::table.find((EVM, &xpub));
+                // The update takes the counter's row lock (PostgreSQL) or runs under the write
+                // lock (SQLite): two starts, of one company or two, never read the same index.
                 let (taken, address) = loop {
-                    diesel::update(key)
-                        .set(chain_wallet_keys::next_index.eq(chain_wallet_keys::next_index + 1))
+                    let moved = diesel::update(counter)
+                        .set(chain_key_counters::next_index.eq(chain_key_counters::next_index + 1))
                         .execute(conn)?;
-                    let next: i64 = key.select(chain_wallet_keys::next_index).first(conn)?;
+                    if moved == 0 {
+                        return Err(corrupt("key without its counter"));
+                    }
+                    let next: i64 = counter.select(chain_key_counters::next_index).first(conn)?;
                     let taken = next - 1;
                     // An index BIGINT holds but BIP32 does not (hardened range) ends the key.
                     let i = u32::try_from(taken)
@@ -212,6 +226,12 @@ impl WalletStore for DieselStore {
                         break (taken, address);
                     }
                 };
+                // What this company's `nextIndex` shows: one past the highest child it was
+                // handed (every child below it has been handed out, maybe to another company).
+                // Under the counter's lock, so `taken` only grows here.
+                diesel::update(chain_wallet_keys::table.find((&c, EVM, &xpub)))
+                    .set(chain_wallet_keys::next_index.eq(taken + 1))
+                    .execute(conn)?;
                 let inserted = insert_or_skip!(
                     conn,
                     diesel::insert_into(chain_deposit_addresses::table).values((

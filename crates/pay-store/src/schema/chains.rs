@@ -1,4 +1,5 @@
-//! The chain processor's tables (mirrors `migrations/2026-11-27-000000_chain_processor/up.sql`).
+//! The chain processor's tables (mirrors `migrations/2026-11-27-000000_chain_processor/up.sql`
+//! and `migrations/2026-11-27-440000_chain_key_counters/up.sql`).
 
 diesel::table! {
     chain_wallet_keys (company_id, family, xpub) {
@@ -8,6 +9,14 @@ diesel::table! {
         fingerprint -> Text,
         next_index -> BigInt,
         created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    chain_key_counters (family, xpub) {
+        family -> Text,
+        xpub -> Text,
+        next_index -> BigInt,
     }
 }
 

@@ -90,21 +90,30 @@ impl WalletStore for MemStore {
         else {
             return Ok(None);
         };
+        // The key's counter, shared by every company that set it (issue 31): one past the
+        // highest child any of them was handed (every index taken is handed out here).
+        let mut i = t
+            .wallet_keys
+            .iter()
+            .filter(|k| k.1 == xpub)
+            .map(|k| k.3)
+            .max()
+            .unwrap_or(0);
+        let (index, address) = loop {
+            if i >= 0x8000_0000 {
+                return Err(Fault::new("exhausted key"));
+            }
+            if let Some(address) = derive(&xpub, i) {
+                break (i, address);
+            }
+            i += 1;
+        };
         let key = t
             .wallet_keys
             .iter_mut()
             .find(|k| k.0 == request.company_id && k.1 == xpub)
             .ok_or_else(|| Fault::new("current key without its row"))?;
-        let (index, address) = loop {
-            let i = key.3;
-            if i >= 0x8000_0000 {
-                return Err(Fault::new("exhausted key"));
-            }
-            key.3 += 1;
-            if let Some(address) = derive(&xpub, i) {
-                break (i, address);
-            }
-        };
+        key.3 = index + 1;
         let a = DepositAddress {
             company_id: request.company_id,
             session_id: request.session_id,
@@ -128,5 +137,49 @@ impl WalletStore for MemStore {
             .iter()
             .find(|a| a.session_id == session)
             .cloned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chains::Xpub;
+    use crate::testing::conformance::fixtures::{company, ts};
+
+    const KEY: &str = "xpub6Ce9NcJvTk36xtLSrJLZqE7wtgA5deCeYs7rSQtreh4cj6ByPtrg9sD7V2FNFLPnf8heNP3FGkeV9qwfzvZNSd54JoNXVsXFYSYwHsnJxqP";
+
+    fn derive(xpub: &str, i: u32) -> Option<String> {
+        Xpub::parse(xpub).ok()?.address(i)
+    }
+
+    fn assign(store: &MemStore, company_id: CompanyId) -> u32 {
+        let request = AddressRequest {
+            company_id,
+            session_id: uuid::Uuid::new_v4(),
+            chain_code: "local".into(),
+            asset_identifier: "eip155:31337/slip44:60".into(),
+            at: ts(1_000),
+            watch_until: ts(100_000),
+        };
+        store
+            .assign_address(&request, &derive)
+            .unwrap()
+            .unwrap()
+            .index
+    }
+
+    /// Issue 31, as the SQL stores do: one counter per key, each company's `next_index` one
+    /// past its own highest child.
+    #[test]
+    fn two_companies_with_one_key_get_disjoint_indices() {
+        let store = MemStore::default();
+        let (a, b) = (company(&store), company(&store));
+        for c in [a, b] {
+            assert_eq!(store.put_wallet(c, KEY, "fp", ts(0)).unwrap().next_index, 0);
+        }
+        assert_eq!([assign(&store, a), assign(&store, a)], [0, 1]);
+        assert_eq!([assign(&store, b), assign(&store, a)], [2, 3]);
+        assert_eq!(store.wallet(a).unwrap().unwrap().next_index, 4);
+        assert_eq!(store.wallet(b).unwrap().unwrap().next_index, 3);
     }
 }
