@@ -49,6 +49,7 @@ conformance!(
     enqueue_rolls_back_with_its_deliveries,
     enqueue_concurrently_gets_distinct_numbers,
     insert_deliveries_is_all_or_nothing,
+    outbox_gauges_count_live_deliveries,
     claim_due_oldest_first_with_lease,
     record_attempt_moves_state_once,
     retarget_moves_live_deliveries_only,

@@ -105,6 +105,14 @@ pub trait WebhookStore: IdempotencyStore {
     /// The company's endpoints that failed since their last success (open, probing or only
     /// failing), by URL.
     fn endpoint_circuits(&self, company: CompanyId) -> PortResult<Vec<Circuit>>;
+    /// For the operator's metrics, read at once and cheaply: the deliveries pending or
+    /// retrying (claimed ones included), the `created_at` of the oldest of them, and the
+    /// endpoints paused at `now` (real time). `None` (the default): this store does not answer,
+    /// and the metrics leave these gauges out.
+    fn outbox_gauges(&self, now: Timestamp) -> PortResult<Option<OutboxGauges>> {
+        let _ = now;
+        Ok(None)
+    }
     /// Points deliveries at the URL their next attempt goes to (their owner's callback changed
     /// since they were queued): sets `url` of each listed delivery that is still pending or
     /// retrying, in ONE transaction.
@@ -125,4 +133,15 @@ pub trait WebhookStore: IdempotencyStore {
         link: crate::kernel::ids::PaymentLinkId,
         build: &dyn Fn(u64) -> Vec<Delivery>,
     ) -> PortResult<Vec<Delivery>>;
+}
+
+/// What `WebhookStore::outbox_gauges` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OutboxGauges {
+    /// Deliveries pending or retrying.
+    pub pending: u64,
+    /// When the oldest of them was created (None: none pending).
+    pub oldest_pending_at: Option<Timestamp>,
+    /// Endpoints whose circuit is open (paused) now.
+    pub circuits_open: u64,
 }

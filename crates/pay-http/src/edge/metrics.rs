@@ -19,9 +19,11 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::Next;
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 
@@ -75,11 +77,58 @@ struct LatencyLabels {
     method: &'static str,
 }
 
+/// What the store answered when scraped: the webhook outbox and the endpoints paused.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StoreReading {
+    pub outbox_pending: u64,
+    /// Seconds since the oldest pending delivery was created (0 when none).
+    pub outbox_oldest_pending_age: f64,
+    pub circuits_open: u64,
+}
+
+/// The store's gauges of the scrape under way; written only when the store answered (a
+/// reading that failed or that the store does not offer leaves them out of the exposition).
+#[derive(Debug, Default)]
+struct StoreGauges(std::sync::Mutex<Option<StoreReading>>);
+
+impl Collector for StoreGauges {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let reading = *self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(r) = reading else { return Ok(()) };
+        let count = |v: u64| ConstGauge::new(i64::try_from(v).unwrap_or(i64::MAX));
+        let pending = count(r.outbox_pending);
+        pending.encode(encoder.encode_descriptor(
+            "pay_webhook_outbox_pending",
+            "Webhook deliveries waiting to be sent (pending or retrying, claimed ones included)",
+            None,
+            pending.metric_type(),
+        )?)?;
+        let age = ConstGauge::new(r.outbox_oldest_pending_age);
+        age.encode(encoder.encode_descriptor(
+            "pay_webhook_outbox_oldest_pending_age",
+            "Age of the oldest webhook delivery waiting to be sent (0 when none waits)",
+            Some(&Unit::Seconds),
+            age.metric_type(),
+        )?)?;
+        let open = count(r.circuits_open);
+        open.encode(encoder.encode_descriptor(
+            "pay_webhook_circuits_open",
+            "Webhook endpoints paused by their circuit now",
+            None,
+            open.metric_type(),
+        )?)?;
+        Ok(())
+    }
+}
+
 /// The registry and the metrics the HTTP edge records; one per server, shared by its workers.
 #[derive(Debug)]
 pub struct Metrics {
     access: MetricsAccess,
     registry: Registry,
+    store: std::sync::Arc<StoreGauges>,
+    /// One scrape at a time sets the store's gauges and encodes them.
+    scrape: std::sync::Mutex<()>,
     requests: Family<RequestLabels, Counter>,
     latency: Family<LatencyLabels, Histogram, fn() -> Histogram>,
 }
@@ -106,9 +155,13 @@ impl Metrics {
             Unit::Seconds,
             latency.clone(),
         );
+        let store = std::sync::Arc::new(StoreGauges::default());
+        registry.register_collector(Box::new(store.clone()));
         Metrics {
             access,
             registry,
+            store,
+            scrape: std::sync::Mutex::new(()),
             requests,
             latency,
         }
@@ -134,8 +187,10 @@ impl Metrics {
             .inc();
     }
 
-    /// The exposition text of every metric.
-    pub fn encode(&self) -> Result<String, std::fmt::Error> {
+    /// The exposition text of every metric, with the store's gauges of `reading`.
+    pub fn encode(&self, reading: Option<StoreReading>) -> Result<String, std::fmt::Error> {
+        let _one = self.scrape.lock().unwrap_or_else(|e| e.into_inner());
+        *self.store.0.lock().unwrap_or_else(|e| e.into_inner()) = reading;
         let mut out = String::with_capacity(16 * 1024);
         prometheus_client::encoding::text::encode(&mut out, &self.registry)?;
         Ok(out)
@@ -224,9 +279,32 @@ fn unauthorized() -> HttpResponse {
     res
 }
 
+/// The store's gauges, read now (on the blocking pool); `None` when the store does not offer
+/// them or the read failed (logged: the rest of the exposition is still served).
+fn read_store(pay: &pay_domain::app::Pay) -> Option<StoreReading> {
+    match pay.webhooks().outbox_gauges() {
+        Ok(Some(g)) => Some(StoreReading {
+            outbox_pending: g.pending,
+            outbox_oldest_pending_age: g.oldest_pending_at.map_or(0.0, |at| {
+                (pay.now().unix_millis() - at.unix_millis()).max(0) as f64 / 1000.0
+            }),
+            circuits_open: g.circuits_open,
+        }),
+        Ok(None) => None,
+        Err(e) => {
+            tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "metrics: reading the outbox failed");
+            None
+        }
+    }
+}
+
 /// Any method on `/metrics`: the exposition to a scrape allowed where it arrives (see the
 /// module), else 404 (off, or the public listener beside a metrics listener) or 401.
-pub async fn metrics(req: HttpRequest, metrics: web::Data<Metrics>) -> HttpResponse {
+pub async fn metrics(
+    req: HttpRequest,
+    metrics: web::Data<Metrics>,
+    pay: web::Data<pay_domain::app::Pay>,
+) -> HttpResponse {
     let access = metrics.access();
     let here = access.is_metrics_listener(req.app_config().local_addr());
     if !(here || (access.listener.is_none() && access.token.is_some())) {
@@ -243,7 +321,8 @@ pub async fn metrics(req: HttpRequest, metrics: web::Data<Metrics>) -> HttpRespo
             .insert(header::ALLOW, HeaderValue::from_static("GET"));
         return res;
     }
-    let text = match metrics.encode() {
+    let reading = web::block(move || read_store(&pay)).await.ok().flatten();
+    let text = match metrics.encode(reading) {
         Ok(t) => t,
         Err(_) => return HttpResponse::new(StatusCode::INTERNAL_SERVER_ERROR),
     };

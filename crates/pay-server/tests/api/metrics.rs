@@ -456,6 +456,38 @@ async fn listener_serves_metrics_alone(app: TestApp) {
             .any(|s| s.labels.get("status").map(String::as_str) == Some("401")),
         "{samples:?}"
     );
+    // Nothing queued yet.
+    for name in [
+        "pay_webhook_outbox_pending",
+        "pay_webhook_outbox_oldest_pending_age_seconds",
+        "pay_webhook_circuits_open",
+    ] {
+        assert_eq!(value(&samples, name, &[]), Some(0.0), "{name}");
+        assert!(
+            samples.iter().any(|s| s.name == name && s.kind == "gauge"),
+            "{name}"
+        );
+    }
+    // A delivery queued (no dispatcher runs in the tests), then 90 s pass: depth 1, age 90 s.
+    let s = app.login_owner(&app.t).await;
+    crate::webhooks::set_callback(&app, &s, "https://hooks.shop.example/pay").await;
+    let link = app.create_link(json!({"amount": "3"})).await;
+    crate::webhooks::test_event(&app, link["uid"].as_str().unwrap()).await;
+    app.clock.advance_secs(90);
+    let (_, _, text) = scrape(&app, &metrics_base, Some(TOKEN)).await;
+    let samples = parse_exposition(&text).unwrap();
+    assert_eq!(
+        value(&samples, "pay_webhook_outbox_pending", &[]),
+        Some(1.0)
+    );
+    let age = value(
+        &samples,
+        "pay_webhook_outbox_oldest_pending_age_seconds",
+        &[],
+    )
+    .unwrap();
+    assert!((90.0..120.0).contains(&age), "{age}");
+    assert_eq!(value(&samples, "pay_webhook_circuits_open", &[]), Some(0.0));
 }
 
 on_both_backends!(off_unless_configured);

@@ -226,3 +226,35 @@ pub(super) fn of_company(
         .map(CircuitRow::circuit)
         .collect()
 }
+
+/// `WebhookStore::outbox_gauges`: live deliveries (pending or retrying; they, and only they,
+/// have a `next_attempt_at`, so the `webhook_deliveries_due` partial index holds them) counted
+/// with their oldest `created_at`, and the circuits paused at `now`. One read per table,
+/// proportional to what is queued and failing, not to the history.
+pub(super) fn outbox_gauges(
+    conn: &mut AnyConnection,
+    now: Timestamp,
+) -> QueryResult<pay_domain::webhooks::ports::OutboxGauges> {
+    use pay_domain::webhooks::DeliveryStatus;
+    let (pending, oldest): (i64, Option<i64>) = webhook_deliveries::table
+        .filter(webhook_deliveries::next_attempt_at.is_not_null())
+        .filter(
+            webhook_deliveries::status
+                .eq(DeliveryStatus::Pending.as_str())
+                .or(webhook_deliveries::status.eq(DeliveryStatus::Retrying.as_str())),
+        )
+        .select((
+            diesel::dsl::count_star(),
+            diesel::dsl::min(webhook_deliveries::created_at),
+        ))
+        .first(conn)?;
+    let open: i64 = webhook_endpoint_circuits::table
+        .filter(webhook_endpoint_circuits::paused_until.gt(now.unix_millis()))
+        .count()
+        .get_result(conn)?;
+    Ok(pay_domain::webhooks::ports::OutboxGauges {
+        pending: u64::try_from(pending).unwrap_or(0),
+        oldest_pending_at: oldest.map(instant).transpose()?,
+        circuits_open: u64::try_from(open).unwrap_or(0),
+    })
+}

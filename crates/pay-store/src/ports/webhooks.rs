@@ -316,6 +316,15 @@ impl WebhookStore for DieselStore {
         })
     }
 
+    fn outbox_gauges(
+        &self,
+        now: Timestamp,
+    ) -> PortResult<Option<pay_domain::webhooks::ports::OutboxGauges>> {
+        self.run("read outbox gauges", |conn| {
+            circuits::outbox_gauges(conn, now).map(Some)
+        })
+    }
+
     fn retarget_deliveries(&self, moves: &[(uuid::Uuid, String)]) -> PortResult<()> {
         if moves.is_empty() {
             return Ok(());

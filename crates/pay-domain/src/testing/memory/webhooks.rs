@@ -314,6 +314,27 @@ impl WebhookStore for MemStore {
         Ok(RoundRecorded { recorded, opened })
     }
 
+    fn outbox_gauges(
+        &self,
+        now: Timestamp,
+    ) -> PortResult<Option<crate::webhooks::ports::OutboxGauges>> {
+        let t = self.tables();
+        let pending: Vec<&Delivery> = t
+            .deliveries
+            .iter()
+            .filter(|d| matches!(d.status, DeliveryStatus::Pending | DeliveryStatus::Retrying))
+            .collect();
+        Ok(Some(crate::webhooks::ports::OutboxGauges {
+            pending: pending.len() as u64,
+            oldest_pending_at: pending.iter().map(|d| d.created_at).min(),
+            circuits_open: t
+                .circuits
+                .iter()
+                .filter(|c| c.paused_until.is_some_and(|u| u > now))
+                .count() as u64,
+        }))
+    }
+
     fn endpoint_circuits(&self, company: CompanyId) -> PortResult<Vec<Circuit>> {
         self.count_call("endpoint_circuits");
         let mut list: Vec<Circuit> = self

@@ -166,6 +166,12 @@ impl WebhookService {
         })
     }
 
+    /// The outbox as the operator's metrics show it (`WebhookStore::outbox_gauges`), read now
+    /// (circuits on real time); `None` when the store does not answer it.
+    pub fn outbox_gauges(&self) -> PortResult<Option<super::super::ports::OutboxGauges>> {
+        self.store.outbox_gauges(self.wall_clock.now())
+    }
+
     /// The company's endpoints failing since their last success, with their circuits.
     pub fn endpoint_circuits(&self, company: CompanyId) -> PortResult<Vec<Circuit>> {
         self.store.endpoint_circuits(company)

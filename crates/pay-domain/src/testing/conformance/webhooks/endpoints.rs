@@ -133,6 +133,12 @@ pub fn a_failing_endpoint_is_paused_then_probed<S: Ports>(store: &S) {
     assert_eq!(opened[0].endpoint, endpoint(a, url));
     assert_eq!(opened[0].paused_until, Some(ts(hour + 5 * minute)));
     assert_eq!(store.endpoint_circuits(a).unwrap(), opened);
+    // The metrics' read counts it open while paused, not once the pause ended.
+    if let Some(g) = store.outbox_gauges(ts(hour + 1)).unwrap() {
+        assert_eq!(g.circuits_open, 1);
+        let ended = store.outbox_gauges(ts(hour + 5 * minute)).unwrap().unwrap();
+        assert_eq!(ended.circuits_open, 0);
+    }
     // Paused: none of its deliveries is claimed, even the due ones; others are.
     let claimed = store
         .claim_due_deliveries(ts(hour + 1), ts(hour + 1 + LEASE), 100)
