@@ -98,9 +98,10 @@ pub trait OAuthStore {
     /// does not exist or was already revoked.
     fn revoke_family(&self, family: FamilyId, at: Timestamp) -> PortResult<bool>;
     /// Revokes a grant (a native installation's disconnect): sets its `revoked_at = at` where
-    /// still null, and erases the stored token answers of the grant in the same transaction.
-    /// Every code and token of the grant reads as revoked from then on; a later approval of
-    /// the same company and application clears it (`save_authorization`). False when the
+    /// still null, and in the same transaction `revoked_at = at` on every family of the grant
+    /// not revoked yet, and erases the stored token answers of the grant. Every code and token
+    /// of the grant reads as revoked from then on; a later approval of the same company and
+    /// application clears the grant (`save_authorization`), not its old families. False when the
     /// grant does not exist or was already revoked.
     fn revoke_grant(&self, grant: GrantId, at: Timestamp) -> PortResult<bool>;
     /// A security reset's OAuth part, in ONE transaction: every grant of `company` not revoked

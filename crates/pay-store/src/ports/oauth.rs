@@ -446,6 +446,15 @@ impl OAuthStore for DieselStore {
                 )
                 .set(grants::revoked_at.eq(at.unix_millis()))
                 .execute(conn)?;
+                if n == 1 {
+                    diesel::update(
+                        families::table
+                            .filter(families::grant_id.eq(&grant))
+                            .filter(families::revoked_at.is_null()),
+                    )
+                    .set(families::revoked_at.eq(at.unix_millis()))
+                    .execute(conn)?;
+                }
                 erase_answers(conn, Erase::Grant(&grant))?;
                 Ok(n)
             })

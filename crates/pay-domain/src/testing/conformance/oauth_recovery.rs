@@ -254,8 +254,9 @@ pub fn answers_are_erased_when_their_tokens_end<S: RecoveryPorts>(store: &S) {
     );
 }
 
-/// A revoked grant (a native installation's disconnect) ends every token of it and erases its
-/// answers; revoking it again changes nothing; a new approval clears it.
+/// A revoked grant (a native installation's disconnect) ends every token and family of it and
+/// erases its answers; revoking it again changes nothing; a new approval clears the grant, not
+/// its old families.
 pub fn a_revoked_grant_ends_its_tokens_and_answers<S: RecoveryPorts>(store: &S) {
     let (app, g, f, _) = authorized(store);
     let k = key(app.app.id, "r1");
@@ -275,12 +276,17 @@ pub fn a_revoked_grant_ends_its_tokens_and_answers<S: RecoveryPorts>(store: &S) 
         .unwrap()
         .unwrap();
     assert_eq!(answer.sealed, None);
+    assert_eq!(held.family.revoked_at, Some(ts(T0 + 1)));
     let f2 = family(&g, T0 + 3);
     let c2 = super::oauth::code(&app, &f2, T0 + 3);
     assert_eq!(
         store.save_authorization(&g, &f2, &c2).unwrap().revoked_at,
         None
     );
+    // The new approval brings none of the old family's tokens back.
+    let held = store.refresh_token(&r.digest).unwrap().unwrap();
+    assert_eq!(held.grant.revoked_at, None);
+    assert_eq!(held.family.revoked_at, Some(ts(T0 + 1)));
 }
 
 /// A security reset (`revoke_company_grants`): every grant of the company and every family of

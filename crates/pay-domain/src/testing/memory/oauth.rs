@@ -340,6 +340,9 @@ impl OAuthStore for MemStore {
         {
             Some(g) => {
                 g.revoked_at = Some(at);
+                for f in t.oauth.families.iter_mut().filter(|f| f.grant_id == grant) {
+                    f.revoked_at.get_or_insert(at);
+                }
                 t.oauth.erase_answers(|a| a.grant_id == grant);
                 Ok(true)
             }
