@@ -98,6 +98,16 @@ pub struct Anvil {
     dir: PathBuf,
 }
 
+fn spawn(dir: &Path, port: u16, extra: &[&str]) -> Child {
+    Command::new(anvil_binary(dir))
+        .args(["--port", &port.to_string(), "--silent"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("anvil starts")
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -140,28 +150,45 @@ impl Anvil {
     pub fn start(extra: &[&str]) -> Option<Anvil> {
         let dir = tools()?;
         let port = free_port();
-        let child = Command::new(anvil_binary(&dir))
-            .args(["--port", &port.to_string(), "--silent"])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("anvil starts");
+        let child = spawn(&dir, port, extra);
         let anvil = Anvil {
             child,
             url: format!("http://127.0.0.1:{port}"),
             dir,
         };
+        anvil.wait_up();
+        Some(anvil)
+    }
+
+    fn wait_up(&self) {
         let started = Instant::now();
-        while rpc_call(&anvil.url, "eth_chainId", json!([])).is_err() {
+        while rpc_call(&self.url, "eth_chainId", json!([])).is_err() {
             assert!(
                 started.elapsed() < Duration::from_secs(30),
                 "anvil did not answer on {}",
-                anvil.url
+                self.url
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-        Some(anvil)
+    }
+
+    /// Stops the node: its port closes (a node gone away).
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Stops the node and starts a fresh one (a new chain from block 0) on the same port.
+    pub fn restart(&mut self) {
+        self.stop();
+        let port: u16 = self
+            .url
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("the node's port");
+        self.child = spawn(&self.dir, port, &[]);
+        self.wait_up();
     }
 
     /// A JSON-RPC call that must succeed.

@@ -145,11 +145,31 @@ impl Watcher {
             match self.round().await {
                 Ok(_) => wait = self.poll_interval(),
                 Err(e) => {
+                    if matches!(e, RoundError::Rpc(_)) {
+                        self.record(None).await;
+                    }
                     wait = (wait * 2).min(MAX_BACKOFF).max(self.poll_interval());
                     tracing::warn!(chain = %self.chain.chain_code, error = %e, retry_in_ms = wait.as_millis() as u64, "chain watcher round failed");
                 }
             }
             tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// Records a round for `/readyz` (every instance reads it): the node's head and the last
+    /// block read, or (`None`) a failure of the node. A storage error here is only logged.
+    async fn record(&self, read: Option<(u64, u64)>) {
+        let (store, code, at) = (self.store.clone(), self.chain.chain_code.clone(), now());
+        let recorded = blocking(move || {
+            match read {
+                Some((head, to)) => store.record_read(&code, head, to, at),
+                None => store.record_failure(&code, at),
+            }
+            .map_err(|e| e.to_string())
+        })
+        .await;
+        if let Err(e) = recorded {
+            tracing::warn!(chain = %self.chain.chain_code, error = %e, "recording the chain's health failed");
         }
     }
 
@@ -186,6 +206,7 @@ impl Watcher {
             None => head.saturating_sub(required),
         };
         if from > head {
+            self.record(Some((head, from - 1))).await;
             return Ok(Some(0));
         }
         let to = head.min(from + MAX_BLOCKS_PER_ROUND - 1);
@@ -237,6 +258,7 @@ impl Watcher {
             })
             .await?;
         }
+        self.record(Some((head, to))).await;
         Ok(Some(count))
     }
 

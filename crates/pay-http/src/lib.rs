@@ -40,6 +40,8 @@ pub struct HttpConfig {
     /// `PAY_METRICS_TOKEN`: `GET /metrics` on the public listener with this bearer token
     /// (`edge::metrics`). The metrics listener is the one `build_server` is given.
     pub metrics_token: Option<String>,
+    /// The chain processor's chains, whose health `/readyz` reports (`None` under the sandbox).
+    pub chains: Option<pay_domain::chains::ChainMonitor>,
 }
 
 /// Registers every route (`openapi::routes!`, the one list), then the 405 answers.

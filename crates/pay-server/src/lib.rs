@@ -224,11 +224,40 @@ impl Application {
     /// Opens the database, migrates, binds the listener (port 0 picks a free one).
     pub fn build(config: &Config) -> anyhow::Result<Application> {
         let store = open_store(config)?;
-        let pay = build_pay(config, store)?;
-        Self::build_with(config, pay)
+        let pay = build_pay(config, store.clone())?;
+        Self::build_with_store(config, pay, store)
     }
 
+    /// Over `pay`; `/readyz` reports no chain (the chains' health needs the store).
     pub fn build_with(config: &Config, pay: Pay) -> anyhow::Result<Application> {
+        Self::build_inner(config, pay, None)
+    }
+
+    /// Over `pay` and its store: under the chain processor, `/readyz` reports each chain's
+    /// health from the watchers' records in it.
+    pub fn build_with_store(
+        config: &Config,
+        pay: Pay,
+        store: DieselStore,
+    ) -> anyhow::Result<Application> {
+        Self::build_inner(config, pay, Some(store))
+    }
+
+    fn build_inner(
+        config: &Config,
+        pay: Pay,
+        store: Option<DieselStore>,
+    ) -> anyhow::Result<Application> {
+        let chains = match store {
+            Some(store) if config.processor == "onchain" => {
+                Some(pay_domain::chains::ChainMonitor::new(
+                    Arc::new(chains::load(config)?),
+                    Arc::new(store),
+                    Arc::new(SystemClock),
+                ))
+            }
+            _ => None,
+        };
         let listener = TcpListener::bind(config.listen)
             .with_context(|| format!("binding {}", config.listen))?;
         let port = listener.local_addr()?.port();
@@ -260,6 +289,7 @@ impl Application {
                     ))
                 }),
             metrics_token: config.metrics_token.as_ref().map(|t| t.expose().to_owned()),
+            chains,
         };
         let server = pay_http::build_server(
             pay.clone(),

@@ -336,7 +336,7 @@ fn serve(config: Config) -> anyhow::Result<()> {
         println!("{banner}");
     }
     actix_rt::System::new().block_on(async move {
-        let app = Application::build_with(&config, pay.clone())?;
+        let app = Application::build_with_store(&config, pay.clone(), store.clone())?;
         pay_server::chains::spawn_watchers(&config, store, pay)?;
         tracing::info!(listen = %config.listen, port = app.port(), base_url = %config.base_url, "serving");
         app.run().await.context("server stopped with an error")

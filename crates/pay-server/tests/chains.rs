@@ -569,3 +569,74 @@ fn reorgs(db_url: &str) {
     assert_eq!(shop.session(&link, &id)["status"], "complete");
     shop.server.stop();
 }
+
+#[test]
+fn readyz_reports_each_chains_lag_and_fails_while_its_node_is_gone() {
+    for db in databases() {
+        readiness(&db.url);
+    }
+}
+
+/// `/readyz` of the server at `base`: status and body.
+fn readyz(base: &str) -> (u16, Value) {
+    let (status, v, _) = call("GET", &format!("{base}/readyz"), &[], None);
+    (status, v)
+}
+
+fn readiness(db_url: &str) {
+    let Some(mut anvil) = Anvil::start(&[]) else {
+        return;
+    };
+    let dir = TempDir::new();
+    let mut chains = chains_file(&anvil.url, ANVIL_CHAIN_ID, None, None);
+    chains[0]["unreachableAfterSecs"] = json!(2);
+    let first = Server::spawn(command(&dir, db_url, &chains));
+    let second = Server::spawn(command(&dir, db_url, &chains));
+    anvil.mine(5);
+    let head = anvil.head();
+    // Both instances report the chain as its watcher (one of them, by the lease) read it.
+    for server in [&first, &second] {
+        let mut last = Value::Null;
+        let caught_up = wait_until(std::time::Duration::from_secs(10), || {
+            let (status, v) = readyz(&server.base);
+            last = v;
+            status == 200 && last["chains"][0]["head"] == head && last["chains"][0]["lag"] == 0
+        });
+        assert!(caught_up, "{last}\n{}", server.log());
+        assert_eq!(last["status"], "ok");
+        assert_eq!(last["chains"][0]["chainCode"], "local");
+        assert!(last["chains"][0]["readAt"].is_string(), "{last}");
+        assert!(last["chains"][0]["failingSince"].is_null(), "{last}");
+    }
+
+    // The node goes away: ready for the 2 s of unreachableAfterSecs, then 503.
+    anvil.stop();
+    let (status, v) = readyz(&first.base);
+    assert_eq!(status, 200, "not yet: {v}");
+    let mut last = Value::Null;
+    let failed = wait_until(std::time::Duration::from_secs(10), || {
+        let (status, v) = readyz(&second.base);
+        last = v;
+        status == 503
+    });
+    assert!(failed, "{last}");
+    assert_eq!(last["errorCode"], "unavailable", "{last}");
+    assert!(
+        last["error"]
+            .as_str()
+            .unwrap()
+            .contains("chain local unreachable"),
+        "{last}"
+    );
+    let (status, _) = readyz(&first.base);
+    assert_eq!(status, 503);
+
+    // A node answers again: ready again.
+    anvil.restart();
+    let recovered = wait_until(std::time::Duration::from_secs(30), || {
+        readyz(&first.base).0 == 200 && readyz(&second.base).0 == 200
+    });
+    assert!(recovered, "{}\n{}", readyz(&first.base).1, first.log());
+    first.stop();
+    second.stop();
+}

@@ -26,6 +26,7 @@ both_backends!(
     one_watcher_holds_a_chain,
     recent_blocks_rewind_and_prune,
     handed_addresses_are_found_watched_or_not,
+    the_watchers_record_reads_and_failures,
 );
 
 /// Account keys `m/44'/60'/0'` and `m/44'/60'/1'` of the development mnemonic.
@@ -327,4 +328,39 @@ fn handed_addresses_are_found_watched_or_not(store: &DieselStore, _url: &str) {
     want.sort();
     assert_eq!(found, want);
     assert!(store.handed_addresses(&[]).unwrap().is_empty());
+}
+
+fn the_watchers_record_reads_and_failures(store: &DieselStore, url: &str) {
+    assert_eq!(
+        store.watch_state("local").unwrap(),
+        None,
+        "before any round"
+    );
+    // Failing from the start: the first failure stays.
+    store.record_failure("local", ts(1_000)).unwrap();
+    store.record_failure("local", ts(2_000)).unwrap();
+    let w = store.watch_state("local").unwrap().unwrap();
+    assert_eq!(
+        (w.head, w.read_at, w.failing_since),
+        (None, None, Some(ts(1_000)))
+    );
+    // A read clears it; another instance of the store sees the same.
+    store.record_read("local", 120, 100, ts(3_000)).unwrap();
+    let other = open(url);
+    let w = other.watch_state("local").unwrap().unwrap();
+    assert_eq!(
+        (w.head, w.read_to, w.read_at, w.failing_since),
+        (Some(120), Some(100), Some(ts(3_000)), None)
+    );
+    store.record_failure("local", ts(4_000)).unwrap();
+    let w = other.watch_state("local").unwrap().unwrap();
+    assert_eq!(
+        (w.read_at, w.failing_since),
+        (Some(ts(3_000)), Some(ts(4_000)))
+    );
+    // The lease row is the same row: the lease still works beside it.
+    assert!(store
+        .claim_chain_lease("local", "a", ts(5_000), ts(15_000))
+        .unwrap());
+    assert_eq!(other.watch_state("local").unwrap().unwrap().head, Some(120));
 }

@@ -11,6 +11,8 @@ pub const DEFAULT_CONFIRMATIONS: u32 = 12;
 pub const DEFAULT_POLL_INTERVAL_MS: u64 = 2000;
 pub const DEFAULT_LATE_WATCH_SECS: u64 = 86_400;
 pub const DEFAULT_MAX_PRICE_AGE_SECS: u64 = 3600;
+/// `/readyz` fails when a chain has not been read for this long (5 minutes).
+pub const DEFAULT_UNREACHABLE_AFTER_SECS: u64 = 300;
 
 /// One entry of the file, as written.
 #[derive(Debug, Clone, Deserialize)]
@@ -24,6 +26,7 @@ struct ChainEntry {
     confirmations: Option<u32>,
     poll_interval_ms: Option<u64>,
     late_watch_secs: Option<u64>,
+    unreachable_after_secs: Option<u64>,
     assets: Vec<AssetEntry>,
 }
 
@@ -83,6 +86,8 @@ pub struct Chain {
     pub confirmations: u32,
     pub poll_interval_ms: u64,
     pub late_watch_secs: u64,
+    /// `/readyz` fails once no watcher has read the chain's node for this long.
+    pub unreachable_after_secs: u64,
     pub assets: Vec<ChainAsset>,
 }
 
@@ -194,6 +199,12 @@ fn check_chain(e: ChainEntry) -> Result<Chain, String> {
     if late_watch_secs > 366 * 86_400 {
         return Err("lateWatchSecs must be at most a year".into());
     }
+    let unreachable_after_secs = e
+        .unreachable_after_secs
+        .unwrap_or(DEFAULT_UNREACHABLE_AFTER_SECS);
+    if !(1..=86_400).contains(&unreachable_after_secs) {
+        return Err("unreachableAfterSecs must be 1 to 86400".into());
+    }
     if e.assets.is_empty() {
         return Err("assets lists no asset".into());
     }
@@ -217,6 +228,7 @@ fn check_chain(e: ChainEntry) -> Result<Chain, String> {
         confirmations,
         poll_interval_ms,
         late_watch_secs,
+        unreachable_after_secs,
         assets,
     })
 }

@@ -5,6 +5,7 @@
 
 pub mod config;
 mod error;
+pub mod health;
 mod model;
 pub mod ports;
 pub mod rules;
@@ -13,6 +14,9 @@ pub mod xpub;
 
 pub use config::{parse_chains, Chain, ChainAsset, ChainAssetKind, PriceRule};
 pub use error::WalletError;
-pub use model::{AddressRequest, DepositAddress, StoredWallet, WalletView, FIRST_ADDRESSES};
+pub use health::{chain_health, ChainHealth, ChainMonitor};
+pub use model::{
+    AddressRequest, ChainWatch, DepositAddress, StoredWallet, WalletView, FIRST_ADDRESSES,
+};
 pub use service::{derive_address, ChainService};
 pub use xpub::{Xpub, XpubRefusal};

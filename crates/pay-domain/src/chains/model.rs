@@ -54,3 +54,16 @@ pub struct DepositAddress {
     pub created_at: Timestamp,
     pub watch_until: Timestamp,
 }
+
+/// What the watchers recorded of a chain (in the database: every instance sees it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainWatch {
+    /// The node's head at the last read.
+    pub head: Option<u64>,
+    /// When a round last read the node.
+    pub read_at: Option<Timestamp>,
+    /// The last block read then.
+    pub read_to: Option<u64>,
+    /// The first failed round since the last read.
+    pub failing_since: Option<Timestamp>,
+}

@@ -83,4 +83,20 @@ pub trait WatchStore: Send + Sync {
     /// Those of `sessions` that still wait for money (`quote`, `pending`, `processing`,
     /// `underpaid`): the native-coin addresses whose balance the watcher reads.
     fn open_sessions(&self, sessions: &[uuid::Uuid]) -> PortResult<Vec<uuid::Uuid>>;
+
+    /// A round read the node: its head, the last block read (`read_to`), at `at`; clears a
+    /// failure. Every instance's `/readyz` reads it.
+    fn record_read(
+        &self,
+        chain_code: &str,
+        head: u64,
+        read_to: u64,
+        at: Timestamp,
+    ) -> PortResult<()>;
+
+    /// A round failed on the node at `at` (the first failure since the last read is kept).
+    fn record_failure(&self, chain_code: &str, at: Timestamp) -> PortResult<()>;
+
+    /// What the watchers recorded of the chain, `None` before its first round.
+    fn watch_state(&self, chain_code: &str) -> PortResult<Option<super::model::ChainWatch>>;
 }

@@ -5,7 +5,7 @@
 use diesel::prelude::*;
 use diesel::result::{Error as DieselError, QueryResult};
 use pay_domain::chains::ports::{Derive, WalletStore, WatchStore};
-use pay_domain::chains::{AddressRequest, DepositAddress, StoredWallet};
+use pay_domain::chains::{AddressRequest, ChainWatch, DepositAddress, StoredWallet};
 use pay_domain::kernel::ids::CompanyId;
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::PortResult;
@@ -419,5 +419,78 @@ impl WatchStore for DieselStore {
             }
         }
         Ok(found)
+    }
+
+    fn record_read(
+        &self,
+        chain_code: &str,
+        head: u64,
+        read_to: u64,
+        at: Timestamp,
+    ) -> PortResult<()> {
+        let head = i64::try_from(head).unwrap_or(i64::MAX);
+        let read_to = i64::try_from(read_to).unwrap_or(i64::MAX);
+        self.write("record chain read", |conn| {
+            insert_or_skip!(
+                conn,
+                diesel::insert_into(chain_watchers::table)
+                    .values(chain_watchers::chain_code.eq(chain_code))
+            )?;
+            diesel::update(chain_watchers::table.find(chain_code))
+                .set((
+                    chain_watchers::head_number.eq(Some(head)),
+                    chain_watchers::head_seen_at.eq(Some(at.unix_millis())),
+                    chain_watchers::read_number.eq(Some(read_to)),
+                    chain_watchers::failing_since.eq(None::<i64>),
+                ))
+                .execute(conn)
+                .map(|_| ())
+        })
+    }
+
+    fn record_failure(&self, chain_code: &str, at: Timestamp) -> PortResult<()> {
+        self.write("record chain failure", |conn| {
+            insert_or_skip!(
+                conn,
+                diesel::insert_into(chain_watchers::table)
+                    .values(chain_watchers::chain_code.eq(chain_code))
+            )?;
+            diesel::update(
+                chain_watchers::table
+                    .find(chain_code)
+                    .filter(chain_watchers::failing_since.is_null()),
+            )
+            .set(chain_watchers::failing_since.eq(Some(at.unix_millis())))
+            .execute(conn)
+            .map(|_| ())
+        })
+    }
+
+    fn watch_state(&self, chain_code: &str) -> PortResult<Option<ChainWatch>> {
+        type Row = (Option<i64>, Option<i64>, Option<i64>, Option<i64>);
+        let row: Option<Row> = self.run("read chain watch", |conn| {
+            chain_watchers::table
+                .find(chain_code)
+                .select((
+                    chain_watchers::head_number,
+                    chain_watchers::head_seen_at,
+                    chain_watchers::read_number,
+                    chain_watchers::failing_since,
+                ))
+                .first(conn)
+                .optional()
+        })?;
+        let decode = |(head, seen, read, failing): Row| -> QueryResult<ChainWatch> {
+            Ok(ChainWatch {
+                head: head.map(|h| u64::try_from(h).unwrap_or(0)),
+                read_at: seen.map(instant).transpose()?,
+                read_to: read.map(|r| u64::try_from(r).unwrap_or(0)),
+                failing_since: failing.map(instant).transpose()?,
+            })
+        };
+        row.map(|r| {
+            decode(r).map_err(|e| pay_domain::Fault::caused("database (decode chain watch)", e))
+        })
+        .transpose()
     }
 }

@@ -5,7 +5,7 @@ pub mod dto;
 use actix_web::{get, web, HttpResponse};
 use pay_domain::app::Pay;
 
-use crate::api::meta::dto::{HealthDto, TimezoneList};
+use crate::api::meta::dto::{HealthDto, ReadyDto, TimezoneList};
 use crate::edge::credentials::blocking;
 use crate::edge::error::{ApiError, ErrorBody};
 
@@ -18,23 +18,40 @@ pub async fn healthz() -> HttpResponse {
     })
 }
 
-/// Readiness: the database answers.
+/// Readiness: the database answers and, under the chain processor, no chain has gone unread
+/// longer than its `unreachableAfterSecs`; each chain's lag behind its node's head.
 #[utoipa::path(
     tag = "Operations",
     responses(
-        (status = 200, body = HealthDto),
-        (status = 503, description = "Database unreachable", body = ErrorBody),
+        (status = 200, body = ReadyDto),
+        (status = 503, description = "Database unreachable, or a chain unread too long", body = ErrorBody),
     )
 )]
 #[get("/readyz")]
-pub async fn readyz(pay: web::Data<Pay>) -> Result<HttpResponse, ApiError> {
-    blocking(move || {
-        pay.ready()
-            .map_err(|_| ApiError::Unavailable("database unavailable".into()))
+pub async fn readyz(
+    pay: web::Data<Pay>,
+    config: web::Data<crate::HttpConfig>,
+) -> Result<HttpResponse, ApiError> {
+    let monitor = config.chains.clone();
+    let chains = blocking(move || {
+        let down = |_| ApiError::Unavailable("database unavailable".into());
+        pay.ready().map_err(down)?;
+        monitor.map_or(Ok(Vec::new()), |m| m.health().map_err(down))
     })
     .await?;
-    Ok(HttpResponse::Ok().json(HealthDto {
+    if let Some(c) = chains.iter().find(|c| !c.ready) {
+        let since = c.read_at.map_or_else(
+            || "never read".to_owned(),
+            |t| format!("last read at {}", t.to_rfc3339()),
+        );
+        return Err(ApiError::Unavailable(format!(
+            "chain {} unreachable: {since}",
+            c.chain_code
+        )));
+    }
+    Ok(HttpResponse::Ok().json(ReadyDto {
         status: "ok".into(),
+        chains: chains.into_iter().map(Into::into).collect(),
     }))
 }
 
