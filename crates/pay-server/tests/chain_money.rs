@@ -59,7 +59,7 @@ fn late_payment(db_url: &str) {
     expire_session(db_url, &id);
     shop.wait_status(&link, &id, "expired");
     let mut types = Vec::new();
-    let expired = wait_until(std::time::Duration::from_secs(10), || {
+    let expired = wait_until(std::time::Duration::from_secs(30), || {
         webhook_types(&deliveries, &mut types, &id);
         types
             .iter()
@@ -90,7 +90,7 @@ fn late_payment(db_url: &str) {
     // Final: a late payment, the status unchanged, a settlement_updated webhook.
     anvil.mine(1);
     let mut last = Value::Null;
-    let late = wait_until(std::time::Duration::from_secs(10), || {
+    let late = wait_until(std::time::Duration::from_secs(30), || {
         last = shop.session(&link, &id);
         last["settlement"]["late"] == true
     });
@@ -98,7 +98,7 @@ fn late_payment(db_url: &str) {
     assert_eq!(last["status"], "expired", "{last}");
     assert_eq!(last["settlement"]["lateAmount"], "10", "{last}");
     assert!(last["settlement"]["receivedAmount"].is_null(), "{last}");
-    let updated = wait_until(std::time::Duration::from_secs(10), || {
+    let updated = wait_until(std::time::Duration::from_secs(30), || {
         webhook_types(&deliveries, &mut types, &id);
         types.iter().any(|t| t == "pay.payment.settlement_updated")
     });
@@ -107,7 +107,7 @@ fn late_payment(db_url: &str) {
     // The address stays watched: a second late transfer adds up, counted once.
     pay(&address, "2500000");
     anvil.mine(3);
-    let added = wait_until(std::time::Duration::from_secs(10), || {
+    let added = wait_until(std::time::Duration::from_secs(30), || {
         shop.session(&link, &id)["settlement"]["lateAmount"] == "12.5"
     });
     assert!(added, "{}", shop.session(&link, &id));
@@ -228,7 +228,7 @@ fn wallet_activity(db_url: &str) {
         key(&swept_eth, "native"),
     ];
     let mut list = Vec::new();
-    let all = wait_until(std::time::Duration::from_secs(10), || {
+    let all = wait_until(std::time::Duration::from_secs(30), || {
         list = shop.activity();
         expected.iter().all(|k| list.iter().any(|a| a["key"] == *k))
     });
@@ -464,7 +464,7 @@ fn internal_transfers(db_url: &str) {
         ),
     ];
     let mut list = Vec::new();
-    let all = wait_until(std::time::Duration::from_secs(10), || {
+    let all = wait_until(std::time::Duration::from_secs(30), || {
         list = shop.activity();
         expected
             .iter()

@@ -256,7 +256,7 @@ fn addresses_and_quotes(db_url: &str) {
 /// with these counts in order; the transfers.
 fn wait_transfers(shop: &Shop, link: &str, id: &str, confirmations: &[u64]) -> Value {
     let mut last = Value::Null;
-    let reached = wait_until(std::time::Duration::from_secs(10), || {
+    let reached = wait_until(std::time::Duration::from_secs(30), || {
         last = shop.session(link, id)["settlement"]["transfers"].clone();
         last.as_array().is_some_and(|t| {
             t.iter()
@@ -323,7 +323,7 @@ fn watched_payments(db_url: &str) {
     let s = shop.wait_status(&link, &id, "complete");
     assert_eq!(s["settlement"]["transfers"][0]["confirmations"], 2, "{s}");
     let mut webhook = Value::Null;
-    let settled = wait_until(std::time::Duration::from_secs(10), || {
+    let settled = wait_until(std::time::Duration::from_secs(30), || {
         deliveries.try_iter().any(|(_, body)| {
             let v: Value = serde_json::from_str(&body).unwrap_or_default();
             let found = v["type"] == "pay.payment.settlement_updated" && body.contains(&id);
@@ -378,7 +378,7 @@ fn watched_payments(db_url: &str) {
         "sendToken",
         json!({"token": shop.token, "to": address, "units": "6000000", "wait": true}),
     );
-    let both = wait_until(std::time::Duration::from_secs(10), || {
+    let both = wait_until(std::time::Duration::from_secs(30), || {
         shop.session(&link, &id)["settlement"]["receivedAmount"] == "10"
     });
     assert!(both, "{}", shop.session(&link, &id));
@@ -597,7 +597,7 @@ fn readiness(db_url: &str) {
     // Both instances report the chain as its watcher (one of them, by the lease) read it.
     for server in [&first, &second] {
         let mut last = Value::Null;
-        let caught_up = wait_until(std::time::Duration::from_secs(10), || {
+        let caught_up = wait_until(std::time::Duration::from_secs(30), || {
             let (status, v) = readyz(&server.base);
             last = v;
             status == 200 && last["chains"][0]["head"] == head && last["chains"][0]["lag"] == 0
@@ -614,7 +614,7 @@ fn readiness(db_url: &str) {
     let (status, v) = readyz(&first.base);
     assert_eq!(status, 200, "not yet: {v}");
     let mut last = Value::Null;
-    let failed = wait_until(std::time::Duration::from_secs(10), || {
+    let failed = wait_until(std::time::Duration::from_secs(30), || {
         let (status, v) = readyz(&second.base);
         last = v;
         status == 503

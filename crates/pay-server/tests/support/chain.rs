@@ -226,7 +226,7 @@ impl Shop {
     /// Waits (10 s at most) until the session has `status`; the session.
     pub fn wait_status(&self, link: &str, id: &str, status: &str) -> Value {
         let mut last = Value::Null;
-        let reached = wait_until(std::time::Duration::from_secs(10), || {
+        let reached = wait_until(std::time::Duration::from_secs(30), || {
             last = self.session(link, id);
             last["status"] == status
         });
