@@ -200,6 +200,19 @@ impl SignInStore for HostStore {
         self.lock().sign_ins.remove(&token_digest.0);
         Ok(())
     }
+
+    fn delete_member_sign_ins(&self, company: CompanyId) -> PortResult<u64> {
+        let mut t = self.lock();
+        let members: Vec<UserId> = t
+            .members
+            .keys()
+            .filter(|(_, c)| *c == company)
+            .map(|(u, _)| *u)
+            .collect();
+        let before = t.sign_ins.len();
+        t.sign_ins.retain(|_, s| !members.contains(&s.user_id));
+        Ok((before - t.sign_ins.len()) as u64)
+    }
 }
 
 impl IntegrationStore for HostStore {
