@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use pay_domain::chains::ports::WalletStore;
-use pay_domain::chains::{derive_address, AddressRequest, Chain, DepositAddress};
+use pay_domain::chains::{derive_address, AddressRequest, Chain};
 use pay_domain::checkout::ports::{DepositChannel, Processor, SettlementTransfer};
 use pay_domain::checkout::quote::QUOTE_TTL;
 use pay_domain::checkout::DEPOSIT_WINDOW;
@@ -54,11 +54,6 @@ impl OnchainProcessor {
             c.chain_code == asset.chain_code && c.asset(&asset.asset_identifier).is_some()
         })
     }
-}
-
-/// The address in its EIP-55 spelling (a store may keep it in lower case for matching).
-fn eip55(a: &DepositAddress) -> String {
-    derive_address(&a.xpub, a.index).unwrap_or_else(|| a.address.clone())
 }
 
 impl Processor for OnchainProcessor {
@@ -126,7 +121,7 @@ impl Processor for OnchainProcessor {
         Ok(self
             .wallets
             .assign_address(&request, &derive_address)?
-            .map(|a| eip55(&a)))
+            .map(|a| a.eip55()))
     }
 
     /// The session's address: channel `<chainCode>:<i>` on its chain.
@@ -149,7 +144,7 @@ impl Processor for OnchainProcessor {
         Ok(DepositChannel {
             composite_channel_id: channel_id.clone(),
             channel_id,
-            deposit_address: eip55(&address),
+            deposit_address: address.eip55(),
             source_chain: address.chain_code,
         })
     }

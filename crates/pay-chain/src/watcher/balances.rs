@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use pay_domain::bookkeeping::{ActivityKey, ChainMovement, Direction};
 use pay_domain::chains::rules::from_units;
-use pay_domain::chains::{derive_address, DepositAddress};
+use pay_domain::chains::DepositAddress;
 use pay_domain::kernel::ids::PaymentSessionId;
 
 use crate::rpc::RpcError;
@@ -146,8 +146,7 @@ impl Watcher {
                 direction: Direction::Incoming,
                 asset: native.asset_identifier.clone(),
                 amount,
-                wallet_address: derive_address(&a.xpub, a.index)
-                    .unwrap_or_else(|| a.address.clone()),
+                wallet_address: a.eip55(),
                 counterparty_address: from,
                 occurred_at,
                 payment_session_id: Some(PaymentSessionId(a.session_id)),

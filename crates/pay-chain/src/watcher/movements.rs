@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use pay_domain::bookkeeping::{ActivityKey, ChainMovement, Direction};
 use pay_domain::chains::rules::from_units;
-use pay_domain::chains::{derive_address, DepositAddress};
+use pay_domain::chains::DepositAddress;
 use pay_domain::kernel::ids::PaymentSessionId;
 use pay_domain::kernel::timestamp::Timestamp;
 
@@ -115,8 +115,7 @@ impl Watcher {
                         direction,
                         asset: c.asset_identifier.clone(),
                         amount,
-                        wallet_address: derive_address(&a.xpub, a.index)
-                            .unwrap_or_else(|| a.address.clone()),
+                        wallet_address: a.eip55(),
                         counterparty_address: counterparty.clone(),
                         occurred_at,
                         payment_session_id: paid.map(|s| PaymentSessionId(s.session_id)),

@@ -49,10 +49,19 @@ pub struct DepositAddress {
     pub asset_identifier: String,
     pub xpub: String,
     pub index: u32,
-    /// EIP-55.
+    /// `0x` and 40 hex digits, as the store keeps it (the SQL stores keep lower case, for
+    /// matching): [`DepositAddress::eip55`] spells it for people.
     pub address: String,
     pub created_at: Timestamp,
     pub watch_until: Timestamp,
+}
+
+impl DepositAddress {
+    /// The address in its EIP-55 spelling, whatever case the store kept it in.
+    pub fn eip55(&self) -> String {
+        let hex = self.address.trim_start_matches("0x").to_ascii_lowercase();
+        format!("0x{}", crate::kernel::address::eip55(&hex))
+    }
 }
 
 /// What the watchers recorded of a chain (in the database: every instance sees it).
@@ -66,4 +75,32 @@ pub struct ChainWatch {
     pub read_to: Option<u64>,
     /// The first failed round since the last read.
     pub failing_since: Option<Timestamp>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(address: &str) -> DepositAddress {
+        DepositAddress {
+            company_id: CompanyId(uuid::Uuid::nil()),
+            session_id: uuid::Uuid::nil(),
+            chain_code: "local".into(),
+            asset_identifier: "eip155:31337/slip44:60".into(),
+            xpub: String::new(),
+            index: 0,
+            address: address.into(),
+            created_at: Timestamp::from_unix_millis(0).unwrap(),
+            watch_until: Timestamp::from_unix_millis(0).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_kept_address_is_spelled_eip55_whatever_its_case() {
+        // Anvil's first development account, as its wallets spell it.
+        let spelled = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+        for kept_as in [spelled.to_ascii_lowercase(), spelled.to_owned()] {
+            assert_eq!(kept(&kept_as).eip55(), spelled);
+        }
+    }
 }
