@@ -1,8 +1,10 @@
 //! Server-rendered pages: the hosted checkout, the gateway form's answers, the OAuth sign-in
-//! and consent pages, the onboarding claim page, and the customer portal.
+//! and consent pages, the onboarding claim page, and the customer portal; `layout` is the base
+//! layout and style sheet of the askama templates (`templates/`).
 
 pub mod checkout;
 pub mod gateway;
+pub mod layout;
 pub mod oauth;
 pub mod onboarding;
 pub mod portal;

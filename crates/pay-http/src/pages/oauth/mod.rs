@@ -20,11 +20,11 @@ use crate::edge::credentials::{blocking, session_cookie, SESSION_COOKIE};
 use crate::edge::error::ApiError;
 use crate::edge::form;
 use crate::edge::form::{decode_form, FormBody};
-use crate::pages::checkout::{csp_with_form_target, path_prefix};
+use crate::pages::checkout::path_prefix;
 use crate::HttpConfig;
 use forms::{AuthorizeQuery, ConsentForm, SignInForm};
 
-const NONCE_LEN: usize = 22;
+use crate::pages::layout::NONCE_LEN;
 const AUTHORIZE_PATH: &str = "/oauth/authorize";
 
 /// What a page handler answers.
@@ -35,7 +35,8 @@ enum Answer {
 
 enum Html {
     Problem(&'static str, String),
-    SignIn(Option<String>, Option<&'static str>),
+    /// The return path, the e-mail typed (after a refusal) and the refusal.
+    SignIn(Option<String>, Option<String>, Option<&'static str>),
     Consent(ConsentView, Vec<Membership>, Vec<(&'static str, String)>),
 }
 
@@ -62,10 +63,11 @@ fn render(pay: &Pay, config: &HttpConfig, answer: Answer) -> HttpResponse {
     };
     let body = match html {
         Html::Problem(heading, message) => render::problem(&nonce, heading, &message),
-        Html::SignIn(return_to, error) => render::signin(
+        Html::SignIn(return_to, email, error) => render::signin(
             &nonce,
             &format!("{prefix}/signin"),
             return_to.as_deref(),
+            email.as_deref(),
             error,
         ),
         Html::Consent(view, companies, hidden) => {
@@ -79,16 +81,7 @@ fn render(pay: &Pay, config: &HttpConfig, answer: Answer) -> HttpResponse {
             )
         }
     };
-    HttpResponse::build(status)
-        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::REFERRER_POLICY, "same-origin"))
-        .insert_header((
-            header::CONTENT_SECURITY_POLICY,
-            csp_with_form_target(&nonce, None, form_origin.as_deref()),
-        ))
-        .body(body)
+    crate::pages::layout::respond(status, &nonce, form_origin.as_deref(), body)
 }
 
 /// The origin of a registered redirect URI (https, or http on loopback), as a CSP source.
@@ -406,7 +399,7 @@ pub async fn authorize_decision(
 
 /// Where to go after signing in: only back into an authorization request or an onboarding
 /// claim page of ours.
-fn safe_return(return_to: Option<&str>) -> Option<String> {
+pub(crate) fn safe_return(return_to: Option<&str>) -> Option<String> {
     return_to
         .filter(|r| {
             let claim = r
@@ -442,7 +435,7 @@ pub async fn signin_page(
         });
     let answer = Answer::Page(
         StatusCode::OK,
-        Box::new(Html::SignIn(safe_return(return_to.as_deref()), None)),
+        Box::new(Html::SignIn(safe_return(return_to.as_deref()), None, None)),
     );
     render(&pay, &config, answer)
 }
@@ -490,13 +483,18 @@ pub async fn signin(
     let return_to = safe_return(f.return_to.as_deref());
     let p = pay.clone();
     let (email, password) = (f.email, Secret::new(f.password));
+    let typed = email.clone();
     let outcome = blocking(move || Ok(p.tenancy().login(&email, &password, &addr))).await?;
     let outcome = match outcome {
         Ok(o) => o,
         Err(TenancyError::InvalidLogin(_)) => {
             let a = Answer::Page(
                 StatusCode::UNAUTHORIZED,
-                Box::new(Html::SignIn(return_to, Some("Invalid e-mail or password."))),
+                Box::new(Html::SignIn(
+                    return_to,
+                    Some(typed),
+                    Some("Invalid e-mail or password."),
+                )),
             );
             return Ok(render(&pay, &config, a));
         }

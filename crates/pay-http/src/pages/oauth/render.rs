@@ -1,11 +1,12 @@
-//! The sign-in, consent and error pages as HTML: the checkout's style sheet under the
-//! response's CSP nonce, no script, every interpolated value escaped by the one escaper.
+//! The sign-in, consent and error pages: askama templates on the base layout (its style sheet
+//! under the response's CSP nonce, no script), every value escaped by the kernel's escaper.
 
-use std::fmt::Write;
-
+use askama::Template;
 use pay_domain::kernel::html::escape;
 use pay_domain::oauth::ConsentView;
 use pay_domain::tenancy::{Membership, Scope};
+
+use crate::pages::layout::{html, Layout};
 
 /// What the merchant reads for each scope on the consent page.
 pub fn scope_words(scope: Scope) -> &'static str {
@@ -26,6 +27,8 @@ pub fn scope_words(scope: Scope) -> &'static str {
     }
 }
 
+/// The onboarding claim page's document (hand-built; it moves onto the base layout with the
+/// other pages of issue 32).
 pub(crate) fn document(nonce: &str, title: &str, body: &str) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -40,37 +43,61 @@ pub(crate) fn document(nonce: &str, title: &str, body: &str) -> String {
     )
 }
 
-/// A page that says what went wrong, with no link onwards (never a redirect).
-pub fn problem(nonce: &str, heading: &str, message: &str) -> String {
-    document(
-        nonce,
-        heading,
-        &format!("<p role=\"alert\">{}</p>\n", escape(message)),
-    )
+#[derive(Template)]
+#[template(path = "problem.html")]
+struct ProblemPage<'a> {
+    layout: Layout<'a>,
+    message: &'a str,
 }
 
-/// The sign-in form; it posts back to `action` and then returns to `return_to`.
-pub fn signin(nonce: &str, action: &str, return_to: Option<&str>, error: Option<&str>) -> String {
-    let mut body = String::new();
-    if let Some(e) = error {
-        let _ = writeln!(body, "<p class=\"note\" role=\"alert\">{}</p>", escape(e));
-    }
-    let _ = write!(
-        body,
-        "<form method=\"post\" action=\"{}\">\n\
-         <p><label for=\"email\">E-mail</label><br><input id=\"email\" name=\"email\" type=\"email\" autocomplete=\"username\" required></p>\n\
-         <p><label for=\"password\">Password</label><br><input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"current-password\" required></p>\n",
-        escape(action)
-    );
-    if let Some(r) = return_to {
-        let _ = writeln!(
-            body,
-            "<input type=\"hidden\" name=\"return_to\" value=\"{}\">",
-            escape(r)
-        );
-    }
-    body.push_str("<div class=\"actions\"><button class=\"btn primary\" type=\"submit\">Sign in</button></div>\n</form>\n");
-    document(nonce, "Sign in", &body)
+/// A page that says what went wrong, with no link onwards (never a redirect).
+pub fn problem(nonce: &str, heading: &str, message: &str) -> String {
+    html(&ProblemPage {
+        layout: Layout::card(nonce, heading),
+        message,
+    })
+}
+
+#[derive(Template)]
+#[template(path = "signin.html")]
+struct SignInPage<'a> {
+    layout: Layout<'a>,
+    action: &'a str,
+    return_to: Option<&'a str>,
+    email: &'a str,
+    error: Option<&'a str>,
+}
+
+/// The sign-in form; it posts back to `action` and then returns to `return_to`. After a
+/// refusal the e-mail typed is filled in again.
+pub fn signin(
+    nonce: &str,
+    action: &str,
+    return_to: Option<&str>,
+    email: Option<&str>,
+    error: Option<&str>,
+) -> String {
+    html(&SignInPage {
+        layout: Layout::card(nonce, "Sign in"),
+        action,
+        return_to,
+        email: email.unwrap_or_default(),
+        error,
+    })
+}
+
+#[derive(Template)]
+#[template(path = "consent.html")]
+struct ConsentPage<'a> {
+    layout: Layout<'a>,
+    action: &'a str,
+    app_name: &'a str,
+    redirect_uri: &'a str,
+    /// Each scope in words, and its name.
+    scopes: Vec<(&'static str, &'static str)>,
+    /// The company id and name of each company the user may connect.
+    companies: Vec<(String, &'a str)>,
+    hidden: &'a [(&'a str, &'a str)],
 }
 
 /// The consent page: the application, the scopes in words, the companies to pick from, and
@@ -82,56 +109,23 @@ pub fn consent(
     companies: &[Membership],
     hidden: &[(&str, &str)],
 ) -> String {
-    let mut body = String::new();
-    let _ = writeln!(
-        body,
-        "<p><strong>{}</strong> asks to connect to your account. It will be able to:</p>\n<ul class=\"scopes\">",
-        escape(&view.app_name)
-    );
-    for s in &view.scopes {
-        let _ = writeln!(
-            body,
-            "<li>{} <small class=\"muted\">({})</small></li>",
-            escape(scope_words(*s)),
-            escape(s.as_str())
-        );
-    }
-    body.push_str("</ul>\n");
-    let _ = writeln!(body, "<form method=\"post\" action=\"{}\">", escape(action));
-    for (name, value) in hidden {
-        let _ = writeln!(
-            body,
-            "<input type=\"hidden\" name=\"{}\" value=\"{}\">",
-            escape(name),
-            escape(value)
-        );
-    }
-    if companies.is_empty() {
-        body.push_str("<p class=\"note\" role=\"alert\">Only a company's owner or admin can connect an app, and you are neither in any company.</p>\n");
-    } else {
-        body.push_str("<fieldset><legend>Company</legend><div class=\"opts\">\n");
-        for (i, m) in companies.iter().enumerate() {
-            let _ = writeln!(
-                body,
-                "<label class=\"opt\"><input type=\"radio\" name=\"company_id\" value=\"{}\"{}> {}</label>",
-                escape(&m.company_id.to_string()),
-                if i == 0 { " checked" } else { "" },
-                escape(&m.company_name)
-            );
-        }
-        body.push_str("</div></fieldset>\n");
-    }
-    let _ = writeln!(
-        body,
-        "<p class=\"muted\">You will be sent back to {}.</p>",
-        escape(&view.redirect_uri)
-    );
-    body.push_str("<div class=\"actions\">");
-    if !companies.is_empty() {
-        body.push_str("<button class=\"btn primary\" type=\"submit\" name=\"decision\" value=\"approve\">Allow</button>");
-    }
-    body.push_str("<button class=\"btn quiet\" type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></div>\n</form>\n");
-    document(nonce, &format!("Connect {}", view.app_name), &body)
+    let title = format!("Connect {}", view.app_name);
+    html(&ConsentPage {
+        layout: Layout::card(nonce, &title),
+        action,
+        app_name: &view.app_name,
+        redirect_uri: &view.redirect_uri,
+        scopes: view
+            .scopes
+            .iter()
+            .map(|s| (scope_words(*s), s.as_str()))
+            .collect(),
+        companies: companies
+            .iter()
+            .map(|m| (m.company_id.to_string(), m.company_name.as_str()))
+            .collect(),
+        hidden,
+    })
 }
 
 #[cfg(test)]
@@ -166,9 +160,30 @@ mod tests {
         assert!(html.contains("A &amp; &lt;B&gt;"));
         assert!(!html.contains("\"><x"));
         assert!(html.contains("<style nonce=\"n0\">"));
-        assert!(
-            html.contains("See your company's name and when it joined")
-                || html.contains("See your company&#39;s")
+        assert!(html.contains("See your company&#39;s name and when it joined"));
+    }
+
+    #[test]
+    fn a_refused_sign_in_keeps_the_email_escaped() {
+        let html = signin(
+            "n0",
+            "/signin",
+            Some("/dashboard"),
+            Some("a\"><b>@x.example"),
+            Some("Invalid e-mail or password."),
         );
+        assert!(
+            html.contains("name=\"email\" type=\"email\" value=\"a&quot;&gt;&lt;b&gt;@x.example\""),
+            "{html}"
+        );
+        assert!(html.contains("role=\"alert\""), "{html}");
+        assert!(html.contains("aria-invalid=\"true\""), "{html}");
+        assert!(
+            html.contains("name=\"return_to\" value=\"/dashboard\""),
+            "{html}"
+        );
+        let fresh = signin("n0", "/signin", None, None, None);
+        assert!(fresh.contains("type=\"email\" value=\"\""), "{fresh}");
+        assert!(!fresh.contains("return_to"), "{fresh}");
     }
 }
