@@ -1,8 +1,8 @@
 //! The chain processor's money beyond the plain payment: a transfer after the payment request
 //! expired (a late payment), the wallet activity of the transfers into and out of the
-//! merchant's derived addresses (sweeps), and native coin forwarded by a contract (seen only in
-//! the address's balance). The real binary against anvil (from npm); payments and sweeps sent
-//! by viem.
+//! merchant's derived addresses (sweeps); native coin forwarded by a contract is in
+//! `chain_internal.rs`. The real binary against anvil (from npm); payments and sweeps sent by
+//! viem.
 
 use pay_chain::testing::Anvil;
 use serde_json::{json, Value};
@@ -15,20 +15,6 @@ mod chain;
 
 use chain::*;
 use process::*;
-
-/// The `pay.payment.*` webhooks of `session` delivered so far, by type.
-fn webhook_types(
-    deliveries: &std::sync::mpsc::Receiver<(String, String)>,
-    seen: &mut Vec<String>,
-    session: &str,
-) {
-    for (_, body) in deliveries.try_iter() {
-        let v: Value = serde_json::from_str(&body).unwrap_or_default();
-        if body.contains(session) {
-            seen.push(v["type"].as_str().unwrap_or_default().to_owned());
-        }
-    }
-}
 
 #[test]
 fn a_transfer_after_the_payment_request_expired_is_a_late_payment_once_final() {
@@ -133,25 +119,6 @@ fn late_payment(db_url: &str) {
 
 /// Anvil's tenth development account: the merchant's main wallet that sweeps go to.
 const MAIN_WALLET: &str = "0xa0Ee7A142d267C1f36714E4a8F75612F20a79720";
-/// Anvil's first development account: the payer.
-const PAYER: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
-
-impl Shop {
-    /// The company's wallet activity, newest first.
-    fn activity(&self) -> Vec<Value> {
-        let (status, list) = self.api("GET", "/bookkeeping/wallet-activity", None);
-        assert_eq!(status, 200, "{list}");
-        list["data"].as_array().unwrap().clone()
-    }
-}
-
-/// The activity with `key`; exactly one.
-fn one<'a>(list: &'a [Value], key: &str) -> &'a Value {
-    let found: Vec<&Value> = list.iter().filter(|a| a["key"] == key).collect();
-    assert_eq!(found.len(), 1, "{key} in {list:#?}");
-    found[0]
-}
-
 #[test]
 fn payments_and_sweeps_of_the_derived_addresses_are_the_companys_wallet_activity_once() {
     for db in databases() {
@@ -353,197 +320,5 @@ fn wallet_activity(db_url: &str) {
     assert_eq!(list.len(), 5, "{list:#?}");
     assert_eq!(one(&list, &expected[3])["hasExpense"], true);
     let log = second.stop().1 + &shop.server.stop().1;
-    assert!(!log.contains("chain watcher round failed"), "{log}");
-}
-
-#[test]
-fn native_coin_forwarded_by_a_contract_pays_its_session_exactly_once() {
-    for db in databases() {
-        internal_transfers(&db.url);
-    }
-}
-
-fn internal_transfers(db_url: &str) {
-    let Some(anvil) = Anvil::start(&[]) else {
-        return;
-    };
-    let dir = TempDir::new();
-    let shop = Shop::open(&anvil, &dir, db_url);
-    let (hook, deliveries) = receiver();
-    shop.callback(&hook);
-    shop.wallet(&anvil, 8);
-    let forwarder = anvil.tool("deploy", json!({}))["forwarder"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let eth = "eip155:31337/slip44:60";
-    let forward = |to: &str, wei: &str, wait: bool| {
-        anvil.tool(
-            "forwardEth",
-            json!({"forwarder": forwarder, "to": to, "value": wei, "wait": wait}),
-        )["txHash"]
-            .as_str()
-            .unwrap()
-            .to_ascii_lowercase()
-    };
-
-    // Paid through a contract: no transaction to the address, only its balance grew.
-    let (link, id, address) = shop.pending("0.5", eth);
-    let first = forward(&address, "500000000000000000", true);
-    anvil.mine(1);
-    let s = shop.wait_status(&link, &id, "complete");
-    assert_eq!(s["settlement"]["receivedAmount"], "0.5", "{s}");
-
-    // A direct transfer and a forwarded one in one block: each counted once (the direct one
-    // explains its part of the balance).
-    let (link2, id2, address2) = shop.pending("0.5", eth);
-    anvil.automine(false);
-    let direct = anvil.tool(
-        "sendEth",
-        json!({"to": address2, "value": "300000000000000000"}),
-    )["txHash"]
-        .as_str()
-        .unwrap()
-        .to_ascii_lowercase();
-    let second = forward(&address2, "200000000000000000", false);
-    anvil.mine(1);
-    anvil.automine(true);
-    anvil.mine(1);
-    let s = shop.wait_status(&link2, &id2, "complete");
-    assert_eq!(s["settlement"]["receivedAmount"], "0.5", "{s}");
-
-    // Two forwarded parts in two blocks read in one round: they add up, once each.
-    let (link3, id3, address3) = shop.pending("1", eth);
-    anvil.automine(false);
-    let third = forward(&address3, "400000000000000000", false);
-    anvil.mine(1);
-    let fourth = forward(&address3, "600000000000000000", false);
-    anvil.mine(2);
-    anvil.automine(true);
-    let s = shop.wait_status(&link3, &id3, "complete");
-    assert_eq!(s["settlement"]["receivedAmount"], "1", "{s}");
-
-    // Each transaction that carried coin in is the company's incoming activity: the forwarded
-    // ones found in the call traces, from the forwarder, with the session they paid.
-    let native = |tx: &str| format!("eip155:31337:{tx}:native");
-    let expected = [
-        (
-            native(&first),
-            "0.5",
-            &address,
-            &id,
-            forwarder.to_ascii_lowercase(),
-        ),
-        (
-            native(&direct),
-            "0.3",
-            &address2,
-            &id2,
-            PAYER.to_ascii_lowercase(),
-        ),
-        (
-            native(&second),
-            "0.2",
-            &address2,
-            &id2,
-            forwarder.to_ascii_lowercase(),
-        ),
-        (
-            native(&third),
-            "0.4",
-            &address3,
-            &id3,
-            forwarder.to_ascii_lowercase(),
-        ),
-        (
-            native(&fourth),
-            "0.6",
-            &address3,
-            &id3,
-            forwarder.to_ascii_lowercase(),
-        ),
-    ];
-    let mut list = Vec::new();
-    let all = wait_until(std::time::Duration::from_secs(30), || {
-        list = shop.activity();
-        expected
-            .iter()
-            .all(|e| list.iter().any(|a| a["key"] == e.0))
-    });
-    assert!(all, "{list:#?}\n{}", shop.server.log());
-    assert_eq!(list.len(), expected.len(), "{list:#?}");
-    for (key, amount, wallet, session, from) in &expected {
-        let a = one(&list, key);
-        assert_eq!(
-            (
-                a["direction"].as_str(),
-                a["amount"].as_str(),
-                a["asset"].as_str(),
-                a["walletAddress"].as_str(),
-                a["counterpartyAddress"].as_str(),
-                a["paymentSessionId"].as_str()
-            ),
-            (
-                Some("incoming"),
-                Some(*amount),
-                Some(eth),
-                Some(wallet.as_str()),
-                Some(from.as_str()),
-                Some(session.as_str())
-            ),
-            "{a}"
-        );
-    }
-
-    // A restart reads on: nothing counted twice, one settlement webhook each.
-    let chains = chains_file(
-        &anvil.url,
-        pay_chain::testing::ANVIL_CHAIN_ID,
-        Some(&shop.token),
-        Some(&shop.feed),
-    );
-    let Shop {
-        server,
-        key,
-        company,
-        token,
-        feed,
-    } = shop;
-    server.stop();
-    let shop = Shop {
-        server: Server::spawn(command(&dir, db_url, &chains)),
-        key,
-        company,
-        token,
-        feed,
-    };
-    anvil.mine(3);
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    assert_eq!(shop.activity().len(), expected.len(), "recorded once");
-    let bodies: Vec<String> = deliveries.try_iter().map(|(_, body)| body).collect();
-    for (link, id, amount) in [
-        (&link, &id, "0.5"),
-        (&link2, &id2, "0.5"),
-        (&link3, &id3, "1"),
-    ] {
-        let s = shop.session(link, id);
-        assert_eq!(
-            (
-                s["status"].as_str(),
-                s["settlement"]["receivedAmount"].as_str()
-            ),
-            (Some("complete"), Some(amount)),
-            "{s}"
-        );
-        let settled = bodies
-            .iter()
-            .filter(|b| {
-                let v: Value = serde_json::from_str(b).unwrap_or_default();
-                v["type"] == "pay.payment.settlement_updated" && b.contains(id.as_str())
-            })
-            .count();
-        assert_eq!(settled, 1, "{id}");
-    }
-    let log = shop.server.stop().1;
     assert!(!log.contains("chain watcher round failed"), "{log}");
 }

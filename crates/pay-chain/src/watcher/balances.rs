@@ -1,8 +1,8 @@
 //! Native coin that reached a deposit address without a transaction of its own: a contract
 //! forwarded it (an internal transfer, as exchanges and smart wallets pay). No top-level
 //! transaction and no log shows it, so the watcher reads the address's balance at the last
-//! final block of each round, for the addresses of open native-coin sessions only, and takes
-//! an increase that the transactions of those blocks do not explain (coin in, minus coin and
+//! final block of each round, for every watched native-coin address (open sessions, and ended
+//! ones until their `lateWatchSecs` run out: a late payment), and takes an increase that the transactions of those blocks do not explain (coin in, minus coin and
 //! fees out) as a deposit. A round's increase is split down to the block it happened in (by
 //! halving the range, one balance read per step), so the deposit is keyed by its block,
 //! `eip155:<chainId>:balance:<block>:<address>`: the same whatever range a round, a restart or
@@ -32,8 +32,10 @@ pub fn balance_key(chain_id: u64, block: u64, address: &str) -> String {
 }
 
 impl Watcher {
-    /// The internal native deposits to the open native-coin sessions' addresses in the final
-    /// blocks `from..=last_final` (read whole in `fetched`).
+    /// The internal native deposits to the watched native-coin addresses in the final blocks
+    /// `from..=last_final` (read whole in `fetched`): those of open sessions and those of
+    /// sessions that ended but are still watched (a late payment, or coin beyond a complete
+    /// session's, which its session refuses and the wallet activity keeps).
     pub(super) async fn internal_deposits(
         &self,
         fetched: &Fetched,
@@ -57,11 +59,8 @@ impl Watcher {
         if coin.is_empty() {
             return Ok(Vec::new());
         }
-        let ids: Vec<uuid::Uuid> = coin.iter().map(|a| a.session_id).collect();
-        let store = self.store.clone();
-        let open = blocking(move || store.open_sessions(&ids).map_err(|e| e.to_string())).await?;
         let mut seen = Vec::new();
-        for a in coin.into_iter().filter(|a| open.contains(&a.session_id)) {
+        for a in coin {
             let address = a.address.to_ascii_lowercase();
             let flows = self.explained(fetched, &address, from, last_final).await?;
             let cached = self

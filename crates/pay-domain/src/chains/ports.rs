@@ -80,10 +80,6 @@ pub trait WatchStore: Send + Sync {
     /// (lower case): the merchants' addresses that a transfer moved funds into or out of.
     fn handed_addresses(&self, addresses: &[String]) -> PortResult<Vec<DepositAddress>>;
 
-    /// Those of `sessions` that still wait for money (`quote`, `pending`, `processing`,
-    /// `underpaid`): the native-coin addresses whose balance the watcher reads.
-    fn open_sessions(&self, sessions: &[uuid::Uuid]) -> PortResult<Vec<uuid::Uuid>>;
-
     /// A round read the node: its head, the last block read (`read_to`), at `at`; clears a
     /// failure. Every instance's `/readyz` reads it.
     fn record_read(

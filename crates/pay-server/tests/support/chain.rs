@@ -290,3 +290,36 @@ pub fn expire_session(db_url: &str, session: &str) {
     };
     assert_eq!(changed, 1, "session {session}");
 }
+
+/// The `pay.payment.*` webhooks of `session` delivered so far, by type.
+pub fn webhook_types(
+    deliveries: &std::sync::mpsc::Receiver<(String, String)>,
+    seen: &mut Vec<String>,
+    session: &str,
+) {
+    for (_, body) in deliveries.try_iter() {
+        let v: Value = serde_json::from_str(&body).unwrap_or_default();
+        if body.contains(session) {
+            seen.push(v["type"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+}
+
+/// Anvil's first development account: the payer.
+pub const PAYER: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+
+impl Shop {
+    /// The company's wallet activity, newest first.
+    pub fn activity(&self) -> Vec<Value> {
+        let (status, list) = self.api("GET", "/bookkeeping/wallet-activity", None);
+        assert_eq!(status, 200, "{list}");
+        list["data"].as_array().unwrap().clone()
+    }
+}
+
+/// The activity with `key`; exactly one.
+pub fn one<'a>(list: &'a [Value], key: &str) -> &'a Value {
+    let found: Vec<&Value> = list.iter().filter(|a| a["key"] == key).collect();
+    assert_eq!(found.len(), 1, "{key} in {list:#?}");
+    found[0]
+}

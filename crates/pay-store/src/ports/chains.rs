@@ -13,7 +13,7 @@ use pay_domain::PortResult;
 use crate::conn::{write_transaction, AnyConnection};
 use crate::schema::{
     chain_blocks, chain_deposit_addresses, chain_key_counters, chain_wallet_keys, chain_wallets,
-    chain_watchers, payment_sessions,
+    chain_watchers,
 };
 use crate::DieselStore;
 
@@ -392,30 +392,6 @@ impl WatchStore for DieselStore {
                 found.push(r.decode().map_err(|e| {
                     pay_domain::Fault::caused("database (decode deposit address)", e)
                 })?);
-            }
-        }
-        Ok(found)
-    }
-
-    fn open_sessions(&self, sessions: &[uuid::Uuid]) -> PortResult<Vec<uuid::Uuid>> {
-        use pay_domain::checkout::machine::SessionStatus as S;
-        let open = [S::Quote, S::Pending, S::Processing, S::Underpaid].map(S::as_str);
-        let mut found = Vec::new();
-        for chunk in sessions.chunks(500) {
-            let ids: Vec<String> = chunk.iter().map(uuid::Uuid::to_string).collect();
-            let rows: Vec<String> = self.run("read open sessions", |conn| {
-                payment_sessions::table
-                    .filter(payment_sessions::id.eq_any(&ids))
-                    .filter(payment_sessions::status.eq_any(open))
-                    .select(payment_sessions::id)
-                    .load(conn)
-            })?;
-            for id in rows {
-                found.push(
-                    uuid::Uuid::parse_str(&id).map_err(|e| {
-                        pay_domain::Fault::caused("database (decode session id)", e)
-                    })?,
-                );
             }
         }
         Ok(found)
