@@ -81,3 +81,9 @@ fn oauth_instances_every_instance_sees_a_revocation_at_once() {
     let store = MemStore::default();
     conformance::oauth_instances::every_instance_sees_a_revocation_at_once(&store, &store);
 }
+
+#[test]
+fn oauth_instances_concurrent_proofs_pass_once_over_both_instances() {
+    let store = MemStore::default();
+    conformance::oauth_instances::concurrent_proofs_pass_once_over_both_instances(&store, &store);
+}

@@ -17,7 +17,7 @@ mod checkout;
 mod circuits;
 mod clock;
 mod customers;
-mod dpop;
+pub(crate) mod dpop;
 mod events;
 mod evidence;
 mod gateway;

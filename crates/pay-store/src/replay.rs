@@ -1,108 +1,238 @@
-//! SQLite's DPoP replay file with group commit: every request records its proof's `jti`, and a
-//! commit per record (WAL frames, shared-memory locks) cost about as much as the proof's
-//! signature check. Concurrent records are therefore committed together: each caller queues
-//! its record and takes the connection; whoever holds it commits every queued record in one
-//! transaction and hands each caller its own outcome, so a caller that finds its record
-//! already committed returns at once. Each record is still its own insert on the primary key,
-//! so a replay inside one batch is refused exactly as across batches. After each commit the
-//! holder reads the OAuth revocation generation (`tokens`) on its own connection to the
-//! database, once for the whole batch: each caller learns the generation as it stood after its
-//! record, which is what lets a DPoP request serve a token from the process's copy.
+//! The DPoP replay record's writer thread, which records in batches. Every DPoP request records
+//! its proof's `jti`, and a commit per record cost about as much as the proof's signature check
+//! (SQLite: a 4 KiB WAL frame, shared-memory locks, and a checkpoint every thousand frames;
+//! PostgreSQL: a statement, a commit and a round trip per record). So the record has one writer
+//! thread per process fed by a channel: a caller sends its record with a one-shot answer channel
+//! and waits; the writer takes every record waiting, writes them in one transaction, and only
+//! after the commit answers each caller: new or a replay. Records are decided in the order
+//! received, so a replay inside one batch is refused exactly as across batches (the second of two
+//! equal pairs is the replay), and of any number of concurrent records of one pair exactly one is
+//! new. Every instance still writes to the one shared table (the unique key decides between
+//! instances). With each batch the writer reads the OAuth revocation generation (`tokens`): each
+//! caller learns the generation as it stood after its record, which is what lets a DPoP request
+//! serve a token from the process's copy.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
 
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
+use diesel::PgConnection;
 use pay_domain::Fault;
 
-use crate::conn::{write_transaction, AnyConnection};
+use crate::conn::{roll_back_open, write_transaction, AnyConnection};
 use crate::schema::dpop_jtis;
 use crate::tokens::read_generation;
 
-/// One queued record and, once its batch committed, its outcome.
-struct Pending {
-    htu: String,
-    jti_digest: String,
-    keep_until: i64,
-    /// `Ok((true, generation))` new, `Ok((false, generation))` a replay; `Err` when its batch
-    /// failed.
-    outcome: Mutex<Option<Result<(bool, i64), String>>>,
+/// Records inserted in one transaction at most (a batch's WAL frames stay few).
+const MAX_BATCH: usize = 512;
+
+/// `Ok((true, generation))` new, `Ok((false, generation))` a replay; `Err` when its batch
+/// failed.
+type Outcome = Result<(bool, i64), String>;
+
+/// What the writer is asked to do.
+enum Job {
+    Record {
+        htu: String,
+        jti_digest: String,
+        keep_until: i64,
+        answer: mpsc::SyncSender<Outcome>,
+    },
+    Prune {
+        before: i64,
+        answer: mpsc::SyncSender<Result<usize, String>>,
+    },
 }
 
-/// The replay file's connection, and one to the database for the generation.
+/// SQLite's replay file connection, and one to the database for the generation.
 pub(crate) struct Conns {
     pub(crate) jtis: AnyConnection,
     pub(crate) db: AnyConnection,
 }
 
-/// The replay table's own connection and the records waiting for the next commit.
-pub(crate) struct ReplayFile {
-    conn: Mutex<Conns>,
-    queue: Mutex<Vec<Arc<Pending>>>,
+/// Where the writer records.
+pub(crate) enum Target {
+    /// SQLite: the replay file (`conn::open_replay_file`).
+    Sqlite(Conns),
+    /// PostgreSQL: `dpop_jtis` through a connection of the writer's own, made at its first batch
+    /// and made again after a failed one.
+    Postgres {
+        url: String,
+        conn: Option<PgConnection>,
+    },
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-impl ReplayFile {
-    pub(crate) fn new(conns: Conns) -> ReplayFile {
-        ReplayFile {
-            conn: Mutex::new(conns),
-            queue: Mutex::new(Vec::new()),
+impl Target {
+    /// Records the batch: new or a replay for each row, in order, and the generation after.
+    fn record(&mut self, rows: &[(&str, &str, i64)]) -> QueryResult<(Vec<bool>, i64)> {
+        match self {
+            Target::Sqlite(conns) => {
+                let all = record_batch(&mut conns.jtis, rows)?;
+                Ok((all, read_generation(&mut conns.db)?))
+            }
+            Target::Postgres { url, conn } => {
+                if conn.is_none() {
+                    *conn = Some(
+                        PgConnection::establish(url)
+                            .map_err(|e| DieselError::QueryBuilderError(e.into()))?,
+                    );
+                }
+                let c = conn.as_mut().ok_or(DieselError::NotFound)?;
+                let outcome = crate::replay_pg::record_batch(c, rows);
+                if outcome.is_err() {
+                    // A lost server, or a connection left in an unknown state: a new one next.
+                    *conn = None;
+                }
+                outcome
+            }
         }
     }
 
+    fn prune(&mut self, before: i64) -> QueryResult<usize> {
+        match self {
+            Target::Sqlite(conns) => prune(&mut conns.jtis, before),
+            Target::Postgres { .. } => Err(DieselError::QueryBuilderError(
+                "PostgreSQL prunes dpop_jtis on the pool".into(),
+            )),
+        }
+    }
+
+    fn recover(&mut self) {
+        match self {
+            Target::Sqlite(conns) => roll_back_open(&mut conns.jtis),
+            Target::Postgres { conn, .. } => *conn = None,
+        }
+    }
+}
+
+/// The channel to the writer thread (which ends when this is dropped).
+pub(crate) struct ReplayFile {
+    jobs: mpsc::Sender<Job>,
+    /// Batches written (one transaction each), for the tests.
+    batches: Arc<AtomicU64>,
+}
+
+impl ReplayFile {
+    /// Starts the writer thread on `target`.
+    pub(crate) fn new(target: Target) -> std::io::Result<ReplayFile> {
+        let (jobs, queue) = mpsc::channel();
+        let file = ReplayFile {
+            jobs,
+            batches: Arc::new(AtomicU64::new(0)),
+        };
+        file.start(target, queue)?;
+        Ok(file)
+    }
+
+    fn start(&self, target: Target, queue: mpsc::Receiver<Job>) -> std::io::Result<()> {
+        let batches = Arc::clone(&self.batches);
+        std::thread::Builder::new()
+            .name("pay-dpop-replay".into())
+            .spawn(move || write_loop(target, &queue, &batches))
+            .map(drop)
+    }
+
     /// Records `(htu, jti_digest)`: true when new, false for a replay; with the OAuth
-    /// revocation generation read after the record committed.
+    /// revocation generation read after the record committed. Answered only after the commit.
     pub(crate) fn record(
         &self,
         htu: &str,
         jti_digest: &str,
         keep_until: i64,
     ) -> Result<(bool, i64), Fault> {
-        let mine = Arc::new(Pending {
+        let (answer, outcome) = mpsc::sync_channel(1);
+        self.send(Job::Record {
             htu: htu.to_owned(),
             jti_digest: jti_digest.to_owned(),
             keep_until,
-            outcome: Mutex::new(None),
-        });
-        lock(&self.queue).push(Arc::clone(&mine));
-        let mut conn = lock(&self.conn);
-        // Committed by the holder before us, with its batch.
-        if let Some(outcome) = lock(&mine.outcome).take() {
-            return outcome.map_err(Fault::new);
-        }
-        // Ours is still queued: commit every queued record (ours among them).
-        let batch = std::mem::take(&mut *lock(&self.queue));
-        let rows: Vec<(&str, &str, i64)> = batch
-            .iter()
-            .map(|p| (p.htu.as_str(), p.jti_digest.as_str(), p.keep_until))
-            .collect();
-        let conns = &mut *conn;
-        let outcomes = record_batch(&mut conns.jtis, &rows)
-            .and_then(|all| Ok((all, read_generation(&mut conns.db)?)))
-            .map_err(|e| e.to_string());
-        for (i, p) in batch.iter().enumerate() {
-            let outcome = match &outcomes {
-                Ok((all, generation)) => Ok((all[i], *generation)),
-                Err(e) => Err(format!("database (record dpop jti): {e}")),
-            };
-            *lock(&p.outcome) = Some(outcome);
-        }
-        drop(conn);
-        let outcome = lock(&mine.outcome).take();
+            answer,
+        })?;
         outcome
-            .unwrap_or_else(|| Err("dpop jti record lost".into()))
-            .map_err(Fault::new)
+            .recv()
+            .map_err(|_| Fault::new("dpop jti record lost (replay writer failed)"))?
+            .map_err(|e| Fault::new(format!("database (record dpop jti): {e}")))
     }
 
     /// Deletes the records kept until before `before` (unix ms); how many went.
     pub(crate) fn prune(&self, before: i64) -> Result<usize, Fault> {
-        diesel::delete(dpop_jtis::table.filter(dpop_jtis::keep_until.lt(before)))
-            .execute(&mut lock(&self.conn).jtis)
-            .map_err(|e| Fault::caused("database (prune dpop jtis)", e))
+        let (answer, outcome) = mpsc::sync_channel(1);
+        self.send(Job::Prune { before, answer })?;
+        outcome
+            .recv()
+            .map_err(|_| Fault::new("dpop jti prune lost (replay writer failed)"))?
+            .map_err(|e| Fault::new(format!("database (prune dpop jtis): {e}")))
     }
+
+    fn send(&self, job: Job) -> Result<(), Fault> {
+        self.jobs
+            .send(job)
+            .map_err(|_| Fault::new("the dpop replay writer has stopped"))
+    }
+}
+
+/// The writer: waits for a job, takes every job queued behind it (up to [`MAX_BATCH`]
+/// records), commits the records in one transaction, answers them, then runs the prunes.
+/// Ends when every sender is gone. A panic inside a batch rolls back what was open and drops
+/// that batch's answers (its callers get an error), and the writer goes on.
+fn write_loop(mut target: Target, queue: &mpsc::Receiver<Job>, batches: &AtomicU64) {
+    while let Ok(first) = queue.recv() {
+        let mut records = Vec::new();
+        let mut prunes = Vec::new();
+        let mut next = Some(first);
+        while let Some(job) = next {
+            match job {
+                Job::Record {
+                    htu,
+                    jti_digest,
+                    keep_until,
+                    answer,
+                } => records.push(((htu, jti_digest, keep_until), answer)),
+                Job::Prune { before, answer } => prunes.push((before, answer)),
+            }
+            next = if records.len() < MAX_BATCH {
+                queue.try_recv().ok()
+            } else {
+                None
+            };
+        }
+        let done = catch_unwind(AssertUnwindSafe(|| {
+            if !records.is_empty() {
+                commit_and_answer(&mut target, &records, batches);
+            }
+            for (before, answer) in &prunes {
+                let _ = answer.send(target.prune(*before).map_err(|e| e.to_string()));
+            }
+        }));
+        if done.is_err() {
+            target.recover();
+        }
+    }
+}
+
+type Record = ((String, String, i64), mpsc::SyncSender<Outcome>);
+
+fn commit_and_answer(target: &mut Target, records: &[Record], batches: &AtomicU64) {
+    let rows: Vec<(&str, &str, i64)> = records
+        .iter()
+        .map(|((htu, jti, keep), _)| (htu.as_str(), jti.as_str(), *keep))
+        .collect();
+    let outcomes = target.record(&rows).map_err(|e| e.to_string());
+    batches.fetch_add(1, Ordering::Relaxed);
+    for (i, (_, answer)) in records.iter().enumerate() {
+        let outcome = match &outcomes {
+            Ok((all, generation)) => Ok((all[i], *generation)),
+            Err(e) => Err(e.clone()),
+        };
+        // A caller that stopped waiting needs no answer.
+        let _ = answer.send(outcome);
+    }
+}
+
+fn prune(conn: &mut AnyConnection, before: i64) -> QueryResult<usize> {
+    diesel::delete(dpop_jtis::table.filter(dpop_jtis::keep_until.lt(before))).execute(conn)
 }
 
 /// Inserts every record in one transaction, in order: true for each new pair, false for a pair
@@ -138,7 +268,7 @@ mod tests {
     use super::*;
     use diesel::connection::SimpleConnection;
 
-    fn replay_file() -> (ReplayFile, String) {
+    fn conns() -> (Conns, String) {
         let path = std::env::temp_dir()
             .join(format!("pay_test_replay_{}", uuid::Uuid::new_v4().simple()))
             .display()
@@ -151,7 +281,12 @@ mod tests {
                  INSERT INTO oauth_generation VALUES (1, 7);",
             )
             .unwrap();
-        (ReplayFile::new(conns), path)
+        (conns, path)
+    }
+
+    fn replay_file() -> (ReplayFile, String) {
+        let (conns, path) = conns();
+        (ReplayFile::new(Target::Sqlite(conns)).unwrap(), path)
     }
 
     fn remove(path: &str) {
@@ -164,18 +299,76 @@ mod tests {
     /// equal pairs is new, and a pair of an earlier batch is a replay.
     #[test]
     fn a_replay_inside_one_batch_is_refused() {
-        let (file, path) = replay_file();
-        let mut conn = lock(&file.conn);
+        let (mut conns, path) = conns();
         let first = record_batch(
-            &mut conn.jtis,
+            &mut conns.jtis,
             &[("h", "a", 1), ("h", "b", 1), ("h", "a", 1), ("g", "a", 1)],
         )
         .unwrap();
-        let second = record_batch(&mut conn.jtis, &[("h", "b", 1), ("h", "c", 1)]).unwrap();
-        drop(conn);
+        let second = record_batch(&mut conns.jtis, &[("h", "b", 1), ("h", "c", 1)]).unwrap();
+        drop(conns);
         remove(&path);
         assert_eq!(first, [true, true, false, true]);
         assert_eq!(second, [false, true]);
+    }
+
+    /// Records queued before the writer starts are written as ONE batch, answered in order
+    /// (the second of two equal pairs is the replay); a pair of that batch sent again later is
+    /// a replay in the next batch.
+    #[test]
+    fn the_writer_batches_what_is_queued_and_refuses_replays_in_and_across_batches() {
+        let (conns, path) = conns();
+        let (jobs, queue) = mpsc::channel();
+        let file = ReplayFile {
+            jobs,
+            batches: Arc::new(AtomicU64::new(0)),
+        };
+        let answers: Vec<_> = ["a", "b", "a", "c", "b"]
+            .iter()
+            .map(|jti| {
+                let (answer, outcome) = mpsc::sync_channel(1);
+                file.send(Job::Record {
+                    htu: "h".into(),
+                    jti_digest: (*jti).into(),
+                    keep_until: 1,
+                    answer,
+                })
+                .unwrap();
+                outcome
+            })
+            .collect();
+        file.start(Target::Sqlite(conns), queue).unwrap();
+        let first: Vec<(bool, i64)> = answers.iter().map(|o| o.recv().unwrap().unwrap()).collect();
+        let batches = file.batches.load(Ordering::Relaxed);
+        let again = file.record("h", "c", 1).unwrap();
+        let fresh = file.record("h", "d", 1).unwrap();
+        let total = file.batches.load(Ordering::Relaxed);
+        drop(file);
+        remove(&path);
+        assert_eq!(
+            first,
+            [(true, 7), (true, 7), (false, 7), (true, 7), (false, 7)]
+        );
+        assert_eq!(batches, 1, "the queued records were one transaction");
+        assert_eq!(again, (false, 7), "a pair of an earlier batch is a replay");
+        assert_eq!(fresh, (true, 7));
+        assert_eq!(total, 3);
+    }
+
+    /// "New" is answered only once the record is committed: another connection to the replay
+    /// file (another instance) sees it as soon as the caller has its answer.
+    #[test]
+    fn a_record_is_answered_after_its_commit() {
+        let (file, path) = replay_file();
+        let mut other = crate::conn::open_replay_file(&path).unwrap();
+        for i in 0..20 {
+            let jti = format!("{i:02}");
+            assert!(file.record("h", &jti, 1).unwrap().0);
+            let seen = record_batch(&mut other.jtis, &[("h", &jti, 1)]).unwrap();
+            assert_eq!(seen, [false], "record {i} visible to another connection");
+        }
+        drop(file);
+        remove(&path);
     }
 
     /// 64 threads recording 16 pairs four times each, all at once: each pair passes exactly
@@ -202,10 +395,54 @@ mod tests {
                 .filter_map(|h| h.join().unwrap())
                 .collect()
         });
+        drop(file);
         remove(&path);
         let mut passed = passed;
         passed.sort();
         let expected: Vec<String> = (0..16).map(|i| format!("{i:02}")).collect();
         assert_eq!(passed, expected);
+    }
+
+    /// 32 threads sending the same proof at once: exactly one is accepted.
+    #[test]
+    fn one_of_many_concurrent_equal_records_is_new() {
+        let (file, path) = replay_file();
+        let barrier = std::sync::Barrier::new(32);
+        let new = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..32)
+                .map(|_| {
+                    let (file, barrier) = (&file, &barrier);
+                    s.spawn(move || {
+                        barrier.wait();
+                        file.record("h", "same", 1).unwrap().0
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .filter(|new| *new)
+                .count()
+        });
+        drop(file);
+        remove(&path);
+        assert_eq!(new, 1);
+    }
+
+    /// A prune goes through the writer: the records kept until before the cut go, and a pruned
+    /// pair records as new again.
+    #[test]
+    fn prune_through_the_writer() {
+        let (file, path) = replay_file();
+        assert!(file.record("h", "old", 1_000).unwrap().0);
+        assert!(file.record("h", "live", 9_000).unwrap().0);
+        let pruned = file.prune(5_000).unwrap();
+        let old_again = file.record("h", "old", 1_000).unwrap().0;
+        let live_again = file.record("h", "live", 9_000).unwrap().0;
+        drop(file);
+        remove(&path);
+        assert_eq!(pruned, 1);
+        assert!(old_again, "a pruned pair is new again");
+        assert!(!live_again, "a kept pair is still a replay");
     }
 }

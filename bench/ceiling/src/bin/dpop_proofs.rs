@@ -8,6 +8,8 @@
 //! dpop-proofs many FILE HTM HTU TOKEN N OUT     N proofs with `ath` of TOKEN, one per line
 //! dpop-proofs verify PROOFS HTM HTU TOKEN T     every proof of PROOFS verified on T threads:
 //!                                               {"verified": n, "seconds": s, "per_sec": r}
+//! dpop-proofs cost FILE N                       on one thread, microseconds per ES256 signature
+//!                                               check alone (ring) and per whole `verify_proof`
 //! ```
 
 use std::io::Write;
@@ -16,7 +18,10 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine;
 use ring::rand::{SecureRandom, SystemRandom};
-use ring::signature::{EcdsaKeyPair, KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+use ring::signature::{
+    EcdsaKeyPair, KeyPair, UnparsedPublicKey, ECDSA_P256_SHA256_FIXED,
+    ECDSA_P256_SHA256_FIXED_SIGNING,
+};
 use serde_json::json;
 
 fn now() -> i64 {
@@ -119,6 +124,35 @@ fn main() {
             println!(
                 "{}",
                 json!({"verified": verified, "seconds": seconds, "per_sec": verified as f64 / seconds})
+            );
+        }
+        ["cost", file, n] => {
+            let (key, n) = (load(file), n.parse::<u32>().unwrap());
+            let htu = "https://cost.example/x";
+            // The signature alone: what ring does for one proof.
+            let one = proof(&key, &rng, "GET", htu, Some("t"));
+            let (input, sig) = one.rsplit_once('.').unwrap();
+            let sig = URL_SAFE_NO_PAD.decode(sig).unwrap();
+            let public =
+                UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, key.public_key().as_ref());
+            let started = Instant::now();
+            for _ in 0..n {
+                public.verify(input.as_bytes(), &sig).unwrap();
+            }
+            let signature_us = started.elapsed().as_secs_f64() * 1e6 / f64::from(n);
+            // The whole proof check, each proof different (as the server sees them).
+            let proofs: Vec<String> = (0..n)
+                .map(|_| proof(&key, &rng, "GET", htu, Some("t")))
+                .collect();
+            let check = pay_dpop::ProofCheck::new("GET", htu, now()).with_access_token("t");
+            let started = Instant::now();
+            for p in &proofs {
+                pay_dpop::verify_proof(&[p.as_str()], &check).unwrap();
+            }
+            let proof_us = started.elapsed().as_secs_f64() * 1e6 / f64::from(n);
+            println!(
+                "{}",
+                json!({"n": n, "es256_verify_us": signature_us, "verify_proof_us": proof_us})
             );
         }
         _ => {

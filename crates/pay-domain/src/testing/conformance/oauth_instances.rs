@@ -86,3 +86,67 @@ pub fn every_instance_sees_a_revocation_at_once<S: Ports>(first: &S, second: &S)
         assert!(held.unwrap().item.revoked_at.is_none());
     }
 }
+
+/// Many proofs of one bound token at once over both instances (each keeping a copy of the
+/// token, so every record takes the hot path, where a store may write records in batches):
+/// 8 proofs sent 4 times each (spread over both instances) pass exactly once each, and 16
+/// proofs sent once all pass; a proof sent again afterwards is a replay on either instance.
+pub fn concurrent_proofs_pass_once_over_both_instances<S: Ports>(first: &S, second: &S) {
+    let access = bound_token(first);
+    for store in [first, second] {
+        assert_eq!(lookup(store, &access.digest).1, Some(true));
+    }
+    let repeated: Vec<String> = (0..8).map(|_| fresh()).collect();
+    let single: Vec<String> = (0..16).map(|_| fresh()).collect();
+    let sends: Vec<&str> = repeated
+        .iter()
+        .flat_map(|j| [j.as_str(); 4])
+        .chain(single.iter().map(String::as_str))
+        .collect();
+    let barrier = std::sync::Barrier::new(sends.len());
+    let passed: Vec<&str> = std::thread::scope(|s| {
+        let handles: Vec<_> = sends
+            .iter()
+            .enumerate()
+            .map(|(i, j)| {
+                let store = if i % 2 == 0 { first } else { second };
+                let (barrier, access) = (&barrier, &access);
+                s.spawn(move || {
+                    let proof = JtiRecord {
+                        jkt: JKT,
+                        htu: HTU,
+                        jti_digest: j,
+                        keep_until: ts(T0 + 300_000),
+                    };
+                    barrier.wait();
+                    let (held, recorded) = store
+                        .access_token_recording_jti(&access.digest, &proof)
+                        .unwrap();
+                    assert!(held.is_some());
+                    (recorded == Some(true)).then_some(*j)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let mut passed = passed;
+    passed.sort_unstable();
+    let mut expected: Vec<&str> = repeated.iter().chain(&single).map(String::as_str).collect();
+    expected.sort_unstable();
+    assert_eq!(passed, expected, "each proof passes exactly once");
+    for (store, j) in [(first, &repeated[0]), (second, &single[0])] {
+        let proof = JtiRecord {
+            jkt: JKT,
+            htu: HTU,
+            jti_digest: j,
+            keep_until: ts(T0 + 300_000),
+        };
+        let (_, recorded) = store
+            .access_token_recording_jti(&access.digest, &proof)
+            .unwrap();
+        assert_eq!(recorded, Some(false));
+    }
+}
