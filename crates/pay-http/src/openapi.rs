@@ -127,6 +127,12 @@ routes!(
     crate::pages::onboarding::claim_page,
     crate::pages::onboarding::claim,
     crate::pages::onboarding::sign_up,
+    crate::pages::dashboard::dashboard,
+    crate::pages::dashboard::sign_out,
+    crate::pages::dashboard::home::home_page,
+    crate::pages::dashboard::developers::developers_page,
+    crate::pages::dashboard::developers::create_key,
+    crate::pages::dashboard::developers::set_key_enabled,
 );
 
 /// The gateway form takes its named fields and any number of `metadata[<key>]` string fields:

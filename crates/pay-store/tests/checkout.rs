@@ -82,7 +82,7 @@ conformance!(
     webhook_events_take_consecutive_numbers,
     latest_session_newest_first,
     unfinished_sessions_oldest_first,
-    latest_session_in_picks_the_newest_of_those_statuses,
+    latest_session_in_picks_the_newest_of_those_statuses,    company_sessions_in_status_newest_change_first,
 );
 
 // ----- cases -----

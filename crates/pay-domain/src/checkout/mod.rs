@@ -17,6 +17,7 @@ pub use error::{
 };
 pub use model::*;
 pub(crate) use service::link_not_found;
+pub use service::summary::{Collected, PaymentsSummary, SUMMARY_DAYS};
 pub use service::{
     CheckoutAdapters, CheckoutService, CheckoutView, DueWorkReport, LinkDetail, Resolution,
     DUE_BATCH, SESSION_NOT_FOUND,

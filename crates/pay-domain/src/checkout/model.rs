@@ -196,4 +196,14 @@ pub trait CheckoutStore {
         now: Timestamp,
         limit: usize,
     ) -> crate::kernel::error::PortResult<Vec<DueSession>>;
+    /// The company's sessions whose status is `status` and whose last change (`updated_at`) is
+    /// at or after `since`: the newest change first (ties by id), at most `limit`. Served by
+    /// an index on (company, status, updated_at), never a scan of the company's sessions.
+    fn company_sessions_in(
+        &self,
+        company: CompanyId,
+        status: SessionStatus,
+        since: Timestamp,
+        limit: usize,
+    ) -> crate::kernel::error::PortResult<Vec<PaymentSession>>;
 }

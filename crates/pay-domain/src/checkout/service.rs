@@ -476,4 +476,5 @@ mod chain;
 mod payer;
 mod processor;
 mod refund;
+pub(super) mod summary;
 mod write;

@@ -1,8 +1,10 @@
 //! Server-rendered pages: the hosted checkout, the gateway form's answers, the OAuth sign-in
-//! and consent pages, the onboarding claim page, and the customer portal; `layout` is the base
-//! layout and style sheet of the askama templates (`templates/`).
+//! and consent pages, the onboarding claim page, the customer portal, and the merchant
+//! dashboard; `layout` is the base layout and style sheet of the askama templates
+//! (`templates/`).
 
 pub mod checkout;
+pub mod dashboard;
 pub mod gateway;
 pub mod layout;
 pub mod oauth;

@@ -18,6 +18,8 @@ mod companies;
 mod company;
 mod credentials;
 mod customers;
+mod dashboard;
+mod dashboard_keys;
 mod gateway;
 mod grant_webhooks;
 mod links;

@@ -10,7 +10,7 @@ use pay_domain::checkout::{
     CheckoutStore, DueSession, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent,
     WriteOutcome,
 };
-use pay_domain::kernel::ids::{LinkUid, PaymentLinkId, PaymentSessionId};
+use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentLinkId, PaymentSessionId};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::{LinkStatus, PaymentLink};
 use pay_domain::webhooks::Delivery;
@@ -313,6 +313,34 @@ impl CheckoutStore for DieselStore {
         })?
         .map(PaymentSession::try_from)
         .transpose()
+    }
+
+    fn company_sessions_in(
+        &self,
+        company: CompanyId,
+        status: SessionStatus,
+        since: Timestamp,
+        limit: usize,
+    ) -> PortResult<Vec<PaymentSession>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        // The range of the (company_id, status, updated_at, id) index, read backwards.
+        let rows: Vec<PaymentSessionRow> = self.run("company sessions in", |conn| {
+            payment_sessions::table
+                .filter(payment_sessions::company_id.eq(company.to_string()))
+                .filter(payment_sessions::status.eq(status.as_str()))
+                .filter(payment_sessions::updated_at.ge(since.unix_millis()))
+                .order((
+                    payment_sessions::updated_at.desc(),
+                    payment_sessions::id.desc(),
+                ))
+                .limit(limit)
+                .select(PaymentSessionRow::as_select())
+                .load(conn)
+        })?;
+        rows.into_iter().map(PaymentSession::try_from).collect()
     }
 
     fn unfinished_sessions(&self, link: PaymentLinkId) -> PortResult<Vec<PaymentSession>> {

@@ -7,7 +7,7 @@ use pay_domain::checkout::{
     CheckoutStore, DueSession, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent,
     WriteOutcome,
 };
-use pay_domain::kernel::ids::{LinkUid, PaymentLinkId, PaymentSessionId};
+use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentLinkId, PaymentSessionId};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::{LinkStatus, PaymentLink};
 use pay_domain::tenancy::company_now;
@@ -152,6 +152,25 @@ impl CheckoutStore for HostStore {
     ) -> PortResult<Option<PaymentSession>> {
         let t = self.lock();
         Ok(t.newest_session(link, |s| statuses.contains(&s.status)))
+    }
+
+    fn company_sessions_in(
+        &self,
+        company: CompanyId,
+        status: SessionStatus,
+        since: Timestamp,
+        limit: usize,
+    ) -> PortResult<Vec<PaymentSession>> {
+        let t = self.lock();
+        let mut found: Vec<PaymentSession> = t
+            .sessions
+            .values()
+            .filter(|s| s.company_id == company && s.status == status && s.updated_at >= since)
+            .cloned()
+            .collect();
+        found.sort_by_key(|s| std::cmp::Reverse((s.updated_at, s.id)));
+        found.truncate(limit);
+        Ok(found)
     }
 
     fn unfinished_sessions(&self, link: PaymentLinkId) -> PortResult<Vec<PaymentSession>> {

@@ -127,6 +127,22 @@ impl TenancyService {
         })
     }
 
+    /// The principal a session acts as on a dashboard page of `company` (the team chosen in
+    /// the page's path, whichever company the session started on): the user's role there. A
+    /// company the user is not a member of is `Forbidden`.
+    pub fn team_principal(&self, signed_in: &SignedIn, company: CompanyId) -> Result<Principal> {
+        let role = self.team_role::<TenancyError>(signed_in, company, None)?;
+        let s = &signed_in.sign_in;
+        Ok(Principal {
+            company_id: company,
+            credential: Credential::SignIn {
+                sign_in_id: s.id,
+                user_id: s.user_id,
+                role,
+            },
+        })
+    }
+
     pub fn logout(&self, token: &str) -> PortResult<()> {
         self.store.delete_sign_in(&self.k.crypto.digest(token))
     }

@@ -150,6 +150,26 @@ impl CheckoutStore for MemStore {
             .cloned())
     }
 
+    fn company_sessions_in(
+        &self,
+        company: CompanyId,
+        status: crate::checkout::machine::SessionStatus,
+        since: Timestamp,
+        limit: usize,
+    ) -> PortResult<Vec<PaymentSession>> {
+        self.count_call("company_sessions_in");
+        let mut v: Vec<PaymentSession> = self
+            .tables()
+            .payment_sessions
+            .iter()
+            .filter(|s| s.company_id == company && s.status == status && s.updated_at >= since)
+            .cloned()
+            .collect();
+        v.sort_by_key(|s| std::cmp::Reverse((s.updated_at, s.id)));
+        v.truncate(limit);
+        Ok(v)
+    }
+
     fn unfinished_sessions(&self, link: PaymentLinkId) -> PortResult<Vec<PaymentSession>> {
         self.count_call("unfinished_sessions");
         Ok(self

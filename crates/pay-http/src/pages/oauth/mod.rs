@@ -397,11 +397,14 @@ pub async fn authorize_decision(
     Ok(render(&pay, &config, answer))
 }
 
-/// Where to go after signing in: only back into an authorization request or an onboarding
-/// claim page of ours.
+/// Where to go after signing in: only back into an authorization request, an onboarding
+/// claim page or a dashboard page of ours.
 pub(crate) fn safe_return(return_to: Option<&str>) -> Option<String> {
     return_to
         .filter(|r| {
+            if crate::pages::dashboard::is_return_path(r) {
+                return true;
+            }
             let claim = r
                 .strip_prefix(crate::api::onboarding::CLAIM_PATH)
                 .and_then(|t| t.strip_prefix('/'))
@@ -416,7 +419,7 @@ pub(crate) fn safe_return(return_to: Option<&str>) -> Option<String> {
 /// The sign-in page (HTML), for the consent flow and the onboarding claim page.
 #[utoipa::path(
     tag = "OAuth",
-    params(("return_to" = Option<String>, Query, description = "An `/oauth/authorize?...` or `/onboarding/claim/...` address to return to")),
+    params(("return_to" = Option<String>, Query, description = "An `/oauth/authorize?...`, `/onboarding/claim/...` or `/dashboard...` address to return to")),
     responses((status = 200, description = "The sign-in form (HTML)", content_type = "text/html", body = String))
 )]
 #[get("/signin")]

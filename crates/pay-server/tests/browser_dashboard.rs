@@ -1,0 +1,309 @@
+//! The merchant dashboard clicked in a real headless Chromium, on SQLite and on PostgreSQL: a
+//! merchant opens `/dashboard`, lands on the sign-in page, signs in and comes back to the Home
+//! screen (two sandbox payments collected, one underpaid payment needing attention), goes to
+//! Developers, creates an API key and sees its secret once; opened again, the screen lists
+//! the key without its secret. On each screen axe-core (npm, `tests/axe`, injected into the
+//! page) finds no violation, at a desktop width and at 390 px (a phone), where nothing is
+//! wider than the screen. Screenshots, with `PAY_UPDATE_SCREENSHOTS=1`, go to
+//! `docs/images/dashboard-home.png` and `dashboard-developers.png` (from the SQLite run).
+//!
+//! Without `chromium` and `chromedriver`, or `node` and `npm` (axe-core is installed with
+//! `npm ci` from the committed lock file), the test prints a `SKIP:` line and passes, except
+//! under `PAY_REQUIRE_ALL_TESTS=1`.
+
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fantoccini::{Client, Locator};
+use futures_util::FutureExt;
+use pay_domain::kernel::secret::Secret;
+use pay_store::testing::{require_all_tests, TestDb};
+use serde_json::{json, Value};
+
+#[path = "support/browser.rs"]
+mod chromium;
+
+use chromium::*;
+
+const PASSWORD: &str = "correct horse battery staple";
+const BASE_USDC: &str = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+const PHONE: u32 = 390;
+
+/// axe-core's script, installed from `tests/axe` when missing; `None` after the SKIP line.
+fn axe_source() -> Option<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/axe");
+    let script: PathBuf = dir.join("node_modules/axe-core/axe.min.js");
+    // The two tests of this binary run at once: one installs, the other waits for it.
+    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _installing = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    if !script.is_file() {
+        let npm = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&dir)
+            .output();
+        match npm {
+            Ok(out) if out.status.success() => {}
+            Ok(out) => panic!("npm ci failed:\n{}", String::from_utf8_lossy(&out.stderr)),
+            Err(e) => {
+                let msg = format!("npm is needed to install axe-core ({e})");
+                assert!(!require_all_tests(), "PAY_REQUIRE_ALL_TESTS=1 but {msg}");
+                eprintln!("SKIP: dashboard browser test: {msg}");
+                return None;
+            }
+        }
+    }
+    Some(std::fs::read_to_string(script).unwrap())
+}
+
+/// Runs axe-core on the page: no violation, or the list of them.
+async fn no_violations(c: &Client, axe: &str, what: &str) {
+    let loaded = eval(c, &format!("{axe}\n;return typeof window.axe;")).await;
+    assert_eq!(loaded, json!("object"), "axe-core loaded into {what}");
+    let found = c
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             axe.run(document).then(
+               r => done(r.violations.map(v => v.id + ' (' + v.impact + '): ' + v.help + ' at '
+                 + v.nodes.map(n => n.target.join(' ')).join(', '))),
+               e => done(['axe failed: ' + e]));",
+            vec![],
+        )
+        .await
+        .expect("axe.run");
+    assert_eq!(found, json!([]), "axe-core on {what}");
+}
+
+/// Nothing wider than the window.
+async fn fits(c: &Client, what: &str) {
+    let widths = eval(
+        c,
+        "return [document.documentElement.scrollWidth, window.innerWidth];",
+    )
+    .await;
+    let (scroll, inner) = (widths[0].as_u64().unwrap(), widths[1].as_u64().unwrap());
+    assert!(
+        scroll <= inner,
+        "{what} is {scroll} px wide in a {inner} px window"
+    );
+}
+
+async fn type_into(c: &Client, css: &str, text: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .send_keys(text)
+        .await
+        .unwrap();
+}
+
+async fn text_of(c: &Client, css: &str) -> String {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .text()
+        .await
+        .unwrap()
+}
+
+/// The merchant and their key; two completed sandbox payments and an underpaid one.
+async fn world(base: &str, pay: pay_domain::app::Pay) -> (String, String) {
+    let email = format!("owner-{}@acme.example", uuid::Uuid::new_v4().simple());
+    let e = email.clone();
+    let o = tokio::task::spawn_blocking(move || {
+        pay.tenancy()
+            .bootstrap("Acme Goods", &e, &Secret::new(PASSWORD.to_owned()))
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let (key, secret) = (
+        o.key_id.to_string(),
+        o.key_secret.unwrap().expose().to_owned(),
+    );
+    let http = reqwest::Client::new();
+    let api = |method: reqwest::Method, path: &str, body: Value| {
+        http.request(method, format!("{base}{path}"))
+            .header("x-svc-key-id", &key)
+            .header("x-svc-key-secret", &secret)
+            .json(&body)
+    };
+    for (amount, short) in [("25.00", false), ("10.50", false), ("40.00", true)] {
+        let link: Value = api(
+            reqwest::Method::POST,
+            "/api/partner/v1/pay/payment-links",
+            json!({"amount": amount, "title": "Order"}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+        let uid = link["uid"].as_str().unwrap().to_owned();
+        let mut s: Value = http
+            .post(format!("{base}/api/public/checkout/{uid}/sessions"))
+            .json(&json!({"payAsset": BASE_USDC}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if s["status"] == "quote" {
+            let id = s["id"].as_str().unwrap();
+            s = http
+                .post(format!(
+                    "{base}/api/public/checkout/{uid}/sessions/{id}/accept"
+                ))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+        }
+        let all = s["requiredSellAmount"].as_str().unwrap().to_owned();
+        let sent = if short { "1".to_owned() } else { all };
+        let after: Value = api(
+            reqwest::Method::POST,
+            &format!("/api/partner/v1/pay/sandbox/payment-links/{uid}/events"),
+            json!({"type": "deposit", "amount": sent}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+        let want = if short { "underpaid" } else { "complete" };
+        assert_eq!(after["status"], want, "{after}");
+    }
+    (email, base.to_owned())
+}
+
+async fn run(c: &Client, base: &str, email: &str, axe: &str, shots: &mut Option<Shots>) {
+    c.set_window_size(1100, 1000).await.unwrap();
+    c.goto(&format!("{base}/dashboard")).await.unwrap();
+    wait_heading(c, "Sign in").await;
+    type_into(c, "#email", email).await;
+    type_into(c, "#password", "not the password").await;
+    click(c, "button[type='submit']").await;
+    wait_heading(c, "Sign in").await;
+    // Refused: the e-mail is still there, the error said, the inputs styled.
+    let kept = eval(c, "return document.querySelector('#email').value;").await;
+    assert_eq!(kept, json!(email));
+    assert!(text_of(c, "[role='alert']")
+        .await
+        .contains("Invalid e-mail or password"));
+    let styled = eval(
+        c,
+        "return getComputedStyle(document.querySelector('#email')).minHeight;",
+    )
+    .await;
+    assert_eq!(styled, json!("44px"), "the sign-in inputs are styled");
+    no_violations(c, axe, "the sign-in page after a refusal").await;
+    type_into(c, "#password", PASSWORD).await;
+    click(c, "button[type='submit']").await;
+
+    wait_heading(c, "Home").await;
+    let main = text_of(c, "main").await;
+    for words in [
+        "Payments today",
+        "35.50",
+        "USDC (Base)",
+        "Needs attention",
+        "Underpaid payments",
+        "40.00 USDC (Base) invoiced",
+        "Latest events",
+    ] {
+        assert!(main.contains(words), "{words:?} not on Home:\n{main}");
+    }
+    let bars = eval(
+        c,
+        "return document.querySelectorAll('svg.chart rect.bar').length;",
+    )
+    .await;
+    assert_eq!(bars, json!(30), "a bar per day");
+    no_violations(c, axe, "Home").await;
+    if let Some(s) = shots.as_mut() {
+        s.take(c, "home").await;
+    }
+    c.set_window_size(PHONE, 900).await.unwrap();
+    fits(c, "Home").await;
+    no_violations(c, axe, "Home at 390 px").await;
+    c.set_window_size(1100, 1000).await.unwrap();
+
+    click(c, "nav a[href$='/developers']").await;
+    wait_heading(c, "Developers").await;
+    let dev_url = c.current_url().await.unwrap().to_string();
+    no_violations(c, axe, "Developers").await;
+    type_into(c, "#key-name", "Shop backend").await;
+    click(c, "#create-h ~ form button[type='submit']").await;
+    wait_heading(c, "Developers").await;
+    let secret = text_of(c, "#new-key-secret").await;
+    let key_id = text_of(c, "#new-key-id").await;
+    assert!(secret.starts_with("mksec_"), "{secret}");
+    assert!(key_id.starts_with("mk_pay_"), "{key_id}");
+    no_violations(c, axe, "Developers with a new key").await;
+    if let Some(s) = shots.as_mut() {
+        s.take(c, "developers").await;
+    }
+    c.set_window_size(PHONE, 900).await.unwrap();
+    fits(c, "Developers").await;
+    no_violations(c, axe, "Developers at 390 px").await;
+    // Opened again: the key is listed, its secret is gone.
+    c.goto(&dev_url).await.unwrap();
+    wait_heading(c, "Developers").await;
+    let source = c.source().await.unwrap();
+    assert!(source.contains(&key_id), "the new key is listed");
+    assert!(!source.contains(&secret), "the secret is shown once");
+    assert!(c.find(Locator::Css("#new-key-secret")).await.is_err());
+    fits(c, "Developers, listed").await;
+
+    // Signing out ends the session: the dashboard asks to sign in again.
+    click(c, "form[action$='/dashboard/signout'] button").await;
+    wait_heading(c, "Sign in").await;
+    c.goto(&dev_url).await.unwrap();
+    wait_heading(c, "Sign in").await;
+}
+
+async fn journey(db: TestDb, screenshots: bool) {
+    let Some((chromium, driver_bin)) = browser("dashboard browser test") else {
+        return;
+    };
+    let Some(axe) = axe_source() else {
+        return;
+    };
+    let (base, app) = service(&db);
+    let pay = app.pay().clone();
+    actix_rt::spawn(app.into_server());
+    let (email, base) = world(&base, pay).await;
+    let driver = start_driver(&driver_bin).await;
+    let c = open_browser(&driver, &chromium).await;
+    let mut shots = screenshots.then(|| Shots::new("dashboard"));
+    // A failed assertion must still end the browser session.
+    let result = AssertUnwindSafe(run(&c, &base, &email, &axe, &mut shots))
+        .catch_unwind()
+        .await;
+    let _ = c.close().await;
+    drop(driver);
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
+    if let Some(s) = shots {
+        assert_eq!(s.taken, ["home", "developers"]);
+    }
+}
+
+#[actix_rt::test]
+async fn a_merchant_signs_in_and_creates_a_key_in_chromium_on_sqlite() {
+    journey(TestDb::sqlite(), true).await;
+}
+
+#[actix_rt::test]
+async fn a_merchant_signs_in_and_creates_a_key_in_chromium_on_postgres() {
+    if let Some(db) = TestDb::postgres() {
+        journey(db, false).await;
+    }
+}

@@ -1,0 +1,1 @@
+DROP INDEX payment_sessions_company_status;
