@@ -5,7 +5,6 @@ mod cache;
 mod conn;
 mod ports;
 mod replay;
-mod replay_pg;
 mod rows;
 mod schema;
 #[cfg(feature = "testing")]
@@ -124,13 +123,12 @@ pub struct DieselStore {
     /// page cache stays warm instead of being invalidated by other connections' writes.
     /// `None` on PostgreSQL, where pooled connections write concurrently.
     writer: Option<Arc<Mutex<PoolConn>>>,
-    /// The DPoP replay record's writer thread, which commits the waiting records in batches
-    /// ([`replay`]). On SQLite the table has its own file ([`conn::open_replay_file`]): a `jti`
-    /// written per DPoP request neither queues behind the other writes nor empties every
-    /// reader's page cache of the main file (SQLite drops a connection's whole cache when
-    /// another connection changed its file). On PostgreSQL the writer has a connection of its
-    /// own, beside the pool.
-    jtis: Arc<replay::ReplayFile>,
+    /// On SQLite, the DPoP replay table's own file ([`conn::open_replay_file`]) and its writer
+    /// thread, which commits the waiting records in batches ([`replay`]): a `jti` written per
+    /// DPoP request neither queues behind the other writes nor empties every reader's page
+    /// cache of the main file (SQLite drops a connection's whole cache when another connection
+    /// changed its file). `None` on PostgreSQL.
+    jtis: Option<Arc<replay::ReplayFile>>,
     /// Hot reads (key lookup, company with settings); off unless `with_read_cache`.
     cache: Arc<ReadCache>,
     /// DPoP-bound access tokens with the revocation generation each was read under, served
@@ -188,20 +186,17 @@ impl DieselStore {
         let jtis = match backend {
             Backend::Sqlite => {
                 let conns = conn::open_replay_file(&target).map_err(StoreError::Connect)?;
-                replay::Target::Sqlite(conns)
+                let file = replay::ReplayFile::new(conns).map_err(|e| {
+                    StoreError::Connect(diesel::r2d2::Error::ConnectionError(
+                        diesel::ConnectionError::BadConnection(format!(
+                            "cannot start the dpop replay writer: {e}"
+                        )),
+                    ))
+                })?;
+                Some(Arc::new(file))
             }
-            Backend::Postgres => replay::Target::Postgres {
-                url: target.clone(),
-                conn: None,
-            },
+            Backend::Postgres => None,
         };
-        let jtis = Arc::new(replay::ReplayFile::new(jtis).map_err(|e| {
-            StoreError::Connect(diesel::r2d2::Error::ConnectionError(
-                diesel::ConnectionError::BadConnection(format!(
-                    "cannot start the dpop replay writer: {e}"
-                )),
-            ))
-        })?);
         // On SQLite the probe stays on as the single writer connection.
         let writer = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(probe)));
         // No ping on checkout: it would be a second round trip on every call; `PoolConn`

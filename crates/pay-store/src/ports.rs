@@ -17,7 +17,7 @@ mod checkout;
 mod circuits;
 mod clock;
 mod customers;
-pub(crate) mod dpop;
+mod dpop;
 mod events;
 mod evidence;
 mod gateway;

@@ -1,16 +1,16 @@
-//! The DPoP replay record's writer thread, which records in batches. Every DPoP request records
-//! its proof's `jti`, and a commit per record cost about as much as the proof's signature check
-//! (SQLite: a 4 KiB WAL frame, shared-memory locks, and a checkpoint every thousand frames;
-//! PostgreSQL: a statement, a commit and a round trip per record). So the record has one writer
-//! thread per process fed by a channel: a caller sends its record with a one-shot answer channel
-//! and waits; the writer takes every record waiting, writes them in one transaction, and only
-//! after the commit answers each caller: new or a replay. Records are decided in the order
-//! received, so a replay inside one batch is refused exactly as across batches (the second of two
-//! equal pairs is the replay), and of any number of concurrent records of one pair exactly one is
-//! new. Every instance still writes to the one shared table (the unique key decides between
-//! instances). With each batch the writer reads the OAuth revocation generation (`tokens`): each
-//! caller learns the generation as it stood after its record, which is what lets a DPoP request
-//! serve a token from the process's copy.
+//! SQLite's DPoP replay file, written by one thread in batches. Every DPoP request records its
+//! proof's `jti` in the replay file (`conn::open_replay_file`), shared by every instance on the
+//! host. One writer thread per process, fed by a channel, does every write: a caller sends its
+//! record with a one-shot answer channel and waits; the writer takes every record waiting,
+//! inserts them in one transaction, and only after the commit answers each caller: new or a
+//! replay. Each record is its own insert on the primary key, in the order received, so a replay
+//! inside one batch is refused exactly as across batches (the second of two equal pairs is the
+//! replay), and of any number of concurrent records of one pair exactly one is new. After each
+//! commit the writer reads the OAuth revocation generation (`tokens`) on its own connection to
+//! the database, once for the whole batch: each caller learns the generation as it stood after
+//! its record, which is what lets a DPoP request serve a token from the process's copy.
+//! (PostgreSQL records on the pool, one statement per request: batching it the same way was
+//! measured no cheaper; bench/README.md, DPoP.)
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,7 +19,6 @@ use std::sync::Arc;
 
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
-use diesel::PgConnection;
 use pay_domain::Fault;
 
 use crate::conn::{roll_back_open, write_transaction, AnyConnection};
@@ -47,65 +46,10 @@ enum Job {
     },
 }
 
-/// SQLite's replay file connection, and one to the database for the generation.
+/// The replay file's connection, and one to the database for the generation.
 pub(crate) struct Conns {
     pub(crate) jtis: AnyConnection,
     pub(crate) db: AnyConnection,
-}
-
-/// Where the writer records.
-pub(crate) enum Target {
-    /// SQLite: the replay file (`conn::open_replay_file`).
-    Sqlite(Conns),
-    /// PostgreSQL: `dpop_jtis` through a connection of the writer's own, made at its first batch
-    /// and made again after a failed one.
-    Postgres {
-        url: String,
-        conn: Option<PgConnection>,
-    },
-}
-
-impl Target {
-    /// Records the batch: new or a replay for each row, in order, and the generation after.
-    fn record(&mut self, rows: &[(&str, &str, i64)]) -> QueryResult<(Vec<bool>, i64)> {
-        match self {
-            Target::Sqlite(conns) => {
-                let all = record_batch(&mut conns.jtis, rows)?;
-                Ok((all, read_generation(&mut conns.db)?))
-            }
-            Target::Postgres { url, conn } => {
-                if conn.is_none() {
-                    *conn = Some(
-                        PgConnection::establish(url)
-                            .map_err(|e| DieselError::QueryBuilderError(e.into()))?,
-                    );
-                }
-                let c = conn.as_mut().ok_or(DieselError::NotFound)?;
-                let outcome = crate::replay_pg::record_batch(c, rows);
-                if outcome.is_err() {
-                    // A lost server, or a connection left in an unknown state: a new one next.
-                    *conn = None;
-                }
-                outcome
-            }
-        }
-    }
-
-    fn prune(&mut self, before: i64) -> QueryResult<usize> {
-        match self {
-            Target::Sqlite(conns) => prune(&mut conns.jtis, before),
-            Target::Postgres { .. } => Err(DieselError::QueryBuilderError(
-                "PostgreSQL prunes dpop_jtis on the pool".into(),
-            )),
-        }
-    }
-
-    fn recover(&mut self) {
-        match self {
-            Target::Sqlite(conns) => roll_back_open(&mut conns.jtis),
-            Target::Postgres { conn, .. } => *conn = None,
-        }
-    }
 }
 
 /// The channel to the writer thread (which ends when this is dropped).
@@ -116,22 +60,22 @@ pub(crate) struct ReplayFile {
 }
 
 impl ReplayFile {
-    /// Starts the writer thread on `target`.
-    pub(crate) fn new(target: Target) -> std::io::Result<ReplayFile> {
+    /// Starts the writer thread on `conns`.
+    pub(crate) fn new(conns: Conns) -> std::io::Result<ReplayFile> {
         let (jobs, queue) = mpsc::channel();
         let file = ReplayFile {
             jobs,
             batches: Arc::new(AtomicU64::new(0)),
         };
-        file.start(target, queue)?;
+        file.start(conns, queue)?;
         Ok(file)
     }
 
-    fn start(&self, target: Target, queue: mpsc::Receiver<Job>) -> std::io::Result<()> {
+    fn start(&self, conns: Conns, queue: mpsc::Receiver<Job>) -> std::io::Result<()> {
         let batches = Arc::clone(&self.batches);
         std::thread::Builder::new()
             .name("pay-dpop-replay".into())
-            .spawn(move || write_loop(target, &queue, &batches))
+            .spawn(move || write_loop(conns, &queue, &batches))
             .map(drop)
     }
 
@@ -177,7 +121,7 @@ impl ReplayFile {
 /// records), commits the records in one transaction, answers them, then runs the prunes.
 /// Ends when every sender is gone. A panic inside a batch rolls back what was open and drops
 /// that batch's answers (its callers get an error), and the writer goes on.
-fn write_loop(mut target: Target, queue: &mpsc::Receiver<Job>, batches: &AtomicU64) {
+fn write_loop(mut conns: Conns, queue: &mpsc::Receiver<Job>, batches: &AtomicU64) {
     while let Ok(first) = queue.recv() {
         let mut records = Vec::new();
         let mut prunes = Vec::new();
@@ -200,26 +144,28 @@ fn write_loop(mut target: Target, queue: &mpsc::Receiver<Job>, batches: &AtomicU
         }
         let done = catch_unwind(AssertUnwindSafe(|| {
             if !records.is_empty() {
-                commit_and_answer(&mut target, &records, batches);
+                commit_and_answer(&mut conns, &records, batches);
             }
             for (before, answer) in &prunes {
-                let _ = answer.send(target.prune(*before).map_err(|e| e.to_string()));
+                let _ = answer.send(prune(&mut conns.jtis, *before).map_err(|e| e.to_string()));
             }
         }));
         if done.is_err() {
-            target.recover();
+            roll_back_open(&mut conns.jtis);
         }
     }
 }
 
 type Record = ((String, String, i64), mpsc::SyncSender<Outcome>);
 
-fn commit_and_answer(target: &mut Target, records: &[Record], batches: &AtomicU64) {
+fn commit_and_answer(conns: &mut Conns, records: &[Record], batches: &AtomicU64) {
     let rows: Vec<(&str, &str, i64)> = records
         .iter()
         .map(|((htu, jti, keep), _)| (htu.as_str(), jti.as_str(), *keep))
         .collect();
-    let outcomes = target.record(&rows).map_err(|e| e.to_string());
+    let outcomes = record_batch(&mut conns.jtis, &rows)
+        .and_then(|all| Ok((all, read_generation(&mut conns.db)?)))
+        .map_err(|e| e.to_string());
     batches.fetch_add(1, Ordering::Relaxed);
     for (i, (_, answer)) in records.iter().enumerate() {
         let outcome = match &outcomes {
@@ -286,7 +232,7 @@ mod tests {
 
     fn replay_file() -> (ReplayFile, String) {
         let (conns, path) = conns();
-        (ReplayFile::new(Target::Sqlite(conns)).unwrap(), path)
+        (ReplayFile::new(conns).unwrap(), path)
     }
 
     fn remove(path: &str) {
@@ -337,7 +283,7 @@ mod tests {
                 outcome
             })
             .collect();
-        file.start(Target::Sqlite(conns), queue).unwrap();
+        file.start(conns, queue).unwrap();
         let first: Vec<(bool, i64)> = answers.iter().map(|o| o.recv().unwrap().unwrap()).collect();
         let batches = file.batches.load(Ordering::Relaxed);
         let again = file.record("h", "c", 1).unwrap();

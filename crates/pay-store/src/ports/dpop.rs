@@ -1,7 +1,6 @@
 //! `DpopReplayStore` on `DieselStore`. SQLite keeps the replay table in its own file
-//! (`conn::open_replay_file`); PostgreSQL commits a record without waiting for its WAL flush
-//! (docs/security.md, "DPoP proofs"). A resource request's record goes through the replay
-//! writer (`replay`), which commits the waiting records together. A DPoP-bound token is served
+//! (`conn::open_replay_file`); PostgreSQL records a `jti` in one statement, committed without
+//! waiting for its WAL flush (docs/security.md, "DPoP proofs"). A DPoP-bound token is served
 //! from the process's copy while the OAuth revocation generation read with the record is the
 //! one it was read under (`tokens`): the hot path is the record alone.
 
@@ -21,12 +20,12 @@ use crate::conn::{AnyConnection, MultiBackend};
 use crate::rows::oauth::HeldAccessRow;
 use crate::schema::dpop_jtis;
 use crate::tokens::read_generation;
-use crate::{Backend, DieselStore};
+use crate::DieselStore;
 
 /// Turns `synchronous_commit` off for the statement's own transaction (an autocommit
 /// statement is one): `FROM c` makes the `set_config` run before the insert, and `true`
 /// (local) ends it with the transaction, so nothing else on the connection changes.
-pub(crate) const ASYNC_COMMIT: &str = "c AS (SELECT set_config('synchronous_commit', 'off', true))";
+const ASYNC_COMMIT: &str = "c AS (SELECT set_config('synchronous_commit', 'off', true))";
 
 impl DpopReplayStore for DieselStore {
     fn access_token_recording_jti(
@@ -51,7 +50,7 @@ impl DpopReplayStore for DieselStore {
                 return Ok((held, bound.then_some(recorded)));
             }
         }
-        if self.backend == Backend::Sqlite {
+        if self.jtis.is_some() {
             // SQLite: the lookup on a reader of the database, the record on the replay file
             // (both local; no round trip to save).
             let (held, generation) = self.access_token_with_generation(digest)?;
@@ -81,23 +80,18 @@ impl DpopReplayStore for DieselStore {
 
     fn record_jti(&self, htu: &str, jti_digest: &str, keep_until: Timestamp) -> PortResult<bool> {
         let keep_until = keep_until.unix_millis();
-        match self.backend {
-            Backend::Sqlite => self
-                .jtis
-                .record(htu, jti_digest, keep_until)
-                .map(|(new, _)| new),
-            // Off the hot path (token requests, registrations): one statement on the pool.
-            Backend::Postgres => self.run("record dpop jti", |conn| {
+        match &self.jtis {
+            Some(jtis) => jtis.record(htu, jti_digest, keep_until).map(|(new, _)| new),
+            None => self.run("record dpop jti", |conn| {
                 record_jti_async_commit(conn, htu, jti_digest, keep_until)
             }),
         }
     }
 
     fn prune_jtis(&self, before: Timestamp) -> PortResult<u64> {
-        let n = match self.backend {
-            Backend::Sqlite => self.jtis.prune(before.unix_millis())?,
-            // On the pool: a long delete would hold the writer, and every DPoP request with it.
-            Backend::Postgres => self.write("prune dpop jtis", |conn| {
+        let n = match &self.jtis {
+            Some(jtis) => jtis.prune(before.unix_millis())?,
+            None => self.write("prune dpop jtis", |conn| {
                 diesel::delete(
                     dpop_jtis::table.filter(dpop_jtis::keep_until.lt(before.unix_millis())),
                 )
@@ -134,11 +128,23 @@ impl DieselStore {
         Ok((held(row)?, generation))
     }
 
-    /// Records the proof's `jti` and reads the generation after it, through the replay
-    /// writer, which records every waiting proof in one transaction (`replay`).
+    /// Records the proof's `jti` and reads the generation after it (PostgreSQL: one prepared
+    /// statement, committed asynchronously; SQLite: the replay file's writer thread, which
+    /// reads it once per batch).
     fn record_jti_reading_generation(&self, proof: &JtiRecord<'_>) -> PortResult<(bool, i64)> {
-        self.jtis
-            .record(proof.htu, proof.jti_digest, proof.keep_until.unix_millis())
+        let keep_until = proof.keep_until.unix_millis();
+        match &self.jtis {
+            Some(jtis) => jtis.record(proof.htu, proof.jti_digest, keep_until),
+            None => self.run("record dpop jti", |conn| {
+                let row = RecordJtiGeneration {
+                    htu: proof.htu,
+                    jti_digest: proof.jti_digest,
+                    keep_until,
+                }
+                .get_result::<RecordedRow>(conn)?;
+                Ok((row.recorded, row.generation))
+            }),
+        }
     }
 }
 
@@ -187,6 +193,23 @@ struct RecordJti<'a> {
     keep_until: i64,
 }
 
+/// [`DieselStore::record_jti_reading_generation`]'s statement on PostgreSQL, prepared once per
+/// connection: the insert of [`RecordJti`], and the generation in the same snapshot.
+#[derive(Clone, Copy)]
+struct RecordJtiGeneration<'a> {
+    htu: &'a str,
+    jti_digest: &'a str,
+    keep_until: i64,
+}
+
+#[derive(QueryableByName)]
+struct RecordedRow {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    recorded: bool,
+    #[diesel(sql_type = BigInt)]
+    generation: i64,
+}
+
 /// [`lookup_recording_jti`]'s statement, prepared once per connection.
 #[derive(Clone, Copy)]
 struct LookupRecordingJti<'a> {
@@ -210,8 +233,27 @@ impl QueryFragment<MultiBackend> for RecordJti<'_> {
     }
 }
 
+impl QueryFragment<MultiBackend> for RecordJtiGeneration<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, MultiBackend>) -> QueryResult<()> {
+        out.push_sql("WITH ");
+        out.push_sql(ASYNC_COMMIT);
+        out.push_sql(", j AS (INSERT INTO dpop_jtis (htu, jti_digest, keep_until) SELECT ");
+        out.push_bind_param::<Text, _>(&self.htu)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&self.jti_digest)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.keep_until)?;
+        out.push_sql(
+            " FROM c ON CONFLICT DO NOTHING RETURNING 1) \
+             SELECT EXISTS (SELECT 1 FROM j) AS recorded, ",
+        );
+        out.push_sql(GENERATION);
+        Ok(())
+    }
+}
+
 /// The generation, as a column of the statement's snapshot.
-pub(crate) const GENERATION: &str = "(SELECT n FROM oauth_generation WHERE id = 1) AS generation";
+const GENERATION: &str = "(SELECT n FROM oauth_generation WHERE id = 1) AS generation";
 
 /// The token with its family and grant as `HeldAccessRow` names them.
 const HELD_COLUMNS: &str = "a.digest AS t_digest, a.family_id AS t_family_id, \
@@ -268,4 +310,4 @@ macro_rules! cached_statement {
     )*};
 }
 
-cached_statement!(RecordJti, LookupRecordingJti);
+cached_statement!(RecordJti, RecordJtiGeneration, LookupRecordingJti);
