@@ -194,6 +194,7 @@ impl Pay {
             public_pay_url: config.public_pay_url,
             limits: config.limits,
             events: stores.events,
+            idempotency: stores.webhooks.clone(),
         });
         let tenancy = TenancyService::new(k.clone(), stores.tenancy);
         let settings = SettingsService::new(k.clone(), tenancy.clone(), stores.settings);

@@ -31,6 +31,7 @@ on_memory!(evidence: evidence_rows_round_trip_within_their_company, expense_writ
 on_memory!(events: events_land_with_their_write_and_are_claimed_once_due, a_consumption_is_recorded_once_and_pruned_with_its_event);
 on_memory!(installations: a_platform_template_is_written_once, an_installation_is_written_once_with_its_application, a_key_swap_at_consent_is_atomic);
 on_memory!(tenancy: a_payment_link_domain_belongs_to_one_company, a_reset_ends_the_sign_ins_of_the_company_members);
+on_memory!(keyed: a_keyed_link_commits_with_its_answer, a_keyed_mail_commits_with_its_answer, a_keyed_subscription_commits_with_its_answer, a_keyed_upsert_commits_with_its_answer, a_keyed_expense_save_commits_with_its_answer);
 on_memory!(onboarding: drafts_are_unique_per_partner_and_key, a_draft_is_claimed_once);
 
 #[test]

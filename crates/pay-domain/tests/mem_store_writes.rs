@@ -30,10 +30,10 @@ fn the_write_methods_a_list_once_missed_are_counted() {
     store.reset_calls();
     assert_eq!(store.writes(), 0);
 
-    store.insert_mail(&mail(&l, T0, T0)).unwrap();
+    store.insert_mail(&mail(&l, T0, T0), None).unwrap();
     assert_eq!(store.writes(), 1, "insert_mail");
     let (e, v) = expense(&out, bob.id, "hosting");
-    store.insert_expense(&e, &v).unwrap();
+    store.insert_expense(&e, &v, None).unwrap();
     assert_eq!(store.writes(), 2, "insert_expense");
     store
         .add_contact_wallet(c, bob.id, "0xvendor", "0xvendor", ts(T0))

@@ -33,7 +33,7 @@ fn link_with(
     expires_at: Option<i64>,
 ) -> PaymentLink {
     let l = new_link(company, status, expires_at);
-    store.insert_link(&l).unwrap();
+    store.insert_link(&l, None).unwrap();
     l
 }
 

@@ -146,8 +146,8 @@ fn mails_fall_due_on_their_company_clock(store: &DieselStore, _url: &str) {
         sent_at: None,
     };
     let (ma, mb) = (mail(&la), mail(&lb));
-    store.insert_mail(&ma).unwrap();
-    store.insert_mail(&mb).unwrap();
+    store.insert_mail(&ma, None).unwrap();
+    store.insert_mail(&mb, None).unwrap();
     let claim = |at: i64| -> Vec<MailId> {
         store
             .claim_due_mails(ts(at), ts(at + LEASE), 10)

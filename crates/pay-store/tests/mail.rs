@@ -37,14 +37,17 @@ fn insert_refuses_unknown_link_and_duplicate_id(store: &DieselStore, url: &str) 
     let c = company(store);
     let l = link(store, c);
     let m = mail(&l, T0, T0);
-    store.insert_mail(&m).unwrap();
-    assert!(is_fault(store.insert_mail(&m)), "duplicate id");
+    store.insert_mail(&m, None).unwrap();
+    assert!(is_fault(store.insert_mail(&m, None)), "duplicate id");
     let mut orphan = mail(&l, T0, T0);
     orphan.link_id = PaymentLinkId(Uuid::now_v7());
-    assert!(is_fault(store.insert_mail(&orphan)), "unknown link");
+    assert!(is_fault(store.insert_mail(&orphan, None)), "unknown link");
     let mut stranger = mail(&l, T0, T0);
     stranger.company_id = CompanyId(Uuid::now_v7());
-    assert!(is_fault(store.insert_mail(&stranger)), "unknown company");
+    assert!(
+        is_fault(store.insert_mail(&stranger, None)),
+        "unknown company"
+    );
     // A corrupt row is an internal error, not a panic or a default.
     raw_sql(
         url,
@@ -67,7 +70,7 @@ fn concurrent_mailers_claim_each_mail_once(store: &DieselStore, url: &str) {
         .map(|i| mail(&l, T0, T0 - i64::try_from(i % 37).unwrap()))
         .collect();
     for m in &all {
-        store.insert_mail(m).unwrap();
+        store.insert_mail(m, None).unwrap();
     }
     let servers = [store.clone(), open(url)];
     let claimed: Arc<Mutex<Vec<MailId>>> = Arc::default();

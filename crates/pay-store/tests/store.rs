@@ -516,7 +516,7 @@ fn corrupt_rows_are_internal_errors(store: &DieselStore, url: &str) {
     let t = tenant("ann@example.com");
     store.create_tenant(&t).unwrap();
     let l = link(t.company.id, T0, CreatedBy::User(t.owner));
-    store.insert_link(&l).unwrap();
+    store.insert_link(&l, None).unwrap();
     raw_sql(
         url,
         "UPDATE companies SET theme = 'neon'; \
@@ -543,7 +543,7 @@ fn corrupt_rows_are_internal_errors(store: &DieselStore, url: &str) {
     let t2 = tenant("bob@example.com");
     store.create_tenant(&t2).unwrap();
     let l2 = link(t2.company.id, T0, CreatedBy::User(t2.owner));
-    store.insert_link(&l2).unwrap();
+    store.insert_link(&l2, None).unwrap();
     assert!(store.link(t2.company.id, &l2.uid).is_ok());
     raw_sql(
         url,
@@ -571,7 +571,7 @@ fn concurrent_writers(store: &DieselStore, _url: &str) {
                     let t = tenant(&format!("user{i}-{j}@example.com"));
                     store.create_tenant(&t).unwrap();
                     let l = link(t.company.id, T0 + j, CreatedBy::User(t.owner));
-                    store.insert_link(&l).unwrap();
+                    store.insert_link(&l, None).unwrap();
                     assert!(store.hit("k", ts(T0), Duration::days(1), 1000).unwrap());
                     assert!(store
                         .set_link_status(

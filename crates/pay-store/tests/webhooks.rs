@@ -66,6 +66,15 @@ conformance!(
     a_link_is_tagged_with_the_active_grant_subscription,
 );
 
+conformance!(
+    keyed:
+    a_keyed_link_commits_with_its_answer,
+    a_keyed_mail_commits_with_its_answer,
+    a_keyed_subscription_commits_with_its_answer,
+    a_keyed_upsert_commits_with_its_answer,
+    a_keyed_expense_save_commits_with_its_answer,
+);
+
 // ----- cases -----
 
 fn delivery_log_filters(store: &DieselStore, _url: &str) {

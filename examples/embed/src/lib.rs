@@ -82,6 +82,7 @@ pub fn build(start_ms: i64) -> Host {
         public_pay_url: "https://pay.example".into(),
         limits: RateLimits::default(),
         events: store.clone(),
+        idempotency: store.clone(),
     });
     let tenancy = TenancyService::new(kernel.clone(), store.clone());
     let links = LinkService::new(kernel.clone(), tenancy.clone(), store.clone(), false);

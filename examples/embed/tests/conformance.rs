@@ -56,6 +56,8 @@ conformance!(
     a_link_is_tagged_with_the_active_grant_subscription,
 );
 
+conformance!(keyed: a_keyed_link_commits_with_its_answer);
+
 conformance!(
     ratelimit:
     rate_hits_count_per_bucket_and_window,

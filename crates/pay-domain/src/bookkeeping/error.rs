@@ -28,6 +28,7 @@ crate::context_error! {
         Denied(Denied),
         NotFound(NotFound),
         Evidence(EvidenceRefusal),
+        Idempotency(crate::kernel::idempotency::IdempotencyConflict),
         Fault(Fault),
     }
 }

@@ -99,13 +99,15 @@ impl BookkeepingService {
 
     /// What a save may link: each file a stored one of the company (else `NotFound` naming
     /// `evidenceFileIds[i]`), linked to no expense or to `current` (else `LinkedElsewhere`).
-    /// The store checks again in the write's transaction; this names what is wrong.
+    /// The store checks again in the write's transaction; this names what is wrong. The
+    /// files as read.
     pub(super) fn check_evidence(
         &self,
         company: CompanyId,
         files: &[EvidenceFileId],
         current: Option<&Expense>,
-    ) -> Result<(), BookkeepingError> {
+    ) -> Result<Vec<EvidenceFile>, BookkeepingError> {
+        let mut found = Vec::with_capacity(files.len());
         for (i, id) in files.iter().enumerate() {
             let field = format!("evidenceFileIds[{i}]");
             let file = self
@@ -125,8 +127,9 @@ impl BookkeepingService {
                     .into());
                 }
             }
+            found.push(file);
         }
-        Ok(())
+        Ok(found)
     }
 
     /// The janitor's pass (real time `now`): deletes up to `ORPHAN_BATCH` files that no

@@ -6,6 +6,7 @@ use crate::bookkeeping::{
     ExportItem, ExportPeriod, Recorded, WalletActivity,
 };
 use crate::kernel::error::PortResult;
+use crate::kernel::idempotency::Completion;
 use crate::kernel::ids::{CompanyId, EvidenceFileId, ExpenseId, WalletActivityId};
 use crate::kernel::timestamp::Timestamp;
 
@@ -19,6 +20,9 @@ pub enum ExpenseWrite {
     /// linkable (another expense took it, or it is not stored). The caller reads again and
     /// decides again.
     Lost,
+    /// Nothing written: the keyed save's claim was taken over (its completion answers no
+    /// record), so it must not happen.
+    Unclaimed,
 }
 
 /// Wallet activities and expenses.
@@ -59,10 +63,14 @@ pub trait BookkeepingStore {
     /// else `Lost` with nothing written; linking clears `orphan_since`). An activity has at
     /// most one expense: a UNIQUE constraint on the activity MUST refuse a second one, also
     /// under concurrent inserts, and the refusal is `Lost` with nothing written.
+    /// With a completion (a keyed save, `kernel::keyed`), marks that idempotency record
+    /// answered in the same transaction; `Unclaimed` with nothing written when its claim was
+    /// taken over. So does `update_expense`.
     fn insert_expense(
         &self,
         expense: &Expense,
         version: &ExpenseVersion,
+        completion: Option<&Completion>,
     ) -> PortResult<ExpenseWrite>;
     /// Replaces the expense's fields where its stored version is `expected_version`
     /// (compare-and-set; `expense.version` is the new one), inserts the version record and
@@ -76,6 +84,7 @@ pub trait BookkeepingStore {
         expected_version: i64,
         version: &ExpenseVersion,
         unlinked_at: Timestamp,
+        completion: Option<&Completion>,
     ) -> PortResult<ExpenseWrite>;
     /// Every version of the expense, oldest first.
     fn expense_versions(

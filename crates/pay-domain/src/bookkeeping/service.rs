@@ -22,6 +22,7 @@ use crate::kernel::assets::fiat_decimals;
 use crate::kernel::error::{Fault, FieldError, NotFound, PortResult};
 use crate::kernel::events::{Consumed, Consumer, DomainEvent, EventConsumer, EventRecord};
 use crate::kernel::ids::{CompanyId, ExpenseId, WalletActivityId};
+use crate::kernel::keyed::{self, Answer, KeyedCall, Sealing};
 use crate::kernel::service::Kernel;
 use crate::links::PaymentLink;
 use crate::tenancy::{Credential, Principal, Scope, TenancyService};
@@ -375,7 +376,36 @@ impl BookkeepingService {
         p: &Principal,
         input: SaveExpenseInput,
     ) -> Result<SavedExpense, BookkeepingError> {
+        let answer = self.save_expense_keyed(p, input, None)?;
+        answer
+            .fresh()
+            .ok_or_else(|| Fault::new("an unkeyed call replayed").into())
+    }
+
+    /// `save_expense` with an `Idempotency-Key` (`kernel::keyed`): the save (its version
+    /// included) and its answer commit together; a byte-identical retry gets that answer and
+    /// records no other version.
+    pub fn save_expense_keyed(
+        &self,
+        p: &Principal,
+        input: SaveExpenseInput,
+        call: Option<KeyedCall<'_, SavedExpense>>,
+    ) -> Result<Answer<SavedExpense>, BookkeepingError> {
         p.authorize(Scope::BookkeepingWrite)?;
+        self.k.keyed(
+            &p.idempotency_credential(),
+            "bookkeeping/expenses/from-activity",
+            call,
+            |sealing| self.store_expense(p, input, sealing),
+        )
+    }
+
+    fn store_expense(
+        &self,
+        p: &Principal,
+        input: SaveExpenseInput,
+        sealing: Option<&Sealing<'_, SavedExpense>>,
+    ) -> Result<SavedExpense, BookkeepingError> {
         let save = input.check()?;
         let company = p.company_id;
         let activity = self.activity_of(company, &save.activity)?;
@@ -420,8 +450,9 @@ impl BookkeepingService {
         let mut created = None;
         for _ in 0..SAVE_ATTEMPTS {
             let current = self.store.expense_of_activity(company, activity.id)?;
-            self.check_evidence(company, &fields.evidence_file_ids, current.as_ref())?;
-            match current {
+            let files =
+                self.check_evidence(company, &fields.evidence_file_ids, current.as_ref())?;
+            let (expense, version) = match &current {
                 None => {
                     let expense = Expense {
                         id: ExpenseId(self.k.crypto.new_uuid()),
@@ -439,10 +470,7 @@ impl BookkeepingService {
                         saved_by: saved_by.clone(),
                         changes: fields.changes_from(None),
                     };
-                    if self.store.insert_expense(&expense, &version)? == ExpenseWrite::Applied {
-                        created = Some(true);
-                        break;
-                    }
+                    (expense, version)
                 }
                 Some(current) => {
                     let expense = Expense {
@@ -458,17 +486,45 @@ impl BookkeepingService {
                         saved_by: saved_by.clone(),
                         changes: fields.changes_from(Some(&current.fields)),
                     };
-                    if self.store.update_expense(
-                        &expense,
-                        current.version,
-                        &version,
-                        self.k.now(),
-                    )? == ExpenseWrite::Applied
-                    {
-                        created = Some(false);
-                        break;
-                    }
+                    (expense, version)
                 }
+            };
+            let completion = match sealing {
+                Some(s) => {
+                    // The answer as it will read back once this write commits (the versions
+                    // so far are those of the version this write compares and sets).
+                    let mut versions = match &current {
+                        Some(c) => self.store.expense_versions(company, c.id)?,
+                        None => Vec::new(),
+                    };
+                    versions.push(version.clone());
+                    let saved = saved_as(&activity, &contact, &expense, versions, files);
+                    Some(s.completion(&SavedExpense {
+                        created: current.is_none(),
+                        ..saved
+                    })?)
+                }
+                None => None,
+            };
+            let written = match &current {
+                None => self
+                    .store
+                    .insert_expense(&expense, &version, completion.as_ref())?,
+                Some(current) => self.store.update_expense(
+                    &expense,
+                    current.version,
+                    &version,
+                    self.k.now(),
+                    completion.as_ref(),
+                )?,
+            };
+            match written {
+                ExpenseWrite::Applied => {
+                    created = Some(current.is_none());
+                    break;
+                }
+                ExpenseWrite::Unclaimed => return Err(keyed::claim_lost().into()),
+                ExpenseWrite::Lost => {}
             }
         }
         let created = created.ok_or_else(|| Fault::new("expense kept changing under us"))?;
@@ -482,6 +538,38 @@ impl BookkeepingService {
             activity,
             detail,
         })
+    }
+}
+
+/// A save's answer built before its write: the expense with its files in id order (as the
+/// store reads them back), linked to it.
+fn saved_as(
+    activity: &WalletActivity,
+    contact: &Contact,
+    expense: &Expense,
+    versions: Vec<ExpenseVersion>,
+    files: Vec<EvidenceFile>,
+) -> SavedExpense {
+    let mut evidence: Vec<EvidenceFile> = files
+        .into_iter()
+        .map(|f| EvidenceFile {
+            expense_id: Some(expense.id),
+            orphan_since: None,
+            ..f
+        })
+        .collect();
+    evidence.sort_by_key(|f| f.id.to_string());
+    let mut expense = expense.clone();
+    expense.fields.evidence_file_ids = evidence.iter().map(|f| f.id).collect();
+    SavedExpense {
+        created: true,
+        activity: activity.clone(),
+        detail: ExpenseDetail {
+            expense,
+            contact: Some(contact.clone()),
+            versions,
+            evidence,
+        },
     }
 }
 

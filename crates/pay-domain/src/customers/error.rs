@@ -16,6 +16,7 @@ crate::context_error! {
         Denied(Denied),
         NotFound(NotFound),
         Portal(PortalRefused),
+        Idempotency(crate::kernel::idempotency::IdempotencyConflict),
         Fault(Fault),
     }
 }

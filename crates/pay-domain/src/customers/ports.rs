@@ -4,6 +4,7 @@ use crate::customers::portal::PortalKey;
 use crate::customers::{Contact, ContactKind, ContactQuery, ContactRef, GivenFields, Upserted};
 use crate::kernel::error::PortResult;
 use crate::kernel::ids::{CompanyId, ContactId};
+use crate::kernel::keyed::Seal;
 use crate::kernel::timestamp::Timestamp;
 use crate::tenancy::Scope;
 
@@ -16,7 +17,21 @@ pub trait ContactStore {
     /// `contact.updated_at`, and id, uid, e-mail and `created_at` stay. MUST be atomic: two
     /// concurrent upserts of one e-mail make one contact (one `Created`, one `Updated`), with
     /// both roles when they gave different ones. `uid` MUST be unique across companies.
-    fn upsert_contact(&self, contact: &Contact, given: GivenFields) -> PortResult<Upserted>;
+    ///
+    /// In the SAME transaction, the completion `seal` makes of what the upsert did (a keyed
+    /// create, `kernel::keyed`) marks its idempotency record answered; `None` with nothing
+    /// written when that claim was taken over (no unanswered record holds its token).
+    fn upsert_contact_sealed(
+        &self,
+        contact: &Contact,
+        given: GivenFields,
+        seal: Seal<'_, Upserted>,
+    ) -> PortResult<Option<Upserted>>;
+    /// `upsert_contact_sealed` without a key.
+    fn upsert_contact(&self, contact: &Contact, given: GivenFields) -> PortResult<Upserted> {
+        self.upsert_contact_sealed(contact, given, &|_| Ok(None))?
+            .ok_or_else(|| crate::kernel::error::Fault::new("an unkeyed upsert lost a claim"))
+    }
     /// Up to `limit` newest contacts of the company that have the role `kind` (a `Both`
     /// contact has each; newest first, ties by id).
     fn contacts(

@@ -12,6 +12,7 @@ use crate::customers::{
 };
 use crate::kernel::error::{Fault, NotFound, PortResult};
 use crate::kernel::ids::{CompanyId, ContactId, ContactUid};
+use crate::kernel::keyed::{self, Answer, KeyedCall, Seal};
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::kernel::validate;
@@ -127,10 +128,38 @@ impl CustomerService {
         p: &Principal,
         input: UpsertContactInput,
     ) -> Result<Upserted, CustomerError> {
+        let answer = self.upsert_customer_keyed(p, input, None)?;
+        answer
+            .fresh()
+            .ok_or_else(|| Fault::new("an unkeyed call replayed").into())
+    }
+
+    /// `upsert_customer` with an `Idempotency-Key` (`kernel::keyed`): the upsert and its
+    /// answer (created or updated, as the store decided) commit together; a byte-identical
+    /// retry gets that answer, even after the contact changed.
+    pub fn upsert_customer_keyed(
+        &self,
+        p: &Principal,
+        input: UpsertContactInput,
+        call: Option<KeyedCall<'_, Upserted>>,
+    ) -> Result<Answer<Upserted>, CustomerError> {
         p.authorize(Scope::CustomersWrite)?;
-        let upsert = input.check()?;
-        let now = self.tenancy.company_now(p.company_id)?;
-        Ok(self.upsert_for(p.company_id, upsert, now)?)
+        self.k
+            .keyed(&p.idempotency_credential(), "customers", call, |sealing| {
+                let upsert = input.check()?;
+                let now = self.tenancy.company_now(p.company_id)?;
+                let given = upsert.given();
+                let seal = |u: &Upserted| keyed::completion(sealing, u);
+                self.upsert_sealed(
+                    p.company_id,
+                    ContactKind::Customer,
+                    upsert,
+                    given,
+                    now,
+                    &seal,
+                )?
+                .ok_or_else(|| keyed::claim_lost().into())
+            })
     }
 
     /// The upsert for another use case of the company (a new subscription's customer): no
@@ -174,6 +203,21 @@ impl CustomerService {
         given: crate::customers::GivenFields,
         now: Timestamp,
     ) -> PortResult<Upserted> {
+        self.upsert_sealed(company, role, upsert, given, now, &|_| Ok(None))?
+            .ok_or_else(|| Fault::new("an unkeyed upsert lost a claim"))
+    }
+
+    /// The upsert, with the completion `seal` makes of what it did written in its
+    /// transaction; `None` when the claim was taken over (nothing written).
+    fn upsert_sealed(
+        &self,
+        company: CompanyId,
+        role: ContactKind,
+        upsert: ContactUpsert,
+        given: crate::customers::GivenFields,
+        now: Timestamp,
+        seal: Seal<'_, Upserted>,
+    ) -> PortResult<Option<Upserted>> {
         let contact = Contact {
             id: ContactId(self.k.crypto.new_uuid()),
             uid: self
@@ -188,7 +232,7 @@ impl CustomerService {
             created_at: now,
             updated_at: now,
         };
-        self.store.upsert_contact(&contact, given)
+        self.store.upsert_contact_sealed(&contact, given, seal)
     }
 
     /// Up to 200 newest customers of the company.

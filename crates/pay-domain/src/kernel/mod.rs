@@ -11,6 +11,7 @@ pub mod hex;
 pub mod html;
 pub mod idempotency;
 pub mod ids;
+pub mod keyed;
 pub mod observers;
 pub mod ports;
 pub mod ratelimit;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::kernel::assets::AssetCatalogue;
 use crate::kernel::error::{Fault, PortResult, RateLimited};
+use crate::kernel::idempotency::IdempotencyStore;
 use crate::kernel::ports::{Clock, Crypto, SecretSealer};
 use crate::kernel::ratelimit::{self, Limit, RateLimitStore, RateLimits};
 use crate::kernel::secret::Secret;
@@ -27,6 +28,8 @@ pub struct Kernel {
     pub(crate) hits: Arc<dyn RateLimitStore + Send + Sync>,
     /// The outbox of domain events: deciding contexts write into it, reacting ones consume.
     pub(crate) events: crate::kernel::events::Events,
+    /// The records of keyed creates (`kernel::keyed`).
+    pub(crate) idempotency: Arc<dyn IdempotencyStore + Send + Sync>,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -53,6 +56,8 @@ pub struct KernelParts {
     pub limits: RateLimits,
     /// The outbox of domain events (what one context decided and others react to).
     pub events: Arc<dyn crate::kernel::events::EventStore + Send + Sync>,
+    /// The idempotency records of keyed creates (one table with the grant subscription's).
+    pub idempotency: Arc<dyn IdempotencyStore + Send + Sync>,
 }
 
 impl std::fmt::Debug for KernelParts {
@@ -76,6 +81,7 @@ impl Kernel {
             limits: parts.limits,
             hits: parts.rate_limits,
             events: crate::kernel::events::Events::new(parts.events),
+            idempotency: parts.idempotency,
         }
     }
 

@@ -37,6 +37,7 @@ crate::context_error! {
         NotFound(NotFound),
         Transition(InvalidTransition),
         RateLimited(RateLimited),
+        Idempotency(crate::kernel::idempotency::IdempotencyConflict),
         Fault(Fault),
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::kernel::error::PortResult;
 use crate::kernel::events::EventRecord;
+use crate::kernel::idempotency::Completion;
 use crate::kernel::ids::{CompanyId, LinkUid};
 use crate::kernel::timestamp::Timestamp;
 use crate::links::{LinkStatus, PaymentLink};
@@ -16,8 +17,11 @@ pub struct LinkFilter {
 
 /// Payment links.
 pub trait PaymentLinkStore {
-    /// Inserts; `uid` MUST be unique across companies.
-    fn insert_link(&self, link: &PaymentLink) -> PortResult<()>;
+    /// Inserts; `uid` MUST be unique across companies. With a completion (a keyed create,
+    /// `kernel::keyed`), marks that idempotency record answered in the SAME transaction; false
+    /// with nothing written when its claim was taken over (no record with its token left
+    /// unanswered). Without one: true.
+    fn insert_link(&self, link: &PaymentLink, completion: Option<&Completion>) -> PortResult<bool>;
     /// Up to `limit` newest non-anonymous links of the company (newest first, ties by id).
     fn links(
         &self,

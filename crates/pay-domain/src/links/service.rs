@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::kernel::error::{Fault, NotFound, PortResult};
 use crate::kernel::events::{DomainEvent, EventRecord};
 use crate::kernel::ids::{EventId, LinkUid, PaymentLinkId};
+use crate::kernel::keyed::{self, Answer, KeyedCall, Sealing};
 use crate::kernel::observers::Observers;
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
@@ -97,7 +98,24 @@ impl LinkService {
         input: CreateLinkInput,
     ) -> Result<PaymentLink, LinkError> {
         p.authorize(Scope::PaymentLinksWrite)?;
-        self.issue_link(p.company_id, input, CreatedBy::from_principal(p))
+        self.issue_link(p.company_id, input, CreatedBy::from_principal(p), None)
+    }
+
+    /// `create_link` with an `Idempotency-Key` (`kernel::keyed`): the link and its answer
+    /// commit together; a byte-identical retry gets that answer.
+    pub fn create_link_keyed(
+        &self,
+        p: &Principal,
+        input: CreateLinkInput,
+        call: Option<KeyedCall<'_, PaymentLink>>,
+    ) -> Result<Answer<PaymentLink>, LinkError> {
+        p.authorize(Scope::PaymentLinksWrite)?;
+        self.k.keyed(
+            &p.idempotency_credential(),
+            "payment-links",
+            call,
+            |sealing| self.issue_link(p.company_id, input, CreatedBy::from_principal(p), sealing),
+        )
     }
 
     /// Creates a link of `company` for another use case of it (a subscription's cycle
@@ -108,6 +126,7 @@ impl LinkService {
         company_id: crate::kernel::ids::CompanyId,
         input: CreateLinkInput,
         created_by: CreatedBy,
+        sealing: Option<&Sealing<'_, PaymentLink>>,
     ) -> Result<PaymentLink, LinkError> {
         let (company, settings) = self.tenancy.company_with_settings(company_id)?;
         let payload = input.into_payload(&self.k.assets, &settings, &company)?;
@@ -130,7 +149,12 @@ impl LinkService {
             created_by,
             grant_subscription_id,
         };
-        self.store.insert_link(&link)?;
+        if !self
+            .store
+            .insert_link(&link, keyed::completion(sealing, &link)?.as_ref())?
+        {
+            return Err(keyed::claim_lost().into());
+        }
         Ok(link)
     }
 

@@ -18,6 +18,7 @@ crate::context_error! {
         NotActive(LinkNotActive),
         MissingEmail(MissingEmail),
         RateLimited(RateLimited),
+        Idempotency(crate::kernel::idempotency::IdempotencyConflict),
         Fault(Fault),
     }
 }

@@ -1,14 +1,18 @@
 //! What mail needs from storage: the outbox.
 
 use crate::kernel::error::PortResult;
+use crate::kernel::idempotency::Completion;
 use crate::kernel::ids::{CompanyId, LinkUid};
 use crate::kernel::timestamp::Timestamp;
 use crate::mail::*;
 
 /// The mail outbox.
 pub trait MailStore {
-    /// Inserts a new mail; its id MUST be unique, and its company and link MUST exist.
-    fn insert_mail(&self, mail: &OutgoingMail) -> PortResult<()>;
+    /// Inserts a new mail; its id MUST be unique, and its company and link MUST exist. With a
+    /// completion (a keyed request, `kernel::keyed`), marks that idempotency record answered
+    /// in the SAME transaction; false with nothing written when its claim was taken over.
+    fn insert_mail(&self, mail: &OutgoingMail, completion: Option<&Completion>)
+        -> PortResult<bool>;
     /// Atomically claims up to `limit` pending mails due on their company's clock
     /// (`next_attempt_at <= now + that company's test-clock offset`) and not leased (a lease
     /// runs on real time: a moved clock MUST NOT end it), oldest due first, and leases them

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::kernel::error::{Fault, PortResult, RateLimited};
 use crate::kernel::ids::LinkUid;
+use crate::kernel::keyed::{self, Answer, KeyedCall, Sealing};
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::LinkService;
@@ -66,7 +67,37 @@ impl MailService {
         uid: &LinkUid,
         email: Option<String>,
     ) -> Result<String, MailError> {
+        let answer = self.send_request_email_keyed(p, uid, email, None)?;
+        answer
+            .fresh()
+            .ok_or_else(|| Fault::new("an unkeyed call replayed").into())
+    }
+
+    /// `send_request_email` with an `Idempotency-Key` (`kernel::keyed`, route
+    /// `payment-links/<uid>/send-request-email`): the mail and its answer commit together; a
+    /// byte-identical retry gets that answer and queues no second mail.
+    pub fn send_request_email_keyed(
+        &self,
+        p: &Principal,
+        uid: &LinkUid,
+        email: Option<String>,
+        call: Option<KeyedCall<'_, String>>,
+    ) -> Result<Answer<String>, MailError> {
         p.authorize(Scope::PaymentLinksWrite)?;
+        let route = format!("payment-links/{uid}/send-request-email");
+        self.k
+            .keyed(&p.idempotency_credential(), &route, call, |sealing| {
+                self.queue_request_email(p, uid, email, sealing)
+            })
+    }
+
+    fn queue_request_email(
+        &self,
+        p: &Principal,
+        uid: &LinkUid,
+        email: Option<String>,
+        sealing: Option<&Sealing<'_, String>>,
+    ) -> Result<String, MailError> {
         let link = self.links.visible_link::<MailError>(p, uid)?;
         let to = match (email, &link.payload.customer_email) {
             (Some(given), _) => parse_recipient("email", &given)?,
@@ -101,7 +132,10 @@ impl MailService {
             created_at: now,
             sent_at: None,
         };
-        self.store.insert_mail(&mail)?;
+        let completion = keyed::completion(sealing, &mail.to)?;
+        if !self.store.insert_mail(&mail, completion.as_ref())? {
+            return Err(keyed::claim_lost().into());
+        }
         Ok(mail.to)
     }
 
@@ -149,7 +183,7 @@ impl MailService {
             created_at: now,
             sent_at: None,
         };
-        self.store.insert_mail(&mail)?;
+        self.store.insert_mail(&mail, None)?;
         Ok(Some(mail))
     }
 

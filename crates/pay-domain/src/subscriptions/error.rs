@@ -23,6 +23,7 @@ crate::context_error! {
         NotFound(NotFound),
         Transition(InvalidSubscriptionTransition),
         Portal(PortalRefused),
+        Idempotency(crate::kernel::idempotency::IdempotencyConflict),
         Fault(Fault),
     }
 }
@@ -48,6 +49,7 @@ impl From<crate::customers::CustomerError> for SubscriptionError {
             C::Denied(d) => d.into(),
             C::NotFound(n) => n.into(),
             C::Portal(p) => p.into(),
+            C::Idempotency(c) => c.into(),
             C::Fault(f) => f.into(),
         }
     }

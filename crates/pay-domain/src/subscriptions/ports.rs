@@ -2,6 +2,7 @@
 
 use crate::kernel::error::PortResult;
 use crate::kernel::events::Consumed;
+use crate::kernel::idempotency::Completion;
 use crate::kernel::ids::{
     CompanyId, ContactId, CycleId, LinkUid, PaymentLinkId, SubscriptionId, SubscriptionUid,
 };
@@ -60,9 +61,16 @@ pub enum CyclePaid {
 
 /// Subscriptions and their cycles.
 pub trait SubscriptionStore {
-    /// Inserts a subscription and its first cycle in ONE transaction. `uid` MUST be unique
-    /// across companies; (subscription, sequence) MUST be unique.
-    fn insert_subscription(&self, s: &Subscription, first: &Cycle) -> PortResult<()>;
+    /// Inserts a subscription and its first cycle in ONE transaction, with, given a
+    /// completion (a keyed create, `kernel::keyed`), that idempotency record marked answered;
+    /// false with nothing written when its claim was taken over. `uid` MUST be unique across
+    /// companies; (subscription, sequence) MUST be unique.
+    fn insert_subscription(
+        &self,
+        s: &Subscription,
+        first: &Cycle,
+        completion: Option<&Completion>,
+    ) -> PortResult<bool>;
     /// Up to `limit` newest subscriptions of the company (newest first, ties by id).
     fn subscriptions(
         &self,

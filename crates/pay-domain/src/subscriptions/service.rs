@@ -10,6 +10,7 @@ use crate::customers::portal::PortalParams;
 use crate::customers::{ContactUpsert, CustomerService, PortalAccess};
 use crate::kernel::error::{Fault, NotFound, PortResult};
 use crate::kernel::ids::{CycleId, SubscriptionId, SubscriptionUid};
+use crate::kernel::keyed::{self, Answer, KeyedCall, Sealing};
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::{checkout_url, CreateLinkInput, LinkService, PaymentLink};
@@ -117,7 +118,35 @@ impl SubscriptionService {
         p: &Principal,
         input: CreateSubscriptionInput,
     ) -> Result<SubscriptionView, SubscriptionError> {
+        let answer = self.create_subscription_keyed(p, input, None)?;
+        answer
+            .fresh()
+            .ok_or_else(|| Fault::new("an unkeyed call replayed").into())
+    }
+
+    /// `create_subscription` with an `Idempotency-Key` (`kernel::keyed`): the subscription,
+    /// its first cycle and the answer commit together; a byte-identical retry gets that answer.
+    pub fn create_subscription_keyed(
+        &self,
+        p: &Principal,
+        input: CreateSubscriptionInput,
+        call: Option<KeyedCall<'_, SubscriptionView>>,
+    ) -> Result<Answer<SubscriptionView>, SubscriptionError> {
         p.authorize(Scope::SubscriptionsWrite)?;
+        self.k.keyed(
+            &p.idempotency_credential(),
+            "subscriptions",
+            call,
+            |sealing| self.start_subscription(p, input, sealing),
+        )
+    }
+
+    fn start_subscription(
+        &self,
+        p: &Principal,
+        input: CreateSubscriptionInput,
+        sealing: Option<&Sealing<'_, SubscriptionView>>,
+    ) -> Result<SubscriptionView, SubscriptionError> {
         let (company, settings) = self.tenancy.company_with_settings(p.company_id)?;
         let now = self.tenancy.company_now_of(&company);
         let new = input.check(&self.k.assets, &settings, now)?;
@@ -164,15 +193,27 @@ impl SubscriptionService {
         first.payment_link_uid = Some(link.uid.clone());
         first.issued_at = Some(now);
         sub.next_run_at = next_run(&sub, std::slice::from_ref(&first), &self.config);
-        if let Err(e) = self.store.insert_subscription(&sub, &first) {
-            // The invoice belongs to nothing: take it off the customer's way.
-            let _ = self.links.archive_link_of(sub.company_id, &link.uid);
-            return Err(e.into());
-        }
-        Ok(SubscriptionView {
+        let view = SubscriptionView {
             subscription: sub,
             cycles: vec![first],
-        })
+        };
+        let inserted = keyed::completion(sealing, &view).and_then(|completion| {
+            self.store
+                .insert_subscription(&view.subscription, &view.cycles[0], completion.as_ref())
+        });
+        match inserted {
+            Ok(true) => Ok(view),
+            refused => {
+                // The invoice belongs to nothing: take it off the customer's way.
+                let _ = self
+                    .links
+                    .archive_link_of(view.subscription.company_id, &link.uid);
+                Err(match refused {
+                    Err(e) => e.into(),
+                    _ => keyed::claim_lost().into(),
+                })
+            }
+        }
     }
 
     pub(super) fn new_cycle(
@@ -233,7 +274,7 @@ impl SubscriptionService {
         };
         Ok(self
             .links
-            .issue_link(sub.company_id, input, sub.created_by.clone())?)
+            .issue_link(sub.company_id, input, sub.created_by.clone(), None)?)
     }
 
     /// Up to 200 newest subscriptions with their cycles: company-wide for keys and sessions,

@@ -177,6 +177,16 @@ pub struct Principal {
 }
 
 impl Principal {
+    /// The credential an `Idempotency-Key` is scoped to: the API key pair, the OAuth grant,
+    /// or the member signed in to the company.
+    pub fn idempotency_credential(&self) -> String {
+        match &self.credential {
+            Credential::ApiKey { partner_id } => format!("key:{partner_id}"),
+            Credential::OAuthGrant { grant_id, .. } => format!("grant:{grant_id}"),
+            Credential::SignIn { user_id, .. } => format!("member:{user_id}@{}", self.company_id),
+        }
+    }
+
     /// Checks that the credential may use a route that needs `scope`. A missing OAuth scope is
     /// the spec's 401 `Invalid pay API credentials`; a session mutation without the team
     /// permission is 403 `Forbidden`.

@@ -1415,7 +1415,7 @@ fn list_links_returns_the_200_newest_of_the_company() {
     anon.uid = LinkUid::parse("Anonymous0000000000000").unwrap();
     anon.id = PaymentLinkId(uuid::Uuid::from_u128(u128::MAX));
     anon.created_by = CreatedBy::Anonymous;
-    w.store.insert_link(&anon).unwrap();
+    w.store.insert_link(&anon, None).unwrap();
 
     let list = w.pay.links().list_links(&p).unwrap();
     assert_eq!(list.len(), 200);
@@ -1522,7 +1522,7 @@ fn get_link_hides_anonymous_foreign_and_malformed_uids() {
         created_by: CreatedBy::Anonymous,
         ..own.clone()
     };
-    w.store.insert_link(&anon).unwrap();
+    w.store.insert_link(&anon, None).unwrap();
 
     assert_eq!(w.pay.links().get_link(&p, &own.uid), Ok(own.clone()));
     assert_eq!(

@@ -842,7 +842,7 @@ fn grant_made_and_anonymous_links_reach_no_company_callback() {
         created_by: CreatedBy::Anonymous,
         ..own
     };
-    w.store.insert_link(&anonymous).unwrap();
+    w.store.insert_link(&anonymous, None).unwrap();
     assert_eq!(w.emit(&by_grant), vec![]);
     assert_eq!(w.emit(&anonymous), vec![]);
     assert_eq!(w.store.stored_deliveries(), vec![]);

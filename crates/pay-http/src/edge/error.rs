@@ -267,19 +267,19 @@ macro_rules! from_context {
 
 from_context! {
     TenancyError { Invalid, Denied, InvalidLogin, ApiKeyNotFound, NotFound, RateLimited, Fault }
-    LinkError { Invalid, UnknownField, Asset, Denied, NotFound, Transition, RateLimited, Fault }
+    LinkError { Invalid, UnknownField, Asset, Denied, NotFound, Transition, RateLimited, Idempotency, Fault }
     CheckoutError {
         Invalid, Denied, NotFound, Transition, NotActive, AlreadyPaid, UnderWay, StartBlocked,
         PriceUnavailable, RefundAddressSet, RateLimited, Fault,
     }
     WebhookError { Invalid, Denied, NotFound, Idempotency, Fault }
-    MailError { Invalid, Denied, NotFound, NotActive, MissingEmail, RateLimited, Fault }
+    MailError { Invalid, Denied, NotFound, NotActive, MissingEmail, RateLimited, Idempotency, Fault }
     SettingsError { Invalid, Asset, Denied, Fault }
     SandboxError { Invalid, Denied, NotFound, Fault }
     OAuthError { Invalid, Denied, Refused, NoRedirect, Resource, Fault }
-    CustomerError { Invalid, Denied, NotFound, Portal, Fault }
-    SubscriptionError { Invalid, Asset, Denied, NotFound, Transition, Portal, Fault }
-    BookkeepingError { Invalid, Denied, NotFound, Evidence, Fault }
+    CustomerError { Invalid, Denied, NotFound, Portal, Idempotency, Fault }
+    SubscriptionError { Invalid, Asset, Denied, NotFound, Transition, Portal, Idempotency, Fault }
+    BookkeepingError { Invalid, Denied, NotFound, Evidence, Idempotency, Fault }
     WalletError { Xpub, Invalid, NotFound, Denied, Fault }
     InstallationError { Invalid, PlatformExists, Conflict, Resource, Fault }
     OnboardingError { Invalid, Denied, InvalidLogin, Idempotency, NotFound, Claim, RateLimited, Fault }

@@ -8,6 +8,7 @@ pub mod credentials;
 pub mod error;
 pub mod exact_json;
 pub mod form;
+pub mod idempotency;
 pub mod json;
 pub mod limits;
 pub mod metrics;

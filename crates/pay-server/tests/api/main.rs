@@ -22,6 +22,7 @@ mod dashboard;
 mod dashboard_keys;
 mod gateway;
 mod grant_webhooks;
+mod idempotent_creates;
 mod links;
 mod mail;
 mod mail_flood;

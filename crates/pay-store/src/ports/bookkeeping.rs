@@ -3,6 +3,8 @@
 //! version row and its evidence links in the same transaction; the evidence rows themselves
 //! are in `evidence`. Written once for both backends.
 
+use std::cell::Cell;
+
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use pay_domain::bookkeeping::ports::{BookkeepingStore, ExpenseWrite};
@@ -12,6 +14,7 @@ use pay_domain::bookkeeping::{
 };
 use pay_domain::checkout::machine::SessionStatus;
 use pay_domain::checkout::PaymentSession;
+use pay_domain::kernel::idempotency::Completion;
 use pay_domain::kernel::ids::{
     CompanyId, EvidenceFileId, ExpenseId, PaymentSessionId, WalletActivityId,
 };
@@ -20,7 +23,7 @@ use pay_domain::links::PaymentLink;
 use pay_domain::{Fault, PortResult};
 
 use super::evidence::{linked_ids, sync_links};
-use crate::conn::write_transaction;
+use crate::conn::{write_transaction, AnyConnection};
 use crate::rows::{ActivityRow, ExpenseRow, ExpenseVersionRow};
 use crate::schema::{
     expense_versions, expenses, payment_links, payment_sessions, wallet_activities,
@@ -34,6 +37,22 @@ fn unique_violation<T>(r: QueryResult<T>) -> QueryResult<Option<T>> {
         Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _))
         | Err(DieselError::RollbackTransaction) => Ok(None),
         Err(e) => Err(e),
+    }
+}
+
+/// A keyed save's answer, in its transaction: rolls it back, noting `unclaimed`, when the
+/// claim was taken over.
+fn answer_keyed(
+    conn: &mut AnyConnection,
+    completion: Option<&Completion>,
+    unclaimed: &Cell<bool>,
+) -> QueryResult<()> {
+    match completion {
+        Some(c) if !super::grant_webhooks::answer(conn, c)? => {
+            unclaimed.set(true);
+            Err(DieselError::RollbackTransaction)
+        }
+        _ => Ok(()),
     }
 }
 
@@ -163,9 +182,11 @@ impl BookkeepingStore for DieselStore {
         &self,
         expense: &Expense,
         version: &ExpenseVersion,
+        completion: Option<&Completion>,
     ) -> PortResult<ExpenseWrite> {
         let row = ExpenseRow::from(expense);
         let v = ExpenseVersionRow::try_from(version)?;
+        let unclaimed = Cell::new(false);
         // The UNIQUE activity refuses a second expense: on PostgreSQL the losing insert waits
         // for the winner's commit and then fails; the whole transaction rolls back.
         let done = self.write("insert expense", |conn| {
@@ -176,11 +197,13 @@ impl BookkeepingStore for DieselStore {
                 diesel::insert_into(expense_versions::table)
                     .values(&v)
                     .execute(conn)?;
-                sync_links(conn, expense, expense.updated_at)
+                sync_links(conn, expense, expense.updated_at)?;
+                answer_keyed(conn, completion, &unclaimed)
             }))
         })?;
         Ok(match done {
             Some(_) => ExpenseWrite::Applied,
+            None if unclaimed.get() => ExpenseWrite::Unclaimed,
             None => ExpenseWrite::Lost,
         })
     }
@@ -191,9 +214,11 @@ impl BookkeepingStore for DieselStore {
         expected_version: i64,
         version: &ExpenseVersion,
         unlinked_at: Timestamp,
+        completion: Option<&Completion>,
     ) -> PortResult<ExpenseWrite> {
         let row = ExpenseRow::from(expense);
         let v = ExpenseVersionRow::try_from(version)?;
+        let unclaimed = Cell::new(false);
         let done = self.write("update expense", |conn| {
             unique_violation(write_transaction(conn, |conn| {
                 let n = diesel::update(
@@ -211,11 +236,13 @@ impl BookkeepingStore for DieselStore {
                     .values(&v)
                     .execute(conn)?;
                 sync_links(conn, expense, unlinked_at)?;
+                answer_keyed(conn, completion, &unclaimed)?;
                 Ok(true)
             }))
         })?;
         Ok(match done {
             Some(true) => ExpenseWrite::Applied,
+            _ if unclaimed.get() => ExpenseWrite::Unclaimed,
             _ => ExpenseWrite::Lost,
         })
     }

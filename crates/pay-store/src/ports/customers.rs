@@ -9,6 +9,7 @@ use pay_domain::customers::{
     Contact, ContactKind, ContactQuery, ContactRef, ContactWithWallets, GivenFields, Upserted,
 };
 use pay_domain::kernel::ids::{CompanyId, ContactId};
+use pay_domain::kernel::keyed::Seal;
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::{Fault, PortResult};
 
@@ -17,36 +18,39 @@ use crate::rows::{ContactChanges, ContactRow, NewContactRow};
 use crate::schema::{contact_wallets, contacts};
 use crate::DieselStore;
 
-/// The update half of an upsert, in one transaction: sets the given fields (and the role) of
-/// the company's contact with this e-mail key and reads it back (on PostgreSQL the UPDATE's row
-/// lock makes the read see this write); `None` when there is no such contact.
+/// The update half of an upsert, inside the upsert's transaction: sets the given fields (and
+/// the role) of the company's contact with this e-mail key and reads it back (on PostgreSQL
+/// the UPDATE's row lock makes the read see this write); `None` when there is no such contact.
 fn update_existing(
     conn: &mut AnyConnection,
     row: &NewContactRow<'_>,
     changes: &ContactChanges<'_>,
 ) -> QueryResult<Option<ContactRow>> {
-    write_transaction(conn, |conn| {
-        let mine = || {
-            contacts::table
-                .filter(contacts::company_id.eq(&row.company_id))
-                .filter(contacts::email_key.eq(&row.email_key))
-        };
-        if diesel::update(mine()).set(changes).execute(conn)? == 0 {
-            return Ok(None);
-        }
-        // A role the contact does not have yet makes it both (one statement: atomic).
-        diesel::update(
-            mine()
-                .filter(contacts::kind.ne(row.kind))
-                .filter(contacts::kind.ne(ContactKind::Both.as_str())),
-        )
-        .set(contacts::kind.eq(ContactKind::Both.as_str()))
-        .execute(conn)?;
+    let mine = || {
+        contacts::table
+            .filter(contacts::company_id.eq(&row.company_id))
+            .filter(contacts::email_key.eq(&row.email_key))
+    };
+    if diesel::update(mine()).set(changes).execute(conn)? == 0 {
+        return Ok(None);
+    }
+    // A role the contact does not have yet makes it both (one statement: atomic).
+    diesel::update(
         mine()
-            .select(ContactRow::as_select())
-            .first(conn)
-            .optional()
-    })
+            .filter(contacts::kind.ne(row.kind))
+            .filter(contacts::kind.ne(ContactKind::Both.as_str())),
+    )
+    .set(contacts::kind.eq(ContactKind::Both.as_str()))
+    .execute(conn)?;
+    mine()
+        .select(ContactRow::as_select())
+        .first(conn)
+        .optional()
+}
+
+/// A domain refusal inside a transaction (a corrupt row, a sealer fault): rolls it back.
+fn inside(e: Fault) -> DieselError {
+    DieselError::DeserializationError(Box::new(e))
 }
 
 diesel::define_sql_function! {
@@ -67,36 +71,49 @@ fn like_escaped(text: &str) -> String {
 }
 
 impl ContactStore for DieselStore {
-    fn upsert_contact(&self, contact: &Contact, given: GivenFields) -> PortResult<Upserted> {
+    fn upsert_contact_sealed(
+        &self,
+        contact: &Contact,
+        given: GivenFields,
+        seal: Seal<'_, Upserted>,
+    ) -> PortResult<Option<Upserted>> {
         let row = NewContactRow::try_from(contact)?;
         let changes = ContactChanges::new(contact, given)?;
-        // Update the contact of this e-mail, else insert; an insert that loses a race to a
-        // concurrent one (the unique e-mail key index refuses it, on PostgreSQL once the other
-        // commits) updates the winner's row instead. On SQLite the single writer serialises
-        // the whole. A second refusal is another unique column (the uid): a fault.
-        let outcome = self.write("upsert contact", |conn| {
+        // In one transaction: update the contact of this e-mail, else insert, then the keyed
+        // answer of what was done. An insert that loses a race to a concurrent one (the unique
+        // e-mail key index refuses it, on PostgreSQL once the other commits) rolls back and
+        // runs again, updating the winner's row. On SQLite the single writer serialises the
+        // whole. A second refusal is another unique column (the uid): a fault.
+        self.write("upsert contact", |conn| {
             for _ in 0..2 {
-                if let Some(found) = update_existing(conn, &row, &changes)? {
-                    return Ok(Some(Err(found)));
-                }
-                match diesel::insert_into(contacts::table)
-                    .values(&row)
-                    .execute(conn)
-                {
-                    Ok(_) => return Ok(Some(Ok(()))),
+                let done = write_transaction(conn, |conn| {
+                    let upserted = match update_existing(conn, &row, &changes)? {
+                        Some(found) => Upserted::Updated(Contact::try_from(found).map_err(inside)?),
+                        None => {
+                            diesel::insert_into(contacts::table)
+                                .values(&row)
+                                .execute(conn)?;
+                            Upserted::Created(contact.clone())
+                        }
+                    };
+                    if let Some(c) = seal(&upserted).map_err(inside)? {
+                        super::grant_webhooks::complete(conn, &c)?;
+                    }
+                    Ok(upserted)
+                });
+                match done {
+                    Ok(upserted) => return Ok(Some(upserted)),
+                    // The claim was taken over: nothing written.
+                    Err(DieselError::RollbackTransaction) => return Ok(None),
                     Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => {}
                     Err(e) => return Err(e),
                 }
             }
-            Ok(None)
-        })?;
-        match outcome {
-            Some(Ok(())) => Ok(Upserted::Created(contact.clone())),
-            Some(Err(found)) => Ok(Upserted::Updated(Contact::try_from(found)?)),
-            None => Err(Fault::new(
-                "upsert contact: unique violation (contacts.uid)",
-            )),
-        }
+            Err(DieselError::DatabaseError(
+                DatabaseErrorKind::UniqueViolation,
+                Box::new("upsert contact: unique violation (contacts.uid)".to_owned()),
+            ))
+        })
     }
 
     fn contacts(

@@ -70,28 +70,66 @@ pub(super) fn save_grant_subscription(
                 return Err(DieselError::RollbackTransaction);
             }
             if let Some(c) = completion {
-                let answered = diesel::update(
-                    idempotency_keys::table
-                        .filter(idempotency_keys::scope.eq(&c.scope))
-                        .filter(idempotency_keys::idem_key.eq(&c.key))
-                        .filter(idempotency_keys::token.eq(&c.token))
-                        .filter(idempotency_keys::answer_sealed.is_null()),
-                )
-                .set((
-                    idempotency_keys::answer_key_id.eq(&c.answer.key_id),
-                    idempotency_keys::answer_sealed.eq(&c.answer.sealed),
-                ))
-                .execute(conn)?;
-                if answered != 1 {
-                    // The claim was taken over: the write must not happen twice.
-                    return Err(DieselError::RollbackTransaction);
-                }
+                complete(conn, c)?;
             }
             Ok(())
         });
         match saved {
             Ok(()) => Ok(true),
             Err(e) if lost_race(&e) => Ok(false),
+            Err(e) => Err(e),
+        }
+    })
+}
+
+/// Marks a claimed idempotency record answered, inside the transaction of its request's
+/// effect (every keyed write calls this). The claim taken over by another request (its token
+/// gone) is `RollbackTransaction`: the effect must not happen twice.
+pub(super) fn complete(conn: &mut AnyConnection, c: &Completion) -> QueryResult<()> {
+    if answer(conn, c)? {
+        Ok(())
+    } else {
+        Err(DieselError::RollbackTransaction)
+    }
+}
+
+/// Marks a claimed idempotency record answered; false (nothing written) when the claim was
+/// taken over or answered already.
+pub(super) fn answer(conn: &mut AnyConnection, c: &Completion) -> QueryResult<bool> {
+    let answered = diesel::update(
+        idempotency_keys::table
+            .filter(idempotency_keys::scope.eq(&c.scope))
+            .filter(idempotency_keys::idem_key.eq(&c.key))
+            .filter(idempotency_keys::token.eq(&c.token))
+            .filter(idempotency_keys::answer_sealed.is_null()),
+    )
+    .set((
+        idempotency_keys::answer_key_id.eq(&c.answer.key_id),
+        idempotency_keys::answer_sealed.eq(&c.answer.sealed),
+    ))
+    .execute(conn)?;
+    Ok(answered == 1)
+}
+
+/// A keyed write: `f` and, with a completion, its answer in ONE transaction; false when the
+/// claim was taken over (nothing written).
+pub(super) fn write_keyed(
+    store: &DieselStore,
+    what: &'static str,
+    completion: Option<&Completion>,
+    f: impl FnOnce(&mut AnyConnection) -> QueryResult<()>,
+) -> PortResult<bool> {
+    store.write(what, |conn| {
+        let written = write_transaction(conn, |conn| {
+            f(conn)?;
+            match completion {
+                Some(c) => complete(conn, c),
+                None => Ok(()),
+            }
+        });
+        match written {
+            Ok(()) => Ok(true),
+            Err(DieselError::RollbackTransaction) => Ok(false),
             Err(e) => Err(e),
         }
     })

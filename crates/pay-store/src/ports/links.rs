@@ -1,6 +1,7 @@
 //! Payment links' store port.
 
 use diesel::prelude::*;
+use pay_domain::kernel::idempotency::Completion;
 use pay_domain::kernel::ids::{CompanyId, LinkUid};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::ports::{LinkFilter, PaymentLinkStore};
@@ -18,14 +19,14 @@ use pay_domain::kernel::events::EventRecord;
 use super::events::insert_events;
 
 impl PaymentLinkStore for DieselStore {
-    fn insert_link(&self, link: &PaymentLink) -> PortResult<()> {
+    fn insert_link(&self, link: &PaymentLink, completion: Option<&Completion>) -> PortResult<bool> {
         let row = NewLinkRow::try_from(link)?;
-        self.write("insert link", |conn| {
+        super::grant_webhooks::write_keyed(self, "insert link", completion, |conn| {
             diesel::insert_into(payment_links::table)
                 .values(&row)
                 .execute(conn)
-        })?;
-        Ok(())
+                .map(drop)
+        })
     }
 
     fn links(

@@ -3,6 +3,7 @@
 //! select (`FOR UPDATE SKIP LOCKED`, PostgreSQL only), as for the webhook outbox.
 
 use diesel::prelude::*;
+use pay_domain::kernel::idempotency::Completion;
 use pay_domain::kernel::ids::{CompanyId, LinkUid};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::mail::{AfterMailAttempt, MailId, MailStatus, MailStore, OutgoingMail};
@@ -35,13 +36,17 @@ fn to_mails(rows: Vec<MailRow>) -> PortResult<Vec<OutgoingMail>> {
 }
 
 impl MailStore for DieselStore {
-    fn insert_mail(&self, mail: &OutgoingMail) -> PortResult<()> {
+    fn insert_mail(
+        &self,
+        mail: &OutgoingMail,
+        completion: Option<&Completion>,
+    ) -> PortResult<bool> {
         let row = NewMailRow::from(mail);
-        self.write("insert mail", |conn| {
+        super::grant_webhooks::write_keyed(self, "insert mail", completion, |conn| {
             diesel::insert_into(mail_outbox::table)
                 .values(&row)
                 .execute(conn)
-                .map(|_| ())
+                .map(drop)
         })
     }
 

@@ -4,6 +4,7 @@
 
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use pay_domain::kernel::idempotency::Completion;
 use pay_domain::kernel::ids::{CompanyId, ContactId, CycleId, LinkUid, PaymentLinkId};
 use pay_domain::kernel::ids::{SubscriptionId, SubscriptionUid};
 use pay_domain::kernel::timestamp::Timestamp;
@@ -49,22 +50,25 @@ fn ids(of: &[SubscriptionId]) -> Vec<String> {
 }
 
 impl SubscriptionStore for DieselStore {
-    fn insert_subscription(&self, s: &Subscription, first: &Cycle) -> PortResult<()> {
+    fn insert_subscription(
+        &self,
+        s: &Subscription,
+        first: &Cycle,
+        completion: Option<&Completion>,
+    ) -> PortResult<bool> {
         if first.subscription_id != s.id {
             return Err(Fault::new("insert subscription: a first cycle of another"));
         }
         let row = NewSubscriptionRow::try_from(s)?;
         let cycle = NewCycleRow::from(first);
-        self.write("insert subscription", |conn| {
-            write_transaction(conn, |conn| {
-                diesel::insert_into(subscriptions::table)
-                    .values(&row)
-                    .execute(conn)?;
-                diesel::insert_into(subscription_cycles::table)
-                    .values(&cycle)
-                    .execute(conn)
-                    .map(|_| ())
-            })
+        super::grant_webhooks::write_keyed(self, "insert subscription", completion, |conn| {
+            diesel::insert_into(subscriptions::table)
+                .values(&row)
+                .execute(conn)?;
+            diesel::insert_into(subscription_cycles::table)
+                .values(&cycle)
+                .execute(conn)
+                .map(drop)
         })
     }
 

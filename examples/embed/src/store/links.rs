@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use pay_domain::kernel::events::EventRecord;
+use pay_domain::kernel::idempotency::Completion;
 use pay_domain::kernel::ids::{CompanyId, FormKeyId, LinkUid};
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::links::gateway::FormKeyStore;
@@ -26,8 +27,26 @@ impl Tables {
 }
 
 impl PaymentLinkStore for HostStore {
-    fn insert_link(&self, link: &PaymentLink) -> PortResult<()> {
-        self.lock().add_link(link)
+    fn insert_link(&self, link: &PaymentLink, completion: Option<&Completion>) -> PortResult<bool> {
+        let mut t = self.lock();
+        // One lock: the link and its keyed answer are one transaction.
+        if let Some(c) = completion {
+            let id = (c.scope.clone(), c.key.clone());
+            let claimed = t
+                .idempotency
+                .get(&id)
+                .is_some_and(|r| r.token == c.token && r.answer.is_none());
+            if !claimed {
+                return Ok(false);
+            }
+            t.add_link(link)?;
+            if let Some(r) = t.idempotency.get_mut(&id) {
+                r.answer = Some(c.answer.clone());
+            }
+            return Ok(true);
+        }
+        t.add_link(link)?;
+        Ok(true)
     }
 
     fn links(

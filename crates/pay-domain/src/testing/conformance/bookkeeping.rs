@@ -145,7 +145,10 @@ pub fn activities_filter_and_order<S: Ports>(store: &S) {
         store.record_activity(x).unwrap();
     }
     let (e, v) = expense(&out1, bob.id, "Servers");
-    assert_eq!(store.insert_expense(&e, &v).unwrap(), ExpenseWrite::Applied);
+    assert_eq!(
+        store.insert_expense(&e, &v, None).unwrap(),
+        ExpenseWrite::Applied
+    );
     let ids = |f: ActivityFilter| -> Vec<(WalletActivityId, bool)> {
         store
             .activities(a, &f, 200)
@@ -228,7 +231,7 @@ pub fn export_pages_run_in_order_within_the_period<S: Ports>(store: &S) {
         let x = activity(a, &format!("1{i}"), 0, Direction::Outgoing, at);
         store.record_activity(&x).unwrap();
         let (e, v) = expense(&x, bob.id, &format!("e{i}"));
-        store.insert_expense(&e, &v).unwrap();
+        store.insert_expense(&e, &v, None).unwrap();
         outs.push(x);
     }
     let bare = activity(a, "20", 0, Direction::Outgoing, T0 + 2000);
@@ -290,7 +293,7 @@ pub fn one_expense_per_activity_and_versions_by_compare_and_set<S: Ports>(store:
         let hs: Vec<_> = (0..8)
             .map(|i| {
                 let (e, v) = expense(&out, bob.id, &format!("insert {i}"));
-                sc.spawn(move || store.insert_expense(&e, &v).unwrap())
+                sc.spawn(move || store.insert_expense(&e, &v, None).unwrap())
             })
             .collect();
         hs.into_iter()
@@ -317,7 +320,9 @@ pub fn one_expense_per_activity_and_versions_by_compare_and_set<S: Ports>(store:
                 };
                 sc.spawn(move || {
                     (
-                        store.update_expense(&next, 1, &v, ts(T0 + 1)).unwrap(),
+                        store
+                            .update_expense(&next, 1, &v, ts(T0 + 1), None)
+                            .unwrap(),
                         next,
                     )
                 })
@@ -436,7 +441,7 @@ where
 
     let a = company(store);
     let own = link_value(a);
-    store.insert_link(&own).unwrap();
+    store.insert_link(&own, None).unwrap();
     let put = |l: &PaymentLink, status: SessionStatus, at: i64| {
         let s = PaymentSession {
             updated_at: ts(at),

@@ -76,7 +76,10 @@ pub fn expense_writes_link_and_unlink_evidence<S: Ports>(store: &S) {
     // A pending file or another company's cannot be linked: nothing is written.
     for bad in [pending.id, foreign.id] {
         e.fields.evidence_file_ids = vec![f1.id, bad];
-        assert_eq!(store.insert_expense(&e, &v).unwrap(), ExpenseWrite::Lost);
+        assert_eq!(
+            store.insert_expense(&e, &v, None).unwrap(),
+            ExpenseWrite::Lost
+        );
         assert_eq!(store.expense_of_activity(a, out.id).unwrap(), None);
         assert!(store
             .evidence_file(a, f1.id)
@@ -86,7 +89,10 @@ pub fn expense_writes_link_and_unlink_evidence<S: Ports>(store: &S) {
             .is_none());
     }
     e.fields.evidence_file_ids = vec![f1.id, f2.id];
-    assert_eq!(store.insert_expense(&e, &v).unwrap(), ExpenseWrite::Applied);
+    assert_eq!(
+        store.insert_expense(&e, &v, None).unwrap(),
+        ExpenseWrite::Applied
+    );
     let got = store.expense_of_activity(a, out.id).unwrap().unwrap();
     assert_eq!(got.fields.evidence_file_ids, vec![f1.id, f2.id]);
     let linked = store.evidence_of_expense(a, e.id).unwrap();
@@ -103,7 +109,10 @@ pub fn expense_writes_link_and_unlink_evidence<S: Ports>(store: &S) {
     store.record_activity(&out2).unwrap();
     let (mut e2, v2) = expense(&out2, bob.id, "steals");
     e2.fields.evidence_file_ids = vec![f2.id];
-    assert_eq!(store.insert_expense(&e2, &v2).unwrap(), ExpenseWrite::Lost);
+    assert_eq!(
+        store.insert_expense(&e2, &v2, None).unwrap(),
+        ExpenseWrite::Lost
+    );
     // A re-save keeping f2 only unlinks f1, an orphan from the given instant.
     let mut next = got.clone();
     next.version = 2;
@@ -116,7 +125,9 @@ pub fn expense_writes_link_and_unlink_evidence<S: Ports>(store: &S) {
         changes: next.fields.changes_from(Some(&got.fields)),
     };
     assert_eq!(
-        store.update_expense(&next, 1, &v, ts(T0 + 7)).unwrap(),
+        store
+            .update_expense(&next, 1, &v, ts(T0 + 7), None)
+            .unwrap(),
         ExpenseWrite::Applied
     );
     let one = store.evidence_file(a, f1.id).unwrap().unwrap();
@@ -133,7 +144,7 @@ pub fn expense_writes_link_and_unlink_evidence<S: Ports>(store: &S) {
     // f1 is free again: the other expense takes it; two expenses racing for one file: one.
     e2.fields.evidence_file_ids = vec![f1.id];
     assert_eq!(
-        store.insert_expense(&e2, &v2).unwrap(),
+        store.insert_expense(&e2, &v2, None).unwrap(),
         ExpenseWrite::Applied
     );
     let free = stored(store, a, T0);
@@ -144,7 +155,7 @@ pub fn expense_writes_link_and_unlink_evidence<S: Ports>(store: &S) {
                 store.record_activity(&act).unwrap();
                 let (mut e, v) = expense(&act, bob.id, "race");
                 e.fields.evidence_file_ids = vec![free.id];
-                sc.spawn(move || store.insert_expense(&e, &v).unwrap())
+                sc.spawn(move || store.insert_expense(&e, &v, None).unwrap())
             })
             .collect();
         hs.into_iter()
@@ -170,7 +181,10 @@ pub fn orphans_are_claimed_by_compare_and_set<S: Ports>(store: &S) {
     store.record_activity(&out).unwrap();
     let (mut e, v) = expense(&out, bob.id, "keeps one");
     e.fields.evidence_file_ids = vec![linked.id];
-    assert_eq!(store.insert_expense(&e, &v).unwrap(), ExpenseWrite::Applied);
+    assert_eq!(
+        store.insert_expense(&e, &v, None).unwrap(),
+        ExpenseWrite::Applied
+    );
     let cut = ts(T0 + 5_000);
     let orphans = store.orphan_evidence(cut, 10).unwrap();
     assert_eq!(
@@ -191,7 +205,10 @@ pub fn orphans_are_claimed_by_compare_and_set<S: Ports>(store: &S) {
     store.record_activity(&out2).unwrap();
     let (mut e2, v2) = expense(&out2, bob.id, "late");
     e2.fields.evidence_file_ids = vec![old.id];
-    assert_eq!(store.insert_expense(&e2, &v2).unwrap(), ExpenseWrite::Lost);
+    assert_eq!(
+        store.insert_expense(&e2, &v2, None).unwrap(),
+        ExpenseWrite::Lost
+    );
     // Only a claimed row is deleted.
     store.delete_evidence(young.id).unwrap();
     assert!(store.evidence_file(a, young.id).unwrap().is_some());

@@ -145,7 +145,7 @@ pub fn link_value(company: CompanyId) -> PaymentLink {
 /// A new link of the company in the store (`link_value`).
 pub fn link<S: PaymentLinkStore + ?Sized>(store: &S, company: CompanyId) -> PaymentLink {
     let l = link_value(company);
-    store.insert_link(&l).unwrap();
+    store.insert_link(&l, None).unwrap();
     l
 }
 

@@ -285,7 +285,7 @@ where
 
     let mut tagged = super::links::values::link(c, T0, CreatedBy::Grant(grant));
     tagged.grant_subscription_id = Some(first.id);
-    store.insert_link(&tagged).unwrap();
+    store.insert_link(&tagged, None).unwrap();
     assert_eq!(store.link(c, &tagged.uid).unwrap(), Some(tagged.clone()));
 
     let disabled = GrantSubscription {

@@ -45,12 +45,12 @@ pub fn payment_links<S: Ports>(store: &S) {
         &other_grant,
         &foreign,
     ] {
-        store.insert_link(l).unwrap();
+        store.insert_link(l, None).unwrap();
     }
     // `uid` is unique across companies.
     let mut clash = link(other.company.id, T0, key.clone());
     clash.uid = oldest.uid.clone();
-    assert!(is_fault(store.insert_link(&clash)));
+    assert!(is_fault(store.insert_link(&clash, None)));
 
     let (first_tie, second_tie) = if tie_a.id.to_string() > tie_b.id.to_string() {
         (&tie_a, &tie_b)
@@ -129,7 +129,7 @@ pub fn link_status_compare_and_set<S: Ports>(store: &S) {
     store.create_tenant(&other).unwrap();
     let company = t.company.id;
     let l = link(company, T0, CreatedBy::User(t.owner));
-    store.insert_link(&l).unwrap();
+    store.insert_link(&l, None).unwrap();
 
     use LinkStatus::*;
     assert!(store

@@ -36,7 +36,7 @@ pub fn prune_forgets_finished_mails_before_the_cut<S: Ports>(store: &S) {
     new_sent.next_attempt_at = None;
     new_sent.sent_at = Some(ts(T0 + 10));
     for m in [&old_sent, &old_failed, &old_pending, &new_sent] {
-        store.insert_mail(m).unwrap();
+        store.insert_mail(m, None).unwrap();
     }
     assert_eq!(store.prune_mails(ts(T0 + 10)).unwrap(), 2);
     assert!(store.mail(old_sent.id).unwrap().is_none());
@@ -56,7 +56,7 @@ pub fn insert_and_read_back_exactly<S: Ports>(store: &S) {
     let c = company(store);
     let l = link(store, c);
     let m = mail(&l, T0, T0);
-    store.insert_mail(&m).unwrap();
+    store.insert_mail(&m, None).unwrap();
     assert_eq!(store.mail(m.id).unwrap(), Some(m.clone()));
     assert_eq!(store.mail(MailId(Uuid::now_v7())).unwrap(), None);
     // Every optional column round-trips too.
@@ -67,7 +67,7 @@ pub fn insert_and_read_back_exactly<S: Ports>(store: &S) {
     full.last_attempt_at = Some(ts(T0 + 5));
     full.last_error = Some("550 <recipient>: no".into());
     full.sent_at = Some(ts(T0 + 6));
-    store.insert_mail(&full).unwrap();
+    store.insert_mail(&full, None).unwrap();
     assert_eq!(store.mail(full.id).unwrap(), Some(full));
 }
 
@@ -85,7 +85,7 @@ pub fn claim_due_oldest_first_with_lease<S: Ports>(store: &S) {
     let mut odd = mail(&l, T0, now - 900);
     odd.status = MailStatus::Failed;
     for m in [&late, &early, &future, &done, &odd] {
-        store.insert_mail(m).unwrap();
+        store.insert_mail(m, None).unwrap();
     }
     assert!(store
         .claim_due_mails(ts(now), ts(now + LEASE), 0)
@@ -123,7 +123,7 @@ pub fn record_is_compare_and_set<S: Ports>(store: &S) {
     let c = company(store);
     let l = link(store, c);
     let m = mail(&l, T0, T0);
-    store.insert_mail(&m).unwrap();
+    store.insert_mail(&m, None).unwrap();
     // Attempt 1 fails and is rescheduled.
     assert!(store
         .record_mail_attempt(m.id, 1, ts(T0 + 10), &retry(T0 + 60_010, "421 busy"))
@@ -176,7 +176,7 @@ pub fn link_mails_are_company_scoped_newest_first<S: Ports>(store: &S) {
     let b = mail(&l, T0 + 5, T0);
     let elsewhere = mail(&other_link, T0, T0);
     for m in [&a, &b, &elsewhere] {
-        store.insert_mail(m).unwrap();
+        store.insert_mail(m, None).unwrap();
     }
     let got: Vec<MailId> = store
         .link_mails(c, &l.uid)
@@ -194,7 +194,7 @@ pub fn pending_mails_after_a_cursor<S: Ports>(store: &S) {
     let l = link(store, c);
     let ms: Vec<OutgoingMail> = (0..5).map(|i| mail(&l, T0 + i, T0)).collect();
     for m in &ms {
-        store.insert_mail(m).unwrap();
+        store.insert_mail(m, None).unwrap();
     }
     // One of them is done already.
     assert!(store

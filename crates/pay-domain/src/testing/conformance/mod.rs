@@ -11,6 +11,7 @@ pub mod files;
 pub mod fixtures;
 pub mod grant_webhooks;
 pub mod installations;
+pub mod keyed;
 pub mod links;
 pub mod mail;
 pub mod oauth;

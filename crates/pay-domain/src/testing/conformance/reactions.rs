@@ -119,7 +119,7 @@ pub fn a_crash_before_the_cycle_payment_loses_nothing<S: PayStore + 'static>(sto
         .unwrap()
         .into_contact();
     let (s, c0) = super::subscriptions::subscription(a, bob.id, T0 + 50_000);
-    store.insert_subscription(&s, &c0).unwrap();
+    store.insert_subscription(&s, &c0, None).unwrap();
     let (l, pending) = pending_payment(&*store, a, T0 + 90_000);
     assert!(store.open_cycle(c0.id, l.id, &l.uid, ts(T0)).unwrap());
     let (_, event) = complete(&*store, &l, &pending);
@@ -218,7 +218,7 @@ pub fn a_crash_before_the_billing_clock_work_loses_nothing<S: PayStore + 'static
         .into_contact();
     // Due an hour from now on the company's clock: nothing runs before the move.
     let (s, c0) = super::subscriptions::subscription(a, bob.id, T0 + HOUR);
-    store.insert_subscription(&s, &c0).unwrap();
+    store.insert_subscription(&s, &c0, None).unwrap();
     let event = EventRecord::new(
         EventId(uuid::Uuid::now_v7()),
         DomainEvent::ClockMoved {

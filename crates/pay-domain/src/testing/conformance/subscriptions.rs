@@ -183,11 +183,11 @@ pub fn claim_leases_each_due_subscription_once<S: Ports>(store: &S) {
     let mut due = HashSet::new();
     for i in 0..20 {
         let (s, c) = subscription(a, bob.id, T0 + i);
-        store.insert_subscription(&s, &c).unwrap();
+        store.insert_subscription(&s, &c, None).unwrap();
         due.insert(s.id);
     }
     let (later, c) = subscription(a, bob.id, T0 + 10_000);
-    store.insert_subscription(&later, &c).unwrap();
+    store.insert_subscription(&later, &c, None).unwrap();
     let now = ts(T0 + 100);
     let lease = ts(T0 + 60_000);
     let claimed: Vec<Vec<SubscriptionId>> = std::thread::scope(|sc| {
@@ -253,7 +253,7 @@ pub fn a_company_claim_and_its_next_run_stay_in_the_company<S: Ports>(store: &S)
             .into_contact();
         for at in next_runs.into_iter().chain([T0 + 5_000]) {
             let (s, c) = subscription(co, bob.id, at);
-            store.insert_subscription(&s, &c).unwrap();
+            store.insert_subscription(&s, &c, None).unwrap();
             if co == a && at < T0 + 100 {
                 due_a.insert(s.id);
             }
@@ -299,7 +299,7 @@ pub fn a_cycle_is_created_once<S: Ports>(store: &S) {
         .unwrap()
         .into_contact();
     let (s, c0) = subscription(a, bob.id, T0);
-    store.insert_subscription(&s, &c0).unwrap();
+    store.insert_subscription(&s, &c0, None).unwrap();
     let inserted: Vec<bool> = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..6)
             .map(|_| sc.spawn(|| store.insert_cycle(&cycle(&s, 1)).unwrap()))
@@ -328,9 +328,9 @@ pub fn subscriptions_round_trip_and_moves_are_compare_and_set<S: Ports>(store: &
     s.interval = Interval::new(Cadence::Weekly, Some(3)).unwrap();
     s.metadata
         .insert("plan".into(), serde_json::json!({"tier": 2}));
-    store.insert_subscription(&s, &c0).unwrap();
+    store.insert_subscription(&s, &c0, None).unwrap();
     let (other, c) = subscription(a, bob.id, T0 + 100);
-    store.insert_subscription(&other, &c).unwrap();
+    store.insert_subscription(&other, &c, None).unwrap();
     // Read back exactly; the grant filter; another company sees nothing.
     assert_eq!(store.subscription(a, &s.uid).unwrap(), Some(s.clone()));
     assert_eq!(store.subscription(company(store), &s.uid).unwrap(), None);
@@ -416,7 +416,7 @@ pub fn a_cycle_is_paid_once_per_event<S: Ports>(store: &S) {
         .unwrap()
         .into_contact();
     let (s, c0) = subscription(a, bob.id, T0 + 50_000);
-    store.insert_subscription(&s, &c0).unwrap();
+    store.insert_subscription(&s, &c0, None).unwrap();
     let l = link(store, a);
     assert_eq!(store.cycle_of_link(l.id).unwrap(), None);
     assert!(store.open_cycle(c0.id, l.id, &l.uid, ts(T0)).unwrap());

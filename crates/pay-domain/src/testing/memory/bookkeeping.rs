@@ -7,6 +7,7 @@ use crate::bookkeeping::{
     ExportCursor, ExportItem, ExportPeriod, PaymentRef, Recorded, WalletActivity,
 };
 use crate::kernel::error::{Fault, PortResult};
+use crate::kernel::idempotency::Completion;
 use crate::kernel::ids::*;
 use crate::kernel::timestamp::Timestamp;
 
@@ -128,9 +129,17 @@ impl BookkeepingStore for MemStore {
             .cloned())
     }
 
-    fn insert_expense(&self, e: &Expense, version: &ExpenseVersion) -> PortResult<ExpenseWrite> {
+    fn insert_expense(
+        &self,
+        e: &Expense,
+        version: &ExpenseVersion,
+        completion: Option<&Completion>,
+    ) -> PortResult<ExpenseWrite> {
         self.count_call("insert_expense");
         let mut t = self.write();
+        if completion.is_some_and(|c| super::webhooks::claimed(&t, c).is_none()) {
+            return Ok(ExpenseWrite::Unclaimed);
+        }
         if t.expenses.iter().any(|x| x.activity_id == e.activity_id)
             || !sync_links(&mut t, e, e.updated_at)
         {
@@ -138,6 +147,7 @@ impl BookkeepingStore for MemStore {
         }
         t.expenses.push(e.clone());
         t.expense_versions.push(version.clone());
+        super::webhooks::complete(&mut t, completion);
         Ok(ExpenseWrite::Applied)
     }
 
@@ -147,9 +157,13 @@ impl BookkeepingStore for MemStore {
         expected_version: i64,
         version: &ExpenseVersion,
         unlinked_at: Timestamp,
+        completion: Option<&Completion>,
     ) -> PortResult<ExpenseWrite> {
         self.count_call("update_expense");
         let mut t = self.write();
+        if completion.is_some_and(|c| super::webhooks::claimed(&t, c).is_none()) {
+            return Ok(ExpenseWrite::Unclaimed);
+        }
         let Some(i) = t.expenses.iter().position(|x| {
             x.id == e.id && x.company_id == e.company_id && x.version == expected_version
         }) else {
@@ -160,6 +174,7 @@ impl BookkeepingStore for MemStore {
         }
         t.expenses[i] = e.clone();
         t.expense_versions.push(version.clone());
+        super::webhooks::complete(&mut t, completion);
         Ok(ExpenseWrite::Applied)
     }
 

@@ -7,39 +7,60 @@ use crate::customers::{
 };
 use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::ids::*;
+use crate::kernel::keyed::Seal;
 use crate::kernel::timestamp::Timestamp;
 
 impl ContactStore for MemStore {
-    fn upsert_contact(&self, c: &Contact, given: GivenFields) -> PortResult<Upserted> {
+    fn upsert_contact_sealed(
+        &self,
+        c: &Contact,
+        given: GivenFields,
+        seal: Seal<'_, Upserted>,
+    ) -> PortResult<Option<Upserted>> {
         self.count_call("upsert_contact");
+        // One lock: the upsert and its answer are one transaction (decided on a copy, kept
+        // only when the answer is written).
         let mut t = self.write();
         if !t.companies.iter().any(|(x, _)| x.id == c.company_id) {
             return Err(Fault::new("foreign key: company"));
         }
         let key = c.email_key();
-        if let Some(row) = t
+        let found = t
             .contacts
-            .iter_mut()
-            .find(|x| x.company_id == c.company_id && x.email_key() == key)
-        {
-            row.kind = row.kind.with(c.kind);
-            if given.name {
-                row.name = c.name.clone();
+            .iter()
+            .position(|x| x.company_id == c.company_id && x.email_key() == key);
+        let upserted = match found {
+            Some(i) => {
+                let mut row = t.contacts[i].clone();
+                row.kind = row.kind.with(c.kind);
+                if given.name {
+                    row.name = c.name.clone();
+                }
+                if given.client_id {
+                    row.client_id = c.client_id.clone();
+                }
+                if given.metadata {
+                    row.metadata = c.metadata.clone();
+                }
+                row.updated_at = c.updated_at;
+                Upserted::Updated(row)
             }
-            if given.client_id {
-                row.client_id = c.client_id.clone();
+            None => {
+                if t.contacts.iter().any(|x| x.id == c.id || x.uid == c.uid) {
+                    return Err(unique_violation("contacts.uid"));
+                }
+                Upserted::Created(c.clone())
             }
-            if given.metadata {
-                row.metadata = c.metadata.clone();
-            }
-            row.updated_at = c.updated_at;
-            return Ok(Upserted::Updated(row.clone()));
+        };
+        let completion = seal(&upserted)?;
+        if !super::webhooks::complete(&mut t, completion.as_ref()) {
+            return Ok(None);
         }
-        if t.contacts.iter().any(|x| x.id == c.id || x.uid == c.uid) {
-            return Err(unique_violation("contacts.uid"));
+        match found {
+            Some(i) => t.contacts[i] = upserted.contact().clone(),
+            None => t.contacts.push(c.clone()),
         }
-        t.contacts.push(c.clone());
-        Ok(Upserted::Created(c.clone()))
+        Ok(Some(upserted))
     }
 
     fn contacts(

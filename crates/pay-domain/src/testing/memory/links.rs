@@ -2,6 +2,7 @@
 
 use super::{unique_violation, MemStore};
 use crate::kernel::error::{Fault, PortResult};
+use crate::kernel::idempotency::Completion;
 use crate::kernel::ids::*;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::gateway::FormKeyStore;
@@ -13,14 +14,17 @@ use crate::tenancy::keys::Integration;
 use time::Duration;
 
 impl PaymentLinkStore for MemStore {
-    fn insert_link(&self, link: &PaymentLink) -> PortResult<()> {
+    fn insert_link(&self, link: &PaymentLink, completion: Option<&Completion>) -> PortResult<bool> {
         self.count_call("insert_link");
         let mut t = self.write();
         if t.links.iter().any(|l| l.uid == link.uid || l.id == link.id) {
             return Err(unique_violation("payment_links.uid"));
         }
+        if !super::webhooks::complete(&mut t, completion) {
+            return Ok(false);
+        }
         t.links.push(link.clone());
-        Ok(())
+        Ok(true)
     }
 
     fn links(

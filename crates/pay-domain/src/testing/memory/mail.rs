@@ -2,12 +2,17 @@
 
 use super::{unique_violation, MemStore};
 use crate::kernel::error::{Fault, PortResult};
+use crate::kernel::idempotency::Completion;
 use crate::kernel::ids::*;
 use crate::kernel::timestamp::Timestamp;
 use crate::mail::{MailId, MailStatus, MailStore, OutgoingMail};
 
 impl MailStore for MemStore {
-    fn insert_mail(&self, mail: &OutgoingMail) -> PortResult<()> {
+    fn insert_mail(
+        &self,
+        mail: &OutgoingMail,
+        completion: Option<&Completion>,
+    ) -> PortResult<bool> {
         self.count_call("insert_mail");
         let mut t = self.write();
         if !t.companies.iter().any(|(c, _)| c.id == mail.company_id) {
@@ -23,8 +28,11 @@ impl MailStore for MemStore {
         if t.mails.iter().any(|m| m.id == mail.id) {
             return Err(unique_violation("mail_outbox.id"));
         }
+        if !super::webhooks::complete(&mut t, completion) {
+            return Ok(false);
+        }
         t.mails.push(mail.clone());
-        Ok(())
+        Ok(true)
     }
 
     fn claim_due_mails(

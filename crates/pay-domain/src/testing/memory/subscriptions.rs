@@ -2,6 +2,7 @@
 
 use super::{check_new_deliveries, unique_violation, MemStore, Tables};
 use crate::kernel::error::{Fault, PortResult};
+use crate::kernel::idempotency::Completion;
 use crate::kernel::ids::*;
 use crate::kernel::timestamp::Timestamp;
 use crate::links::CreatedBy;
@@ -24,7 +25,12 @@ fn check_cycle(t: &Tables, c: &Cycle) -> PortResult<()> {
 }
 
 impl SubscriptionStore for MemStore {
-    fn insert_subscription(&self, s: &Subscription, first: &Cycle) -> PortResult<()> {
+    fn insert_subscription(
+        &self,
+        s: &Subscription,
+        first: &Cycle,
+        completion: Option<&Completion>,
+    ) -> PortResult<bool> {
         self.count_call("insert_subscription");
         let mut t = self.write();
         if !t.companies.iter().any(|(c, _)| c.id == s.company_id) {
@@ -47,9 +53,12 @@ impl SubscriptionStore for MemStore {
         if first.subscription_id != s.id {
             return Err(Fault::new("foreign key: subscription"));
         }
+        if !super::webhooks::complete(&mut t, completion) {
+            return Ok(false);
+        }
         t.subscriptions.push(s.clone());
         t.cycles.push(first.clone());
-        Ok(())
+        Ok(true)
     }
 
     fn subscriptions(

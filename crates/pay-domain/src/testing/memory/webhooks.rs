@@ -100,6 +100,26 @@ impl IdempotencyStore for MemStore {
     }
 }
 
+/// The unanswered record a completion answers, while its claim holds (its token).
+pub(crate) fn claimed(t: &super::Tables, c: &Completion) -> Option<usize> {
+    t.idempotency.iter().position(|r| {
+        r.scope == c.scope && r.key == c.key && r.token == c.token && r.answer.is_none()
+    })
+}
+
+/// Marks the claimed record answered (checked first with `claimed`, under the same lock: one
+/// transaction with the keyed write). False when the claim was taken over.
+pub(crate) fn complete(t: &mut super::Tables, completion: Option<&Completion>) -> bool {
+    let Some(c) = completion else { return true };
+    match claimed(t, c) {
+        Some(i) => {
+            t.idempotency[i].answer = Some(c.answer.clone());
+            true
+        }
+        None => false,
+    }
+}
+
 impl WebhookStore for MemStore {
     fn grant_subscription(&self, grant: uuid::Uuid) -> PortResult<Option<GrantSubscription>> {
         self.count_call("grant_subscription");
@@ -124,9 +144,7 @@ impl WebhookStore for MemStore {
             return Err(Fault::new("foreign key: company"));
         }
         let claim = match completion {
-            Some(c) => match t.idempotency.iter().position(|r| {
-                r.scope == c.scope && r.key == c.key && r.token == c.token && r.answer.is_none()
-            }) {
+            Some(c) => match claimed(t, c) {
                 Some(i) => Some(i),
                 None => return Ok(false),
             },

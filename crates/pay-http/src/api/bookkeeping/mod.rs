@@ -7,9 +7,10 @@ pub mod dto;
 pub mod export;
 pub mod files;
 
+use actix_web::http::StatusCode;
 use actix_web::{get, post, web, HttpRequest, HttpResponse};
 use pay_domain::app::Pay;
-use pay_domain::bookkeeping::{ActivityFilter, Direction};
+use pay_domain::bookkeeping::{ActivityFilter, Direction, SavedExpense};
 use pay_domain::FieldError;
 
 use crate::api::bookkeeping::dto::{
@@ -20,6 +21,7 @@ use crate::api::bookkeeping::dto::{
 use crate::edge::credentials::{blocking, Credentials};
 use crate::edge::error::{ApiError, ErrorBody};
 use crate::edge::form::read_query;
+use crate::edge::idempotency::{json_answer, reply, Keyed, KEY_DOC};
 use crate::edge::json::JsonBody;
 
 fn read_filter(query: &str) -> Result<ActivityFilter, ApiError> {
@@ -167,37 +169,45 @@ pub async fn sandbox_outgoing_transfer(
     tag = "Bookkeeping",
     operation_id = "createBookkeepingExpenseFromActivity",
     request_body = CreateBookkeepingExpenseRequest,
+    params(("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[ -~]*[!-~][ -~]*$", description = KEY_DOC)),
     security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
     responses(
-        (status = 201, description = "Created", body = BookkeepingExpenseDto),
+        (status = 201, description = "Created; a replay carries `Idempotent-Replayed: true` (the first answer, status and body; no other version)", body = BookkeepingExpenseDto),
         (status = 200, description = "Updated: the activity's one expense", body = BookkeepingExpenseDto),
-        (status = 400, description = "Invalid body (the field is named)", body = ErrorBody),
+        (status = 400, description = "Invalid body (the field is named); `validation_failed` on `Idempotency-Key`", body = ErrorBody),
         (status = 401, description = "`Unauthorized` or `Invalid pay API credentials` (also a grant without `pay:bookkeeping:write`)", body = ErrorBody),
         (status = 403, description = "Session without `settings.manage` or CSRF token", body = ErrorBody),
         (status = 404, description = "No such outgoing activity of the company, no such contact, or an `evidenceFileIds` entry that is no stored file of the company (`field` names it)", body = ErrorBody),
-        (status = 409, description = "`evidence_file_linked`: an `evidenceFileIds` entry is linked to another expense (`field` names it)", body = ErrorBody),
+        (status = 409, description = "`evidence_file_linked`: an `evidenceFileIds` entry is linked to another expense (`field` names it); `idempotency_key_reused` (the key was used for another request) or `idempotency_key_in_flight` (the first is still running)", body = ErrorBody),
     )
 )]
 #[post("/api/partner/v1/pay/bookkeeping/expenses/from-activity")]
 pub async fn create_expense_from_activity(
     pay: web::Data<Pay>,
     creds: Credentials,
-    body: JsonBody,
+    body: Keyed,
 ) -> Result<HttpResponse, ApiError> {
-    let saved = blocking(move || {
+    blocking(move || {
         let principal = creds.principal(&pay)?;
+        let body = body.open()?;
         let input = body
             .read::<CreateBookkeepingExpenseRequest>()?
             .try_into_domain()?;
-        Ok(pay.bookkeeping().save_expense(&principal, input)?)
+        let render = |saved: &SavedExpense| {
+            let status = if saved.created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            json_answer(status, &BookkeepingExpenseDto::from(saved.detail.clone()))
+        };
+        let answer =
+            pay.bookkeeping()
+                .save_expense_keyed(&principal, input, body.call(&render)?)?;
+        reply(answer, &render)
     })
-    .await?;
-    let mut res = if saved.created {
-        HttpResponse::Created()
-    } else {
-        HttpResponse::Ok()
-    };
-    Ok(res.json(BookkeepingExpenseDto::from(saved.detail)))
+    .await?
+    .response()
 }
 
 /// Searches the company's contacts (customers, vendors, both): `q` matches a part of the

@@ -2,47 +2,57 @@
 
 pub mod dto;
 
+use actix_web::http::StatusCode;
 use actix_web::{get, post, web, HttpResponse};
 use pay_domain::app::Pay;
-use pay_domain::customers::UpsertContactInput;
+use pay_domain::customers::{UpsertContactInput, Upserted};
 
 use crate::api::customers::dto::{ContactDto, ContactList, PortalLinkDto, UpsertCustomerRequest};
 use crate::edge::credentials::{blocking, Credentials};
 use crate::edge::error::{ApiError, ErrorBody};
-use crate::edge::json::JsonBody;
+use crate::edge::idempotency::{json_answer, reply, Keyed, CONFLICT_DOC, KEY_DOC};
 
 /// Create or update a customer by e-mail: 201 when created, 200 when the company's customer
 /// with this e-mail (trimmed, compared without case) was updated. Scope `pay:customers:write`.
 #[utoipa::path(
     tag = "Customers",
     request_body = UpsertCustomerRequest,
+    params(("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[ -~]*[!-~][ -~]*$", description = KEY_DOC)),
     security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
     responses(
-        (status = 201, description = "Created", body = ContactDto),
+        (status = 201, description = "Created; a replay carries `Idempotent-Replayed: true` (the first answer, status and body)", body = ContactDto),
         (status = 200, description = "Updated: only the given fields changed", body = ContactDto),
-        (status = 400, description = "Invalid body (the field is named)", body = ErrorBody),
+        (status = 400, description = "Invalid body (the field is named); `validation_failed` on `Idempotency-Key`", body = ErrorBody),
         (status = 401, description = "`Unauthorized` or `Invalid pay API credentials` (also a grant without `pay:customers:write`)", body = ErrorBody),
         (status = 403, description = "Session without `settings.manage` or CSRF token", body = ErrorBody),
+        (status = 409, description = CONFLICT_DOC, body = ErrorBody),
     )
 )]
 #[post("/api/partner/v1/pay/customers")]
 pub async fn upsert_customer(
     pay: web::Data<Pay>,
     creds: Credentials,
-    body: JsonBody,
+    body: Keyed,
 ) -> Result<HttpResponse, ApiError> {
-    let upserted = blocking(move || {
+    blocking(move || {
         let principal = creds.principal(&pay)?;
+        let body = body.open()?;
         let input = UpsertContactInput::from(body.read::<UpsertCustomerRequest>()?);
-        Ok(pay.customers().upsert_customer(&principal, input)?)
+        let render = |upserted: &Upserted| {
+            let status = if upserted.was_created() {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            json_answer(status, &ContactDto::from(upserted.contact().clone()))
+        };
+        let answer =
+            pay.customers()
+                .upsert_customer_keyed(&principal, input, body.call(&render)?)?;
+        reply(answer, &render)
     })
-    .await?;
-    let mut res = if upserted.was_created() {
-        HttpResponse::Created()
-    } else {
-        HttpResponse::Ok()
-    };
-    Ok(res.json(ContactDto::from(upserted.into_contact())))
+    .await?
+    .response()
 }
 
 /// List up to 200 newest customers of the company. Scope `pay:customers:read`.

@@ -3,9 +3,11 @@
 pub mod dto;
 
 use actix_web::http::header::ContentType;
+use actix_web::http::StatusCode;
 use actix_web::{get, patch, post, web, HttpRequest, HttpResponse};
 use pay_domain::app::Pay;
-use pay_domain::links::{CreateAnonymousLinkInput, CreateLinkInput, LinkStatus};
+use pay_domain::kernel::idempotency::HEADER as IDEMPOTENCY_KEY;
+use pay_domain::links::{CreateAnonymousLinkInput, CreateLinkInput, LinkStatus, PaymentLink};
 use pay_domain::{Fault, FieldError};
 
 use crate::api::links::dto::{
@@ -14,6 +16,7 @@ use crate::api::links::dto::{
 };
 use crate::edge::credentials::{blocking, Credentials};
 use crate::edge::error::{ApiError, ErrorBody};
+use crate::edge::idempotency::{json_answer, reply, Keyed, CONFLICT_DOC, KEY_DOC};
 use crate::edge::json::JsonBody;
 use crate::edge::link_uid;
 
@@ -65,11 +68,13 @@ pub async fn create_anonymous_link(
         content = CreatePaymentLinkRequest,
         description = "With a credential, this body. Without any credential (the optional `{}` security), the body of `POST /api/public/anonymous-payment-links`, which creates an anonymous one-time link"
     ),
+    params(("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[ -~]*[!-~][ -~]*$", description = KEY_DOC)),
     security((), ("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
     responses(
-        (status = 201, description = "The new link (without any credential: an anonymous one-time link, as `POST /api/public/anonymous-payment-links`)", body = PaymentLinkDto),
+        (status = 201, description = "The new link (without any credential: an anonymous one-time link, as `POST /api/public/anonymous-payment-links`); a replay carries `Idempotent-Replayed: true`", body = PaymentLinkDto),
+        (status = 409, description = CONFLICT_DOC, body = ErrorBody),
         (status = 429, description = "Without a credential: more than 30 anonymous links a minute from this address; see `Retry-After`", body = ErrorBody),
-        (status = 400, description = "Invalid body (`invalid_json`, `unknown_field`, `validation_failed`, `invalid_destination_asset`, `ambiguous_currency`, `missing_destination_asset`)", body = ErrorBody),
+        (status = 400, description = "Invalid body (`invalid_json`, `unknown_field`, `validation_failed`, `invalid_destination_asset`, `ambiguous_currency`, `missing_destination_asset`); `validation_failed` on `Idempotency-Key` (also given without a credential)", body = ErrorBody),
         (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
         (status = 403, description = "Session without `settings.manage` or CSRF token", body = ErrorBody),
         (status = 413, description = "Body over 64 KiB", body = ErrorBody),
@@ -81,23 +86,39 @@ pub async fn create_link(
     pay: web::Data<Pay>,
     creds: Credentials,
     req: HttpRequest,
-    body: JsonBody,
+    body: Keyed,
 ) -> Result<HttpResponse, ApiError> {
     // Without any credential the spec creates an anonymous one-time link. Half a key pair, a
     // bad session or an `Authorization` header is still a credential, and fails as one.
     if matches!(creds, Credentials::None) {
-        return anonymous(pay, req, body).await;
+        let body = body.open().and_then(|b| {
+            if b.has_key() {
+                // Keys are scoped per credential: there is none to scope this one.
+                return Err(ApiError::invalid(
+                    IDEMPOTENCY_KEY,
+                    "an anonymous link takes no Idempotency-Key (it needs a credential)",
+                ));
+            }
+            b.object()
+        });
+        return anonymous(pay, req, JsonBody(body)).await;
     }
-    let p = pay.clone();
-    let link = blocking(move || {
-        let principal = creds.principal(&p)?;
+    blocking(move || {
+        let principal = creds.principal(&pay)?;
+        let body = body.open()?;
         let input = CreateLinkInput::from(body.read::<CreatePaymentLinkRequest>()?);
-        let link = p.links().create_link(&principal, input)?;
-        Ok((link, p.tenancy().pay_base_and_now(principal.company_id)?))
+        let company = principal.company_id;
+        let render = |link: &PaymentLink| {
+            let (base, now) = pay.tenancy().pay_base_and_now(company)?;
+            json_answer(StatusCode::CREATED, &PaymentLinkDto::new(link, &base, now))
+        };
+        let answer = pay
+            .links()
+            .create_link_keyed(&principal, input, body.call(&render)?)?;
+        reply(answer, &render)
     })
-    .await?;
-    let (link, (base, now)) = link;
-    Ok(HttpResponse::Created().json(PaymentLinkDto::new(&link, &base, now)))
+    .await?
+    .response()
 }
 
 /// List up to 200 newest payment links.

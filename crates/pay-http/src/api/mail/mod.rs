@@ -1,18 +1,17 @@
 //! `send-request-email`: queues a link's payment request for a customer. The mail goes into
 //! the outbox in the request; the mailer sends it later (nothing is sent inline), hence 202.
 
-use actix_web::dev::Payload;
-use actix_web::{post, web, FromRequest, HttpRequest, HttpResponse};
-use futures_util::future::LocalBoxFuture;
+use actix_web::http::StatusCode;
+use actix_web::{post, web, HttpResponse};
 use pay_domain::app::Pay;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use crate::edge::body;
 use crate::edge::credentials::{blocking, Credentials};
 use crate::edge::error::{ApiError, ErrorBody};
+use crate::edge::idempotency::{json_answer, reply, Keyed, KeyedRequest, KEY_DOC};
 use crate::edge::json::{from_object, parse_object};
 use crate::edge::link_uid;
 
@@ -36,53 +35,30 @@ pub struct SendRequestEmailResponse {
     pub email: String,
 }
 
-/// A JSON object body that may also be absent: an empty body (any or no content type) or a
-/// JSON `null` is `None`; anything else must be one `application/json` object of at most
-/// 64 KiB, as for every other route. Like `JsonBody`, extraction never fails the request by itself, so the handler
-/// checks credentials first.
-#[derive(Debug)]
-pub struct OptionalJsonBody(pub Result<Option<Map<String, Value>>, ApiError>);
-
-impl OptionalJsonBody {
-    /// The body as the route's request struct; its default when there was no body.
-    pub fn read<T: DeserializeOwned + Default>(self) -> Result<T, ApiError> {
-        Ok(self.0?.map(from_object).transpose()?.unwrap_or_default())
-    }
-}
-
-impl FromRequest for OptionalJsonBody {
-    type Error = ApiError;
-    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let json = body::content_type_is(req, "application/json");
-        let declared = body::declared_length(req);
-        let mut payload = payload.take();
-        Box::pin(async move {
-            Ok(OptionalJsonBody(
-                read_optional(json, declared, &mut payload).await,
-            ))
-        })
-    }
-}
-
-async fn read_optional(
-    json: bool,
-    declared: Option<usize>,
-    payload: &mut Payload,
-) -> Result<Option<Map<String, Value>>, ApiError> {
-    let body = body::read(declared, payload).await?;
-    if body.iter().all(u8::is_ascii_whitespace) {
+/// The body read as optional: an empty body (any or no content type) or a JSON `null` is
+/// `None`; anything else must be one `application/json` object of at most 64 KiB, as for
+/// every other route.
+fn optional_object(body: &KeyedRequest) -> Result<Option<Map<String, Value>>, ApiError> {
+    let raw = body.raw();
+    if raw.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    if !json {
+    if !body.is_json() {
         return Err(ApiError::UnsupportedMediaType);
     }
     // The document says the body is optional, which OpenAPI spells "an object or null".
-    if body.trim_ascii() == b"null" {
+    if raw.trim_ascii() == b"null" {
         return Ok(None);
     }
-    parse_object(&body).map(Some)
+    parse_object(raw).map(Some)
+}
+
+/// The body as the route's request struct; its default when there was no body.
+fn read_optional<T: DeserializeOwned + Default>(body: &KeyedRequest) -> Result<T, ApiError> {
+    Ok(optional_object(body)?
+        .map(from_object)
+        .transpose()?
+        .unwrap_or_default())
 }
 
 /// Send (or resend) a link's payment request by e-mail: a plain-text and an HTML message with
@@ -90,7 +66,10 @@ async fn read_optional(
 /// queues one more mail.
 #[utoipa::path(
     tag = "Payment links",
-    params(("uid" = String, Path, description = "Public link identifier")),
+    params(
+        ("uid" = String, Path, description = "Public link identifier"),
+        ("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[ -~]*[!-~][ -~]*$", description = KEY_DOC),
+    ),
     request_body(
         content = Option<SendRequestEmailRequest>,
         description = "Optional: no body, an empty body, `null` or `{}` sends to the link's `customerEmail`",
@@ -98,12 +77,12 @@ async fn read_optional(
     ),
     security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
     responses(
-        (status = 202, description = "Queued for sending", body = SendRequestEmailResponse),
-        (status = 400, description = "`missing_email` (no `email` and no `customerEmail` on the link), `validation_failed` (field `email`), `invalid_json`, `unknown_field`", body = ErrorBody),
+        (status = 202, description = "Queued for sending; a replay (same key, byte-identical body) carries `Idempotent-Replayed: true` and queues nothing", body = SendRequestEmailResponse),
+        (status = 400, description = "`missing_email` (no `email` and no `customerEmail` on the link), `validation_failed` (field `email` or `Idempotency-Key`), `invalid_json`, `unknown_field`", body = ErrorBody),
         (status = 401, description = "`Unauthorized` or `Invalid pay API credentials`", body = ErrorBody),
         (status = 403, description = "Session without `settings.manage` or CSRF token", body = ErrorBody),
         (status = 404, description = "Unknown, or another company's", body = ErrorBody),
-        (status = 409, description = "`link_not_active`: the link is paused, archived or expired", body = ErrorBody),
+        (status = 409, description = "`link_not_active`: the link is paused, archived or expired; `idempotency_key_reused` (the key was used for another request) or `idempotency_key_in_flight` (the first is still running)", body = ErrorBody),
         (status = 413, description = "Body over 64 KiB", body = ErrorBody),
         (status = 415, description = "A non-empty body that is not application/json", body = ErrorBody),
         (status = 429, description = "`rate_limited`: too many request mails for this link or to this recipient (`Retry-After` in seconds)", body = ErrorBody),
@@ -114,16 +93,30 @@ pub async fn send_request_email(
     pay: web::Data<Pay>,
     creds: Credentials,
     uid: web::Path<String>,
-    body: OptionalJsonBody,
+    body: Keyed,
 ) -> Result<HttpResponse, ApiError> {
     let uid = uid.into_inner();
-    let email = blocking(move || {
+    blocking(move || {
         let principal = creds.principal(&pay)?;
-        let email = body.read::<SendRequestEmailRequest>()?.email;
-        Ok(pay
-            .mail()
-            .send_request_email(&principal, &link_uid(&uid)?, email)?)
+        let body = body.open()?;
+        let email = read_optional::<SendRequestEmailRequest>(&body)?.email;
+        let render = |email: &String| {
+            json_answer(
+                StatusCode::ACCEPTED,
+                &SendRequestEmailResponse {
+                    ok: true,
+                    email: email.clone(),
+                },
+            )
+        };
+        let answer = pay.mail().send_request_email_keyed(
+            &principal,
+            &link_uid(&uid)?,
+            email,
+            body.call(&render)?,
+        )?;
+        reply(answer, &render)
     })
-    .await?;
-    Ok(HttpResponse::Accepted().json(SendRequestEmailResponse { ok: true, email }))
+    .await?
+    .response()
 }

@@ -247,7 +247,7 @@ pub async fn token(
         res.insert_header((DPOP_NONCE_HEADER, n));
     }
     if issued.replayed {
-        res.insert_header((crate::api::webhook_subscription::REPLAYED_HEADER, "true"));
+        res.insert_header((crate::edge::idempotency::REPLAYED_HEADER, "true"));
     }
     let issued = issued.response;
     Ok(res

@@ -3,6 +3,7 @@
 
 pub mod dto;
 
+use actix_web::http::StatusCode;
 use actix_web::{get, patch, post, web, HttpResponse};
 use pay_domain::app::Pay;
 use pay_domain::subscriptions::{CreateSubscriptionInput, SubscriptionStatus, SubscriptionView};
@@ -13,6 +14,7 @@ use crate::api::subscriptions::dto::{
 };
 use crate::edge::credentials::{blocking, Credentials};
 use crate::edge::error::{ApiError, ErrorBody};
+use crate::edge::idempotency::{json_answer, reply, Keyed, CONFLICT_DOC, KEY_DOC};
 use crate::edge::json::JsonBody;
 
 fn dto(pay: &Pay, v: SubscriptionView) -> SubscriptionDto {
@@ -25,28 +27,37 @@ fn dto(pay: &Pay, v: SubscriptionView) -> SubscriptionDto {
 #[utoipa::path(
     tag = "Subscriptions",
     request_body = CreateSubscriptionRequest,
+    params(("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[ -~]*[!-~][ -~]*$", description = KEY_DOC)),
     security(("apiKeyId" = [], "apiKeySecret" = []), ("session" = [])),
     responses(
-        (status = 201, description = "The subscription with cycle 0 and its invoice link", body = SubscriptionDto),
-        (status = 400, description = "Invalid body (the field is named); `invalid_destination_asset` for `settlementAsset`", body = ErrorBody),
+        (status = 201, description = "The subscription with cycle 0 and its invoice link; a replay carries `Idempotent-Replayed: true`", body = SubscriptionDto),
+        (status = 400, description = "Invalid body (the field is named); `invalid_destination_asset` for `settlementAsset`; `validation_failed` on `Idempotency-Key`", body = ErrorBody),
         (status = 401, description = "`Unauthorized` or `Invalid pay API credentials` (also a grant without `pay:subscriptions:write`)", body = ErrorBody),
         (status = 403, description = "Session without `settings.manage` or CSRF token", body = ErrorBody),
+        (status = 409, description = CONFLICT_DOC, body = ErrorBody),
     )
 )]
 #[post("/api/partner/v1/pay/subscriptions")]
 pub async fn create_subscription(
     pay: web::Data<Pay>,
     creds: Credentials,
-    body: JsonBody,
+    body: Keyed,
 ) -> Result<HttpResponse, ApiError> {
-    let p = pay.clone();
-    let view = blocking(move || {
-        let principal = creds.principal(&p)?;
+    blocking(move || {
+        let principal = creds.principal(&pay)?;
+        let body = body.open()?;
         let input = CreateSubscriptionInput::from(body.read::<CreateSubscriptionRequest>()?);
-        Ok(p.subscriptions().create_subscription(&principal, input)?)
+        let render =
+            |view: &SubscriptionView| json_answer(StatusCode::CREATED, &dto(&pay, view.clone()));
+        let answer = pay.subscriptions().create_subscription_keyed(
+            &principal,
+            input,
+            body.call(&render)?,
+        )?;
+        reply(answer, &render)
     })
-    .await?;
-    Ok(HttpResponse::Created().json(dto(&pay, view)))
+    .await?
+    .response()
 }
 
 /// List up to 200 newest subscriptions with their cycles: company-wide for API keys and

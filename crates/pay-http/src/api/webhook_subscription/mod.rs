@@ -5,58 +5,17 @@
 
 pub mod dto;
 
-use actix_web::dev::Payload;
 use actix_web::http::StatusCode;
-use actix_web::{delete, get, put, web, FromRequest, HttpRequest, HttpResponse};
-use futures_util::future::LocalBoxFuture;
+use actix_web::{delete, get, put, web, HttpRequest, HttpResponse};
 use pay_domain::app::Pay;
-use pay_domain::kernel::idempotency::HEADER as IDEMPOTENCY_KEY;
 use pay_domain::tenancy::Scope;
 use pay_domain::webhooks::{SubscriptionAnswer, SubscriptionInput};
 
 use crate::api::webhook_subscription::dto::{GrantWebhookSubscriptionDto, PutSubscriptionRequest};
 use crate::edge::credentials::{blocking, Credentials};
 use crate::edge::error::{ApiError, ErrorBody};
-use crate::edge::json::{from_object, json_bytes, parse_object};
-
-/// The response header of a replayed answer.
-pub const REPLAYED_HEADER: &str = "Idempotent-Replayed";
-
-/// A JSON body kept as its exact bytes too: an idempotent retry must be byte-identical. Read
-/// by the edge's one capped reader; like `JsonBody`, never fails the request by itself.
-#[derive(Debug)]
-pub struct ExactJson(Result<Vec<u8>, ApiError>);
-
-impl FromRequest for ExactJson {
-    type Error = ApiError;
-    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let bytes = json_bytes(req, payload);
-        Box::pin(async move { Ok(ExactJson(bytes.await)) })
-    }
-}
-
-/// The `Idempotency-Key` header: none, or exactly one readable value.
-fn idempotency_key(req: &HttpRequest) -> Result<Option<String>, ApiError> {
-    let mut values = req.headers().get_all(IDEMPOTENCY_KEY);
-    let Some(first) = values.next() else {
-        return Ok(None);
-    };
-    let bad = || {
-        ApiError::invalid(
-            IDEMPOTENCY_KEY,
-            format!("give one {IDEMPOTENCY_KEY} header of printable ASCII"),
-        )
-    };
-    if values.next().is_some() {
-        return Err(bad());
-    }
-    first
-        .to_str()
-        .map(|s| Some(s.to_owned()))
-        .map_err(|_| bad())
-}
+use crate::edge::idempotency::{idempotency_key, ExactJson, REPLAYED_HEADER};
+use crate::edge::json::{from_object, parse_object};
 
 fn answered(a: SubscriptionAnswer) -> HttpResponse {
     let mut res = HttpResponse::build(if a.created {

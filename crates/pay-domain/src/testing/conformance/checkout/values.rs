@@ -20,7 +20,7 @@ pub fn new_link(company: CompanyId, status: LinkStatus, expires_at: Option<i64>)
 /// An active link of the company, without expiry, in the store.
 pub fn link<S: Ports>(store: &S, company: CompanyId) -> PaymentLink {
     let l = new_link(company, LinkStatus::Active, None);
-    store.insert_link(&l).unwrap();
+    store.insert_link(&l, None).unwrap();
     l
 }
 

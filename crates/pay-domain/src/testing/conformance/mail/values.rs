@@ -8,7 +8,7 @@ pub fn link<S: Ports>(store: &S, company: CompanyId) -> PaymentLink {
     l.payload.order_id = None;
     l.payload.customer_email = Some("payer@example.com".into());
     l.payload.merchant_name = Some("Acme Ltd".into());
-    store.insert_link(&l).unwrap();
+    store.insert_link(&l, None).unwrap();
     l
 }
 
