@@ -20,7 +20,7 @@ use crate::HttpConfig;
 /// Latest events listed.
 const EVENTS_SHOWN: usize = 10;
 /// The chart's drawing box (SVG user units).
-const CHART_W: u32 = 300;
+const CHART_W: u32 = 600;
 const CHART_H: u32 = 80;
 
 /// One row of the collected table, as shown.
