@@ -40,6 +40,9 @@ pub struct HttpConfig {
     /// `PAY_METRICS_TOKEN`: `GET /metrics` on the public listener with this bearer token
     /// (`edge::metrics`). The metrics listener is the one `build_server` is given.
     pub metrics_token: Option<String>,
+    /// The counters `GET /metrics` shows beside the edge's own; the composition root shares
+    /// them with the adapters that report (the webhook dispatcher).
+    pub counters: edge::metrics::Counters,
     /// The chain processor's chains, whose health `/readyz` reports (`None` under the sandbox).
     pub chains: Option<pay_domain::chains::ChainMonitor>,
 }
@@ -86,13 +89,16 @@ pub fn build_server(
     let observer: std::sync::Arc<dyn pay_domain::links::ports::LinkObserver> = links_epoch.clone();
     pay.links().observe(&observer);
     let links_epoch = web::Data::from(links_epoch);
-    let metrics = web::Data::new(edge::metrics::Metrics::new(edge::metrics::MetricsAccess {
-        token: config.metrics_token.clone(),
-        listener: metrics_listener
-            .as_ref()
-            .map(TcpListener::local_addr)
-            .transpose()?,
-    }));
+    let metrics = web::Data::new(edge::metrics::Metrics::new(
+        edge::metrics::MetricsAccess {
+            token: config.metrics_token.clone(),
+            listener: metrics_listener
+                .as_ref()
+                .map(TcpListener::local_addr)
+                .transpose()?,
+        },
+        config.counters.clone(),
+    ));
     let config = web::Data::new(config);
     let zones = web::Data::new(meta::TimezoneCache::new());
     let server = HttpServer::new(move || {

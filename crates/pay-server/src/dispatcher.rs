@@ -76,6 +76,7 @@ pub struct Dispatcher {
     pay: Pay,
     transport: Arc<HttpTransport>,
     lease: time::Duration,
+    counters: pay_http::edge::metrics::Counters,
 }
 
 impl std::fmt::Debug for Dispatcher {
@@ -94,7 +95,14 @@ impl Dispatcher {
             pay,
             transport: Arc::new(transport),
             lease: pay_domain::webhooks::CLAIM_LEASE,
+            counters: Default::default(),
         }
+    }
+
+    /// Counts its attempts in `counters` (those `GET /metrics` shows).
+    pub fn with_counters(mut self, counters: pay_http::edge::metrics::Counters) -> Self {
+        self.counters = counters;
+        self
     }
 
     /// Claims for `lease` instead; the transport's timeout must be `send_timeout(lease)` or
@@ -161,6 +169,9 @@ impl Dispatcher {
     /// Records attempts in one transaction; logs stale claims and opened circuits.
     async fn record(&self, made: Vec<Made>) -> anyhow::Result<()> {
         let n = made.len();
+        for (d, outcome) in &made {
+            self.counters.delivery_attempt(outcome, d.attempts);
+        }
         let pay = self.pay.clone();
         match tokio::task::spawn_blocking(move || pay.webhooks().record_attempts(made)).await? {
             Ok(round) => {

@@ -273,7 +273,9 @@ impl Application {
             .map(|l| l.local_addr().map(|a| a.port()))
             .transpose()?;
         let workers = config.workers.max(1);
+        let counters = pay_http::edge::metrics::Counters::default();
         let http = HttpConfig {
+            counters: counters.clone(),
             secure_cookies: config.base_url.starts_with("https://"),
             blocking_threads_per_worker: (config.pool_size as usize).div_ceil(workers),
             base_url: config.base_url.clone(),
@@ -298,7 +300,7 @@ impl Application {
             metrics_listener,
             config.workers,
         )?;
-        let dispatcher = build_dispatcher(config, pay.clone())?;
+        let dispatcher = build_dispatcher(config, pay.clone())?.with_counters(counters);
         let mailer = Mailer::from_config(config, pay.clone())?;
         Ok(Application {
             port,

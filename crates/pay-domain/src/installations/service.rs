@@ -160,7 +160,7 @@ impl InstallationService {
         let platform = self.platform(&reg.platform)?;
         for p in std::iter::once(proof).chain(previous) {
             if !self.oauth.record_proof(p)? {
-                return Err(proof_refused("the DPoP proof was already used"));
+                return Err(proof_refused(crate::oauth::PROOF_REPLAYED));
             }
         }
         let found = match self.store.installation(&reg.registration_id)? {

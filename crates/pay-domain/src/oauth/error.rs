@@ -69,6 +69,10 @@ pub struct NoRedirect {
     pub description: &'static str,
 }
 
+/// The description of a DPoP proof refused because its `jti` was used before (the edge counts
+/// these refusals by it).
+pub const PROOF_REPLAYED: &str = "the DPoP proof was already used";
+
 /// An error code of a protected resource (`WWW-Authenticate` `error=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ResourceErrorCode {

@@ -11,6 +11,7 @@ mod service;
 
 pub use error::{
     NoRedirect, OAuthError, OAuthErrorCode, OAuthRefusal, ResourceErrorCode, ResourceRefusal,
+    PROOF_REPLAYED,
 };
 pub use model::*;
 pub use service::{OAuthService, SecurityReset, TokenGrant, TokenOutcome};

@@ -427,10 +427,7 @@ impl OAuthService {
         }
         // A bound token with a proof of its key: the record was made, and a replay refused.
         if presented.is_some() && recorded != Some(true) {
-            return Err(resource(
-                R::InvalidDpopProof,
-                "the DPoP proof was already used",
-            ));
+            return Err(resource(R::InvalidDpopProof, crate::oauth::PROOF_REPLAYED));
         }
         Ok(principal_of(&held))
     }

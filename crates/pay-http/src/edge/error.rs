@@ -27,6 +27,8 @@ use pay_domain::webhooks::WebhookError;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::edge::metrics::{mark, Counted};
+
 /// The error body of every route.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -500,6 +502,26 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
+        let mut res = self.render();
+        let counted = match self {
+            ApiError::InvalidLogin(_) => Some(Counted::SignInFailed),
+            ApiError::Token(c) if c.description == pay_domain::oauth::PROOF_REPLAYED => {
+                Some(Counted::DpopReplay)
+            }
+            ApiError::OAuth(r) if r.description == pay_domain::oauth::PROOF_REPLAYED => {
+                Some(Counted::DpopReplay)
+            }
+            _ => None,
+        };
+        if let Some(c) = counted {
+            mark(&mut res, c);
+        }
+        res
+    }
+}
+
+impl ApiError {
+    fn render(&self) -> HttpResponse {
         let (status, code, message, field) = self.parts();
         let mut res = HttpResponse::build(status);
         if let ApiError::OAuth(_) | ApiError::TokenProof(_) = self {

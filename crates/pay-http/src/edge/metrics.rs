@@ -27,6 +27,8 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 
+use pay_domain::webhooks::{AttemptError, AttemptOutcome, MAX_ATTEMPTS};
+
 use crate::edge::error::ApiError;
 
 /// The path `/metrics` is served on.
@@ -75,6 +77,90 @@ struct RequestLabels {
 struct LatencyLabels {
     route: String,
     method: &'static str,
+}
+
+/// Webhook attempts' labels: the outcome (`delivered`: a 2xx answer; `http_error`: another
+/// answer; else why no answer came) and the attempt's number (1 to `MAX_ATTEMPTS`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DeliveryLabels {
+    outcome: &'static str,
+    attempt: u32,
+}
+
+fn outcome_label(o: &AttemptOutcome) -> &'static str {
+    match o.error {
+        None if o.is_success() => "delivered",
+        None => "http_error",
+        Some(AttemptError::RefusedTarget) => "refused_target",
+        Some(AttemptError::ConnectionFailed) => "connection_failed",
+        Some(AttemptError::TlsFailed) => "tls_failed",
+        Some(AttemptError::TimedOut) => "timed_out",
+        Some(AttemptError::NoCallback) => "no_callback",
+        Some(AttemptError::Internal) => "internal_error",
+    }
+}
+
+/// What a response tells the metrics middleware to count (`mark`): set by the error mapping
+/// and the sign-in page, read by `observe`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    /// A DPoP proof refused because its `jti` was used before.
+    DpopReplay,
+    /// A sign-in refused for a wrong e-mail or password (API login, sign-in page, claim).
+    SignInFailed,
+}
+
+/// Marks `res` to be counted as `c` by the metrics middleware.
+pub fn mark(res: &mut HttpResponse, c: Counted) {
+    res.extensions_mut().insert(c);
+}
+
+/// The counters of events outside the request path (the webhook dispatcher's attempts) and
+/// of marked responses. Made by the composition root, shared (a clone counts into the same
+/// series) with the adapters that report, and registered by `Metrics::new`.
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    deliveries: Family<DeliveryLabels, Counter>,
+    dpop_replays: Counter,
+    signin_failures: Counter,
+}
+
+impl Counters {
+    /// One webhook attempt made: its outcome, and `attempts_before` made earlier.
+    pub fn delivery_attempt(&self, outcome: &AttemptOutcome, attempts_before: u32) {
+        let attempt = attempts_before.saturating_add(1).min(MAX_ATTEMPTS);
+        self.deliveries
+            .get_or_create(&DeliveryLabels {
+                outcome: outcome_label(outcome),
+                attempt,
+            })
+            .inc();
+    }
+
+    fn count(&self, c: Counted) {
+        match c {
+            Counted::DpopReplay => self.dpop_replays.inc(),
+            Counted::SignInFailed => self.signin_failures.inc(),
+        };
+    }
+
+    fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "pay_webhook_attempts",
+            "Webhook attempts made, by outcome and attempt number",
+            self.deliveries.clone(),
+        );
+        registry.register(
+            "pay_dpop_replays_refused",
+            "DPoP proofs refused because their jti was used before",
+            self.dpop_replays.clone(),
+        );
+        registry.register(
+            "pay_signin_failures",
+            "Sign-ins refused for a wrong e-mail or password",
+            self.signin_failures.clone(),
+        );
+    }
 }
 
 /// What the store answered when scraped: the webhook outbox and the endpoints paused.
@@ -127,6 +213,7 @@ pub struct Metrics {
     access: MetricsAccess,
     registry: Registry,
     store: std::sync::Arc<StoreGauges>,
+    counters: Counters,
     /// One scrape at a time sets the store's gauges and encodes them.
     scrape: std::sync::Mutex<()>,
     requests: Family<RequestLabels, Counter>,
@@ -138,8 +225,9 @@ fn latency_histogram() -> Histogram {
 }
 
 impl Metrics {
-    pub fn new(access: MetricsAccess) -> Metrics {
+    pub fn new(access: MetricsAccess, counters: Counters) -> Metrics {
         let mut registry = Registry::default();
+        counters.register(&mut registry);
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register(
             "pay_http_requests",
@@ -161,6 +249,7 @@ impl Metrics {
             access,
             registry,
             store,
+            counters,
             scrape: std::sync::Mutex::new(()),
             requests,
             latency,
@@ -239,7 +328,12 @@ pub async fn observe(
     let method = method_label(req.method());
     let res = next.call(req).await;
     let status = match &res {
-        Ok(r) => r.status(),
+        Ok(r) => {
+            if let Some(c) = r.response().extensions().get::<Counted>() {
+                metrics.counters.count(*c);
+            }
+            r.status()
+        }
         Err(e) => e.as_response_error().status_code(),
     };
     metrics.record(

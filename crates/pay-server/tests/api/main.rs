@@ -28,6 +28,7 @@ mod mail;
 mod mail_flood;
 mod meta;
 mod metrics;
+mod metrics_events;
 mod moved_clock;
 mod native;
 mod native_recovery;

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use crate::helpers::{assert_error, read, spawn_configured, Backend, TestApp};
 use crate::on_both_backends;
 
-const TOKEN: &str = "metrics-token-0123456789abcdef0123456789";
+pub(crate) const TOKEN: &str = "metrics-token-0123456789abcdef0123456789";
 const LINK_DETAIL: &str = "/api/partner/v1/pay/payment-links/{uid}";
 /// The latency buckets the server declares (seconds), `+Inf` last.
 const BUCKETS: [&str; 15] = [
@@ -21,7 +21,7 @@ const BUCKETS: [&str; 15] = [
     "10.0", "30.0", "+Inf",
 ];
 
-async fn with_token(backend: Backend) -> Option<TestApp> {
+pub(crate) async fn with_token(backend: Backend) -> Option<TestApp> {
     spawn_configured(
         backend,
         Arc::new(pay_processor::SandboxProcessor::new()),
@@ -44,17 +44,17 @@ async fn with_listener_and_token(backend: Backend) -> Option<TestApp> {
 
 /// One sample as the independent parser read it.
 #[derive(Debug, Clone)]
-struct Sample {
-    family: String,
-    kind: String,
-    name: String,
-    labels: BTreeMap<String, String>,
-    value: f64,
+pub(crate) struct Sample {
+    pub(crate) family: String,
+    pub(crate) kind: String,
+    pub(crate) name: String,
+    pub(crate) labels: BTreeMap<String, String>,
+    pub(crate) value: f64,
 }
 
 /// Parses an exposition with the PyPI `prometheus-client` package (None: not installed, the
 /// test skips; fails under `PAY_REQUIRE_ALL_TESTS=1`). A text it refuses fails the test.
-fn parse_exposition(text: &str) -> Option<Vec<Sample>> {
+pub(crate) fn parse_exposition(text: &str) -> Option<Vec<Sample>> {
     let probe = std::process::Command::new("python3")
         .args(["-c", "import prometheus_client.openmetrics.parser"])
         .output();
@@ -110,7 +110,11 @@ print(json.dumps(out))
     )
 }
 
-async fn scrape(app: &TestApp, base: &str, token: Option<&str>) -> (u16, String, String) {
+pub(crate) async fn scrape(
+    app: &TestApp,
+    base: &str,
+    token: Option<&str>,
+) -> (u16, String, String) {
     let mut req = app.client.get(format!("{base}/metrics"));
     if let Some(t) = token {
         req = req.bearer_auth(t);
@@ -126,7 +130,7 @@ async fn scrape(app: &TestApp, base: &str, token: Option<&str>) -> (u16, String,
 }
 
 /// The value of the one sample named `name` whose labels include `want`.
-fn value(samples: &[Sample], name: &str, want: &[(&str, &str)]) -> Option<f64> {
+pub(crate) fn value(samples: &[Sample], name: &str, want: &[(&str, &str)]) -> Option<f64> {
     let hits: Vec<&Sample> = samples
         .iter()
         .filter(|s| {

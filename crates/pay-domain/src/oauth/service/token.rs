@@ -249,10 +249,7 @@ impl OAuthService {
     pub(super) fn check_proof_fresh(&self, proof: Option<&ProofFacts>) -> Result<()> {
         if let Some(p) = proof {
             if !self.record_proof(p)? {
-                return Err(refused(
-                    C::InvalidDpopProof,
-                    "the DPoP proof was already used",
-                ));
+                return Err(refused(C::InvalidDpopProof, crate::oauth::PROOF_REPLAYED));
             }
         }
         Ok(())

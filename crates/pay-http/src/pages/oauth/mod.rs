@@ -499,7 +499,9 @@ pub async fn signin(
                     Some("Invalid e-mail or password."),
                 )),
             );
-            return Ok(render(&pay, &config, a));
+            let mut res = render(&pay, &config, a);
+            crate::edge::metrics::mark(&mut res, crate::edge::metrics::Counted::SignInFailed);
+            return Ok(res);
         }
         Err(TenancyError::RateLimited(limited)) => {
             let a = problem(
