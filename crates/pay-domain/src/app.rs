@@ -137,6 +137,8 @@ pub struct AppConfig {
     pub oauth: OAuthConfig,
     /// When a failing webhook endpoint is paused (default: failing for an hour).
     pub webhook_circuit: crate::webhooks::CircuitRule,
+    /// How long the event log keeps an event (`webhooks::EVENTS_KEPT_DEFAULT`: 30 days).
+    pub events_kept: time::Duration,
 }
 
 /// The service's use cases, one service per context: a handle, cloned into every handler,
@@ -214,6 +216,7 @@ impl Pay {
                 wall_clock: adapters.wall_clock.clone(),
                 allow_private_targets: config.allow_private_targets,
                 circuit: config.webhook_circuit,
+                events_kept: config.events_kept,
             },
         );
         let processor = adapters.processor.clone();

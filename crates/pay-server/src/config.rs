@@ -47,6 +47,9 @@ pub struct Config {
     /// (default 300): an endpoint whose every attempt failed for the first (at least ten
     /// attempts) is paused for the second, doubled after each failed probe up to an hour.
     pub webhook_circuit: pay_domain::webhooks::CircuitRule,
+    /// `PAY_EVENTS_RETENTION_DAYS` (1 to 3650, default 30): how long the event log
+    /// (`GET /api/partner/v1/pay/events`) keeps an event before the pruning job forgets it.
+    pub events_retention: time::Duration,
     /// `PAY_SMTP_URL`: where mails go (`smtp://`, `smtp://…?tls=required`, `smtps://`; may
     /// carry a password). Unset: mails stay in the outbox and are logged.
     pub smtp_url: Option<pay_domain::kernel::secret::Secret>,
@@ -212,6 +215,17 @@ fn webhook_circuit(
     })
 }
 
+/// `PAY_EVENTS_RETENTION_DAYS`: whole days from 1 to 3650 (default 30).
+fn events_retention(v: Option<String>) -> anyhow::Result<time::Duration> {
+    let Some(v) = v else {
+        return Ok(pay_domain::webhooks::EVENTS_KEPT_DEFAULT);
+    };
+    match v.trim().parse::<i64>() {
+        Ok(days) if (1..=3650).contains(&days) => Ok(time::Duration::days(days)),
+        _ => bail!("PAY_EVENTS_RETENTION_DAYS must be whole days from 1 to 3650, got {v:?}"),
+    }
+}
+
 /// The invoice lead time when `PAY_BILLING_LEAD_SECS` is unset: 7 days.
 pub const DEFAULT_BILLING_LEAD: Duration = Duration::from_secs(7 * 24 * 3600);
 /// The range `PAY_BILLING_LEAD_SECS` may take: at due time to 90 days ahead.
@@ -361,6 +375,7 @@ impl Config {
                 var("PAY_WEBHOOK_CIRCUIT_AFTER_SECS"),
                 var("PAY_WEBHOOK_CIRCUIT_PAUSE_SECS"),
             )?,
+            events_retention: events_retention(var("PAY_EVENTS_RETENTION_DAYS"))?,
             smtp_url: smtp_url(var("PAY_SMTP_URL"))?,
             mail_from: mail_from(var("PAY_MAIL_FROM"))?,
             processor: processor(var("PAY_PROCESSOR"), var("PAY_CHAINS_FILE").is_some())?,
@@ -397,6 +412,7 @@ impl Config {
             dispatcher: false,
             webhook_lease: DEFAULT_WEBHOOK_LEASE,
             webhook_circuit: Default::default(),
+            events_retention: pay_domain::webhooks::EVENTS_KEPT_DEFAULT,
             smtp_url: None,
             mail_from: DEFAULT_MAIL_FROM.into(),
             processor: "sandbox".into(),
@@ -698,6 +714,19 @@ mod tests {
             let e = smtp_url(Some(bad.into())).unwrap_err().to_string();
             assert!(e.starts_with("PAY_SMTP_URL"), "{e}");
             assert!(!e.contains("hunter2"), "{e}");
+        }
+    }
+
+    #[test]
+    fn events_are_kept_thirty_days_unless_configured() {
+        assert_eq!(events_retention(None).unwrap(), time::Duration::days(30));
+        assert_eq!(
+            events_retention(Some(" 7 ".into())).unwrap(),
+            time::Duration::days(7)
+        );
+        for bad in ["0", "3651", "-1", "1.5", "30d", ""] {
+            let e = events_retention(Some(bad.into())).unwrap_err().to_string();
+            assert!(e.contains("PAY_EVENTS_RETENTION_DAYS"), "{e}");
         }
     }
 

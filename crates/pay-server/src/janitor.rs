@@ -1,7 +1,7 @@
 //! Housekeeping in the background: every few minutes, forget expired sessions and the login
 //! failures and rate-limit hits that no window counts any more, so those tables stay small,
-//! and delete evidence files no expense has linked for a day and domain events done a day ago
-//! (`Pay::prune`). Safe to run on every instance at once (deletes of rows no rule reads; an
+//! and delete evidence files no expense has linked for a day, domain events done a day ago and
+//! logged webhook events past `PAY_EVENTS_RETENTION_DAYS` (`Pay::prune`). Safe to run on every instance at once (deletes of rows no rule reads; an
 //! orphan file is claimed by compare-and-set before its bytes go).
 
 use std::time::Duration;

@@ -137,6 +137,7 @@ pub fn build_pay_with<C: Clock + 'static>(
             billing: config.billing(),
             oauth: Default::default(),
             webhook_circuit: config.webhook_circuit,
+            events_kept: config.events_retention,
         },
         Stores::all_in(Arc::new(store)),
         Adapters {

@@ -18,6 +18,7 @@ mod circuits;
 mod clock;
 mod customers;
 mod dpop;
+mod event_log;
 mod events;
 mod evidence;
 mod gateway;

@@ -580,11 +580,13 @@ diesel::allow_tables_to_appear_in_same_query!(wallet_activities, payment_links);
 // Tables kept in files of their own (the chain processor, evidence files, native
 // installations, onboarding, token-request recovery).
 mod chains;
+mod event_log;
 mod evidence;
 mod installations;
 mod onboarding;
 mod recovery;
 pub use chains::*;
+pub use event_log::*;
 pub use evidence::*;
 pub use installations::*;
 pub use onboarding::*;

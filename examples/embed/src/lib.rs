@@ -96,6 +96,7 @@ pub fn build(start_ms: i64) -> Host {
             wall_clock: clock,
             allow_private_targets: false,
             circuit: Default::default(),
+            events_kept: pay_domain::webhooks::EVENTS_KEPT_DEFAULT,
         },
     );
     let checkout = Arc::new(CheckoutService::new(

@@ -9,6 +9,7 @@ mod error;
 pub mod event;
 pub mod failure;
 pub mod grant;
+pub mod log;
 pub mod ports;
 mod service;
 mod subject;
@@ -26,6 +27,10 @@ pub use failure::*;
 pub use grant::{
     is_payment_status, EventFilter, GrantSubscription, RetainedCredential, SubscriptionAnswer,
     SubscriptionInput, SubscriptionState, SubscriptionView,
+};
+pub use log::{
+    EventLogEntry, EventLogPage, EventLogQuery, EventLogRequest, LoggedEvent, EVENTS_KEPT_DEFAULT,
+    EVENTS_LIMIT_DEFAULT, EVENTS_LIMIT_MAX, EVENT_NOT_FOUND,
 };
 pub use service::{
     CallbackView, Recorded, SubscriptionEventDraft, WebhookAdapters, WebhookService,

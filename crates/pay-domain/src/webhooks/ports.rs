@@ -6,7 +6,7 @@ use crate::kernel::ids::CompanyId;
 use crate::kernel::timestamp::Timestamp;
 use crate::webhooks::{
     AfterAttempt, AttemptOutcome, CallbackKind, Circuit, CompanyCallback, Delivery, DeliveryFilter,
-    Endpoint, EndpointHealth, GrantSubscription, RoundRecorded,
+    Endpoint, EndpointHealth, EventLogEntry, EventLogQuery, GrantSubscription, RoundRecorded,
 };
 
 /// Webhook signatures.
@@ -55,7 +55,10 @@ pub trait WebhookStore: IdempotencyStore {
     /// version `callback.version - 1` (for version 1: only if there is no row). Returns false,
     /// writing nothing, when another save came first.
     fn save_company_callback(&self, callback: &CompanyCallback) -> PortResult<bool>;
-    /// Inserts deliveries in ONE transaction.
+    /// Inserts deliveries in ONE transaction, recording their events in the log
+    /// (`LoggedEvent::of_deliveries`). Every other write that inserts deliveries
+    /// (`enqueue_link_event`, the checkout's and the subscriptions' moves) records their events
+    /// in its transaction too.
     fn insert_deliveries(&self, deliveries: &[Delivery]) -> PortResult<()>;
     /// Atomically claims up to `limit` deliveries that are pending or retrying, due on their
     /// company's clock (`next_attempt_at <= now + that company's test-clock offset`) and not
@@ -124,6 +127,16 @@ pub trait WebhookStore: IdempotencyStore {
     fn delivery(&self, company: CompanyId, id: uuid::Uuid) -> PortResult<Option<Delivery>>;
     /// The attempts of one delivery of the company, oldest first.
     fn attempts(&self, company: CompanyId, id: uuid::Uuid) -> PortResult<Vec<AttemptRecord>>;
+    /// The company's logged events that `q` admits (`EventLogQuery::admits`; with `q.grant`,
+    /// only that grant's), newest first (`created_at`, then id, descending), at most
+    /// `q.limit`, each with its deliveries' ids (oldest first) and whether one succeeded.
+    fn event_log(&self, company: CompanyId, q: &EventLogQuery) -> PortResult<Vec<EventLogEntry>>;
+    /// One logged event of the company, with its deliveries.
+    fn logged_event(&self, company: CompanyId, id: uuid::Uuid)
+        -> PortResult<Option<EventLogEntry>>;
+    /// Forgets the logged events created before `before` (their deliveries stay in the
+    /// delivery log); returns how many.
+    fn prune_event_log(&self, before: Timestamp) -> PortResult<u64>;
     /// Emits one event of a link in ONE transaction: increments the link's event sequence
     /// (1, 2, ... per link), builds the deliveries for that sequence number with `build`, and
     /// inserts them. Returns what was inserted. Concurrent calls for one link MUST get

@@ -25,6 +25,7 @@ use crate::webhooks::{
 };
 
 mod dispatch;
+mod events;
 mod grant;
 mod plan;
 mod subscription;
@@ -81,6 +82,8 @@ pub struct WebhookService {
     allow_private_targets: bool,
     /// When a failing endpoint is paused.
     circuit: CircuitRule,
+    /// How long logged events are kept.
+    events_kept: time::Duration,
 }
 
 impl std::fmt::Debug for WebhookService {
@@ -100,6 +103,8 @@ pub struct WebhookAdapters {
     pub allow_private_targets: bool,
     /// When a failing endpoint is paused.
     pub circuit: CircuitRule,
+    /// How long logged events are kept (`EVENTS_KEPT_DEFAULT` unless configured).
+    pub events_kept: time::Duration,
 }
 
 impl std::fmt::Debug for WebhookAdapters {
@@ -127,6 +132,7 @@ impl WebhookService {
             wall_clock: adapters.wall_clock,
             allow_private_targets: adapters.allow_private_targets,
             circuit: adapters.circuit,
+            events_kept: adapters.events_kept,
         }
     }
 

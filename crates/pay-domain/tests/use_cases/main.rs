@@ -113,6 +113,7 @@ fn world_with(allow_private_targets: bool) -> World {
                 billing: Default::default(),
                 oauth: Default::default(),
                 webhook_circuit: Default::default(),
+                events_kept: pay_domain::webhooks::EVENTS_KEPT_DEFAULT,
             },
             Stores::all_in(store.clone()),
             Adapters {
@@ -155,6 +156,7 @@ impl World {
                 billing: Default::default(),
                 oauth: Default::default(),
                 webhook_circuit: Default::default(),
+                events_kept: pay_domain::webhooks::EVENTS_KEPT_DEFAULT,
             },
             Stores::all_in(self.store.clone()),
             Adapters {

@@ -455,6 +455,7 @@ fn the_access_token_lifetime_is_configurable() {
                 ..OAuthConfig::default()
             },
             webhook_circuit: Default::default(),
+            events_kept: pay_domain::webhooks::EVENTS_KEPT_DEFAULT,
         },
         Stores::all_in(c.w.store.clone()),
         Adapters {

@@ -17,7 +17,7 @@ use super::clock;
 use super::events::record_consumed;
 use super::webhooks::insert_delivery_rows;
 use crate::conn::{write_transaction, AnyConnection};
-use crate::rows::{CycleRow, NewCycleRow, NewDeliveryRow, NewSubscriptionRow, SubscriptionRow};
+use crate::rows::{CycleRow, NewCycleRow, NewSubscriptionRow, SubscriptionRow};
 use crate::schema::{subscription_cycles, subscriptions};
 use crate::DieselStore;
 
@@ -151,8 +151,6 @@ impl SubscriptionStore for DieselStore {
     fn move_subscription(&self, w: &StatusWrite) -> PortResult<bool> {
         let id = w.subscription.to_string();
         let at = w.at.unix_millis();
-        let deliveries: Vec<NewDeliveryRow<'_>> =
-            w.deliveries.iter().map(NewDeliveryRow::from).collect();
         self.write("move subscription", |conn| {
             write_transaction(conn, |conn| {
                 // Compare-and-set on the status; its row lock (PostgreSQL) comes first.
@@ -184,7 +182,7 @@ impl SubscriptionStore for DieselStore {
                     ))
                     .execute(conn)?;
                 }
-                insert_delivery_rows(conn, &deliveries)?;
+                insert_delivery_rows(conn, &w.deliveries)?;
                 Ok(true)
             })
         })

@@ -10,7 +10,8 @@ use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::webhooks::ports::{AttemptRecord, WebhookStore};
 use pay_domain::webhooks::{
     AfterAttempt, CallbackKind, Circuit, ClaimBudget, CompanyCallback, Delivery, DeliveryFilter,
-    DeliveryStatus, Endpoint, EndpointHealth, GrantSubscription, RoundRecorded,
+    DeliveryStatus, Endpoint, EndpointHealth, EventLogEntry, EventLogQuery, GrantSubscription,
+    RoundRecorded,
 };
 use pay_domain::{Fault, PortResult};
 
@@ -100,24 +101,23 @@ pub(super) fn insert_built(
     first: u64,
 ) -> QueryResult<Vec<Delivery>> {
     let deliveries = build(first);
-    let rows: Vec<NewDeliveryRow<'_>> = deliveries.iter().map(NewDeliveryRow::from).collect();
-    insert_delivery_rows(conn, &rows)?;
-    drop(rows);
+    insert_delivery_rows(conn, &deliveries)?;
     Ok(deliveries)
 }
 
-/// One INSERT per row (a multi-row INSERT is not in `MultiBackend`'s SQLite support); callers
-/// run it inside a write transaction, so it is all rows or none.
+/// Inserts the deliveries and logs their events (`event_log::log_events`), one INSERT per row
+/// (a multi-row INSERT is not in `MultiBackend`'s SQLite support); callers run it inside a
+/// write transaction, so it is all rows or none.
 pub(super) fn insert_delivery_rows(
     conn: &mut AnyConnection,
-    rows: &[NewDeliveryRow<'_>],
+    deliveries: &[Delivery],
 ) -> QueryResult<()> {
-    for row in rows {
+    for d in deliveries {
         diesel::insert_into(webhook_deliveries::table)
-            .values(row)
+            .values(&NewDeliveryRow::from(d))
             .execute(conn)?;
     }
-    Ok(())
+    super::event_log::log_events(conn, deliveries)
 }
 
 impl WebhookStore for DieselStore {
@@ -183,9 +183,8 @@ impl WebhookStore for DieselStore {
         if deliveries.is_empty() {
             return Ok(());
         }
-        let rows: Vec<NewDeliveryRow<'_>> = deliveries.iter().map(NewDeliveryRow::from).collect();
         self.write("insert deliveries", |conn| {
-            write_transaction(conn, |conn| insert_delivery_rows(conn, &rows))
+            write_transaction(conn, |conn| insert_delivery_rows(conn, deliveries))
         })
     }
 
@@ -422,6 +421,22 @@ impl WebhookStore for DieselStore {
                 .load(conn)
         })?;
         rows.into_iter().map(AttemptRecord::try_from).collect()
+    }
+
+    fn event_log(&self, company: CompanyId, q: &EventLogQuery) -> PortResult<Vec<EventLogEntry>> {
+        super::event_log::event_log(self, company, q)
+    }
+
+    fn logged_event(
+        &self,
+        company: CompanyId,
+        id: uuid::Uuid,
+    ) -> PortResult<Option<EventLogEntry>> {
+        super::event_log::logged_event(self, company, id)
+    }
+
+    fn prune_event_log(&self, before: Timestamp) -> PortResult<u64> {
+        super::event_log::prune_event_log(self, before)
     }
 
     fn enqueue_link_event(

@@ -64,6 +64,8 @@ struct Tables {
     /// (scope, key) -> record.
     idempotency: BTreeMap<(String, String), KeyRecord>,
     deliveries: BTreeMap<uuid::Uuid, Delivery>,
+    /// The event log (`LoggedEvent::of_deliveries` of what was inserted), by id.
+    logged_events: BTreeMap<uuid::Uuid, pay_domain::webhooks::LoggedEvent>,
     /// (delivery, attempt number) -> attempt.
     attempts: BTreeMap<(uuid::Uuid, u32), AttemptRecord>,
     /// Claimed deliveries -> end of their lease (real time).
@@ -111,9 +113,13 @@ impl Tables {
         Ok(())
     }
 
+    /// Stores checked deliveries and logs their events.
     fn add_deliveries(&mut self, new: &[Delivery]) {
         self.deliveries
             .extend(new.iter().map(|d| (d.id, d.clone())));
+        let logged = pay_domain::webhooks::LoggedEvent::of_deliveries(new);
+        self.logged_events
+            .extend(logged.into_iter().map(|e| (e.id, e)));
     }
 
     /// What `build` makes of the next `n` event numbers of `link`, checked, not yet stored;

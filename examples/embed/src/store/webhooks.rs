@@ -13,7 +13,8 @@ use pay_domain::tenancy::company_now;
 use pay_domain::webhooks::ports::{AttemptRecord, WebhookStore};
 use pay_domain::webhooks::{
     AfterAttempt, CallbackKind, Circuit, ClaimBudget, CompanyCallback, Delivery, DeliveryFilter,
-    DeliveryStatus, Endpoint, EndpointHealth, GrantSubscription, RoundRecorded,
+    DeliveryStatus, Endpoint, EndpointHealth, EventLogEntry, EventLogQuery, GrantSubscription,
+    RoundRecorded,
 };
 use pay_domain::{Fault, PortResult};
 
@@ -331,6 +332,32 @@ impl WebhookStore for HostStore {
             .is_some_and(|d| d.company_id == company);
         let numbered = t.attempts.range((id, 0)..=(id, u32::MAX)).map(|(_, a)| a);
         Ok(numbered.filter(|_| mine).cloned().collect())
+    }
+
+    fn event_log(&self, company: CompanyId, q: &EventLogQuery) -> PortResult<Vec<EventLogEntry>> {
+        let t = self.lock();
+        let entries = t
+            .logged_events
+            .values()
+            .map(|e| EventLogEntry::of(e.clone(), t.deliveries.values()));
+        Ok(q.page(company, entries))
+    }
+
+    fn logged_event(
+        &self,
+        company: CompanyId,
+        id: uuid::Uuid,
+    ) -> PortResult<Option<EventLogEntry>> {
+        let t = self.lock();
+        let found = t.logged_events.get(&id).filter(|e| e.company_id == company);
+        Ok(found.map(|e| EventLogEntry::of(e.clone(), t.deliveries.values())))
+    }
+
+    fn prune_event_log(&self, before: Timestamp) -> PortResult<u64> {
+        let mut t = self.lock();
+        let n = t.logged_events.len();
+        t.logged_events.retain(|_, e| e.created_at >= before);
+        Ok((n - t.logged_events.len()) as u64)
     }
 
     fn enqueue_link_event(

@@ -40,6 +40,7 @@ fn pay_over<S: PayStore + 'static>(store: Arc<S>) -> (Pay, Arc<FixedClock>) {
             billing: Default::default(),
             oauth: Default::default(),
             webhook_circuit: Default::default(),
+            events_kept: crate::webhooks::EVENTS_KEPT_DEFAULT,
         },
         Stores::all_in(store),
         Adapters {

@@ -567,3 +567,5 @@ pub mod values;
 use values::*;
 pub mod gauges;
 pub use gauges::*;
+mod event_log;
+pub use event_log::*;

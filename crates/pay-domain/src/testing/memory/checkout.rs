@@ -89,7 +89,7 @@ impl CheckoutStore for MemStore {
                 Some((_, n)) => *n = next,
                 None => t.sequences.push((w.link_id, next)),
             }
-            t.deliveries.extend(built.iter().cloned());
+            super::add_deliveries(t, &built);
         }
         Ok(WriteOutcome::Applied(built))
     }

@@ -55,6 +55,8 @@ pub struct Tables {
     pub links: Vec<PaymentLink>,
     pub callbacks: Vec<CompanyCallback>,
     pub deliveries: Vec<Delivery>,
+    /// The event log (one per group of origin `event`).
+    pub logged_events: Vec<crate::webhooks::LoggedEvent>,
     pub attempts: Vec<AttemptRecord>,
     /// Claimed deliveries' leases (real time), until their attempt is recorded.
     pub delivery_leases: Vec<(uuid::Uuid, Timestamp)>,
@@ -283,6 +285,13 @@ impl MemStore {
     pub fn serve_stale_callback_read(&self, stale: CompanyCallback) {
         self.stale_callback_reads.lock().unwrap().push_back(stale);
     }
+}
+
+/// Stores checked deliveries and logs their events (`LoggedEvent::of_deliveries`).
+pub(crate) fn add_deliveries(t: &mut Tables, new: &[Delivery]) {
+    t.deliveries.extend_from_slice(new);
+    t.logged_events
+        .extend(crate::webhooks::LoggedEvent::of_deliveries(new));
 }
 
 /// Checks new deliveries against the table: known company, unique ids.

@@ -155,7 +155,7 @@ impl SubscriptionStore for MemStore {
                 c.updated_at = w.at;
             }
         }
-        t.deliveries.extend(w.deliveries.iter().cloned());
+        super::add_deliveries(t, &w.deliveries);
         Ok(true)
     }
 

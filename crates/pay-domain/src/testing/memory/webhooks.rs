@@ -1,6 +1,6 @@
 //! The in-memory store: webhooks.
 
-use super::{check_new_deliveries, matches_search, unique_violation, MemStore};
+use super::{add_deliveries, check_new_deliveries, matches_search, unique_violation, MemStore};
 use crate::kernel::error::{Fault, PortResult};
 use crate::kernel::idempotency::{
     claim_step, Claim, ClaimStep, Completion, Found, IdempotencyStore, IdempotentRequest,
@@ -11,7 +11,8 @@ use crate::kernel::timestamp::Timestamp;
 use crate::webhooks::ports::{AttemptRecord, WebhookStore};
 use crate::webhooks::{
     AfterAttempt, CallbackKind, Circuit, ClaimBudget, CompanyCallback, Delivery, DeliveryFilter,
-    DeliveryStatus, Endpoint, EndpointHealth, GrantSubscription, RoundRecorded,
+    DeliveryStatus, Endpoint, EndpointHealth, EventLogEntry, EventLogQuery, GrantSubscription,
+    RoundRecorded,
 };
 
 /// Where a delivery goes.
@@ -202,7 +203,7 @@ impl WebhookStore for MemStore {
         self.count_call("insert_deliveries");
         let mut t = self.write();
         check_new_deliveries(&t, deliveries)?;
-        t.deliveries.extend_from_slice(deliveries);
+        add_deliveries(&mut t, deliveries);
         Ok(())
     }
 
@@ -424,6 +425,37 @@ impl WebhookStore for MemStore {
         Ok(list)
     }
 
+    fn event_log(&self, company: CompanyId, q: &EventLogQuery) -> PortResult<Vec<EventLogEntry>> {
+        self.count_call("event_log");
+        let t = self.tables();
+        let entries = t
+            .logged_events
+            .iter()
+            .map(|e| EventLogEntry::of(e.clone(), &t.deliveries));
+        Ok(q.page(company, entries))
+    }
+
+    fn logged_event(
+        &self,
+        company: CompanyId,
+        id: uuid::Uuid,
+    ) -> PortResult<Option<EventLogEntry>> {
+        self.count_call("logged_event");
+        let t = self.tables();
+        Ok(t.logged_events
+            .iter()
+            .find(|e| e.company_id == company && e.id == id)
+            .map(|e| EventLogEntry::of(e.clone(), &t.deliveries)))
+    }
+
+    fn prune_event_log(&self, before: Timestamp) -> PortResult<u64> {
+        self.count_call("prune_event_log");
+        let mut t = self.write();
+        let n = t.logged_events.len();
+        t.logged_events.retain(|e| e.created_at >= before);
+        Ok((n - t.logged_events.len()) as u64)
+    }
+
     fn enqueue_link_event(
         &self,
         link: PaymentLinkId,
@@ -448,7 +480,7 @@ impl WebhookStore for MemStore {
             Some((_, n)) => *n = next,
             None => t.sequences.push((link, next)),
         }
-        t.deliveries.extend(built.iter().cloned());
+        add_deliveries(t, &built);
         Ok(built)
     }
 }

@@ -278,10 +278,13 @@ impl WebhookService {
         Err(Fault::new("webhook subscription kept changing under us"))
     }
 
-    /// Housekeeping: idempotency records older than `KEEP_FOR` (real time `now`).
+    /// Housekeeping: idempotency records older than `KEEP_FOR` and logged events older than
+    /// the configured retention (real time `now`).
     pub(crate) fn prune(&self, now: Timestamp) -> PortResult<u64> {
-        self.store
-            .prune_idempotency_keys(now.minus(crate::kernel::idempotency::KEEP_FOR))
+        Ok(self
+            .store
+            .prune_idempotency_keys(now.minus(crate::kernel::idempotency::KEEP_FOR))?
+            + self.store.prune_event_log(now.minus(self.events_kept))?)
     }
 
     /// Applies the table's secret change to `sub`; the new secret when one is issued.

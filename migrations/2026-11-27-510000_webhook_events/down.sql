@@ -1,0 +1,2 @@
+DROP INDEX webhook_deliveries_group;
+DROP TABLE webhook_events;
