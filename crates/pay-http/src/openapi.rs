@@ -6,8 +6,8 @@ use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder};
 use utoipa::{Modify, OpenApi, PartialSchema};
 
 use crate::api::{
-    bookkeeping, checkout, companies, company, customers, installations, links, meta, oauth,
-    session, settings, subscriptions, wallets, webhook_subscription, webhooks,
+    bookkeeping, checkout, companies, company, customers, events, installations, links, meta,
+    oauth, session, settings, subscriptions, wallets, webhook_subscription, webhooks,
 };
 use crate::edge::error::ErrorBody;
 use crate::pages::gateway;
@@ -112,6 +112,8 @@ routes!(
     webhooks::send_test_event,
     webhooks::get_delivery,
     webhooks::resend_delivery,
+    events::list_events,
+    events::get_event,
     webhook_subscription::get_subscription,
     webhook_subscription::put_subscription,
     webhook_subscription::delete_subscription,

@@ -10,6 +10,7 @@ pub mod checkout;
 pub mod companies;
 pub mod company;
 pub mod customers;
+pub mod events;
 pub mod installations;
 pub mod links;
 pub mod mail;

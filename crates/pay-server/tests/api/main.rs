@@ -20,6 +20,7 @@ mod credentials;
 mod customers;
 mod dashboard;
 mod dashboard_keys;
+mod events;
 mod gateway;
 mod grant_webhooks;
 mod idempotent_creates;
