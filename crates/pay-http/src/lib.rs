@@ -43,6 +43,8 @@ pub struct HttpConfig {
     /// The counters `GET /metrics` shows beside the edge's own; the composition root shares
     /// them with the adapters that report (the webhook dispatcher).
     pub counters: edge::metrics::Counters,
+    /// Reads the server's database pool for `GET /metrics` (`None`: not shown).
+    pub pool: Option<edge::metrics::PoolProbe>,
     /// The chain processor's chains, whose health `/readyz` reports (`None` under the sandbox).
     pub chains: Option<pay_domain::chains::ChainMonitor>,
 }

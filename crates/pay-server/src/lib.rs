@@ -229,13 +229,13 @@ impl Application {
         Self::build_with_store(config, pay, store)
     }
 
-    /// Over `pay`; `/readyz` reports no chain (the chains' health needs the store).
+    /// Over `pay`; `/readyz` reports no chain and `/metrics` no pool (both need the store).
     pub fn build_with(config: &Config, pay: Pay) -> anyhow::Result<Application> {
         Self::build_inner(config, pay, None)
     }
 
-    /// Over `pay` and its store: under the chain processor, `/readyz` reports each chain's
-    /// health from the watchers' records in it.
+    /// Over `pay` and its store: under the chain processor, `/readyz` and `/metrics` report
+    /// each chain's health from the watchers' records in it; `/metrics` reads its pool.
     pub fn build_with_store(
         config: &Config,
         pay: Pay,
@@ -249,6 +249,17 @@ impl Application {
         pay: Pay,
         store: Option<DieselStore>,
     ) -> anyhow::Result<Application> {
+        let pool = store.as_ref().map(|store| {
+            let store = store.clone();
+            pay_http::edge::metrics::PoolProbe(Arc::new(move || {
+                let (open, idle, max) = store.pool_state();
+                pay_http::edge::metrics::PoolReading {
+                    in_use: open.saturating_sub(idle),
+                    idle,
+                    max,
+                }
+            }))
+        });
         let chains = match store {
             Some(store) if config.processor == "onchain" => {
                 Some(pay_domain::chains::ChainMonitor::new(
@@ -277,6 +288,7 @@ impl Application {
         let counters = pay_http::edge::metrics::Counters::default();
         let http = HttpConfig {
             counters: counters.clone(),
+            pool,
             secure_cookies: config.base_url.starts_with("https://"),
             blocking_threads_per_worker: (config.pool_size as usize).div_ceil(workers),
             base_url: config.base_url.clone(),

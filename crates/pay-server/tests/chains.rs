@@ -11,6 +11,9 @@ mod process;
 #[path = "support/chain.rs"]
 mod chain;
 
+#[path = "support/openmetrics.rs"]
+mod openmetrics;
+
 use chain::*;
 use process::*;
 
@@ -577,6 +580,8 @@ fn readyz_reports_each_chains_lag_and_fails_while_its_node_is_gone() {
     }
 }
 
+const METRICS_TOKEN: &str = "chains-metrics-token-0123456789abcdef";
+
 /// `/readyz` of the server at `base`: status and body.
 fn readyz(base: &str) -> (u16, Value) {
     let (status, v, _) = call("GET", &format!("{base}/readyz"), &[], None);
@@ -590,7 +595,9 @@ fn readiness(db_url: &str) {
     let dir = TempDir::new();
     let mut chains = chains_file(&anvil.url, ANVIL_CHAIN_ID, None, None);
     chains[0]["unreachableAfterSecs"] = json!(2);
-    let first = Server::spawn(command(&dir, db_url, &chains));
+    let mut with_metrics = command(&dir, db_url, &chains);
+    with_metrics.env("PAY_METRICS_TOKEN", METRICS_TOKEN);
+    let first = Server::spawn(with_metrics);
     let second = Server::spawn(command(&dir, db_url, &chains));
     anvil.mine(5);
     let head = anvil.head();
@@ -607,6 +614,15 @@ fn readiness(db_url: &str) {
         assert_eq!(last["chains"][0]["chainCode"], "local");
         assert!(last["chains"][0]["readAt"].is_string(), "{last}");
         assert!(last["chains"][0]["failingSince"].is_null(), "{last}");
+    }
+
+    // `/metrics` shows the same: 0 blocks behind, read a moment ago.
+    let parsed = openmetrics::scrape(&first.base, METRICS_TOKEN);
+    if let Some(samples) = &parsed {
+        let behind = openmetrics::chain_gauge(samples, "pay_chain_blocks_behind", "local");
+        assert_eq!(behind, Some(0.0), "{samples:?}");
+        let age = openmetrics::chain_gauge(samples, "pay_chain_last_read_age_seconds", "local");
+        assert!(age.is_some_and(|a| a < 2.0), "{samples:?}");
     }
 
     // The node goes away: ready for the 2 s of unreachableAfterSecs, then 503.
@@ -630,6 +646,12 @@ fn readiness(db_url: &str) {
     );
     let (status, _) = readyz(&first.base);
     assert_eq!(status, 503);
+    // The last read ages past the 2 s on `/metrics` too.
+    if parsed.is_some() {
+        let samples = openmetrics::scrape(&first.base, METRICS_TOKEN).unwrap();
+        let age = openmetrics::chain_gauge(&samples, "pay_chain_last_read_age_seconds", "local");
+        assert!(age.is_some_and(|a| a >= 2.0), "{samples:?}");
+    }
 
     // A node answers again: ready again.
     anvil.restart();

@@ -248,6 +248,16 @@ impl DieselStore {
         self
     }
 
+    /// The pool's connections now: `(open, idle, max)` (those in use are `open - idle`).
+    pub fn pool_state(&self) -> (u32, u32, u32) {
+        let state = self.pool.state();
+        (
+            state.connections,
+            state.idle_connections,
+            self.pool.max_size(),
+        )
+    }
+
     /// Which database this store talks to.
     pub fn backend(&self) -> Backend {
         self.backend

@@ -172,37 +172,129 @@ pub struct StoreReading {
     pub circuits_open: u64,
 }
 
-/// The store's gauges of the scrape under way; written only when the store answered (a
-/// reading that failed or that the store does not offer leaves them out of the exposition).
-#[derive(Debug, Default)]
-struct StoreGauges(std::sync::Mutex<Option<StoreReading>>);
+/// The database pool when scraped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolReading {
+    pub in_use: u32,
+    pub idle: u32,
+    pub max: u32,
+}
 
-impl Collector for StoreGauges {
+/// Reads the server's database pool (in process, no I/O); the composition root makes it.
+#[derive(Clone)]
+pub struct PoolProbe(pub std::sync::Arc<dyn Fn() -> PoolReading + Send + Sync>);
+
+impl std::fmt::Debug for PoolProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PoolProbe")
+    }
+}
+
+/// One chain of the chain processor when scraped (from the watchers' records).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChainReading {
+    pub chain: String,
+    /// Blocks between the node's head and the last block read (`None`: not read yet).
+    pub blocks_behind: Option<u64>,
+    /// Seconds since the last read (`None`: never read).
+    pub last_read_age: Option<f64>,
+}
+
+/// What a scrape read outside the counters: the store (`None` when it offers no gauges or the
+/// read failed: left out of the exposition), the pool and the chains.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reading {
+    pub store: Option<StoreReading>,
+    pub pool: Option<PoolReading>,
+    pub chains: Vec<ChainReading>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ChainLabels {
+    chain: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PoolLabels {
+    state: &'static str,
+}
+
+/// The gauges of the scrape under way, written by `Metrics::encode`.
+#[derive(Debug, Default)]
+struct ReadGauges(std::sync::Mutex<Reading>);
+
+fn gauge_of(v: u64) -> ConstGauge {
+    ConstGauge::new(i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+impl Collector for ReadGauges {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let reading = *self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(r) = reading else { return Ok(()) };
-        let count = |v: u64| ConstGauge::new(i64::try_from(v).unwrap_or(i64::MAX));
-        let pending = count(r.outbox_pending);
-        pending.encode(encoder.encode_descriptor(
-            "pay_webhook_outbox_pending",
-            "Webhook deliveries waiting to be sent (pending or retrying, claimed ones included)",
+        let reading = self.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(r) = reading.store {
+            let pending = gauge_of(r.outbox_pending);
+            pending.encode(encoder.encode_descriptor(
+                "pay_webhook_outbox_pending",
+                "Webhook deliveries waiting to be sent (pending or retrying, claimed ones included)",
+                None,
+                pending.metric_type(),
+            )?)?;
+            let age = ConstGauge::new(r.outbox_oldest_pending_age);
+            age.encode(encoder.encode_descriptor(
+                "pay_webhook_outbox_oldest_pending_age",
+                "Age of the oldest webhook delivery waiting to be sent (0 when none waits)",
+                Some(&Unit::Seconds),
+                age.metric_type(),
+            )?)?;
+            let open = gauge_of(r.circuits_open);
+            open.encode(encoder.encode_descriptor(
+                "pay_webhook_circuits_open",
+                "Webhook endpoints paused by their circuit now",
+                None,
+                open.metric_type(),
+            )?)?;
+        }
+        if let Some(p) = reading.pool {
+            let mut family = encoder.encode_descriptor(
+                "pay_db_pool_connections",
+                "Database pool connections: in use, idle, and the most the pool opens",
+                None,
+                prometheus_client::metrics::MetricType::Gauge,
+            )?;
+            for (state, v) in [("in_use", p.in_use), ("idle", p.idle), ("max", p.max)] {
+                gauge_of(v.into()).encode(family.encode_family(&PoolLabels { state })?)?;
+            }
+        }
+        if reading.chains.is_empty() {
+            return Ok(());
+        }
+        let mut family = encoder.encode_descriptor(
+            "pay_chain_blocks_behind",
+            "Blocks between a chain's head and the last block its watcher read",
             None,
-            pending.metric_type(),
-        )?)?;
-        let age = ConstGauge::new(r.outbox_oldest_pending_age);
-        age.encode(encoder.encode_descriptor(
-            "pay_webhook_outbox_oldest_pending_age",
-            "Age of the oldest webhook delivery waiting to be sent (0 when none waits)",
+            prometheus_client::metrics::MetricType::Gauge,
+        )?;
+        for c in &reading.chains {
+            if let Some(behind) = c.blocks_behind {
+                let labels = ChainLabels {
+                    chain: c.chain.clone(),
+                };
+                gauge_of(behind).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        let mut family = encoder.encode_descriptor(
+            "pay_chain_last_read_age",
+            "Time since a chain's watcher last read it",
             Some(&Unit::Seconds),
-            age.metric_type(),
-        )?)?;
-        let open = count(r.circuits_open);
-        open.encode(encoder.encode_descriptor(
-            "pay_webhook_circuits_open",
-            "Webhook endpoints paused by their circuit now",
-            None,
-            open.metric_type(),
-        )?)?;
+            prometheus_client::metrics::MetricType::Gauge,
+        )?;
+        for c in &reading.chains {
+            if let Some(age) = c.last_read_age {
+                let labels = ChainLabels {
+                    chain: c.chain.clone(),
+                };
+                ConstGauge::new(age).encode(family.encode_family(&labels)?)?;
+            }
+        }
         Ok(())
     }
 }
@@ -212,7 +304,7 @@ impl Collector for StoreGauges {
 pub struct Metrics {
     access: MetricsAccess,
     registry: Registry,
-    store: std::sync::Arc<StoreGauges>,
+    read: std::sync::Arc<ReadGauges>,
     counters: Counters,
     /// One scrape at a time sets the store's gauges and encodes them.
     scrape: std::sync::Mutex<()>,
@@ -243,12 +335,12 @@ impl Metrics {
             Unit::Seconds,
             latency.clone(),
         );
-        let store = std::sync::Arc::new(StoreGauges::default());
-        registry.register_collector(Box::new(store.clone()));
+        let read = std::sync::Arc::new(ReadGauges::default());
+        registry.register_collector(Box::new(read.clone()));
         Metrics {
             access,
             registry,
-            store,
+            read,
             counters,
             scrape: std::sync::Mutex::new(()),
             requests,
@@ -276,10 +368,10 @@ impl Metrics {
             .inc();
     }
 
-    /// The exposition text of every metric, with the store's gauges of `reading`.
-    pub fn encode(&self, reading: Option<StoreReading>) -> Result<String, std::fmt::Error> {
+    /// The exposition text of every metric, with the gauges of `reading`.
+    pub fn encode(&self, reading: Reading) -> Result<String, std::fmt::Error> {
         let _one = self.scrape.lock().unwrap_or_else(|e| e.into_inner());
-        *self.store.0.lock().unwrap_or_else(|e| e.into_inner()) = reading;
+        *self.read.0.lock().unwrap_or_else(|e| e.into_inner()) = reading;
         let mut out = String::with_capacity(16 * 1024);
         prometheus_client::encoding::text::encode(&mut out, &self.registry)?;
         Ok(out)
@@ -373,15 +465,17 @@ fn unauthorized() -> HttpResponse {
     res
 }
 
-/// The store's gauges, read now (on the blocking pool); `None` when the store does not offer
-/// them or the read failed (logged: the rest of the exposition is still served).
-fn read_store(pay: &pay_domain::app::Pay) -> Option<StoreReading> {
-    match pay.webhooks().outbox_gauges() {
+/// The gauges read now (on the blocking pool): the store's (`None` when it does not offer
+/// them or the read failed, logged: the rest of the exposition is still served), the pool's,
+/// and the chains' (none when their read failed, logged too).
+fn read_now(pay: &pay_domain::app::Pay, config: &crate::HttpConfig) -> Reading {
+    let now = pay.now().unix_millis();
+    let store = match pay.webhooks().outbox_gauges() {
         Ok(Some(g)) => Some(StoreReading {
             outbox_pending: g.pending,
-            outbox_oldest_pending_age: g.oldest_pending_at.map_or(0.0, |at| {
-                (pay.now().unix_millis() - at.unix_millis()).max(0) as f64 / 1000.0
-            }),
+            outbox_oldest_pending_age: g
+                .oldest_pending_at
+                .map_or(0.0, |at| (now - at.unix_millis()).max(0) as f64 / 1000.0),
             circuits_open: g.circuits_open,
         }),
         Ok(None) => None,
@@ -389,6 +483,31 @@ fn read_store(pay: &pay_domain::app::Pay) -> Option<StoreReading> {
             tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "metrics: reading the outbox failed");
             None
         }
+    };
+    let chains = match config.chains.as_ref().map(|m| m.health()) {
+        None => Vec::new(),
+        Some(Ok(health)) => {
+            let real_now = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+            health
+                .into_iter()
+                .map(|h| ChainReading {
+                    chain: h.chain_code,
+                    blocks_behind: h.lag,
+                    last_read_age: h
+                        .read_at
+                        .map(|at| (real_now as i64 - at.unix_millis()).max(0) as f64 / 1000.0),
+                })
+                .collect()
+        }
+        Some(Err(e)) => {
+            tracing::warn!(error = %pay_domain::kernel::error::chain(&e), "metrics: reading the chains failed");
+            Vec::new()
+        }
+    };
+    Reading {
+        store,
+        pool: config.pool.as_ref().map(|p| (p.0)()),
+        chains,
     }
 }
 
@@ -398,6 +517,7 @@ pub async fn metrics(
     req: HttpRequest,
     metrics: web::Data<Metrics>,
     pay: web::Data<pay_domain::app::Pay>,
+    config: web::Data<crate::HttpConfig>,
 ) -> HttpResponse {
     let access = metrics.access();
     let here = access.is_metrics_listener(req.app_config().local_addr());
@@ -415,7 +535,9 @@ pub async fn metrics(
             .insert(header::ALLOW, HeaderValue::from_static("GET"));
         return res;
     }
-    let reading = web::block(move || read_store(&pay)).await.ok().flatten();
+    let reading = web::block(move || read_now(&pay, &config))
+        .await
+        .unwrap_or_default();
     let text = match metrics.encode(reading) {
         Ok(t) => t,
         Err(_) => return HttpResponse::new(StatusCode::INTERNAL_SERVER_ERROR),

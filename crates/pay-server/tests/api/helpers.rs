@@ -173,7 +173,7 @@ pub async fn spawn_configured(
     let clock = Arc::new(ManualClock(AtomicI64::new(now)));
     let store = open_store(&config).expect("open store");
     let pay = build_pay_with(&config, store.clone(), clock.clone(), processor).expect("build pay");
-    let app = Application::build_with(&config, pay).expect("build app");
+    let app = Application::build_with_store(&config, pay, store.clone()).expect("build app");
     let base = format!("http://127.0.0.1:{}", app.port());
     let pay = app.pay().clone();
     let dispatcher = app.dispatcher();

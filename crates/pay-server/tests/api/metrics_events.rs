@@ -99,6 +99,18 @@ async fn events_are_counted(app: TestApp) {
             .any(|s| s.family == "pay_webhook_attempts" && s.kind == "counter"),
         "{after:?}"
     );
+    // The pool: its configured size, and no more connections open than that.
+    let pool = |state: &str| value(&after, "pay_db_pool_connections", &[("state", state)]);
+    assert_eq!(pool("max"), Some(f64::from(app.config.pool_size)));
+    let (in_use, idle) = (pool("in_use").unwrap(), pool("idle").unwrap());
+    assert!(
+        in_use + idle <= f64::from(app.config.pool_size),
+        "{in_use} {idle}"
+    );
+    assert!(in_use + idle >= 1.0, "{in_use} {idle}");
+    assert!(after
+        .iter()
+        .any(|s| s.family == "pay_db_pool_connections" && s.kind == "gauge"));
     let attempts = |outcome: &str, attempt: &str| {
         value(
             &after,
