@@ -120,6 +120,16 @@ ALLOWED = {
         ("validation_failed", "to", None),
         ("validation_failed", "from", None),
     ],
+    # `starting_after` must be an event the caller sees (stored state); `type` a comma list of
+    # envelope types (the catalogue of event kinds, which a pattern would only restate); the
+    # period's `created[lt]` after `created[gte]` (two parameters), RFC 3339 as the time crate
+    # reads it.
+    ("GET", "/api/partner/v1/pay/events"): [
+        ("validation_failed", "type", "unknown event type"),
+        ("validation_failed", "starting_after", "not one of your events"),
+        ("validation_failed", "created[gte]", None),
+        ("validation_failed", "created[lt]", None),
+    ],
     # `q` must not be blank nor hold control characters.
     ("GET", "/api/partner/v1/pay/contacts/search"): [
         ("validation_failed", "q", None),

@@ -364,6 +364,27 @@ async fn sign_out_needs_the_csrf_token(app: TestApp) {
     );
     let res = post(&app, &s, "/dashboard/signout", &[]).await;
     assert_eq!(res.status(), 403);
+    // No form at all (no body, no form content type): 400, signed in or not.
+    let keys = format!("{home}/developers/keys");
+    for path in ["/dashboard/signout", keys.as_str()] {
+        let res = app
+            .in_session_no_csrf(&s, Method::POST, path)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 400, "{path}");
+        let res = app.anon(Method::POST, path).send().await.unwrap();
+        assert_eq!(res.status(), 400, "{path}");
+        // A field the form does not have: 400 too, before the session is looked at.
+        let res = app
+            .anon(Method::POST, path)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("csrf_token=x&extra=")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 400, "{path}");
+    }
     let res = post(&app, &s, "/dashboard/signout", &[("csrf_token", "wrong")]).await;
     assert_eq!(res.status(), 403);
     let res = app

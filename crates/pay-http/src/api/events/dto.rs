@@ -20,7 +20,7 @@ pub struct EventListQuery {
     pub limit: Option<String>,
     /// The `id` of an event you were given (the last of a page): the page starts with the
     /// next older event.
-    #[param(value_type = Option<String>, example = "0196f0c4-1a2b-7c3d-8e4f-0123456789ab")]
+    #[param(value_type = Option<String>, pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", example = "0196f0c4-1a2b-7c3d-8e4f-0123456789ab")]
     pub starting_after: Option<String>,
     /// Event types, comma-separated (`pay.payment.status_changed,pay.subscription.status_changed`);
     /// an unknown type is refused.

@@ -15,8 +15,8 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::{
-    blocking, checked_form, cross_site, member, refusal, refused, session_token, when, CsrfForm,
-    Frame, Member, Refused, DASHBOARD_PATH,
+    blocking, checked_form, cross_site, member, refusal, refused, session_token, unreadable, when,
+    CsrfForm, Frame, Member, Refused, DASHBOARD_PATH,
 };
 use crate::edge::error::ApiError;
 use crate::edge::form::FormBody;
@@ -160,7 +160,7 @@ fn screen(
 #[utoipa::path(
     tag = "Dashboard",
     params(("companyId" = String, Path, description = "The team's company id")),
-    security(("session" = [])),
+    security((), ("session" = [])),
     responses(
         (status = 200, description = "The API keys (HTML)", content_type = "text/html", body = String),
         (status = 303, description = "Not signed in: to `/signin` with `return_to`"),
@@ -194,7 +194,7 @@ pub async fn developers_page(
     tag = "Dashboard",
     params(("companyId" = String, Path, description = "The team's company id")),
     request_body(content = CreateKeyForm, content_type = "application/x-www-form-urlencoded"),
-    security(("session" = [])),
+    security((), ("session" = [])),
     responses(
         (status = 201, description = "Created: the screen with the key's secret, shown once (HTML)", content_type = "text/html", body = String),
         (status = 303, description = "Not signed in: to `/signin` with `return_to`"),
@@ -212,6 +212,9 @@ pub async fn create_key(
     body: FormBody,
 ) -> Result<HttpResponse, ApiError> {
     if let Some(refused) = cross_site(&pay, &config, &req) {
+        return Ok(refused);
+    }
+    if let Some(refused) = unreadable::<CreateKeyForm>(&pay, &config, &body) {
         return Ok(refused);
     }
     let company = company.into_inner();
@@ -298,9 +301,10 @@ fn change_key(
         ("action" = String, Path, description = "`disable` or `enable`"),
     ),
     request_body(content = CsrfForm, content_type = "application/x-www-form-urlencoded"),
-    security(("session" = [])),
+    security((), ("session" = [])),
     responses(
         (status = 303, description = "Done: back to the Developers screen; not signed in: to `/signin`"),
+        (status = 400, description = "No form, or one that cannot be read (HTML)", content_type = "text/html", body = String),
         (status = 403, description = "A member without `settings.manage`, a missing or wrong CSRF token, or another site's form (HTML)", content_type = "text/html", body = String),
         (status = 404, description = "Unknown company, key or action, or another team's (HTML)", content_type = "text/html", body = String),
     )
@@ -314,6 +318,9 @@ pub async fn set_key_enabled(
     body: FormBody,
 ) -> Result<HttpResponse, ApiError> {
     if let Some(refused) = cross_site(&pay, &config, &req) {
+        return Ok(refused);
+    }
+    if let Some(refused) = unreadable::<CsrfForm>(&pay, &config, &body) {
         return Ok(refused);
     }
     let (company, key, action) = path.into_inner();

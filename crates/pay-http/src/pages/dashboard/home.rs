@@ -174,7 +174,7 @@ fn gather(pay: &Pay, m: &super::Member) -> Result<Gathered, ApiError> {
 #[utoipa::path(
     tag = "Dashboard",
     params(("companyId" = String, Path, description = "The team's company id")),
-    security(("session" = [])),
+    security((), ("session" = [])),
     responses(
         (status = 200, description = "The home page (HTML)", content_type = "text/html", body = String),
         (status = 303, description = "Not signed in: to `/signin` with `return_to`"),

@@ -151,7 +151,7 @@ pub(crate) fn checked_form<T: serde::de::DeserializeOwned>(
     let pairs = body
         .0
         .map_err(|_| Refused::BadForm("The form could not be read.".into()))?;
-    let f: T = form::read(&pairs).map_err(Refused::BadForm)?;
+    let f: T = form::read_page_form(&pairs).map_err(|p| Refused::BadForm(p.page_message()))?;
     pay.tenancy()
         .check_csrf(&m.signed_in, csrf_of(&f))
         .map_err(|_| {
@@ -243,6 +243,21 @@ pub(crate) fn refused(pay: &Pay, config: &HttpConfig, r: Refused) -> HttpRespons
     respond(status, &nonce, None, body)
 }
 
+/// The 400 page for a POST whose body is not the form `T` (no body, another content type, a
+/// malformed encoding, an unknown or repeated field), before the session is looked at: a
+/// browser's form always reads.
+pub(crate) fn unreadable<T: serde::de::DeserializeOwned>(
+    pay: &Pay,
+    config: &HttpConfig,
+    body: &FormBody,
+) -> Option<HttpResponse> {
+    let why = match &body.0 {
+        Err(_) => "The form could not be read.".to_owned(),
+        Ok(pairs) => form::read_page_form::<T>(pairs).err()?.page_message(),
+    };
+    Some(refused(pay, config, Refused::BadForm(why)))
+}
+
 /// The 403 page for a form another site sent (its `Origin` is not ours), else `None`.
 pub(crate) fn cross_site(
     pay: &Pay,
@@ -303,9 +318,10 @@ pub async fn dashboard(
 #[utoipa::path(
     tag = "Dashboard",
     request_body(content = CsrfForm, content_type = "application/x-www-form-urlencoded"),
-    security(("session" = [])),
+    security((), ("session" = [])),
     responses(
         (status = 303, description = "Signed out (or not signed in): to `/signin`"),
+        (status = 400, description = "No form, or one that cannot be read (HTML)", content_type = "text/html", body = String),
         (status = 403, description = "Missing or wrong CSRF token, or another site's form (HTML)", content_type = "text/html", body = String),
     )
 )]
@@ -317,6 +333,9 @@ pub async fn sign_out(
     body: FormBody,
 ) -> Result<HttpResponse, ApiError> {
     if let Some(refused) = cross_site(&pay, &config, &req) {
+        return Ok(refused);
+    }
+    if let Some(refused) = unreadable::<CsrfForm>(&pay, &config, &body) {
         return Ok(refused);
     }
     let token = session_token(&req);
