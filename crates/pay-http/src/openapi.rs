@@ -135,6 +135,16 @@ routes!(
     crate::pages::dashboard::developers::developers_page,
     crate::pages::dashboard::developers::create_key,
     crate::pages::dashboard::developers::set_key_enabled,
+    crate::pages::dashboard::webhooks::webhooks_page,
+    crate::pages::dashboard::webhooks::save_callback,
+    crate::pages::dashboard::webhooks::rotate_secret,
+    crate::pages::dashboard::webhooks::test_event,
+    crate::pages::dashboard::webhooks::deliveries::delivery_page,
+    crate::pages::dashboard::webhooks::deliveries::resend,
+    crate::pages::dashboard::settings::settings_page,
+    crate::pages::dashboard::settings::save_settings,
+    crate::pages::dashboard::settings::set_wallet,
+    crate::pages::dashboard::team::team_page,
 );
 
 /// The gateway form takes its named fields and any number of `metadata[<key>]` string fields:

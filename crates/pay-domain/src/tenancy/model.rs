@@ -313,6 +313,16 @@ pub struct Membership {
     pub role: Role,
 }
 
+/// A member of a company as its team list shows them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamMember {
+    pub user_id: UserId,
+    pub email: String,
+    pub role: Role,
+    /// When they joined the company.
+    pub since: Timestamp,
+}
+
 /// Normalises an e-mail for lookup: trimmed, lower case.
 pub fn normalize_email(email: &str) -> String {
     email.trim().to_lowercase()

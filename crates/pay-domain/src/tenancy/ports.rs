@@ -7,7 +7,7 @@ use crate::kernel::ids::{CompanyId, KeyId, PartnerId, UserId};
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
 use crate::tenancy::keys::{Integration, StoredIntegration};
-use crate::tenancy::{Company, Membership, PaySettings, Role, UserRecord};
+use crate::tenancy::{Company, Membership, PaySettings, Role, TeamMember, UserRecord};
 
 /// A new team: its company, settings and first key, and its owner (a new user, or an existing
 /// one by id).
@@ -41,6 +41,9 @@ pub trait TenancyStore {
     fn is_empty(&self) -> PortResult<bool>;
     /// The user's companies, oldest membership first.
     fn memberships(&self, user: UserId) -> PortResult<Vec<Membership>>;
+    /// The company's members with their e-mail and role, oldest membership first (then by
+    /// e-mail).
+    fn members(&self, company: CompanyId) -> PortResult<Vec<TeamMember>>;
     /// The user's role in one company, or `None` when not a member.
     fn role(&self, user: UserId, company: CompanyId) -> PortResult<Option<Role>>;
     /// Moves the company's sandbox test clock forward: adds `by_ms` (> 0) to its

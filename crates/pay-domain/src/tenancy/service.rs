@@ -21,7 +21,7 @@ use crate::tenancy::keys::{
 use crate::tenancy::ports::{DomainWrite, NewTenant, StoredSignIn, TenancyPorts};
 use crate::tenancy::{
     company_now, normalize_email, Company, Credential, Membership, PaySettings, Permission,
-    Principal, Role, Scope, Theme, UserRecord, ANONYMOUS_COMPANY,
+    Principal, Role, Scope, TeamMember, Theme, UserRecord, ANONYMOUS_COMPANY,
 };
 
 /// How long a signed-in session lasts.
@@ -392,6 +392,12 @@ impl TenancyService {
     ) -> Result<Vec<Integration>> {
         self.team_role::<TenancyError>(signed_in, company, None)?;
         Ok(self.store.integrations(company)?)
+    }
+
+    /// The team's members and their roles (any member may read them).
+    pub fn members(&self, signed_in: &SignedIn, company: CompanyId) -> Result<Vec<TeamMember>> {
+        self.team_role::<TenancyError>(signed_in, company, None)?;
+        Ok(self.store.members(company)?)
     }
 
     pub fn set_integration_enabled(

@@ -11,15 +11,15 @@ use pay_domain::tenancy::keys::{Integration, StoredIntegration};
 use pay_domain::tenancy::ports::{
     DomainWrite, IntegrationStore, NewTenant, SignInStore, StoredSignIn, TenancyStore,
 };
-use pay_domain::tenancy::{Company, Membership, Role, UserRecord};
+use pay_domain::tenancy::{Company, Membership, Role, TeamMember, UserRecord};
 use pay_domain::{Fault, PortResult};
 
 use super::events::insert_events;
 use crate::conn::write_transaction;
 use crate::rows::{
-    parse_role, stored_integration, CompanyRow, IntegrationRow, MembershipRow, NewCompanyRow,
-    NewIntegrationRow, NewMembershipRow, NewSessionRow, NewSettingsRow, NewUserRow, SessionRow,
-    SettingsRow, StoredIntegrationRow, UserRow,
+    corrupt, parse_role, stored_integration, CompanyRow, IntegrationRow, MembershipRow,
+    NewCompanyRow, NewIntegrationRow, NewMembershipRow, NewSessionRow, NewSettingsRow, NewUserRow,
+    SessionRow, SettingsRow, StoredIntegrationRow, UserRow,
 };
 use crate::schema::{browser_sessions, companies, integrations, memberships, pay_settings, users};
 use crate::DieselStore;
@@ -92,6 +92,45 @@ impl TenancyStore for DieselStore {
                 .load(conn)
         })?;
         rows.into_iter().map(Membership::try_from).collect()
+    }
+
+    fn members(&self, company: CompanyId) -> PortResult<Vec<TeamMember>> {
+        // Two reads (a team has few members): its memberships, then their users.
+        type Rows = (Vec<(String, String, i64)>, Vec<(String, String)>);
+        let (rows, people): Rows = self.run("members", |conn| {
+            let rows: Vec<(String, String, i64)> = memberships::table
+                .filter(memberships::company_id.eq(company.to_string()))
+                .select((
+                    memberships::user_id,
+                    memberships::role,
+                    memberships::created_at,
+                ))
+                .load(conn)?;
+            let ids: Vec<&String> = rows.iter().map(|(u, _, _)| u).collect();
+            let people = users::table
+                .filter(users::id.eq_any(ids))
+                .select((users::id, users::email))
+                .load(conn)?;
+            Ok((rows, people))
+        })?;
+        let mut list = rows
+            .into_iter()
+            .filter_map(|(user, role, at)| {
+                let email = people.iter().find(|(id, _)| *id == user)?.1.clone();
+                Some((user, role, at, email))
+            })
+            .map(|(user, role, at, email)| {
+                Ok(TeamMember {
+                    user_id: UserId::parse(&user).ok_or_else(|| corrupt("memberships.user_id"))?,
+                    email,
+                    role: parse_role(&role)?,
+                    since: Timestamp::from_unix_millis(at)
+                        .ok_or_else(|| corrupt("memberships.created_at"))?,
+                })
+            })
+            .collect::<PortResult<Vec<TeamMember>>>()?;
+        list.sort_by(|a, b| (a.since, &a.email).cmp(&(b.since, &b.email)));
+        Ok(list)
     }
 
     fn add_member(

@@ -12,7 +12,7 @@ use pay_domain::tenancy::keys::{Integration, StoredIntegration};
 use pay_domain::tenancy::ports::{
     DomainWrite, IntegrationStore, NewTenant, SignInStore, StoredSignIn, TenancyStore,
 };
-use pay_domain::tenancy::{Company, Membership, Role, UserRecord};
+use pay_domain::tenancy::{Company, Membership, Role, TeamMember, UserRecord};
 use pay_domain::{Fault, PortResult};
 
 use super::{HostStore, Tables};
@@ -118,6 +118,25 @@ impl TenancyStore for HostStore {
             .collect();
         mine.sort_by_key(|(at, _)| *at);
         Ok(mine.into_iter().map(|(_, m)| m).collect())
+    }
+
+    fn members(&self, company: CompanyId) -> PortResult<Vec<TeamMember>> {
+        let t = self.lock();
+        let mut list: Vec<TeamMember> = t
+            .members
+            .iter()
+            .filter(|((_, c), _)| *c == company)
+            .filter_map(|((u, _), (role, at))| {
+                Some(TeamMember {
+                    user_id: *u,
+                    email: t.users.get(u)?.email.clone(),
+                    role: *role,
+                    since: *at,
+                })
+            })
+            .collect();
+        list.sort_by(|a, b| (a.since, &a.email).cmp(&(b.since, &b.email)));
+        Ok(list)
     }
 
     fn role(&self, user: UserId, company: CompanyId) -> PortResult<Option<Role>> {

@@ -12,7 +12,7 @@ use crate::tenancy::keys::{Integration, StoredIntegration};
 use crate::tenancy::ports::{
     DomainWrite, IntegrationStore, NewTenant, SignInStore, StoredSignIn, TenancyStore,
 };
-use crate::tenancy::{Company, Membership, Role, UserRecord};
+use crate::tenancy::{Company, Membership, Role, TeamMember, UserRecord};
 use time::Duration;
 
 impl TenancyStore for MemStore {
@@ -139,6 +139,27 @@ impl TenancyStore for MemStore {
                 role: m.role,
             })
             .collect())
+    }
+
+    fn members(&self, company: CompanyId) -> PortResult<Vec<TeamMember>> {
+        self.count_call("members");
+        let t = self.tables();
+        let mut list: Vec<TeamMember> = t
+            .members
+            .iter()
+            .filter(|m| m.company == company)
+            .filter_map(|m| {
+                let user = t.users.iter().find(|u| u.id == m.user)?;
+                Some(TeamMember {
+                    user_id: m.user,
+                    email: user.email.clone(),
+                    role: m.role,
+                    since: m.at,
+                })
+            })
+            .collect();
+        list.sort_by(|a, b| (a.since, &a.email).cmp(&(b.since, &b.email)));
+        Ok(list)
     }
 
     fn role(&self, user: UserId, company: CompanyId) -> PortResult<Option<Role>> {

@@ -218,7 +218,7 @@ pub async fn rotate_legacy_callback(
 }
 
 /// Reads the log's query string strictly: known parameters only, each at most once.
-fn read_filter(query: &str) -> Result<DeliveryFilter, ApiError> {
+pub(crate) fn read_filter(query: &str) -> Result<DeliveryFilter, ApiError> {
     let mut f = DeliveryFilter::default();
     let known = ["limit", "paymentLinkUid", "deliveryStatus", "search"];
     for (key, value) in read_query(query, &known)? {

@@ -3,10 +3,15 @@
 //! its CSRF token in every form, checked on every POST). The team is in the path
 //! (`/dashboard/{companyId}/...`): a company the user is not a member of is a 404 page, as is
 //! an unknown id. Not signed in: 303 to `/signin` with the page as `return_to`. Screens: Home
-//! (`home`) and Developers (`developers`); sign-out. No JavaScript.
+//! (`home`), Developers (`developers`), Webhooks (`webhooks`), Settings (`settings`) and Team
+//! (`team`); sign-out. No JavaScript.
 
 pub mod developers;
 pub mod home;
+mod screen;
+pub mod settings;
+pub mod team;
+pub mod webhooks;
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{get, post, web, HttpRequest, HttpResponse};
@@ -169,7 +174,7 @@ pub(crate) struct Frame<'a> {
     pub company_name: String,
     pub teams: &'a [Team],
     pub csrf: &'a str,
-    /// `home` or `developers`.
+    /// The screen's tab: `home`, `developers`, `webhooks`, `settings` or `team`.
     pub tab: &'static str,
 }
 
