@@ -3,7 +3,7 @@
 # sanitizer (`-s none`), each for a bounded time, starting from the committed seeds in
 # fuzz/corpus/<target>/ (read only: what a run finds goes to fuzz/target/corpus/<target>/).
 #   scripts/fuzz.sh            every target for 300 s (PAY_FUZZ_SECONDS to change)
-#   scripts/fuzz.sh --short    every target for 20 s: what CI runs
+#   scripts/fuzz.sh --short    every target for 15 s: what CI runs
 #   scripts/fuzz.sh [--short] form_decode csv_writer   only those targets
 # A crash stops the script with libFuzzer's report; the input is saved under
 # fuzz/artifacts/<target>/ (replay: cargo fuzz run -s none <target> <file>). Make it a unit
@@ -15,8 +15,8 @@ seconds="${PAY_FUZZ_SECONDS:-300}"
 targets=()
 for arg in "$@"; do
   case "$arg" in
-    --short) seconds=20 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    --short) seconds=15 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) targets+=("$arg") ;;
   esac
 done
