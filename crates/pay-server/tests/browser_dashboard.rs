@@ -2,10 +2,12 @@
 //! merchant opens `/dashboard`, lands on the sign-in page, signs in and comes back to the Home
 //! screen (two sandbox payments collected, one underpaid payment needing attention), goes to
 //! Developers, creates an API key and sees its secret once; opened again, the screen lists
-//! the key without its secret. On each screen axe-core (npm, `tests/axe`, injected into the
+//! the key without its secret. On Webhooks they set the callback to a receiver that fails,
+//! send a test event, see the failure in the log and on the delivery's page, resend it and
+//! see it delivered; then Settings and Team. On each screen axe-core (npm, `tests/axe`, injected into the
 //! page) finds no violation, at a desktop width and at 390 px (a phone), where nothing is
 //! wider than the screen. Screenshots, with `PAY_UPDATE_SCREENSHOTS=1`, go to
-//! `docs/images/dashboard-home.png` and `dashboard-developers.png` (from the SQLite run).
+//! `docs/images/dashboard-{home,developers,webhooks,settings,team}.png` (from the SQLite run).
 //!
 //! Without `chromium` and `chromedriver`, or `node` and `npm` (axe-core is installed with
 //! `npm ci` from the committed lock file), the test prints a `SKIP:` line and passes, except
@@ -14,6 +16,8 @@
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use fantoccini::{Client, Locator};
 use futures_util::FutureExt;
@@ -106,7 +110,41 @@ async fn text_of(c: &Client, css: &str) -> String {
         .unwrap()
 }
 
-/// The merchant and their key; two completed sandbox payments and an underpaid one.
+/// The merchant's webhook receiver (500 while `failing`, else 200), the dispatcher that
+/// sends to it round by round, and a link of the merchant's to send a test event about.
+struct Hooks {
+    url: String,
+    failing: Arc<AtomicBool>,
+    dispatcher: pay_server::Dispatcher,
+    link_uid: String,
+}
+
+fn start_receiver(failing: Arc<AtomicBool>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = actix_web::HttpServer::new(move || {
+        let failing = failing.clone();
+        actix_web::App::new().default_service(actix_web::web::to(move || {
+            let down = failing.load(Ordering::SeqCst);
+            async move {
+                if down {
+                    actix_web::HttpResponse::InternalServerError().body("down")
+                } else {
+                    actix_web::HttpResponse::Ok().body("ok")
+                }
+            }
+        }))
+    })
+    .workers(1)
+    .listen(listener)
+    .unwrap()
+    .run();
+    actix_rt::spawn(server);
+    format!("http://127.0.0.1:{port}/hooks")
+}
+
+/// The merchant and their key; two completed sandbox payments and an underpaid one (whose
+/// link's uid is the last of the three).
 async fn world(base: &str, pay: pay_domain::app::Pay) -> (String, String) {
     let email = format!("owner-{}@acme.example", uuid::Uuid::new_v4().simple());
     let e = email.clone();
@@ -128,6 +166,7 @@ async fn world(base: &str, pay: pay_domain::app::Pay) -> (String, String) {
             .header("x-svc-key-secret", &secret)
             .json(&body)
     };
+    let mut last = String::new();
     for (amount, short) in [("25.00", false), ("10.50", false), ("40.00", true)] {
         let link: Value = api(
             reqwest::Method::POST,
@@ -178,11 +217,96 @@ async fn world(base: &str, pay: pay_domain::app::Pay) -> (String, String) {
         .unwrap();
         let want = if short { "underpaid" } else { "complete" };
         assert_eq!(after["status"], want, "{after}");
+        last = uid;
     }
-    (email, base.to_owned())
+    (email, last)
 }
 
-async fn run(c: &Client, base: &str, email: &str, axe: &str, shots: &mut Option<Shots>) {
+/// Waits until the element `css` (on the page a form's answer loads) holds `words`.
+async fn wait_text(c: &Client, css: &str, words: &str) {
+    for _ in 0..100 {
+        if let Ok(e) = c.find(Locator::Css(css)).await {
+            if e.text().await.is_ok_and(|t| t.contains(words)) {
+                return;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("{words:?} never showed in {css}");
+}
+
+/// Webhooks, Settings and Team, from the Developers screen at `dev_url`.
+async fn hooks_settings_team(
+    c: &Client,
+    dev_url: &str,
+    h: &Hooks,
+    axe: &str,
+    shots: &mut Option<Shots>,
+) {
+    let hooks_url = dev_url.replace("/developers", "/webhooks");
+    click(c, "nav a[href$='/webhooks']").await;
+    wait_heading(c, "Webhooks").await;
+    no_violations(c, axe, "Webhooks").await;
+    type_into(c, "#callback-url-input", &h.url).await;
+    click(c, "form[action$='/webhooks/callback'] button").await;
+    wait_text(c, "#new-secret-value", "whsec_").await;
+    // The receiver fails the test event's first attempt.
+    h.failing.store(true, Ordering::SeqCst);
+    type_into(c, "#test-link", &h.link_uid).await;
+    click(c, "form[action$='/webhooks/test'] button").await;
+    wait_text(c, "#notice", "A test event is queued").await;
+    assert_eq!(h.dispatcher.run_once().await.unwrap(), 1);
+    c.goto(&format!("{hooks_url}?deliveryStatus=retrying"))
+        .await
+        .unwrap();
+    wait_heading(c, "Webhooks").await;
+    let log = text_of(c, "#deliveries").await;
+    assert!(
+        log.contains("retrying") && log.contains("HTTP 500"),
+        "{log}"
+    );
+    click(c, "#deliveries a").await;
+    wait_heading(c, "Webhook delivery").await;
+    let main = text_of(c, "main").await;
+    assert!(main.contains("Attempt 1: HTTP 500"), "{main}");
+    no_violations(c, axe, "a webhook delivery").await;
+    // Up again: the resend is delivered.
+    h.failing.store(false, Ordering::SeqCst);
+    click(c, "form[action$='/resend'] button").await;
+    wait_heading(c, "Webhooks").await;
+    assert_eq!(h.dispatcher.run_once().await.unwrap(), 1);
+    c.goto(&hooks_url).await.unwrap();
+    wait_heading(c, "Webhooks").await;
+    let log = text_of(c, "#deliveries").await;
+    assert!(
+        log.contains("succeeded") && log.contains("(manual)"),
+        "{log}"
+    );
+    assert!(log.contains("retrying"), "{log}");
+    no_violations(c, axe, "Webhooks with deliveries").await;
+    for (tab, heading) in [
+        ("webhooks", "Webhooks"),
+        ("settings", "Settings"),
+        ("team", "Team"),
+    ] {
+        if tab != "webhooks" {
+            click(c, &format!("nav a[href$='/{tab}']")).await;
+            wait_heading(c, heading).await;
+            no_violations(c, axe, heading).await;
+        }
+        if let Some(s) = shots.as_mut() {
+            s.take(c, tab).await;
+        }
+        c.set_window_size(PHONE, 900).await.unwrap();
+        fits(c, heading).await;
+        no_violations(c, axe, &format!("{heading} at 390 px")).await;
+        c.set_window_size(1100, 1000).await.unwrap();
+    }
+    let main = text_of(c, "main").await;
+    assert!(main.contains("Owner") && main.contains("(you)"), "{main}");
+}
+
+async fn run(c: &Client, base: &str, email: &str, h: &Hooks, axe: &str, shots: &mut Option<Shots>) {
     c.set_window_size(1100, 1000).await.unwrap();
     c.goto(&format!("{base}/dashboard")).await.unwrap();
     wait_heading(c, "Sign in").await;
@@ -260,6 +384,8 @@ async fn run(c: &Client, base: &str, email: &str, axe: &str, shots: &mut Option<
     assert!(!source.contains(&secret), "the secret is shown once");
     assert!(c.find(Locator::Css("#new-key-secret")).await.is_err());
     fits(c, "Developers, listed").await;
+    c.set_window_size(1100, 1000).await.unwrap();
+    hooks_settings_team(c, &dev_url, h, axe, shots).await;
 
     // Signing out ends the session: the dashboard asks to sign in again.
     click(c, "form[action$='/dashboard/signout'] button").await;
@@ -277,13 +403,21 @@ async fn journey(db: TestDb, screenshots: bool) {
     };
     let (base, app) = service(&db);
     let pay = app.pay().clone();
+    let dispatcher = app.dispatcher();
     actix_rt::spawn(app.into_server());
-    let (email, base) = world(&base, pay).await;
+    let (email, link_uid) = world(&base, pay).await;
+    let failing = Arc::new(AtomicBool::new(false));
+    let hooks = Hooks {
+        url: start_receiver(failing.clone()),
+        failing,
+        dispatcher,
+        link_uid,
+    };
     let driver = start_driver(&driver_bin).await;
     let c = open_browser(&driver, &chromium).await;
     let mut shots = screenshots.then(|| Shots::new("dashboard"));
     // A failed assertion must still end the browser session.
-    let result = AssertUnwindSafe(run(&c, &base, &email, &axe, &mut shots))
+    let result = AssertUnwindSafe(run(&c, &base, &email, &hooks, &axe, &mut shots))
         .catch_unwind()
         .await;
     let _ = c.close().await;
@@ -292,7 +426,10 @@ async fn journey(db: TestDb, screenshots: bool) {
         std::panic::resume_unwind(panic);
     }
     if let Some(s) = shots {
-        assert_eq!(s.taken, ["home", "developers"]);
+        assert_eq!(
+            s.taken,
+            ["home", "developers", "webhooks", "settings", "team"]
+        );
     }
 }
 
