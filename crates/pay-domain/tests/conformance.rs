@@ -84,6 +84,12 @@ fn oauth_instances_every_instance_sees_a_revocation_at_once() {
 }
 
 #[test]
+fn oauth_instances_records_in_flight_pass_once_over_both_instances() {
+    let store = MemStore::default();
+    conformance::oauth_instances::records_in_flight_pass_once_over_both_instances(&store, &store);
+}
+
+#[test]
 fn oauth_instances_concurrent_proofs_pass_once_over_both_instances() {
     let store = MemStore::default();
     conformance::oauth_instances::concurrent_proofs_pass_once_over_both_instances(&store, &store);

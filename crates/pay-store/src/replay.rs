@@ -11,6 +11,12 @@
 //! its record, which is what lets a DPoP request serve a token from the process's copy.
 //! (PostgreSQL records on the pool, one statement per request: batching it the same way was
 //! measured no cheaper; bench/README.md, DPoP.)
+//!
+//! A caller either blocks on its answer (`record`) or awaits it (`start_record`: an async
+//! request waits without holding a thread, so a batch can hold every request in flight, not
+//! only as many as there are blocking threads).
+
+mod answer;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,13 +38,42 @@ const MAX_BATCH: usize = 512;
 /// failed.
 type Outcome = Result<(bool, i64), String>;
 
+/// Where a record's outcome goes: a blocked thread, or a task awaiting it.
+enum Answer {
+    Block(mpsc::SyncSender<Outcome>),
+    Wake(answer::Sender<Outcome>),
+}
+
+impl Answer {
+    fn send(&self, outcome: Outcome) {
+        match self {
+            // A caller that stopped waiting needs no answer.
+            Answer::Block(s) => drop(s.send(outcome)),
+            Answer::Wake(s) => s.send(outcome),
+        }
+    }
+}
+
+/// A record's outcome, awaited (`ReplayFile::start_record`).
+pub(crate) struct PendingRecord(answer::Receiver<Outcome>);
+
+impl PendingRecord {
+    /// `(new, generation)` once the record's batch committed.
+    pub(crate) async fn outcome(self) -> Result<(bool, i64), Fault> {
+        self.0
+            .await
+            .ok_or_else(|| Fault::new("dpop jti record lost (replay writer failed)"))?
+            .map_err(|e| Fault::new(format!("database (record dpop jti): {e}")))
+    }
+}
+
 /// What the writer is asked to do.
 enum Job {
     Record {
         htu: String,
         jti_digest: String,
         keep_until: i64,
-        answer: mpsc::SyncSender<Outcome>,
+        answer: Answer,
     },
     Prune {
         before: i64,
@@ -92,12 +127,30 @@ impl ReplayFile {
             htu: htu.to_owned(),
             jti_digest: jti_digest.to_owned(),
             keep_until,
-            answer,
+            answer: Answer::Block(answer),
         })?;
         outcome
             .recv()
             .map_err(|_| Fault::new("dpop jti record lost (replay writer failed)"))?
             .map_err(|e| Fault::new(format!("database (record dpop jti): {e}")))
+    }
+
+    /// Hands `(htu, jti_digest)` to the writer now (records are decided in the order handed
+    /// over) without waiting: the answer of `record`, awaited.
+    pub(crate) fn start_record(
+        &self,
+        htu: &str,
+        jti_digest: &str,
+        keep_until: i64,
+    ) -> Result<PendingRecord, Fault> {
+        let (answer, outcome) = answer::channel();
+        self.send(Job::Record {
+            htu: htu.to_owned(),
+            jti_digest: jti_digest.to_owned(),
+            keep_until,
+            answer: Answer::Wake(answer),
+        })?;
+        Ok(PendingRecord(outcome))
     }
 
     /// Deletes the records kept until before `before` (unix ms); how many went.
@@ -156,7 +209,7 @@ fn write_loop(mut conns: Conns, queue: &mpsc::Receiver<Job>, batches: &AtomicU64
     }
 }
 
-type Record = ((String, String, i64), mpsc::SyncSender<Outcome>);
+type Record = ((String, String, i64), Answer);
 
 fn commit_and_answer(conns: &mut Conns, records: &[Record], batches: &AtomicU64) {
     let rows: Vec<(&str, &str, i64)> = records
@@ -172,8 +225,7 @@ fn commit_and_answer(conns: &mut Conns, records: &[Record], batches: &AtomicU64)
             Ok((all, generation)) => Ok((all[i], *generation)),
             Err(e) => Err(e.clone()),
         };
-        // A caller that stopped waiting needs no answer.
-        let _ = answer.send(outcome);
+        answer.send(outcome);
     }
 }
 
@@ -277,7 +329,7 @@ mod tests {
                     htu: "h".into(),
                     jti_digest: (*jti).into(),
                     keep_until: 1,
-                    answer,
+                    answer: Answer::Block(answer),
                 })
                 .unwrap();
                 outcome
@@ -373,6 +425,78 @@ mod tests {
         drop(file);
         remove(&path);
         assert_eq!(new, 1);
+    }
+
+    /// Polls `f` to its end on this thread (the writer's answer unparks it).
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        struct Unpark(std::thread::Thread);
+        impl std::task::Wake for Unpark {
+            fn wake(self: Arc<Self>) {
+                self.0.unpark();
+            }
+        }
+        let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+        let mut cx = std::task::Context::from_waker(&waker);
+        let mut f = std::pin::pin!(f);
+        loop {
+            if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+                return v;
+            }
+            std::thread::park();
+        }
+    }
+
+    /// Awaited records hold no thread while they wait, so one batch takes every record in
+    /// flight: 64 records (16 pairs four times each) handed over from ONE thread, before the
+    /// writer starts, are one commit, and each pair passes exactly once, the first handed
+    /// over; with the writer running, a pair handed over again while its first record is still
+    /// in flight is a replay, and so is one handed over after the commit.
+    #[test]
+    fn awaited_records_batch_every_record_in_flight_and_pass_once() {
+        let (conns, path) = conns();
+        let (jobs, queue) = mpsc::channel();
+        let file = ReplayFile {
+            jobs,
+            batches: Arc::new(AtomicU64::new(0)),
+        };
+        let pending: Vec<(usize, PendingRecord)> = (0..64)
+            .map(|i| {
+                (
+                    i,
+                    file.start_record("h", &format!("{:02}", i % 16), 1)
+                        .unwrap(),
+                )
+            })
+            .collect();
+        file.start(conns, queue).unwrap();
+        let mut passed = Vec::new();
+        for (i, p) in pending {
+            let (new, generation) = block_on(p.outcome()).unwrap();
+            assert_eq!(generation, 7);
+            if new {
+                passed.push(i);
+            }
+        }
+        let batches = file.batches.load(Ordering::Relaxed);
+        let first = file.start_record("h", "in-flight", 1).unwrap();
+        let again = file.start_record("h", "in-flight", 1).unwrap();
+        let (first, again) = (block_on(first.outcome()), block_on(again.outcome()));
+        let after = block_on(file.start_record("h", "in-flight", 1).unwrap().outcome());
+        drop(file);
+        remove(&path);
+        assert_eq!(
+            passed,
+            (0..16).collect::<Vec<_>>(),
+            "the first of each pair"
+        );
+        assert_eq!(batches, 1, "64 records in flight, one commit");
+        assert_eq!(first.unwrap(), (true, 7));
+        assert_eq!(
+            again.unwrap(),
+            (false, 7),
+            "a replay while the first is in flight"
+        );
+        assert_eq!(after.unwrap(), (false, 7));
     }
 
     /// A prune goes through the writer: the records kept until before the cut go, and a pruned

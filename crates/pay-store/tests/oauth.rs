@@ -37,7 +37,17 @@ both_backends!(
     every_instance_on_one_database_shares_the_replay_record,
     every_instance_sees_a_revocation_at_once,
     concurrent_proofs_pass_once_over_both_instances,
+    records_in_flight_pass_once_over_both_instances,
 );
+
+/// Records started without waiting, over two stores on one database (SQLite: through the
+/// replay writer, awaited; PostgreSQL: no such path, nothing recorded by the calls).
+fn records_in_flight_pass_once_over_both_instances(first: &DieselStore, url: &str) {
+    let second = open(url);
+    pay_domain::testing::conformance::oauth_instances::records_in_flight_pass_once_over_both_instances(
+        first, &second,
+    );
+}
 
 /// Concurrent proofs over two stores on one database, on the hot path (each store keeps a copy
 /// of the token, so the records go through the replay writer's batches).

@@ -14,4 +14,4 @@ pub use error::{
     PROOF_REPLAYED,
 };
 pub use model::*;
-pub use service::{OAuthService, SecurityReset, TokenGrant, TokenOutcome};
+pub use service::{DpopAccess, OAuthService, SecurityReset, TokenGrant, TokenOutcome};

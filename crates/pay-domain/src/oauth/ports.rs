@@ -2,6 +2,9 @@
 //! codes, rotating refresh tokens, access tokens, and the DPoP `jti` replay store. Each method
 //! says what an implementation MUST guarantee; all fail only with `Fault`.
 
+use std::future::Future;
+use std::pin::Pin;
+
 use crate::kernel::error::PortResult;
 use crate::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId, GrantId};
 use crate::kernel::secret::SecretDigest;
@@ -156,7 +159,37 @@ pub trait DpopReplayStore {
         digest: &SecretDigest,
         proof: &JtiRecord<'_>,
     ) -> PortResult<(Option<Held<StoredToken>>, Option<bool>)>;
+    /// `access_token_recording_jti` without holding the caller's thread while the record
+    /// commits, for a token this process already holds in memory bound to `proof.jkt`: the
+    /// record is handed over before this returns (so records are decided in the order of the
+    /// calls, with every rule of `record_jti`), and the returned future resolves once it is
+    /// committed. `None` (nothing recorded, nothing read) when the store has no such copy or no
+    /// such path: the caller then uses `access_token_recording_jti` on a thread that may block.
+    /// The call itself MUST NOT block on I/O. Stores without a copy keep this default.
+    fn start_recording_jti(
+        &self,
+        digest: &SecretDigest,
+        proof: &JtiRecord<'_>,
+    ) -> Option<PendingJti> {
+        let _ = (digest, proof);
+        None
+    }
 }
+
+/// How a record started by `DpopReplayStore::start_recording_jti` ended, once committed.
+#[derive(Debug, Clone)]
+pub enum HeldRecord {
+    /// Nothing that the copy is made of changed since it was read: the token (with family and
+    /// grant) and whether the record was new (`false`: a replay).
+    Current(Held<StoredToken>, bool),
+    /// The record was made (`true` new, `false` a replay), but a token, family or grant changed
+    /// since the copy was read (the copy is dropped): the token must be read again.
+    Stale(bool),
+}
+
+/// A `jti` record under way, resolved after its commit (a future of the store's own making: the
+/// domain awaits it and does no I/O).
+pub type PendingJti = Pin<Box<dyn Future<Output = PortResult<HeldRecord>> + Send>>;
 
 /// What `DpopReplayStore::access_token_recording_jti` records of a verified proof.
 #[derive(Debug, Clone, Copy)]

@@ -4,10 +4,12 @@
 
 mod recovery;
 mod reset;
+mod resource;
 mod token;
 
 pub use recovery::{TokenGrant, TokenOutcome};
 pub use reset::SecurityReset;
+pub use resource::DpopAccess;
 
 use std::sync::Arc;
 
@@ -17,16 +19,15 @@ use crate::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId, GrantId};
 use crate::kernel::secret::Secret;
 use crate::kernel::service::Kernel;
 use crate::kernel::timestamp::Timestamp;
-use crate::oauth::error::{refused, resource};
+use crate::oauth::error::refused;
 use crate::oauth::machine::CredentialState;
-use crate::oauth::ports::{JtiRecord, OAuthPorts};
+use crate::oauth::ports::OAuthPorts;
 use crate::oauth::{
     canonical, intersect, parse_scopes, pkce, Application, AuthorizeRequest, ClientAuth,
     ClientType, ConsentView, Family, Grant, Held, IssuedCode, KeySwap, NewApplication, NoRedirect,
-    OAuthConfig, OAuthError, OAuthErrorCode as C, ProofFacts, ResourceErrorCode as R,
-    StoredApplication, StoredCode, ACCESS_TOKEN_PREFIX, CLIENT_SECRET_PREFIX, CODE_PREFIX,
-    CODE_TTL, DEFAULT_REFRESH_TTL, MAX_REFRESH_TTL, MAX_STATE_LEN, MAX_TOKEN_LEN,
-    REFRESH_TOKEN_PREFIX,
+    OAuthConfig, OAuthError, OAuthErrorCode as C, ProofFacts, StoredApplication, StoredCode,
+    ACCESS_TOKEN_PREFIX, CLIENT_SECRET_PREFIX, CODE_PREFIX, CODE_TTL, DEFAULT_REFRESH_TTL,
+    MAX_REFRESH_TTL, MAX_STATE_LEN, MAX_TOKEN_LEN, REFRESH_TOKEN_PREFIX,
 };
 use crate::tenancy::{Credential, Permission, Principal, SignedIn, TenancyService};
 
@@ -357,81 +358,6 @@ impl OAuthService {
         Ok(None)
     }
 
-    /// Resolves an access token on a resource route. `presented` is the request's DPoP proof,
-    /// verified by the edge (signature, `htm`, `htu`, `iat`, `ath`) and `None` for a Bearer
-    /// request. Refuses unknown, expired and revoked tokens (their family or grant too), a
-    /// bound token without a proof, a proof of another key, a proof for an unbound token, and
-    /// a replayed `jti`. The principal holds the token's scopes that the grant still approves.
-    pub fn authenticate_access_token(
-        &self,
-        token: &str,
-        presented: Option<&ProofFacts>,
-    ) -> Result<Principal> {
-        let invalid = || resource(R::InvalidToken, "the access token is invalid");
-        if !shaped(token, ACCESS_TOKEN_PREFIX) {
-            return Err(invalid());
-        }
-        let digest = self.k.crypto.digest(token);
-        // With a proof, its `jti` is recorded in the token lookup's own round trip, and only
-        // for a token bound to the proof's key; it counts only once every check below passed.
-        let (held, recorded) = match presented {
-            Some(proof) => {
-                let jti_digest = hex::encode(&proof.jti_digest);
-                let record = JtiRecord {
-                    jkt: &proof.jkt,
-                    htu: &proof.htu,
-                    jti_digest: &jti_digest,
-                    keep_until: self.keep_jti_until(proof)?,
-                };
-                self.store.access_token_recording_jti(&digest, &record)?
-            }
-            None => (self.store.access_token(&digest)?, None),
-        };
-        let held = held.ok_or_else(invalid)?;
-        let now = self.k.now();
-        let t = &held.item;
-        if state_of(
-            None,
-            t.revoked_at,
-            t.expires_at,
-            &held.family,
-            &held.grant,
-            now,
-        ) != CredentialState::Live
-        {
-            return Err(resource(
-                R::InvalidToken,
-                "the access token is expired or revoked",
-            ));
-        }
-        match (&t.jkt, presented) {
-            (Some(_), None) => {
-                return Err(resource(
-                    R::InvalidToken,
-                    "a DPoP-bound token needs the DPoP scheme and a proof",
-                ))
-            }
-            (Some(bound), Some(proof)) if *bound != proof.jkt => {
-                return Err(resource(
-                    R::InvalidDpopProof,
-                    "the proof is not made with the token's key",
-                ))
-            }
-            (None, Some(_)) => {
-                return Err(resource(
-                    R::InvalidToken,
-                    "the access token is not DPoP-bound",
-                ))
-            }
-            _ => {}
-        }
-        // A bound token with a proof of its key: the record was made, and a replay refused.
-        if presented.is_some() && recorded != Some(true) {
-            return Err(resource(R::InvalidDpopProof, crate::oauth::PROOF_REPLAYED));
-        }
-        Ok(principal_of(&held))
-    }
-
     /// Sets a native installation's pending key (`None` clears it) where `accepted_jkt` is
     /// still its accepted key; false when it is not.
     pub(crate) fn set_pending_key(
@@ -452,7 +378,7 @@ impl OAuthService {
     }
 
     /// Until when a proof's `jti` is kept: its whole `iat` window.
-    fn keep_jti_until(&self, proof: &ProofFacts) -> PortResult<Timestamp> {
+    pub(super) fn keep_jti_until(&self, proof: &ProofFacts) -> PortResult<Timestamp> {
         let issued = Timestamp::from_unix_millis(proof.iat.saturating_mul(1000))
             .ok_or_else(|| Fault::new("proof iat out of range"))?;
         Ok(issued.max(self.k.now()).plus(self.config.dpop_max_age))
@@ -481,7 +407,7 @@ impl OAuthService {
 
 /// The principal of a live access token: the grant's company, the token's scopes that the
 /// grant still approves.
-fn principal_of(held: &Held<crate::oauth::StoredToken>) -> Principal {
+pub(super) fn principal_of(held: &Held<crate::oauth::StoredToken>) -> Principal {
     Principal {
         company_id: held.grant.company_id,
         credential: Credential::OAuthGrant {

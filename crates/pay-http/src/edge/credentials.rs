@@ -1,16 +1,21 @@
-//! Credentials at the edge. Extraction only reads headers (no I/O); the principal is resolved
-//! inside the same blocking call as the use case, so a request costs one hop to the pool.
-//! OAuth access tokens arrive as `Authorization: Bearer` or `Authorization: DPoP` plus a
-//! `DPoP` proof, verified there too against the configured base URL (never `Host`).
+//! Credentials at the edge. Extraction reads headers; the principal is resolved inside the
+//! same blocking call as the use case, so a request costs one hop to the pool. OAuth access
+//! tokens arrive as `Authorization: Bearer` or `Authorization: DPoP` plus a `DPoP` proof,
+//! verified against the configured base URL (never `Host`). A DPoP request goes further at
+//! extraction, on the async worker: its proof is verified there, and when the store holds the
+//! token bound to the proof's key, its `jti` record is awaited there without holding a thread
+//! (`OAuthService::authenticate_held_dpop`), so the replay writer commits the records of every
+//! request in flight at once; the outcome waits in the credentials for `principal`.
 
-use std::future::{ready, Ready};
+use std::future::{ready, Future};
+use std::pin::Pin;
 use std::sync::Arc;
 
 use actix_web::dev::Payload;
 use actix_web::http::Method;
 use actix_web::{FromRequest, HttpRequest};
 use pay_domain::app::Pay;
-use pay_domain::oauth::{OAuthError, ProofFacts};
+use pay_domain::oauth::{DpopAccess, OAuthError, ProofFacts};
 use pay_domain::tenancy::Principal;
 use pay_domain::tenancy::SignedIn;
 use pay_domain::tenancy::{Denied, TenancyError};
@@ -53,6 +58,21 @@ pub struct OAuthToken {
     pub target: Option<String>,
     /// The nonce issuer when proofs must carry a server nonce (`PAY_DPOP_NONCES`).
     pub nonces: Option<Arc<NonceIssuer>>,
+    /// What extraction settled of a DPoP request (`None`: everything is left to `principal`).
+    pub settled: Option<Settled>,
+}
+
+/// What the extractor settled of a DPoP request, before the handler ran.
+#[derive(Clone, Debug)]
+pub enum Settled {
+    /// The proof was refused: the challenge's error code and description.
+    Proof(&'static str, String),
+    /// The `jti` was recorded on the store's copy of the token and every check ran.
+    Decided(Result<Principal, OAuthError>),
+    /// The proof is verified; the token and the record are still to do.
+    Verified(ProofFacts),
+    /// The proof is verified and its `jti` recorded (`true` new), the token to read again.
+    Recorded(ProofFacts, bool),
 }
 
 /// What the request presented.
@@ -125,6 +145,7 @@ impl Credentials {
                     nonces: req
                         .app_data::<actix_web::web::Data<HttpConfig>>()
                         .and_then(|c| c.dpop_nonces.clone()),
+                    settled: None,
                 }),
                 None => Credentials::Authorization,
             };
@@ -331,32 +352,77 @@ pub fn token_refusal(
 }
 
 impl OAuthToken {
+    fn challenge(&self, error: &'static str, description: String) -> ApiError {
+        token_refusal(self.dpop, self.nonces.as_deref(), error, description)
+    }
+
+    /// A refusal of the domain: a resource error is the scheme's challenge.
+    fn refused(&self, e: OAuthError) -> ApiError {
+        match e {
+            OAuthError::Resource(r) => self.challenge(r.code.as_str(), r.description.into()),
+            other => other.into(),
+        }
+    }
+
+    fn verify(&self, pay: &Pay) -> Result<ProofFacts, Settled> {
+        verify_dpop(
+            pay,
+            &self.proofs,
+            &self.method,
+            self.target.as_deref(),
+            Some(&self.token),
+            self.nonces.as_deref(),
+        )
+        .map_err(|e| Settled::Proof(e.www_authenticate_error(), e.to_string()))
+    }
+
+    /// A DPoP request's proof, verified on the async worker, and its `jti` record awaited
+    /// there when the store holds the token (the record then never holds a blocking thread).
+    async fn settle(&self, pay: &Pay) -> Settled {
+        let facts = match self.verify(pay) {
+            Ok(facts) => facts,
+            Err(refused) => return refused,
+        };
+        match pay
+            .oauth()
+            .authenticate_held_dpop(&self.token, &facts)
+            .await
+        {
+            DpopAccess::Decided(result) => Settled::Decided(result),
+            DpopAccess::Recorded(recorded) => Settled::Recorded(facts, recorded),
+            DpopAccess::NotHeld => Settled::Verified(facts),
+        }
+    }
+
     /// The principal of the token: a DPoP request's proof verified first (signature, `htm`,
-    /// `htu`, `iat`, `ath`), then the domain checks the token, its binding and the `jti`.
+    /// `htu`, `iat`, `ath`), then the domain checks the token, its binding and the `jti`
+    /// (or what extraction settled of those).
     fn principal(&self, pay: &Pay) -> Result<Principal, ApiError> {
-        let challenge = |error: &'static str, description: String| {
-            token_refusal(self.dpop, self.nonces.as_deref(), error, description)
+        let settled = match &self.settled {
+            Some(settled) => settled.clone(),
+            None if self.dpop => match self.verify(pay) {
+                Ok(facts) => Settled::Verified(facts),
+                Err(refused) => refused,
+            },
+            None => {
+                return pay
+                    .oauth()
+                    .authenticate_access_token(&self.token, None)
+                    .map_err(|e| self.refused(e))
+            }
         };
-        let facts = if self.dpop {
-            let facts = verify_dpop(
-                pay,
-                &self.proofs,
-                &self.method,
-                self.target.as_deref(),
-                Some(&self.token),
-                self.nonces.as_deref(),
-            )
-            .map_err(|e| challenge(e.www_authenticate_error(), e.to_string()))?;
-            Some(facts)
-        } else {
-            None
-        };
-        pay.oauth()
-            .authenticate_access_token(&self.token, facts.as_ref())
-            .map_err(|e| match e {
-                OAuthError::Resource(r) => challenge(r.code.as_str(), r.description.into()),
-                other => other.into(),
-            })
+        match settled {
+            Settled::Proof(error, description) => Err(self.challenge(error, description)),
+            Settled::Decided(result) => result.map_err(|e| self.refused(e)),
+            Settled::Verified(facts) => pay
+                .oauth()
+                .authenticate_access_token(&self.token, Some(&facts))
+                .map_err(|e| self.refused(e)),
+            Settled::Recorded(facts, recorded) => pay
+                .oauth()
+                .authenticate_recorded(&self.token, &facts, recorded)
+                .map_err(|e| self.refused(e)),
+        }
     }
 }
 
@@ -372,10 +438,23 @@ impl std::fmt::Debug for OAuthToken {
 
 impl FromRequest for Credentials {
     type Error = ApiError;
-    type Future = Ready<Result<Self, ApiError>>;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
 
+    /// Never fails: a DPoP request's refusal waits in its credentials for `principal`, so the
+    /// order of the route's errors is the handler's.
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(Ok(Credentials::from_request_headers(req)))
+        match Credentials::from_request_headers(req) {
+            Credentials::OAuth(mut token) if token.dpop => {
+                let Some(pay) = req.app_data::<actix_web::web::Data<Pay>>().cloned() else {
+                    return Box::pin(ready(Ok(Credentials::OAuth(token))));
+                };
+                Box::pin(async move {
+                    token.settled = Some(token.settle(&pay).await);
+                    Ok(Credentials::OAuth(token))
+                })
+            }
+            other => Box::pin(ready(Ok(other))),
+        }
     }
 }
 

@@ -475,10 +475,60 @@ async fn concurrent_identical_proofs_pass_once(app: TestApp) {
     assert_eq!(res.status(), 200);
 }
 
+/// On a token the server already served (its copy is warm, so on SQLite every record is
+/// awaited by its request without holding a thread, and the replay writer batches them): 24
+/// fresh proofs at once are all served, and of 8 equal proofs sent at once with them one is
+/// served, the others refused as replays; each fresh proof sent again is refused.
+async fn many_proofs_in_flight_on_a_served_token_pass_once(app: TestApp) {
+    let client = register(&app, RW, false, false).await;
+    let key = DpopKey::generate();
+    let t = dpop_tokens(&app, &client, &key).await;
+    let access = t["access_token"].as_str().unwrap().to_owned();
+    let res = with_dpop(&app, &key, Method::GET, LINKS, &access)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let target = htu(&app, LINKS);
+    let fresh: Vec<String> = (0..24)
+        .map(|_| key.proof("GET", &target, Some(&access)))
+        .collect();
+    let same = key.proof("GET", &target, Some(&access));
+    let send = |proof: &str| {
+        app.anon(Method::GET, LINKS)
+            .header("authorization", format!("DPoP {access}"))
+            .header("DPoP", proof.to_owned())
+            .send()
+    };
+    let sends = fresh
+        .iter()
+        .map(|p| (true, send(p)))
+        .chain((0..8).map(|_| (false, send(&same))))
+        .map(|(fresh, f)| async move { (fresh, f.await.unwrap()) });
+    let mut served_same = 0;
+    for (fresh, res) in futures_util::future::join_all(sends).await {
+        match (fresh, res.status().as_u16()) {
+            (true, status) => assert_eq!(status, 200, "every fresh proof is served"),
+            (false, 200) => served_same += 1,
+            (false, status) => {
+                assert_eq!(status, 401);
+                let c = challenges(res.headers());
+                assert!(c.contains("error=\"invalid_dpop_proof\""), "{c}");
+            }
+        }
+    }
+    assert_eq!(served_same, 1, "one of eight equal proofs is served");
+    for p in fresh.iter().take(4) {
+        let res = send(p).await.unwrap();
+        assert_eq!(res.status(), 401, "a proof served once is a replay");
+    }
+}
+
 on_both_backends!(
     token_flow_with_dpop,
     dpop_refusals,
     concurrent_identical_proofs_pass_once,
+    many_proofs_in_flight_on_a_served_token_pass_once,
     bearer_tokens_scopes_and_tenancy,
     token_endpoint_refusals,
     metadata,

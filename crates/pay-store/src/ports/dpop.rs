@@ -8,7 +8,7 @@ use diesel::prelude::*;
 use diesel::result::QueryResult;
 use pay_domain::kernel::secret::SecretDigest;
 use pay_domain::kernel::timestamp::Timestamp;
-use pay_domain::oauth::ports::{DpopReplayStore, JtiRecord};
+use pay_domain::oauth::ports::{DpopReplayStore, HeldRecord, JtiRecord, PendingJti};
 use pay_domain::oauth::{Held, StoredToken};
 use pay_domain::PortResult;
 
@@ -76,6 +76,35 @@ impl DpopReplayStore for DieselStore {
         self.keep_token(digest, generation, held.as_ref());
         let bound = is_bound(held.as_ref(), proof);
         Ok((held, bound.then_some(recorded)))
+    }
+
+    /// SQLite, a token copy bound to the proof's key: the record goes to the replay file's
+    /// writer now and is awaited (the copy stands when the generation read after the batch's
+    /// commit is the one it was read under; else it is dropped, and the next request reads the
+    /// token again). PostgreSQL: `None` (one statement on the pool, `access_token_recording_jti`).
+    fn start_recording_jti(
+        &self,
+        digest: &SecretDigest,
+        proof: &JtiRecord<'_>,
+    ) -> Option<PendingJti> {
+        let jtis = self.jtis.as_ref()?;
+        let (generation, held) = self.tokens.get(&digest.0)?;
+        if held.item.jkt.as_deref() != Some(proof.jkt) {
+            return None;
+        }
+        let pending =
+            jtis.start_record(proof.htu, proof.jti_digest, proof.keep_until.unix_millis());
+        let tokens = std::sync::Arc::clone(&self.tokens);
+        let key = digest.0.clone();
+        Some(Box::pin(async move {
+            let (recorded, now) = pending?.outcome().await?;
+            if now == generation {
+                Ok(HeldRecord::Current(held, recorded))
+            } else {
+                tokens.forget(&key);
+                Ok(HeldRecord::Stale(recorded))
+            }
+        }))
     }
 
     fn record_jti(&self, htu: &str, jti_digest: &str, keep_until: Timestamp) -> PortResult<bool> {

@@ -150,3 +150,125 @@ pub fn concurrent_proofs_pass_once_over_both_instances<S: Ports>(first: &S, seco
         assert_eq!(recorded, Some(false));
     }
 }
+
+/// Polls `f` to its end on this thread (a store's answer unparks it): the tests' executor.
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut f = std::pin::pin!(f);
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
+fn record(j: &str) -> JtiRecord<'_> {
+    JtiRecord {
+        jkt: JKT,
+        htu: HTU,
+        jti_digest: j,
+        keep_until: ts(T0 + 300_000),
+    }
+}
+
+/// Records started without waiting (`start_recording_jti`), as async requests do, over both
+/// instances, each keeping a copy of the token: every record of one batch of calls is handed
+/// over before any is awaited; 8 proofs started 4 times each and 16 started once pass exactly
+/// once each; a proof started again while its first record is in
+/// flight is a replay, and of one proof started on both instances at once one passes; after a revocation through `first`, `second`'s
+/// copy is stale: the record still counts once, and the token is read again revoked. A store
+/// without that path answers `None` for every call and records nothing.
+pub fn records_in_flight_pass_once_over_both_instances<S: Ports>(first: &S, second: &S) {
+    use crate::oauth::ports::HeldRecord;
+    let access = bound_token(first);
+    for store in [first, second] {
+        assert_eq!(lookup(store, &access.digest).1, Some(true));
+    }
+    let repeated: Vec<String> = (0..8).map(|_| fresh()).collect();
+    let single: Vec<String> = (0..16).map(|_| fresh()).collect();
+    let sends: Vec<&str> = repeated
+        .iter()
+        .flat_map(|j| [j.as_str(); 4])
+        .chain(single.iter().map(String::as_str))
+        .collect();
+    let started: Vec<_> = sends
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            let store = if i % 2 == 0 { first } else { second };
+            store.start_recording_jti(&access.digest, &record(j))
+        })
+        .collect();
+    if started.iter().all(Option::is_none) {
+        // No such path: nothing was recorded.
+        for j in repeated.iter().chain(&single) {
+            assert_eq!(lookup_jti(first, &access.digest, j), Some(true));
+        }
+        return;
+    }
+    let mut passed: Vec<&str> = Vec::new();
+    for (i, pending) in started.into_iter().enumerate() {
+        let pending = pending.expect("every call on a warm copy starts a record");
+        match block_on(pending).unwrap() {
+            HeldRecord::Current(held, new) => {
+                assert_eq!(held.item, access);
+                if new {
+                    passed.push(sends[i]);
+                }
+            }
+            HeldRecord::Stale(_) => panic!("nothing changed: the copy stands"),
+        }
+    }
+    passed.sort_unstable();
+    let mut expected: Vec<&str> = repeated.iter().chain(&single).map(String::as_str).collect();
+    expected.sort_unstable();
+    assert_eq!(passed, expected, "each proof passes exactly once");
+
+    // One proof started twice on one instance and once on the other before any is awaited:
+    // the later one on the same instance is a replay, and one of the three passes.
+    let j = fresh();
+    let one = first
+        .start_recording_jti(&access.digest, &record(&j))
+        .unwrap();
+    let two = first
+        .start_recording_jti(&access.digest, &record(&j))
+        .unwrap();
+    let three = second
+        .start_recording_jti(&access.digest, &record(&j))
+        .unwrap();
+    let news: Vec<bool> = [one, two, three]
+        .into_iter()
+        .map(|p| matches!(block_on(p).unwrap(), HeldRecord::Current(_, true)))
+        .collect();
+    assert!(!news[1], "a replay while the first is in flight");
+    assert_eq!(news.iter().filter(|n| **n).count(), 1, "{news:?}");
+
+    assert!(first
+        .revoke_access_token(&access.digest, ts(T0 + 1_000))
+        .unwrap());
+    let j = fresh();
+    let stale = second
+        .start_recording_jti(&access.digest, &record(&j))
+        .unwrap();
+    assert!(matches!(block_on(stale).unwrap(), HeldRecord::Stale(true)));
+    let (held, recorded) = lookup(second, &access.digest);
+    assert!(held.unwrap().item.revoked_at.is_some());
+    assert_eq!(recorded, Some(true));
+    assert_eq!(lookup_jti(second, &access.digest, &j), Some(false));
+}
+
+/// The lookup recording the proof `j`: whether it was new.
+fn lookup_jti<S: Ports>(store: &S, digest: &SecretDigest, j: &str) -> Option<bool> {
+    store
+        .access_token_recording_jti(digest, &record(j))
+        .unwrap()
+        .1
+}
