@@ -181,7 +181,7 @@ pub trait DpopReplayStore {
 pub enum HeldRecord {
     /// Nothing that the copy is made of changed since it was read: the token (with family and
     /// grant) and whether the record was new (`false`: a replay).
-    Current(Held<StoredToken>, bool),
+    Current(Box<Held<StoredToken>>, bool),
     /// The record was made (`true` new, `false` a replay), but a token, family or grant changed
     /// since the copy was read (the copy is dropped): the token must be read again.
     Stale(bool),

@@ -99,7 +99,7 @@ impl DpopReplayStore for DieselStore {
         Some(Box::pin(async move {
             let (recorded, now) = pending?.outcome().await?;
             if now == generation {
-                Ok(HeldRecord::Current(held, recorded))
+                Ok(HeldRecord::Current(Box::new(held), recorded))
             } else {
                 tokens.forget(&key);
                 Ok(HeldRecord::Stale(recorded))

@@ -72,7 +72,7 @@ impl OAuthService {
         };
         match pending.await {
             Ok(HeldRecord::Current(held, recorded)) => {
-                DpopAccess::Decided(self.judge(Some(held), Some(recorded), Some(proof)))
+                DpopAccess::Decided(self.judge(Some(*held), Some(recorded), Some(proof)))
             }
             Ok(HeldRecord::Stale(recorded)) => DpopAccess::Recorded(recorded),
             Err(fault) => DpopAccess::Decided(Err(fault.into())),
