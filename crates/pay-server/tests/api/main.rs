@@ -5,6 +5,9 @@
 
 mod helpers;
 
+#[path = "../support/openmetrics.rs"]
+mod openmetrics;
+
 mod anonymous;
 mod billing_year;
 mod books;

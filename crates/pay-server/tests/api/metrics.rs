@@ -4,11 +4,10 @@
 //! counted by route template (never a raw path: no id in any label) and timed in buckets.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::sync::Arc;
 
 use reqwest::Method;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::helpers::{assert_error, read, spawn_configured, Backend, TestApp};
 use crate::on_both_backends;
@@ -42,73 +41,8 @@ async fn with_listener_and_token(backend: Backend) -> Option<TestApp> {
     .await
 }
 
-/// One sample as the independent parser read it.
-#[derive(Debug, Clone)]
-pub(crate) struct Sample {
-    pub(crate) family: String,
-    pub(crate) kind: String,
-    pub(crate) name: String,
-    pub(crate) labels: BTreeMap<String, String>,
-    pub(crate) value: f64,
-}
-
-/// Parses an exposition with the PyPI `prometheus-client` package (None: not installed, the
-/// test skips; fails under `PAY_REQUIRE_ALL_TESTS=1`). A text it refuses fails the test.
-pub(crate) fn parse_exposition(text: &str) -> Option<Vec<Sample>> {
-    let probe = std::process::Command::new("python3")
-        .args(["-c", "import prometheus_client.openmetrics.parser"])
-        .output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        if std::env::var("PAY_REQUIRE_ALL_TESTS").as_deref() == Ok("1") {
-            panic!(
-                "the Python prometheus-client package is required (pip install prometheus-client)"
-            );
-        }
-        eprintln!("SKIP: metrics exposition parse (pip install prometheus-client to run it)");
-        return None;
-    }
-    let script = r#"
-import sys, json
-from prometheus_client.openmetrics.parser import text_string_to_metric_families
-out = []
-for f in text_string_to_metric_families(sys.stdin.read()):
-    for s in f.samples:
-        out.append({"family": f.name, "type": f.type, "name": s.name, "labels": s.labels, "value": s.value})
-print(json.dumps(out))
-"#;
-    let mut child = std::process::Command::new("python3")
-        .args(["-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "the parser refused the exposition: {}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let parsed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-    Some(
-        parsed
-            .into_iter()
-            .map(|s| Sample {
-                family: s["family"].as_str().unwrap().to_owned(),
-                kind: s["type"].as_str().unwrap().to_owned(),
-                name: s["name"].as_str().unwrap().to_owned(),
-                labels: serde_json::from_value(s["labels"].clone()).unwrap(),
-                value: s["value"].as_f64().unwrap(),
-            })
-            .collect(),
-    )
-}
+/// The independent parser of the exposition (tests/support/openmetrics.rs).
+pub(crate) use crate::openmetrics::{parse as parse_exposition, Sample};
 
 pub(crate) async fn scrape(
     app: &TestApp,
