@@ -9,6 +9,10 @@ use std::time::Duration;
 
 use pay_domain::app::Pay;
 use pay_domain::subscriptions::BillingRun;
+use pay_http::edge::metrics::Counters;
+
+/// The billing scheduler's job name in `GET /metrics`.
+pub const JOB: &str = "billing";
 
 /// How often the due subscriptions are looked for.
 pub const EVERY: Duration = Duration::from_secs(1);
@@ -18,9 +22,11 @@ pub const EVERY: Duration = Duration::from_secs(1);
 /// bench/README.md). A step of 256 runs well inside the two-minute lease.
 pub const BATCH: usize = 256;
 
-/// One round: steps until fewer than a batch were due. Returns what the round did in all.
-pub async fn run_once(pay: &Pay) -> BillingRun {
+/// One round: steps until fewer than a batch were due, counted in `counters` (`failed` when a
+/// step or a subscription's run failed). Returns what the round did in all.
+pub async fn run_once(pay: &Pay, counters: &Counters) -> BillingRun {
     let mut total = BillingRun::default();
+    let mut ok = true;
     loop {
         let p = pay.clone();
         let Some(run) = crate::background_step("billing step", move || {
@@ -28,8 +34,10 @@ pub async fn run_once(pay: &Pay) -> BillingRun {
         })
         .await
         else {
-            return total;
+            ok = false;
+            break;
         };
+        ok &= run.failures.is_empty();
         for e in &run.failures {
             tracing::warn!(error = %pay_domain::kernel::error::chain(e), "billing run of a subscription failed; retried when its lease runs out");
         }
@@ -40,17 +48,20 @@ pub async fn run_once(pay: &Pay) -> BillingRun {
         total.status_moves += run.status_moves;
         total.failures.extend(run.failures);
         if !full {
-            return total;
+            break;
         }
     }
+    counters.job_ran(JOB, ok);
+    total
 }
 
-/// Runs until the process stops.
-pub async fn run(pay: Pay) {
+/// Runs until the process stops, counting its rounds in `counters`.
+pub async fn run(pay: Pay, counters: Counters) {
     tracing::info!("billing scheduler running");
+    counters.job_started(JOB);
     loop {
         tokio::time::sleep(EVERY).await;
-        let round = run_once(&pay).await;
+        let round = run_once(&pay, &counters).await;
         if round.cycles_issued + round.reminders_queued + round.status_moves > 0 {
             tracing::info!(
                 subscriptions = round.claimed,

@@ -210,6 +210,7 @@ pub struct Application {
     pay: Pay,
     dispatcher: Dispatcher,
     mailer: Mailer,
+    counters: pay_http::edge::metrics::Counters,
     run_dispatcher: bool,
 }
 
@@ -313,8 +314,8 @@ impl Application {
             metrics_listener,
             config.workers,
         )?;
-        let dispatcher = build_dispatcher(config, pay.clone())?.with_counters(counters);
-        let mailer = Mailer::from_config(config, pay.clone())?;
+        let dispatcher = build_dispatcher(config, pay.clone())?.with_counters(counters.clone());
+        let mailer = Mailer::from_config(config, pay.clone())?.with_counters(counters.clone());
         Ok(Application {
             port,
             metrics_port,
@@ -322,6 +323,7 @@ impl Application {
             pay,
             dispatcher,
             mailer,
+            counters,
             run_dispatcher: config.dispatcher,
         })
     }
@@ -349,6 +351,12 @@ impl Application {
         self.mailer.clone()
     }
 
+    /// The counters `GET /metrics` shows beside the edge's own (the dispatcher, the mailer and
+    /// the background jobs count into them; tests run jobs' rounds with them).
+    pub fn counters(&self) -> pay_http::edge::metrics::Counters {
+        self.counters.clone()
+    }
+
     /// Runs until the server stops (SIGINT/SIGTERM: graceful shutdown), with the webhook
     /// dispatcher and the mailer beside it unless configured off, and the expiry and billing
     /// schedulers always.
@@ -357,9 +365,9 @@ impl Application {
             actix_rt::spawn(self.dispatcher.run());
             actix_rt::spawn(self.mailer.run());
         }
-        actix_rt::spawn(janitor::run(self.pay.clone()));
-        actix_rt::spawn(scheduler::run(self.pay.clone()));
-        actix_rt::spawn(billing::run(self.pay.clone()));
+        actix_rt::spawn(janitor::run(self.pay.clone(), self.counters.clone()));
+        actix_rt::spawn(scheduler::run(self.pay.clone(), self.counters.clone()));
+        actix_rt::spawn(billing::run(self.pay.clone(), self.counters.clone()));
         self.server.await
     }
 

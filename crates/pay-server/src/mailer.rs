@@ -14,6 +14,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use pay_domain::app::Pay;
 use pay_domain::mail::{MailId, MailStatus, OutgoingMail, SendOutcome};
+use pay_http::edge::metrics::Counters;
 use pay_mail::SmtpMailer;
 
 use crate::Config;
@@ -30,6 +31,7 @@ pub const IDLE_POLL: Duration = Duration::from_millis(500);
 pub struct Mailer {
     pay: Pay,
     smtp: Option<Arc<SmtpMailer>>,
+    counters: Counters,
     /// Without SMTP: the last pending mail reported, so each is logged once per process.
     reported: Arc<Mutex<Option<MailId>>>,
 }
@@ -48,8 +50,15 @@ impl Mailer {
         Mailer {
             pay,
             smtp: smtp.map(Arc::new),
+            counters: Counters::default(),
             reported: Arc::default(),
         }
+    }
+
+    /// Counts its attempts in `counters` (those `GET /metrics` shows).
+    pub fn with_counters(mut self, counters: Counters) -> Mailer {
+        self.counters = counters;
+        self
     }
 
     /// The mailer `PAY_SMTP_URL` and `PAY_MAIL_FROM` describe.
@@ -96,9 +105,10 @@ impl Mailer {
             .collect()
             .await;
         let pay = self.pay.clone();
+        let counters = self.counters.clone();
         tokio::task::spawn_blocking(move || {
             for (mail, outcome) in outcomes {
-                record(&pay, &mail, outcome);
+                record(&pay, &counters, &mail, outcome);
             }
         })
         .await?;
@@ -173,33 +183,38 @@ impl Mailer {
     }
 }
 
-/// Records one outcome and logs it by mail id and link (the error is already masked).
-fn record(pay: &Pay, mail: &OutgoingMail, outcome: SendOutcome) {
+/// Records one outcome, counts it by the mail's status after it, and logs it by mail id and
+/// link (the error is already masked). An attempt not recorded (a stale claim, a store error)
+/// is not counted: the mail is tried again.
+fn record(pay: &Pay, counters: &Counters, mail: &OutgoingMail, outcome: SendOutcome) {
     let attempt = mail.attempts + 1;
     match pay.mail().record_mail_outcome(mail, outcome) {
-        Ok(Some(after)) => match after.status {
-            MailStatus::Sent => tracing::info!(
-                mail_id = %mail.id,
-                link_uid = %mail.link_uid,
-                attempt,
-                "mail sent"
-            ),
-            MailStatus::Pending => tracing::warn!(
-                mail_id = %mail.id,
-                link_uid = %mail.link_uid,
-                attempt,
-                next_attempt_at = %after.next_attempt_at.map(|t| t.to_string()).unwrap_or_default(),
-                error = after.last_error.as_deref().unwrap_or(""),
-                "mail not sent; will retry"
-            ),
-            MailStatus::Failed => tracing::error!(
-                mail_id = %mail.id,
-                link_uid = %mail.link_uid,
-                attempt,
-                error = after.last_error.as_deref().unwrap_or(""),
-                "mail failed; no more attempts"
-            ),
-        },
+        Ok(Some(after)) => {
+            counters.mail_attempt(after.status);
+            match after.status {
+                MailStatus::Sent => tracing::info!(
+                    mail_id = %mail.id,
+                    link_uid = %mail.link_uid,
+                    attempt,
+                    "mail sent"
+                ),
+                MailStatus::Pending => tracing::warn!(
+                    mail_id = %mail.id,
+                    link_uid = %mail.link_uid,
+                    attempt,
+                    next_attempt_at = %after.next_attempt_at.map(|t| t.to_string()).unwrap_or_default(),
+                    error = after.last_error.as_deref().unwrap_or(""),
+                    "mail not sent; will retry"
+                ),
+                MailStatus::Failed => tracing::error!(
+                    mail_id = %mail.id,
+                    link_uid = %mail.link_uid,
+                    attempt,
+                    error = after.last_error.as_deref().unwrap_or(""),
+                    "mail failed; no more attempts"
+                ),
+            }
+        }
         // Another mailer recorded this attempt first (this claim's lease ran out).
         Ok(None) => tracing::warn!(mail_id = %mail.id, attempt, "mail attempt on a stale claim"),
         // The claim expires and the mail is tried again.

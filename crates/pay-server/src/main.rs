@@ -151,9 +151,11 @@ fn main() -> anyhow::Result<()> {
             let pay = build_pay(&config, store.clone())?;
             actix_rt::System::new().block_on(async move {
                 pay_server::chains::spawn_watchers(&config, store, pay.clone())?;
-                actix_rt::spawn(pay_server::janitor::run(pay.clone()));
-                actix_rt::spawn(pay_server::scheduler::run(pay.clone()));
-                actix_rt::spawn(pay_server::billing::run(pay.clone()));
+                // A worker serves no `GET /metrics`: its counters are kept but not shown.
+                let counters = pay_http::edge::metrics::Counters::default();
+                actix_rt::spawn(pay_server::janitor::run(pay.clone(), counters.clone()));
+                actix_rt::spawn(pay_server::scheduler::run(pay.clone(), counters.clone()));
+                actix_rt::spawn(pay_server::billing::run(pay.clone(), counters));
                 let dispatcher = build_dispatcher(&config, pay.clone())?;
                 let mailer = pay_server::Mailer::from_config(&config, pay)?;
                 tokio::select! {

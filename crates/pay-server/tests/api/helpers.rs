@@ -61,6 +61,9 @@ pub struct TestApp {
     pub store: pay_store::DieselStore,
     pub clock: Arc<ManualClock>,
     pub dispatcher: Dispatcher,
+    /// The counters `GET /metrics` shows (the application's: its dispatcher counts there;
+    /// tests run a mailer or a background job's round with them).
+    pub counters: pay_http::edge::metrics::Counters,
     pub config: Config,
     /// The port of the metrics listener (`PAY_METRICS_LISTEN`), when configured.
     pub metrics_port: Option<u16>,
@@ -177,6 +180,7 @@ pub async fn spawn_configured(
     let base = format!("http://127.0.0.1:{}", app.port());
     let pay = app.pay().clone();
     let dispatcher = app.dispatcher();
+    let counters = app.counters();
     let metrics_port = app.metrics_port();
     actix_rt::spawn(app.into_server());
     let mut test = TestApp {
@@ -184,6 +188,7 @@ pub async fn spawn_configured(
         store,
         clock,
         dispatcher,
+        counters,
         config,
         base,
         client: reqwest::Client::builder()

@@ -16,16 +16,16 @@ use crate::helpers::{assert_error, read, Tenant, TestApp};
 use crate::on_both_backends;
 
 #[path = "../support/smtp_sink.rs"]
-mod smtp_sink;
+pub(crate) mod smtp_sink;
 
 const LINKS: &str = "/api/partner/v1/pay/payment-links";
-const PAYER: &str = "payer@example.com";
+pub(crate) const PAYER: &str = "payer@example.com";
 
 fn path(uid: &str) -> String {
     format!("{LINKS}/{uid}/send-request-email")
 }
 
-async fn link(app: &TestApp, body: Value) -> String {
+pub(crate) async fn link(app: &TestApp, body: Value) -> String {
     app.create_link(body).await["uid"]
         .as_str()
         .unwrap()
@@ -43,7 +43,11 @@ async fn outbox(app: &TestApp, t: &Tenant, uid: &str) -> Vec<OutgoingMail> {
         .unwrap()
 }
 
-async fn post(app: &TestApp, uid: &str, body: Option<Value>) -> (reqwest::StatusCode, Value) {
+pub(crate) async fn post(
+    app: &TestApp,
+    uid: &str,
+    body: Option<Value>,
+) -> (reqwest::StatusCode, Value) {
     let rb = app.req(Method::POST, &path(uid));
     let rb = match body {
         Some(b) => rb.json(&b),

@@ -36,6 +36,7 @@ mod mail_flood;
 mod meta;
 mod metrics;
 mod metrics_events;
+mod metrics_jobs;
 mod moved_clock;
 mod native;
 mod native_recovery;

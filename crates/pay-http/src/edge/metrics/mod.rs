@@ -27,9 +27,10 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 
-use pay_domain::webhooks::{AttemptError, AttemptOutcome, MAX_ATTEMPTS};
-
 use crate::edge::error::ApiError;
+
+mod counters;
+pub use counters::{mark, Counted, Counters};
 
 /// The path `/metrics` is served on.
 pub const METRICS_PATH: &str = "/metrics";
@@ -77,90 +78,6 @@ struct RequestLabels {
 struct LatencyLabels {
     route: String,
     method: &'static str,
-}
-
-/// Webhook attempts' labels: the outcome (`delivered`: a 2xx answer; `http_error`: another
-/// answer; else why no answer came) and the attempt's number (1 to `MAX_ATTEMPTS`).
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct DeliveryLabels {
-    outcome: &'static str,
-    attempt: u32,
-}
-
-fn outcome_label(o: &AttemptOutcome) -> &'static str {
-    match o.error {
-        None if o.is_success() => "delivered",
-        None => "http_error",
-        Some(AttemptError::RefusedTarget) => "refused_target",
-        Some(AttemptError::ConnectionFailed) => "connection_failed",
-        Some(AttemptError::TlsFailed) => "tls_failed",
-        Some(AttemptError::TimedOut) => "timed_out",
-        Some(AttemptError::NoCallback) => "no_callback",
-        Some(AttemptError::Internal) => "internal_error",
-    }
-}
-
-/// What a response tells the metrics middleware to count (`mark`): set by the error mapping
-/// and the sign-in page, read by `observe`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Counted {
-    /// A DPoP proof refused because its `jti` was used before.
-    DpopReplay,
-    /// A sign-in refused for a wrong e-mail or password (API login, sign-in page, claim).
-    SignInFailed,
-}
-
-/// Marks `res` to be counted as `c` by the metrics middleware.
-pub fn mark(res: &mut HttpResponse, c: Counted) {
-    res.extensions_mut().insert(c);
-}
-
-/// The counters of events outside the request path (the webhook dispatcher's attempts) and
-/// of marked responses. Made by the composition root, shared (a clone counts into the same
-/// series) with the adapters that report, and registered by `Metrics::new`.
-#[derive(Debug, Clone, Default)]
-pub struct Counters {
-    deliveries: Family<DeliveryLabels, Counter>,
-    dpop_replays: Counter,
-    signin_failures: Counter,
-}
-
-impl Counters {
-    /// One webhook attempt made: its outcome, and `attempts_before` made earlier.
-    pub fn delivery_attempt(&self, outcome: &AttemptOutcome, attempts_before: u32) {
-        let attempt = attempts_before.saturating_add(1).min(MAX_ATTEMPTS);
-        self.deliveries
-            .get_or_create(&DeliveryLabels {
-                outcome: outcome_label(outcome),
-                attempt,
-            })
-            .inc();
-    }
-
-    fn count(&self, c: Counted) {
-        match c {
-            Counted::DpopReplay => self.dpop_replays.inc(),
-            Counted::SignInFailed => self.signin_failures.inc(),
-        };
-    }
-
-    fn register(&self, registry: &mut Registry) {
-        registry.register(
-            "pay_webhook_attempts",
-            "Webhook attempts made, by outcome and attempt number",
-            self.deliveries.clone(),
-        );
-        registry.register(
-            "pay_dpop_replays_refused",
-            "DPoP proofs refused because their jti was used before",
-            self.dpop_replays.clone(),
-        );
-        registry.register(
-            "pay_signin_failures",
-            "Sign-ins refused for a wrong e-mail or password",
-            self.signin_failures.clone(),
-        );
-    }
 }
 
 /// What the store answered when scraped: the webhook outbox and the endpoints paused.
@@ -394,8 +311,9 @@ fn method_label(m: &Method) -> &'static str {
     }
 }
 
-/// Counts and times every request of the public listener; on the metrics listener, answers
-/// 404 for every path but `/metrics` (which it does not count).
+/// Counts and times every request of the public listener while `/metrics` is served (off:
+/// passes every request through); on the metrics listener, answers 404 for every path but
+/// `/metrics` (which it does not count).
 pub async fn observe(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
@@ -403,6 +321,11 @@ pub async fn observe(
     let Some(metrics) = req.app_data::<web::Data<Metrics>>().cloned() else {
         return Ok(next.call(req).await?.map_into_left_body());
     };
+    // `/metrics` off (neither a token nor a listener): nothing would read the counts, so
+    // requests pass through uncounted (the A/B of bench/metrics_cost.py).
+    if !metrics.access.enabled() {
+        return Ok(next.call(req).await?.map_into_left_body());
+    }
     if metrics
         .access
         .is_metrics_listener(req.app_config().local_addr())
@@ -559,6 +482,48 @@ mod tests {
         assert!(!token_matches(b"ab", b"abc"));
         assert!(!token_matches(b"abcd", b"abc"));
         assert!(!token_matches(b"", b"abc"));
+    }
+
+    /// Requests through the middleware to a bare route, then the exposition's text.
+    async fn counted_after_requests(access: MetricsAccess) -> String {
+        use actix_web::{middleware, test, App};
+        let metrics = web::Data::new(Metrics::new(access, Counters::default()));
+        let app = test::init_service(
+            App::new()
+                .app_data(metrics.clone())
+                .route("/hello/{name}", web::get().to(HttpResponse::Ok))
+                .wrap(middleware::from_fn(observe)),
+        )
+        .await;
+        for _ in 0..3 {
+            let res =
+                test::call_service(&app, test::TestRequest::get().uri("/hello/x").to_request())
+                    .await;
+            assert_eq!(res.status(), StatusCode::OK);
+        }
+        metrics.encode(Reading::default()).unwrap()
+    }
+
+    #[actix_rt::test]
+    async fn requests_are_counted_only_while_metrics_are_served() {
+        let on = counted_after_requests(MetricsAccess {
+            token: Some("t".repeat(24)),
+            listener: None,
+        })
+        .await;
+        assert!(
+            on.contains(
+                r#"pay_http_requests_total{route="/hello/{name}",method="GET",status="200"} 3"#
+            ),
+            "{on}"
+        );
+        let off = counted_after_requests(MetricsAccess::default()).await;
+        assert!(off.contains("# TYPE pay_mails counter"), "{off}");
+        assert!(!off.contains("pay_http_requests_total{"), "{off}");
+        assert!(
+            !off.contains("pay_http_request_duration_seconds_count{"),
+            "{off}"
+        );
     }
 
     #[test]
