@@ -130,6 +130,20 @@ impl Dispatcher {
                 claimed
                     .into_iter()
                     .zip(prepared)
+                    // The store out of service (a database restarting): neither sent nor
+                    // recorded, the claim runs out and the delivery is claimed again then,
+                    // its attempts untouched (not a failure of the receiver's).
+                    .filter(|(d, p)| match p {
+                        Err(not) if not.transient => {
+                            tracing::warn!(
+                                delivery_id = %d.id,
+                                reason = %not.reason,
+                                "could not prepare a webhook request, the database unavailable; tried again after the claim runs out"
+                            );
+                            false
+                        }
+                        _ => true,
+                    })
                     .map(|(mut d, p)| {
                         let p = match p {
                             Ok(request) => {

@@ -266,7 +266,7 @@ impl DieselStore {
     pub(crate) fn conn(&self) -> Result<PooledConnection<AnyManager>, Fault> {
         self.pool
             .get()
-            .map_err(|e| Fault::caused("database pool", e))
+            .map_err(|e| Fault::unavailable("database pool", e))
     }
 }
 

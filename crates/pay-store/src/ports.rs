@@ -36,9 +36,42 @@ mod subscriptions;
 mod tenancy;
 mod webhooks;
 
-/// Says what failed; diesel's messages carry no bound values, so no secret reaches the log.
+/// Says what failed; diesel's messages carry no bound values, so no secret reaches the log. A
+/// database out of service for a while (`out_of_service`) is an unavailable fault (503).
 fn db_error(what: &'static str) -> impl FnOnce(diesel::result::Error) -> Fault {
-    move |e| Fault::caused(format!("database ({what})"), e)
+    move |e| {
+        if out_of_service(&e) {
+            Fault::unavailable(format!("database ({what})"), e)
+        } else {
+            Fault::caused(format!("database ({what})"), e)
+        }
+    }
+}
+
+/// Whether `e` says the database cannot work now but may later, whatever the request: its
+/// disk is full (SQLite's SQLITE_FULL, PostgreSQL's class 53 insufficient resources), the
+/// connection is lost or the server is shutting down or starting (PostgreSQL's class 57P,
+/// operator intervention).
+pub(crate) fn out_of_service(e: &diesel::result::Error) -> bool {
+    use diesel::result::{DatabaseErrorKind, Error};
+    match e {
+        Error::DatabaseError(
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            _,
+        ) => true,
+        Error::DatabaseError(_, info) => {
+            let m = info.message();
+            m.contains("database or disk is full")
+                || m.contains("No space left on device")
+                || m.contains("could not extend file")
+                || m.contains("terminating connection due to administrator command")
+                || m.contains("the database system is shutting down")
+                || m.contains("the database system is starting up")
+                || m.contains("the database system is in recovery mode")
+                || m.contains("server closed the connection unexpectedly")
+        }
+        _ => false,
+    }
 }
 
 impl DieselStore {
@@ -83,6 +116,36 @@ impl DieselStore {
 
 #[cfg(test)]
 mod tests {
+    /// A SQLite database whose disk is full (here: its page limit reached, the same
+    /// SQLITE_FULL a full file system gives) is an unavailable fault (503), a broken statement
+    /// is not.
+    #[test]
+    fn a_full_sqlite_database_is_unavailable() {
+        use diesel::{Connection, RunQueryDsl};
+        let mut c = diesel::SqliteConnection::establish(":memory:").unwrap();
+        diesel::sql_query("PRAGMA max_page_count = 8")
+            .execute(&mut c)
+            .unwrap();
+        diesel::sql_query("CREATE TABLE t (v TEXT)")
+            .execute(&mut c)
+            .unwrap();
+        let full = (0..1000)
+            .find_map(|_| {
+                diesel::sql_query("INSERT INTO t VALUES (printf('%.*c', 2000, 'x'))")
+                    .execute(&mut c)
+                    .err()
+            })
+            .expect("the page limit is reached");
+        assert!(super::out_of_service(&full), "{full}");
+        let fault = super::db_error("insert")(full);
+        assert!(fault.is_unavailable(), "{}", fault.chain());
+        let broken = diesel::sql_query("INSERT INTO nowhere VALUES (1)")
+            .execute(&mut c)
+            .unwrap_err();
+        assert!(!super::out_of_service(&broken));
+        assert!(!super::db_error("insert")(broken).is_unavailable());
+    }
+
     /// The detail route's reads on PostgreSQL: each statement is prepared once per connection
     /// and reused (diesel's statement cache), so repeating them adds no prepared statement.
     /// A one-connection pool makes every read, and the count, run on the same session.

@@ -47,13 +47,16 @@ pub struct RateLimited {
 
 /// Something failed that the caller cannot fix: a port (store, sealer, processor, random
 /// source) or an invariant of stored data. `what` is for the log only; the cause, when there
-/// is one, is kept as the error's `source()`.
+/// is one, is kept as the error's `source()`. An `unavailable` fault is one a retry later can
+/// pass (the database's disk full, its connection lost, no pooled connection in time): the
+/// edge answers it 503, not 500.
 #[derive(Clone, thiserror::Error)]
 #[error("{what}")]
 pub struct Fault {
     what: String,
     #[source]
     cause: Option<Arc<dyn StdError + Send + Sync>>,
+    unavailable: bool,
 }
 
 impl Fault {
@@ -62,6 +65,7 @@ impl Fault {
         Fault {
             what: what.into(),
             cause: None,
+            unavailable: false,
         }
     }
 
@@ -70,7 +74,25 @@ impl Fault {
         Fault {
             what: what.into(),
             cause: Some(Arc::new(cause)),
+            unavailable: false,
         }
+    }
+
+    /// A failure of `what` caused by `cause` that a retry later can pass: the port is out of
+    /// service for a while (a full disk, a lost connection), the request itself is fine.
+    pub fn unavailable(
+        what: impl Into<String>,
+        cause: impl StdError + Send + Sync + 'static,
+    ) -> Self {
+        Fault {
+            unavailable: true,
+            ..Fault::caused(what, cause)
+        }
+    }
+
+    /// Whether a retry later can pass (see `unavailable`).
+    pub fn is_unavailable(&self) -> bool {
+        self.unavailable
     }
 
     /// What failed, without the cause.

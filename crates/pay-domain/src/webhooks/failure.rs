@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use crate::kernel::error::Fault;
+
 /// The fixed vocabulary of `lastError` and of an attempt's `error`. An attempt that got an
 /// HTTP answer has no error: its status says what happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -71,11 +73,14 @@ impl AttemptError {
 }
 
 /// Why no request could be prepared for a delivery: the word for the log and, for the server
-/// log, the reason (never a secret).
+/// log, the reason (never a secret). `transient`: the store was out of service for a while (a
+/// database restarting), nothing about the delivery: the dispatcher neither sends nor records
+/// it, its claim runs out and it is tried again then, without using an attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotPrepared {
     pub error: AttemptError,
     pub reason: String,
+    pub transient: bool,
 }
 
 impl NotPrepared {
@@ -83,6 +88,15 @@ impl NotPrepared {
         NotPrepared {
             error: AttemptError::Internal,
             reason: reason.to_string(),
+            transient: false,
+        }
+    }
+
+    /// A store read or write failed: transient when the store is unavailable.
+    pub fn store(fault: Fault) -> NotPrepared {
+        NotPrepared {
+            transient: fault.is_unavailable(),
+            ..NotPrepared::internal(fault.chain())
         }
     }
 }
@@ -95,6 +109,19 @@ impl fmt::Display for AttemptError {
 
 #[cfg(test)]
 mod tests {
+    /// A store out of service is transient (the dispatcher leaves the delivery to its claim's
+    /// end); any other store failure is an internal error recorded as the attempt's.
+    #[test]
+    fn store_faults_are_transient_only_when_unavailable() {
+        let down = std::io::Error::other("server closed the connection unexpectedly");
+        let not = NotPrepared::store(Fault::unavailable("database (link webhook)", down));
+        assert!(not.transient);
+        assert_eq!(not.error, AttemptError::Internal);
+        let broken = NotPrepared::store(Fault::new("database (link webhook): bad row"));
+        assert!(!broken.transient);
+        assert!(!NotPrepared::internal("sealed secret unreadable").transient);
+    }
+
     use super::*;
 
     #[test]

@@ -440,6 +440,12 @@ impl ApiError {
             ApiError::TokenProof(e) => plain(StatusCode::BAD_REQUEST, e.www_authenticate_error()),
             ApiError::NoRedirect(_) => plain(StatusCode::BAD_REQUEST, "invalid_request"),
             ApiError::Token(_) => plain(StatusCode::UNAUTHORIZED, "invalid_credentials"),
+            ApiError::Fault(f) if f.is_unavailable() => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "Service unavailable for a moment; retry later".into(),
+                None,
+            ),
             ApiError::Fault(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal_error",
@@ -552,6 +558,11 @@ impl ApiError {
         if let ApiError::RateLimited(RateLimited { retry_after_secs }) = self {
             res.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
         }
+        if let ApiError::Fault(f) = self {
+            if f.is_unavailable() {
+                res.insert_header((header::RETRY_AFTER, "5"));
+            }
+        }
         if status == StatusCode::UNAUTHORIZED {
             res.insert_header((header::WWW_AUTHENTICATE, "PayKey realm=\"pay\""));
         }
@@ -577,35 +588,5 @@ impl From<crate::edge::body::BodyError> for ApiError {
 }
 
 #[cfg(test)]
-mod tests {
-    use pay_domain::subscriptions::SubscriptionStatus;
-
-    use super::*;
-
-    #[test]
-    fn billing_refusals_map_once() {
-        let moved = InvalidSubscriptionTransition {
-            from: SubscriptionStatus::Cancelled,
-            to: SubscriptionStatus::Active,
-        };
-        let (status, code, _, field) = ApiError::from(SubscriptionError::from(moved)).parts();
-        assert_eq!(
-            (status, code, field.as_deref()),
-            (
-                StatusCode::CONFLICT,
-                "invalid_status_transition",
-                Some("status")
-            )
-        );
-        for refused in [
-            ApiError::from(CustomerError::from(PortalRefused)),
-            ApiError::from(SubscriptionError::from(PortalRefused)),
-        ] {
-            let (status, code, _, field) = refused.parts();
-            assert_eq!(
-                (status, code, field),
-                (StatusCode::FORBIDDEN, "portal_link_invalid", None)
-            );
-        }
-    }
-}
+#[path = "error_tests.rs"]
+mod tests;

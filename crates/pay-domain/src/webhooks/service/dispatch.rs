@@ -80,7 +80,7 @@ impl WebhookService {
                 // Not sent where the log cannot say: tried again after the lease.
                 for (p, d) in prepared.iter_mut().zip(deliveries) {
                     if moved.iter().any(|(id, _)| *id == d.id) {
-                        *p = Err(NotPrepared::internal(format!("retargeting: {e}")));
+                        *p = Err(NotPrepared::store(e.clone()));
                     }
                 }
             }

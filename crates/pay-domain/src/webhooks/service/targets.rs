@@ -97,13 +97,14 @@ impl WebhookService {
         let gone = || NotPrepared {
             error: AttemptError::NoCallback,
             reason: "the delivery's owner has no callback".into(),
+            transient: false,
         };
         let sealer = &self.k.sealer;
         match owner {
             Owner::Company(company) => {
                 let cb = self
                     .company_target(*company)
-                    .map_err(NotPrepared::internal)?
+                    .map_err(NotPrepared::store)?
                     .ok_or_else(gone)?;
                 let aad = CompanyCallback::aad(*company, cb.kind);
                 let secrets = self.open_all(&cb.live_secrets(self.k.clock.now()), &aad)?;
@@ -117,7 +118,7 @@ impl WebhookService {
                 let sub = self
                     .store
                     .grant_subscription(*grant)
-                    .map_err(NotPrepared::internal)?
+                    .map_err(NotPrepared::store)?
                     .ok_or_else(gone)?;
                 if sub.secret.is_some() {
                     let aad = GrantSubscription::aad(sub.id);
@@ -144,7 +145,7 @@ impl WebhookService {
                 let hook = self
                     .links
                     .link_webhook(uid)
-                    .map_err(NotPrepared::internal)?
+                    .map_err(NotPrepared::store)?
                     .ok_or_else(gone)?;
                 let secret = sealer
                     .open(&hook.secret.sealed, &LinkWebhook::aad(uid.as_str()))
@@ -199,6 +200,7 @@ impl WebhookService {
         let refuse = |why: &str| NotPrepared {
             error: AttemptError::NoCallback,
             reason: format!("the disconnected installation's retained credential {why}"),
+            transient: false,
         };
         if !crate::webhooks::is_payment_status(d.event) {
             return Err(refuse("signs payment-status events only"));
