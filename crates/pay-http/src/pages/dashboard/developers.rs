@@ -15,13 +15,13 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::{
-    blocking, checked_form, cross_site, member, refusal, refused, session_token, unreadable, when,
-    CsrfForm, Frame, Member, Refused, DASHBOARD_PATH,
+    blocking, checked_form, cross_site, member, refusal, refused, session_token, show, unreadable,
+    when, CsrfForm, Frame, Member, Refused, ScreenRefusals, Visit, DASHBOARD_PATH,
 };
 use crate::edge::error::ApiError;
 use crate::edge::form::FormBody;
 use crate::pages::checkout::path_prefix;
-use crate::pages::layout::{html, respond, Layout, NONCE_LEN};
+use crate::pages::layout::{html, Layout};
 use crate::HttpConfig;
 
 /// The create-key form.
@@ -93,34 +93,33 @@ fn render(pay: &Pay, config: &HttpConfig, shown: Shown) -> HttpResponse {
             status,
         } => (m, keys, created, refused_form, status),
     };
-    let prefix = path_prefix(&config.base_url);
-    let nonce = pay.random_alphanumeric(NONCE_LEN);
     let (error, name, origins) = match refused_form {
         Some((e, n, o)) => (Some(e), n, o),
         None => (None, String::new(), String::new()),
     };
-    let page = DevelopersPage {
-        layout: Layout::wide(&nonce, "Developers"),
-        frame: Frame::new(&prefix, &m, "developers"),
-        can_manage: m.can_manage,
-        keys: keys
-            .into_iter()
-            .map(|k| KeyRow {
-                partner_id: k.partner_id.to_string(),
-                name: k.name,
-                key_id: k.key_id.to_string(),
-                enabled: k.enabled,
-                created: when(k.created_at),
-                last_used: k.last_used_at.map(when).unwrap_or_else(|| "never".into()),
-                origins: k.allowed_origins.join(" "),
-            })
-            .collect(),
-        created,
-        error,
-        name,
-        origins,
-    };
-    respond(status, &nonce, None, html(&page))
+    show(pay, config, status, |nonce, prefix| {
+        html(&DevelopersPage {
+            layout: Layout::wide(nonce, "Developers"),
+            frame: Frame::new(prefix, &m, "developers"),
+            can_manage: m.can_manage,
+            keys: keys
+                .into_iter()
+                .map(|k| KeyRow {
+                    partner_id: k.partner_id.to_string(),
+                    name: k.name,
+                    key_id: k.key_id.to_string(),
+                    enabled: k.enabled,
+                    created: when(k.created_at),
+                    last_used: k.last_used_at.map(when).unwrap_or_else(|| "never".into()),
+                    origins: k.allowed_origins.join(" "),
+                })
+                .collect(),
+            created,
+            error,
+            name,
+            origins,
+        })
+    })
 }
 
 fn page_path(company: &str) -> String {
@@ -128,7 +127,7 @@ fn page_path(company: &str) -> String {
 }
 
 /// The screen of `m`'s team with its keys.
-fn screen(
+fn screen_of(
     pay: &Pay,
     m: Member,
     created: Option<Created>,
@@ -163,29 +162,20 @@ fn screen(
     security((), ("session" = [])),
     responses(
         (status = 200, description = "The API keys (HTML)", content_type = "text/html", body = String),
-        (status = 303, description = "Not signed in: to `/signin` with `return_to`"),
-        (status = 404, description = "Unknown company, or one the user is not a member of (HTML)", content_type = "text/html", body = String),
+        ScreenRefusals,
     )
 )]
 #[get("/dashboard/{companyId}/developers")]
-pub async fn developers_page(
-    pay: web::Data<Pay>,
-    config: web::Data<HttpConfig>,
-    req: HttpRequest,
-    company: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    let company = company.into_inner();
-    let token = session_token(&req);
-    let p = pay.clone();
-    let shown =
-        blocking(
-            move || match member(&p, token.as_deref(), &company, &page_path(&company))? {
-                Ok(m) => screen(&p, m, None, None, StatusCode::OK),
-                Err(r) => Ok(Shown::Refused(r)),
-            },
-        )
+pub async fn developers_page(v: Visit) -> Result<HttpResponse, ApiError> {
+    let shown = v
+        .screen(page_path(&v.company), |p, m| {
+            screen_of(p, m, None, None, StatusCode::OK)
+        })
         .await?;
-    Ok(render(&pay, &config, shown))
+    Ok(match shown {
+        Ok(shown) => render(&v.pay, &v.config, shown),
+        Err(refused) => refused,
+    })
 }
 
 /// Create an API key: the screen with its secret, shown this once. A refused name or origin
@@ -247,11 +237,11 @@ pub async fn create_key(
                     key_id: key.key_id.to_string(),
                     secret: secret.expose().to_owned(),
                 };
-                screen(&p, m, Some(created), None, StatusCode::CREATED)
+                screen_of(&p, m, Some(created), None, StatusCode::CREATED)
             }
             Err(TenancyError::Invalid(field)) => {
                 let why = field.message;
-                screen(
+                screen_of(
                     &p,
                     m,
                     None,

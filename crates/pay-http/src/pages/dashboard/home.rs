@@ -4,18 +4,16 @@
 //! latest events sent to the team's webhooks. Reads through the domain services only.
 
 use actix_web::http::StatusCode;
-use actix_web::{get, web, HttpRequest, HttpResponse};
+use actix_web::{get, HttpResponse};
 use askama::Template;
 use pay_domain::app::Pay;
 use pay_domain::checkout::{PaymentsSummary, SUMMARY_DAYS};
 use pay_domain::subscriptions::SubscriptionStatus;
 use pay_domain::webhooks::DeliveryFilter;
 
-use super::{blocking, member, refused, session_token, when, Frame, DASHBOARD_PATH};
+use super::{show, when, Frame, ScreenRefusals, Visit, DASHBOARD_PATH};
 use crate::edge::error::ApiError;
-use crate::pages::checkout::path_prefix;
-use crate::pages::layout::{html, respond, Layout, NONCE_LEN};
-use crate::HttpConfig;
+use crate::pages::layout::{html, Layout};
 
 /// Latest events listed.
 const EVENTS_SHOWN: usize = 10;
@@ -177,99 +175,87 @@ fn gather(pay: &Pay, m: &super::Member) -> Result<Gathered, ApiError> {
     security((), ("session" = [])),
     responses(
         (status = 200, description = "The home page (HTML)", content_type = "text/html", body = String),
-        (status = 303, description = "Not signed in: to `/signin` with `return_to`"),
-        (status = 404, description = "Unknown company, or one the user is not a member of (HTML)", content_type = "text/html", body = String),
+        ScreenRefusals,
     )
 )]
 #[get("/dashboard/{companyId}")]
-pub async fn home_page(
-    pay: web::Data<Pay>,
-    config: web::Data<HttpConfig>,
-    req: HttpRequest,
-    company: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    let company = company.into_inner();
-    let token = session_token(&req);
-    let p = pay.clone();
-    let back = format!("{DASHBOARD_PATH}/{company}");
-    let got = blocking(move || {
-        let m = match member(&p, token.as_deref(), &company, &back)? {
-            Ok(m) => m,
-            Err(r) => return Ok(Err(r)),
-        };
-        let g = gather(&p, &m)?;
-        Ok(Ok((m, g)))
-    })
-    .await?;
+pub async fn home_page(v: Visit) -> Result<HttpResponse, ApiError> {
+    let back = format!("{DASHBOARD_PATH}/{}", v.company);
+    let got = v
+        .screen(back, |p, m| {
+            let g = gather(p, &m)?;
+            Ok((m, g))
+        })
+        .await?;
     let (m, g) = match got {
         Ok(ok) => ok,
-        Err(r) => return Ok(refused(&pay, &config, r)),
+        Err(refused) => return Ok(refused),
     };
-    let prefix = path_prefix(&config.base_url);
-    let nonce = pay.random_alphanumeric(NONCE_LEN);
+    let pay = &v.pay;
     let s = &g.summary;
     let today = s.now.datetime().date();
     let first_day = today - time::Duration::days(SUMMARY_DAYS as i64 - 1);
     let (bars, bar_w) = bars(&s.daily_counts, first_day);
     let days_count: u64 = s.daily_counts.iter().sum();
-    let page = HomePage {
-        layout: Layout::wide(&nonce, "Home"),
-        frame: Frame::new(&prefix, &m, "home"),
-        collected: s
-            .collected
-            .iter()
-            .map(|c| CollectedRow {
-                asset: asset_name(&pay, &c.asset),
-                today: c.today.to_string(),
-                today_count: c.today_count,
-                days: c.days.to_string(),
-                days_count: c.days_count,
-            })
-            .collect(),
-        today_count: s.daily_counts.last().copied().unwrap_or(0),
-        days_count,
-        days: SUMMARY_DAYS,
-        truncated: s.truncated,
-        bars,
-        bar_w,
-        chart_w: CHART_W,
-        chart_h: CHART_H,
-        chart_label: format!(
-            "Completed payments per day, {} to {}: {days_count} in all",
-            when_day(first_day),
-            when_day(today)
-        ),
-        underpaid: s
-            .underpaid
-            .iter()
-            .map(|u| Line {
-                text: format!(
-                    "{} {} invoiced",
-                    u.invoice_amount.as_str(),
-                    asset_name(&pay, &u.invoice_asset)
-                ),
-                detail: format!(
-                    "{}short by {}, session {}, since {}",
-                    u.settlement
-                        .received_amount
-                        .as_ref()
-                        .map(|r| format!("received {r}, "))
-                        .unwrap_or_default(),
-                    u.settlement
-                        .short_by
-                        .as_ref()
-                        .map(|d| d.to_string())
-                        .unwrap_or_else(|| "an unknown amount".into()),
-                    u.id,
-                    when(u.updated_at)
-                ),
-            })
-            .collect(),
-        failing: g.failing,
-        overdue: g.overdue,
-        events: g.events,
-    };
-    Ok(respond(StatusCode::OK, &nonce, None, html(&page)))
+    Ok(show(&v.pay, &v.config, StatusCode::OK, |nonce, prefix| {
+        html(&HomePage {
+            layout: Layout::wide(nonce, "Home"),
+            frame: Frame::new(prefix, &m, "home"),
+            collected: s
+                .collected
+                .iter()
+                .map(|c| CollectedRow {
+                    asset: asset_name(pay, &c.asset),
+                    today: c.today.to_string(),
+                    today_count: c.today_count,
+                    days: c.days.to_string(),
+                    days_count: c.days_count,
+                })
+                .collect(),
+            today_count: s.daily_counts.last().copied().unwrap_or(0),
+            days_count,
+            days: SUMMARY_DAYS,
+            truncated: s.truncated,
+            bars,
+            bar_w,
+            chart_w: CHART_W,
+            chart_h: CHART_H,
+            chart_label: format!(
+                "Completed payments per day, {} to {}: {days_count} in all",
+                when_day(first_day),
+                when_day(today)
+            ),
+            underpaid: s
+                .underpaid
+                .iter()
+                .map(|u| Line {
+                    text: format!(
+                        "{} {} invoiced",
+                        u.invoice_amount.as_str(),
+                        asset_name(pay, &u.invoice_asset)
+                    ),
+                    detail: format!(
+                        "{}short by {}, session {}, since {}",
+                        u.settlement
+                            .received_amount
+                            .as_ref()
+                            .map(|r| format!("received {r}, "))
+                            .unwrap_or_default(),
+                        u.settlement
+                            .short_by
+                            .as_ref()
+                            .map(|d| d.to_string())
+                            .unwrap_or_else(|| "an unknown amount".into()),
+                        u.id,
+                        when(u.updated_at)
+                    ),
+                })
+                .collect(),
+            failing: g.failing,
+            overdue: g.overdue,
+            events: g.events,
+        })
+    }))
 }
 
 /// An invoice unit as a merchant reads it: a catalogue asset as its symbol and chain

@@ -14,7 +14,7 @@ pub mod team;
 pub mod webhooks;
 
 use actix_web::http::{header, StatusCode};
-use actix_web::{get, post, web, HttpRequest, HttpResponse};
+use actix_web::{get, post, web, FromRequest, HttpRequest, HttpResponse};
 use askama::Template;
 use pay_domain::app::Pay;
 use pay_domain::kernel::ids::CompanyId;
@@ -194,6 +194,98 @@ impl<'a> Frame<'a> {
             tab,
         }
     }
+}
+
+/// The answers every screen's GET gives besides its page (documented once for all of them).
+#[derive(Debug, utoipa::IntoResponses)]
+pub enum ScreenRefusals {
+    /// Not signed in: to `/signin` with `return_to`.
+    #[response(
+        status = 303,
+        description = "Not signed in: to `/signin` with `return_to`"
+    )]
+    SignIn,
+    /// Not a team of the user's.
+    #[response(
+        status = 404,
+        description = "Unknown company, or one the user is not a member of (HTML)",
+        content_type = "text/html"
+    )]
+    NotFound(String),
+}
+
+/// What every dashboard handler starts from: the application, its configuration, the request
+/// (its session cookie and `Origin`) and the team of the path (`{companyId}`, empty on a path
+/// without one).
+pub struct Visit {
+    pub pay: web::Data<Pay>,
+    pub config: web::Data<HttpConfig>,
+    pub req: HttpRequest,
+    pub company: String,
+}
+
+impl std::fmt::Debug for Visit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Visit")
+            .field("company", &self.company)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FromRequest for Visit {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Visit, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        let visit = (|| {
+            Some(Visit {
+                pay: req.app_data::<web::Data<Pay>>()?.clone(),
+                config: req.app_data::<web::Data<HttpConfig>>()?.clone(),
+                req: req.clone(),
+                company: req.match_info().get("companyId").unwrap_or("").to_owned(),
+            })
+        })();
+        std::future::ready(visit.ok_or_else(|| {
+            ApiError::Fault(pay_domain::Fault::new("dashboard handler without app data"))
+        }))
+    }
+}
+
+impl Visit {
+    /// A screen's GET: the member behind the session on the team's page `back` (the path the
+    /// sign-in returns to), and what `read` makes of it, off the async workers. A refusal (not
+    /// signed in, not a member) is already its answer.
+    pub(crate) async fn screen<T: Send + 'static>(
+        &self,
+        back: String,
+        read: impl FnOnce(&Pay, Member) -> Result<T, ApiError> + Send + 'static,
+    ) -> Result<Result<T, HttpResponse>, ApiError> {
+        let token = session_token(&self.req);
+        let p = self.pay.clone();
+        let company = self.company.clone();
+        let got = blocking(
+            move || match member(&p, token.as_deref(), &company, &back)? {
+                Ok(m) => read(&p, m).map(Ok),
+                Err(r) => Ok(Err(r)),
+            },
+        )
+        .await?;
+        Ok(got.map_err(|r| refused(&self.pay, &self.config, r)))
+    }
+}
+
+/// A page of the dashboard answered with `status`: `build` renders it with the response's
+/// CSP nonce and the path prefix (the frame's links start with it).
+pub(crate) fn show(
+    pay: &Pay,
+    config: &HttpConfig,
+    status: StatusCode,
+    build: impl FnOnce(&str, &str) -> String,
+) -> HttpResponse {
+    let prefix = path_prefix(&config.base_url);
+    let nonce = pay.random_alphanumeric(NONCE_LEN);
+    let body = build(&nonce, &prefix);
+    respond(status, &nonce, None, body)
 }
 
 /// `2026-11-27 14:05 UTC`.
