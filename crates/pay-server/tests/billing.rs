@@ -377,7 +377,7 @@ fn two_instances_on_postgres_bill_each_cycle_and_send_each_webhook_once() {
     }
     // Every payment link of the company is one cycle's invoice: none issued and dropped.
     let links = store
-        .links(key.company_id, LinkFilter { grant_id: None }, 10 * N)
+        .links(key.company_id, LinkFilter::default(), 10 * N)
         .unwrap();
     assert_eq!(links.len(), 3 * N);
     assert!(links.iter().all(|l| cycle_links.contains(&l.uid)));

@@ -234,6 +234,8 @@ impl DieselStore {
         if let AnyConnection::Sqlite(c) = &mut conn.conn {
             tokens::install_sqlite_triggers(c).map_err(|e| StoreError::Migration(e.to_string()))?;
         }
+        ports::links::fill_search_text(&mut conn.conn)
+            .map_err(|e| StoreError::Migration(e.to_string()))?;
         if ran > 0 {
             tracing::info!(ran, backend = ?self.backend, "database migrations applied");
         }

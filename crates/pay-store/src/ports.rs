@@ -25,7 +25,7 @@ mod gateway;
 mod grant_webhooks;
 mod health;
 mod installations;
-mod links;
+pub(crate) mod links;
 mod mail;
 pub(crate) mod oauth;
 mod oauth_recovery;

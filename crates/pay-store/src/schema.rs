@@ -97,6 +97,7 @@ diesel::table! {
         event_sequence -> BigInt,
         paid_session_id -> Nullable<Text>,
         grant_subscription_id -> Nullable<Text>,
+        search_text -> Nullable<Text>,
     }
 }
 

@@ -83,7 +83,7 @@ fn webhook_of(link: &PaymentLink, tag: &str) -> LinkWebhook {
 }
 
 fn all_links() -> LinkFilter {
-    LinkFilter { grant_id: None }
+    LinkFilter::default()
 }
 
 fn all_deliveries() -> DeliveryFilter {
@@ -209,6 +209,7 @@ fn anonymous_links_are_never_listed(store: &DieselStore, _url: &str) {
         .is_empty());
     let grant = LinkFilter {
         grant_id: Some(Uuid::now_v7()),
+        ..LinkFilter::default()
     };
     assert!(store
         .links(ANONYMOUS_COMPANY, grant, 50)

@@ -47,6 +47,7 @@ conformance!(
     links:
     link_status_compare_and_set,
     payment_links,
+    links_by_status_and_search,
 );
 
 // ----- cases -----
@@ -528,7 +529,7 @@ fn corrupt_rows_are_internal_errors(store: &DieselStore, url: &str) {
     assert!(is_fault(store.link(t.company.id, &l.uid)));
     assert!(is_fault(store.links(
         t.company.id,
-        LinkFilter { grant_id: None },
+        LinkFilter::default(),
         10
     )));
     assert!(is_fault(store.integrations(t.company.id)));
@@ -556,7 +557,7 @@ fn corrupt_rows_are_internal_errors(store: &DieselStore, url: &str) {
     assert!(is_fault(store.link(t2.company.id, &l2.uid)));
     assert!(is_fault(store.links(
         t2.company.id,
-        LinkFilter { grant_id: None },
+        LinkFilter::default(),
         10
     )));
 }

@@ -19,6 +19,7 @@ conformance!(
     links:
     payment_links,
     link_status_compare_and_set,
+    links_by_status_and_search,
 );
 
 conformance!(

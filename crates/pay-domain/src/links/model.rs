@@ -171,6 +171,30 @@ pub struct PaymentLinkPayload {
     pub settlement_address: Option<String>,
 }
 
+/// Separates the fields of a link's search text (`PaymentLinkPayload::search_text`); no folded
+/// query holds it (`search_query` drops controls).
+const SEARCH_SEPARATOR: char = '\u{1f}';
+
+impl PaymentLinkPayload {
+    /// What a link list's search looks in: the order id, title and customer e-mail, in lower
+    /// case, apart by a control character so that no query matches across two fields.
+    pub fn search_text(&self) -> String {
+        [&self.order_id, &self.title, &self.customer_email]
+            .into_iter()
+            .map(|f| f.as_deref().unwrap_or("").to_lowercase())
+            .collect::<Vec<_>>()
+            .join(&SEARCH_SEPARATOR.to_string())
+    }
+}
+
+/// A typed search as a list compares it with `search_text`: controls dropped, trimmed, in
+/// lower case; `None` when nothing is left.
+pub fn search_query(typed: &str) -> Option<String> {
+    let q: String = typed.chars().filter(|c| !c.is_control()).collect();
+    let q = q.trim().to_lowercase();
+    (!q.is_empty()).then_some(q)
+}
+
 /// Which credential created a link (OAuth work filters lists and events by grant).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CreatedBy {

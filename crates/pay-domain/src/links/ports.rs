@@ -9,10 +9,15 @@ use crate::links::{LinkStatus, PaymentLink};
 use crate::webhooks::LinkWebhook;
 
 /// Which links a list returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LinkFilter {
     /// `Some`: only links created by this OAuth grant.
     pub grant_id: Option<uuid::Uuid>,
+    /// `Some`: only links in this status.
+    pub status: Option<LinkStatus>,
+    /// `Some`: only links whose `PaymentLinkPayload::search_text` contains this query, as
+    /// `search_query` folded it (never empty).
+    pub search: Option<String>,
 }
 
 /// Payment links.

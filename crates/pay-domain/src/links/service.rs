@@ -193,9 +193,22 @@ impl LinkService {
 
     /// Up to 200 newest links: company-wide for keys and sessions, the grant's own for OAuth.
     pub fn list_links(&self, p: &Principal) -> Result<Vec<PaymentLink>, LinkError> {
+        self.find_links(p, None, "")
+    }
+
+    /// `list_links` narrowed to one status (`Some`) and to the links whose order id, title or
+    /// customer e-mail contain `search` (any case; blank: every link).
+    pub fn find_links(
+        &self,
+        p: &Principal,
+        status: Option<LinkStatus>,
+        search: &str,
+    ) -> Result<Vec<PaymentLink>, LinkError> {
         p.authorize(Scope::PaymentLinksRead)?;
         let filter = LinkFilter {
             grant_id: p.grant_id(),
+            status,
+            search: crate::links::search_query(search),
         };
         Ok(self
             .store

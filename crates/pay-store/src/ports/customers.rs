@@ -59,7 +59,7 @@ diesel::define_sql_function! {
 }
 
 /// `text` with LIKE's wildcards and the escape character escaped (`\\`).
-fn like_escaped(text: &str) -> String {
+pub(crate) fn like_escaped(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if matches!(c, '%' | '_' | '\\') {

@@ -110,6 +110,16 @@ impl TryFrom<LinkRow> for PaymentLink {
     }
 }
 
+/// The search text of a stored payload (`PaymentLinkPayload::search_text`); `None` when the
+/// JSON does not read.
+pub(crate) fn search_text_of(payload: &str) -> Option<String> {
+    let p: pay_domain::links::PaymentLinkPayload =
+        serde_json::from_str::<payload::StoredPayload>(payload)
+            .ok()?
+            .into();
+    Some(p.search_text())
+}
+
 #[derive(Insertable)]
 #[diesel(table_name = payment_links, treat_none_as_default_value = false)]
 pub(crate) struct NewLinkRow<'a> {
@@ -126,6 +136,7 @@ pub(crate) struct NewLinkRow<'a> {
     grant_id: Option<String>,
     anonymous: bool,
     grant_subscription_id: Option<String>,
+    search_text: String,
 }
 
 impl<'a> TryFrom<&'a PaymentLink> for NewLinkRow<'a> {
@@ -148,6 +159,7 @@ impl<'a> TryFrom<&'a PaymentLink> for NewLinkRow<'a> {
             grant_id,
             anonymous: l.is_anonymous(),
             grant_subscription_id: l.grant_subscription_id.map(|s| s.hyphenated().to_string()),
+            search_text: l.payload.search_text(),
         })
     }
 }

@@ -61,6 +61,13 @@ impl PaymentLinkStore for HostStore {
             .values()
             .filter(|l| l.company_id == company && !l.is_anonymous())
             .filter(|l| filter.grant_id.is_none() || l.grant_id() == filter.grant_id)
+            .filter(|l| filter.status.is_none_or(|s| l.status == s))
+            .filter(|l| {
+                filter
+                    .search
+                    .as_ref()
+                    .is_none_or(|q| l.payload.search_text().contains(q.as_str()))
+            })
             .map(|l| ((l.created_at, l.id), l))
             .collect();
         // Newest first.

@@ -57,9 +57,7 @@ pub fn payment_links<S: Ports>(store: &S) {
     } else {
         (&tie_b, &tie_a)
     };
-    let all = store
-        .links(company, LinkFilter { grant_id: None }, 200)
-        .unwrap();
+    let all = store.links(company, LinkFilter::default(), 200).unwrap();
     assert_eq!(
         all,
         vec![
@@ -71,14 +69,10 @@ pub fn payment_links<S: Ports>(store: &S) {
         ],
         "newest first, ties by id, anonymous excluded"
     );
-    let top = store
-        .links(company, LinkFilter { grant_id: None }, 2)
-        .unwrap();
+    let top = store.links(company, LinkFilter::default(), 2).unwrap();
     assert_eq!(top, vec![other_grant.clone(), first_tie.clone()]);
     assert_eq!(
-        store
-            .links(company, LinkFilter { grant_id: None }, 0)
-            .unwrap(),
+        store.links(company, LinkFilter::default(), 0).unwrap(),
         vec![]
     );
     assert_eq!(
@@ -86,7 +80,8 @@ pub fn payment_links<S: Ports>(store: &S) {
             .links(
                 company,
                 LinkFilter {
-                    grant_id: Some(grant)
+                    grant_id: Some(grant),
+                    ..LinkFilter::default()
                 },
                 200
             )
@@ -98,7 +93,8 @@ pub fn payment_links<S: Ports>(store: &S) {
             .links(
                 company,
                 LinkFilter {
-                    grant_id: Some(Uuid::new_v4())
+                    grant_id: Some(Uuid::new_v4()),
+                    ..LinkFilter::default()
                 },
                 200
             )
@@ -107,7 +103,7 @@ pub fn payment_links<S: Ports>(store: &S) {
     );
     assert_eq!(
         store
-            .links(other.company.id, LinkFilter { grant_id: None }, 200)
+            .links(other.company.id, LinkFilter::default(), 200)
             .unwrap(),
         vec![foreign.clone()]
     );
@@ -120,6 +116,60 @@ pub fn payment_links<S: Ports>(store: &S) {
     assert_eq!(store.link(company, &foreign.uid).unwrap(), None);
     let unknown = LinkUid::parse(&random_alnum(LinkUid::LEN)).unwrap();
     assert_eq!(store.link(company, &unknown).unwrap(), None);
+}
+
+/// A list narrowed by status and by a search over order id, title and customer e-mail (any
+/// case, a part of one field, never across two), newest first, within the company.
+pub fn links_by_status_and_search<S: Ports>(store: &S) {
+    let t = tenant("ann@example.com");
+    store.create_tenant(&t).unwrap();
+    let other = tenant("bob@example.com");
+    store.create_tenant(&other).unwrap();
+    let company = t.company.id;
+    let by = || CreatedBy::User(t.owner);
+    let mut mug = link(company, T0, by());
+    mug.payload.title = Some("Blue Mug".into());
+    mug.payload.order_id = Some("ORD-77".into());
+    mug.payload.customer_email = None;
+    let mut shirt = link(company, T0 + 1000, by());
+    shirt.payload.title = Some("Shirt".into());
+    shirt.payload.order_id = None;
+    shirt.payload.customer_email = Some("Mugsy@Example.com".into());
+    shirt.status = LinkStatus::Paused;
+    let mut plain = link(company, T0 + 2000, by());
+    plain.payload.title = None;
+    plain.payload.order_id = None;
+    plain.payload.customer_email = None;
+    plain.payload.description = Some("mug".into());
+    let mut foreign = link(other.company.id, T0 + 3000, by());
+    foreign.payload.title = Some("Blue Mug".into());
+    for l in [&mug, &shirt, &plain, &foreign] {
+        store.insert_link(l, None).unwrap();
+    }
+    let find = |status: Option<LinkStatus>, q: &str| {
+        let filter = LinkFilter {
+            status,
+            search: crate::links::search_query(q),
+            ..LinkFilter::default()
+        };
+        store.links(company, filter, 200).unwrap()
+    };
+    // Title, then e-mail, in any case; the description is not searched.
+    assert_eq!(find(None, " MUG "), vec![shirt.clone(), mug.clone()]);
+    assert_eq!(find(None, "ord-7"), vec![mug.clone()]);
+    assert_eq!(find(None, "example.COM"), vec![shirt.clone()]);
+    // Not across two fields, and a `%` or `_` is a character, not a pattern.
+    assert_eq!(find(None, "77blue"), vec![]);
+    assert_eq!(find(None, "ord%77"), vec![]);
+    assert_eq!(find(None, "b_ue"), vec![]);
+    // By status, alone and with a search.
+    assert_eq!(find(Some(LinkStatus::Paused), ""), vec![shirt.clone()]);
+    assert_eq!(
+        find(Some(LinkStatus::Active), ""),
+        vec![plain.clone(), mug.clone()]
+    );
+    assert_eq!(find(Some(LinkStatus::Active), "mug"), vec![mug.clone()]);
+    assert_eq!(find(Some(LinkStatus::Archived), ""), vec![]);
 }
 
 pub fn link_status_compare_and_set<S: Ports>(store: &S) {
