@@ -14,15 +14,12 @@
 //! under `PAY_REQUIRE_ALL_TESTS=1`.
 
 use std::panic::AssertUnwindSafe;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use fantoccini::{Client, Locator};
 use futures_util::FutureExt;
-use pay_domain::kernel::secret::Secret;
-use pay_store::testing::{require_all_tests, TestDb};
+use pay_store::testing::TestDb;
 use serde_json::{json, Value};
 
 #[path = "support/browser.rs"]
@@ -30,85 +27,10 @@ mod chromium;
 
 use chromium::*;
 
-const PASSWORD: &str = "correct horse battery staple";
-const BASE_USDC: &str = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
-const PHONE: u32 = 390;
+#[path = "support/dashboard.rs"]
+mod dashboard;
 
-/// axe-core's script, installed from `tests/axe` when missing; `None` after the SKIP line.
-fn axe_source() -> Option<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/axe");
-    let script: PathBuf = dir.join("node_modules/axe-core/axe.min.js");
-    // The two tests of this binary run at once: one installs, the other waits for it.
-    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _installing = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
-    if !script.is_file() {
-        let npm = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(&dir)
-            .output();
-        match npm {
-            Ok(out) if out.status.success() => {}
-            Ok(out) => panic!("npm ci failed:\n{}", String::from_utf8_lossy(&out.stderr)),
-            Err(e) => {
-                let msg = format!("npm is needed to install axe-core ({e})");
-                assert!(!require_all_tests(), "PAY_REQUIRE_ALL_TESTS=1 but {msg}");
-                eprintln!("SKIP: dashboard browser test: {msg}");
-                return None;
-            }
-        }
-    }
-    Some(std::fs::read_to_string(script).unwrap())
-}
-
-/// Runs axe-core on the page: no violation, or the list of them.
-async fn no_violations(c: &Client, axe: &str, what: &str) {
-    let loaded = eval(c, &format!("{axe}\n;return typeof window.axe;")).await;
-    assert_eq!(loaded, json!("object"), "axe-core loaded into {what}");
-    let found = c
-        .execute_async(
-            "const done = arguments[arguments.length - 1];
-             axe.run(document).then(
-               r => done(r.violations.map(v => v.id + ' (' + v.impact + '): ' + v.help + ' at '
-                 + v.nodes.map(n => n.target.join(' ')).join(', '))),
-               e => done(['axe failed: ' + e]));",
-            vec![],
-        )
-        .await
-        .expect("axe.run");
-    assert_eq!(found, json!([]), "axe-core on {what}");
-}
-
-/// Nothing wider than the window.
-async fn fits(c: &Client, what: &str) {
-    let widths = eval(
-        c,
-        "return [document.documentElement.scrollWidth, window.innerWidth];",
-    )
-    .await;
-    let (scroll, inner) = (widths[0].as_u64().unwrap(), widths[1].as_u64().unwrap());
-    assert!(
-        scroll <= inner,
-        "{what} is {scroll} px wide in a {inner} px window"
-    );
-}
-
-async fn type_into(c: &Client, css: &str, text: &str) {
-    c.find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .send_keys(text)
-        .await
-        .unwrap();
-}
-
-async fn text_of(c: &Client, css: &str) -> String {
-    c.find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .text()
-        .await
-        .unwrap()
-}
+use dashboard::*;
 
 /// The merchant's webhook receiver (500 while `failing`, else 200), the dispatcher that
 /// sends to it round by round, and a link of the merchant's to send a test event about.
@@ -146,80 +68,28 @@ fn start_receiver(failing: Arc<AtomicBool>) -> String {
 /// The merchant and their key; two completed sandbox payments and an underpaid one (whose
 /// link's uid is the last of the three).
 async fn world(base: &str, pay: pay_domain::app::Pay) -> (String, String) {
-    let email = format!("owner-{}@acme.example", uuid::Uuid::new_v4().simple());
-    let e = email.clone();
-    let o = tokio::task::spawn_blocking(move || {
-        pay.tenancy()
-            .bootstrap("Acme Goods", &e, &Secret::new(PASSWORD.to_owned()))
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    let (key, secret) = (
-        o.key_id.to_string(),
-        o.key_secret.unwrap().expose().to_owned(),
-    );
+    let m = merchant(pay).await;
     let http = reqwest::Client::new();
-    let api = |method: reqwest::Method, path: &str, body: Value| {
-        http.request(method, format!("{base}{path}"))
-            .header("x-svc-key-id", &key)
-            .header("x-svc-key-secret", &secret)
-            .json(&body)
-    };
     let mut last = String::new();
     for (amount, short) in [("25.00", false), ("10.50", false), ("40.00", true)] {
-        let link: Value = api(
-            reqwest::Method::POST,
-            "/api/partner/v1/pay/payment-links",
-            json!({"amount": amount, "title": "Order"}),
-        )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-        let uid = link["uid"].as_str().unwrap().to_owned();
-        let mut s: Value = http
-            .post(format!("{base}/api/public/checkout/{uid}/sessions"))
-            .json(&json!({"payAsset": BASE_USDC}))
+        let link: Value = http
+            .post(format!("{base}/api/partner/v1/pay/payment-links"))
+            .header("x-svc-key-id", &m.key)
+            .header("x-svc-key-secret", &m.secret)
+            .json(&json!({"amount": amount, "title": "Order"}))
             .send()
             .await
             .unwrap()
             .json()
             .await
             .unwrap();
-        if s["status"] == "quote" {
-            let id = s["id"].as_str().unwrap();
-            s = http
-                .post(format!(
-                    "{base}/api/public/checkout/{uid}/sessions/{id}/accept"
-                ))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-        }
-        let all = s["requiredSellAmount"].as_str().unwrap().to_owned();
-        let sent = if short { "1".to_owned() } else { all };
-        let after: Value = api(
-            reqwest::Method::POST,
-            &format!("/api/partner/v1/pay/sandbox/payment-links/{uid}/events"),
-            json!({"type": "deposit", "amount": sent}),
-        )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        let uid = link["uid"].as_str().unwrap().to_owned();
+        let after = pay_in_sandbox(base, &m, &uid, short).await;
         let want = if short { "underpaid" } else { "complete" };
         assert_eq!(after["status"], want, "{after}");
         last = uid;
     }
-    (email, last)
+    (m.email, last)
 }
 
 /// Waits until the element `css` (on the page a form's answer loads) holds `words`.

@@ -255,7 +255,7 @@ async fn the_switcher_lists_every_team_of_the_user(app: TestApp) {
     );
 }
 
-async fn sandbox_event(app: &TestApp, uid: &str, amount: &str) -> Value {
+pub async fn sandbox_event(app: &TestApp, uid: &str, amount: &str) -> Value {
     let got = read(
         app.req(
             Method::POST,
@@ -272,7 +272,7 @@ async fn sandbox_event(app: &TestApp, uid: &str, amount: &str) -> Value {
 }
 
 /// A session of a new link in `pending` (its quote accepted): its required amount.
-async fn pending(app: &TestApp, amount: &str) -> (String, String) {
+pub async fn pending(app: &TestApp, amount: &str) -> (String, String) {
     let link = app
         .create_link(json!({"amount": amount, "title": "Order"}))
         .await;

@@ -23,6 +23,7 @@ mod credentials;
 mod customers;
 mod dashboard;
 mod dashboard_keys;
+mod dashboard_links;
 mod dashboard_settings;
 mod dashboard_team;
 mod dashboard_webhooks;

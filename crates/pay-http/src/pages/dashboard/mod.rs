@@ -8,6 +8,7 @@
 
 pub mod developers;
 pub mod home;
+pub mod links;
 mod screen;
 pub mod settings;
 pub mod team;
@@ -174,7 +175,7 @@ pub(crate) struct Frame<'a> {
     pub company_name: String,
     pub teams: &'a [Team],
     pub csrf: &'a str,
-    /// The screen's tab: `home`, `developers`, `webhooks`, `settings` or `team`.
+    /// The screen's tab: `home`, `links`, `developers`, `webhooks`, `settings` or `team`.
     pub tab: &'static str,
 }
 
@@ -308,7 +309,7 @@ struct ProblemPage<'a> {
     message: &'a str,
 }
 
-fn see_other(to: String) -> HttpResponse {
+pub(crate) fn see_other(to: String) -> HttpResponse {
     HttpResponse::SeeOther()
         .insert_header((header::LOCATION, to))
         .insert_header((header::CACHE_CONTROL, "no-store"))

@@ -19,7 +19,6 @@ use utoipa::ToSchema;
 
 use super::screen::{act, denied, Answer};
 use super::{blocking, member, session_token, CsrfForm, Refused, DASHBOARD_PATH};
-use crate::api::webhooks::DeliveryStatusParam;
 use crate::edge::error::ApiError;
 use crate::edge::form::FormBody;
 use crate::HttpConfig;
@@ -62,9 +61,9 @@ pub(crate) fn refusal(e: WebhookError, back: &str) -> Result<Refused, ApiError> 
     tag = "Dashboard",
     params(
         ("companyId" = String, Path, description = "The team's company id"),
-        ("limit" = Option<u32>, Query, minimum = 1, maximum = 200, description = "1 to 200, default 50"),
+        ("limit" = Option<String>, Query, description = "1 to 200, default 50 (another value: the screen with the reason, 400, once signed in)"),
         ("paymentLinkUid" = Option<String>, Query),
-        ("deliveryStatus" = inline(Option<DeliveryStatusParam>), Query),
+        ("deliveryStatus" = Option<String>, Query, description = "`pending`, `retrying`, `succeeded` or `failed` (another value: the screen with the reason, 400, once signed in)"),
         ("search" = Option<String>, Query, description = "A delivery id, event name, link uid or order id"),
     ),
     security((), ("session" = [])),
