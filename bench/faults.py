@@ -16,6 +16,11 @@ must keep.
               deliveries, then a restart: every completed payment has its webhook, once per
               delivery id, every created link is readable.
 
+A completed payment whose completing `status_changed` has not arrived within the wait fails the
+run, with what the database holds for it printed (faults_db.py), unless the database shows it
+retrying on the spec's schedule after the receiver failed an attempt (counted apart, as
+`retrying_on_schedule`: written and due 5 minutes later, not lost).
+
 Usage: python3 bench/faults.py [--only pg-restart|disk-full|kill9] [--short] [--skip-build]
   --short: the CI mode (.ci/run): shorter loads on the debug build, about a minute in all.
 Needs: root (mount, and initdb run as the postgres user), PostgreSQL's server binaries
@@ -39,6 +44,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import faults_db  # noqa: E402  (what the database holds for a missed webhook)
 import run  # noqa: E402  (the shared helpers: build, servers, bootstrap)
 
 ETH = "eip155:1/slip44:60"
@@ -74,7 +80,16 @@ class Receiver:
             def log_message(self, *a):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Listener(http.server.ThreadingHTTPServer):
+            # socketserver's default listen backlog is 5: the dispatcher's bursts (up to 32
+            # sends at once to one endpoint) overflowed it, the kernel dropped SYNs and
+            # retransmitted them a second later, and with the 2 s send timeout of a short lease
+            # some attempts timed out (then retried 5 minutes later, past the wait). A real
+            # receiver's backlog is in the hundreds.
+            request_queue_size = 256
+            daemon_threads = True
+
+        self.server = Listener(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -201,8 +216,9 @@ class Load:
 SERVER_ENV = {"PAY_WEBHOOK_ALLOW_PRIVATE_TARGETS": "true",
               "PAY_RATE_LIMIT_ANONYMOUS_LINKS": "1000000/60",
               "PAY_RATE_LIMIT_CHECKOUT_STARTS": "1000000/60",
-              # A killed server's claims are sent again after this (the default is 60 s).
-              "PAY_WEBHOOK_LEASE_SECS": "5",
+              # A killed server's claims are sent again after this (the default is 60 s); a
+              # send times out after a quarter of it (2 s).
+              "PAY_WEBHOOK_LEASE_SECS": "8",
               "PAY_DATABASE_POOL_SIZE": "8"}
 
 
@@ -247,8 +263,9 @@ def wait_until(what, cond, timeout):
 
 
 def check_nothing_lost(name, srv, creds, load, receiver, drain_timeout=90):
-    """Every created link readable, every completed payment's webhook received, one delivery
-    id per event. Returns the figures."""
+    """Every created link readable, every completed payment's webhook received (or, when the
+    receiver failed an attempt, its delivery in the database retrying on the spec's schedule:
+    not lost, due after this wait), one delivery id per event. Returns the figures."""
     key = {"x-svc-key-id": creds["keyId"], "x-svc-key-secret": creds["keySecret"]}
     unreadable = []
     for uid in load.created:
@@ -258,23 +275,51 @@ def check_nothing_lost(name, srv, creds, load, receiver, drain_timeout=90):
     if unreadable:
         raise Failed(f"{name}: {len(unreadable)} accepted creates not readable after: {unreadable[:5]}")
     completed = set(load.completed)
-    try:
-        wait_until(f"{name}: a webhook for every completed payment",
-                   lambda: completed <= receiver.completed_uids(), drain_timeout)
-    except Failed:
+    deadline, looked = time.time() + drain_timeout, 0.0
+    scheduled = set()
+    while True:
         missing = completed - receiver.completed_uids()
-        for g in receiver.snapshot():
-            if any(u in json.dumps(g["body"]) for u in missing):
-                print(f"  received for a missing one: {g['event']} {json.dumps(g['body'])[:300]}", flush=True)
-        raise Failed(f"{name}: {len(missing)} of {len(completed)} completed payments without their "
-                     f"webhook: {sorted(missing)[:5]}")
+        if not missing:
+            break
+        received = {g["delivery"] for g in receiver.snapshot()}
+        if time.time() - looked > 2:
+            # Stop waiting once every one missing is scheduled for its retry (minutes away).
+            looked = time.time()
+            states = faults_db.completing_states(srv.db_url, missing, received)
+            if states and all(states.get(u) == "scheduled" for u in missing):
+                scheduled = missing
+                break
+        if time.time() > deadline:
+            for line in faults_db.explain(srv.db_url, missing, received):
+                print(line, flush=True)
+            server_warnings(srv.log)
+            raise Failed(f"{name}: {len(missing)} of {len(completed)} completed payments without their "
+                         f"webhook: {sorted(missing)[:5]}")
+        time.sleep(0.2)
+    if scheduled:
+        # Written and scheduled: the receiver failed an attempt (not one of the faults under
+        # test), and the spec retries 5 minutes later. Shown, not counted as lost.
+        print(f"  {name}: {len(scheduled)} completing webhooks retrying on the spec's schedule after "
+              "the receiver failed an attempt:", flush=True)
+        for line in faults_db.explain(srv.db_url, scheduled, {g["delivery"] for g in receiver.snapshot()}):
+            print(line, flush=True)
     doubled = {g: ids for g, ids in receiver.ids_per_group().items() if len(ids) > 1}
     if doubled:
         raise Failed(f"{name}: events sent under several delivery ids: {list(doubled.items())[:3]}")
     got = receiver.snapshot()
     return {"created": len(load.created), "payments": len(completed), "deliveries": len(got),
             "duplicates_same_id": len(got) - len({g["delivery"] for g in got}),
-            "refused": dict(load.refused), "lost": 0}
+            "retrying_on_schedule": len(scheduled), "refused": dict(load.refused), "lost": 0}
+
+
+def server_warnings(log, most=20):
+    """The server log's last warnings and errors (the script runs it with PAY_LOG=warn)."""
+    if not log or not os.path.exists(log):
+        return
+    with open(log, errors="replace") as f:
+        lines = [l.rstrip() for l in f if "WARN" in l or "ERROR" in l]
+    for line in lines[-most:]:
+        print(f"  server: {line[:400]}", flush=True)
 
 
 def only_503(name, refused):
