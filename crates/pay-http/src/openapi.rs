@@ -151,6 +151,14 @@ routes!(
     crate::pages::dashboard::links::detail::set_link_status,
     crate::pages::dashboard::links::detail::send_request_email,
     crate::pages::dashboard::links::detail::resolve,
+    crate::pages::dashboard::customers::customers_page,
+    crate::pages::dashboard::customers::upsert_customer,
+    crate::pages::dashboard::customers::detail::customer_page,
+    crate::pages::dashboard::customers::detail::portal_link,
+    crate::pages::dashboard::subscriptions::subscriptions_page,
+    crate::pages::dashboard::subscriptions::create_subscription,
+    crate::pages::dashboard::subscriptions::detail::subscription_page,
+    crate::pages::dashboard::subscriptions::detail::set_subscription_status,
 );
 
 /// The gateway form takes its named fields and any number of `metadata[<key>]` string fields:

@@ -3,14 +3,18 @@
 //! its CSRF token in every form, checked on every POST). The team is in the path
 //! (`/dashboard/{companyId}/...`): a company the user is not a member of is a 404 page, as is
 //! an unknown id. Not signed in: 303 to `/signin` with the page as `return_to`. Screens: Home
-//! (`home`), Developers (`developers`), Webhooks (`webhooks`), Settings (`settings`) and Team
-//! (`team`); sign-out. No JavaScript.
+//! (`home`), Payment links (`links`), Customers (`customers`), Subscriptions (`subscriptions`),
+//! Developers (`developers`), Webhooks (`webhooks`), Settings (`settings`) and Team (`team`);
+//! sign-out. No JavaScript.
 
+pub mod customers;
 pub mod developers;
+mod flow;
 pub mod home;
 pub mod links;
 mod screen;
 pub mod settings;
+pub mod subscriptions;
 pub mod team;
 pub mod webhooks;
 
@@ -175,7 +179,8 @@ pub(crate) struct Frame<'a> {
     pub company_name: String,
     pub teams: &'a [Team],
     pub csrf: &'a str,
-    /// The screen's tab: `home`, `links`, `developers`, `webhooks`, `settings` or `team`.
+    /// The screen's tab: `home`, `links`, `customers`, `subscriptions`, `developers`,
+    /// `webhooks`, `settings` or `team`.
     pub tab: &'static str,
 }
 

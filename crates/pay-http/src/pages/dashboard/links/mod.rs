@@ -33,7 +33,7 @@ fn uid_of(raw: &str) -> Result<LinkUid, Refused> {
 
 /// How a screen shows a refusal of the domain: the JSON route's status, and its message
 /// beside the form (`Shown`), unless it is one of the page refusals.
-enum Outcome {
+pub(crate) enum Outcome {
     Shown(StatusCode, String),
     Refused(Refused),
 }
@@ -42,7 +42,7 @@ enum Outcome {
 /// read-only member's page, 404 another team's link; a fault stays an error; anything else
 /// (a refused field, a move the link cannot make, a link not taking mail) is said on the
 /// screen with the status the JSON route gives.
-fn outcome(e: impl Into<ApiError>, back: &str) -> Result<Outcome, ApiError> {
+pub(crate) fn outcome(e: impl Into<ApiError>, back: &str) -> Result<Outcome, ApiError> {
     let e = e.into();
     let (status, _, message, _) = e.parts();
     Ok(match status {
