@@ -26,6 +26,7 @@ import html
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -74,17 +75,27 @@ def pg_backends(db_url):
     return [int(x) for x in out.split()]
 
 
+def children_cpu_seconds():
+    """User + system CPU seconds of this script's finished children (wrk, once it ended)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def loaded(url, seconds, conns, lua, env, pids):
     """run.wrk, and the CPU seconds the processes `pids()` used meanwhile: requests per
-    CPU-second (per busy core)."""
+    CPU-second (per busy core). Also the client's own CPU (wrk and its Lua script, on the same
+    cores), per request: what the load generator takes from the server."""
     watched = pids()
     before = cpu_seconds(watched)
+    client_before = children_cpu_seconds()
     res = run.wrk(url, seconds, conns, lua, env=env)
     cpu = cpu_seconds(watched) - before
     if cpu <= 0:
         raise run.BenchError(f"{url}: no CPU time measured")
     res["cpu_s"] = cpu
     res["per_core"] = res["requests"] / cpu
+    res["client_cpu_s"] = children_cpu_seconds() - client_before
+    res["client_us_per_request"] = 1e6 * res["client_cpu_s"] / res["requests"]
     return res
 
 
@@ -204,7 +215,9 @@ class Subject:
         line = (f"  round {r + 1} {self.label}: DPoP {served['rps']:.0f} req/s (p99 "
                 f"{served['p99_ms']:.1f} ms, {served['per_core']:.0f}/CPU-s), API key "
                 f"{keyed['rps']:.0f} req/s ({keyed['per_core']:.0f}/CPU-s): DPoP/API key "
-                f"{out['dpop_over_api_key']:.1%}, DPoP adds {out['dpop_added_us']:.0f} us")
+                f"{out['dpop_over_api_key']:.1%}, DPoP adds {out['dpop_added_us']:.0f} us; "
+                f"wrk's CPU per request {served['client_us_per_request']:.0f} us (DPoP) against "
+                f"{keyed['client_us_per_request']:.0f} us (API key)")
         if verify:
             loop = json.loads(run.sh([proofs_bin(), "verify", path, "GET", self.url, self.token,
                                       str(args.workers)]))
@@ -300,6 +313,9 @@ def measure(db_url, args, tmp, builds, peer):
             "median_dpop_per_core": run.median([x["served"]["per_core"] for x in mine]),
             "median_api_key_per_core": run.median([x["api_key"]["per_core"] for x in mine]),
             "median_dpop_added_us": run.median([x["dpop_added_us"] for x in mine]),
+            "median_client_us_dpop": run.median([x["served"]["client_us_per_request"] for x in mine]),
+            "median_client_us_api_key": run.median([x["api_key"]["client_us_per_request"]
+                                                    for x in mine]),
         }
         if "ratio" in mine[0]:
             summary[s.label]["median_ratio_to_verify_loop"] = run.median([x["ratio"] for x in mine])
@@ -382,7 +398,9 @@ def main():
                 print(f"{b} {label}: medians DPoP {m['median_dpop_rps']:.0f} req/s "
                       f"({m['median_dpop_per_core']:.0f}/CPU-s), API key {m['median_api_key_rps']:.0f} "
                       f"req/s ({m['median_api_key_per_core']:.0f}/CPU-s), DPoP/API key "
-                      f"{m['median_dpop_over_api_key']:.1%}, DPoP adds {m['median_dpop_added_us']:.0f} us")
+                      f"{m['median_dpop_over_api_key']:.1%}, DPoP adds {m['median_dpop_added_us']:.0f} us; "
+                      f"wrk CPU per request {m['median_client_us_dpop']:.0f} us (DPoP), "
+                      f"{m['median_client_us_api_key']:.0f} us (API key)")
         if "oidc-provider" in summary[b]:
             m = summary[b]["oidc-provider"]
             print(f"{b} oidc-provider: median {m['median_rps']:.0f} req/s, "

@@ -172,19 +172,21 @@ pub(crate) fn b64url_encode(bytes: &[u8]) -> String {
     URL_SAFE_NO_PAD.encode(bytes)
 }
 
-/// A compact JWS split into its parts; the signing input is borrowed from the header value.
+/// A compact JWS split into its three segments, still base64url; the signing input is
+/// borrowed from the header value.
 #[derive(Debug)]
 pub(crate) struct CompactJws<'a> {
+    pub(crate) header: &'a str,
+    pub(crate) payload: &'a str,
+    pub(crate) signature: &'a str,
     pub(crate) signing_input: &'a str,
-    pub(crate) header: Map<String, Value>,
-    pub(crate) payload: Map<String, Value>,
-    pub(crate) signature: Vec<u8>,
 }
 
 impl<'a> CompactJws<'a> {
-    /// Exactly three non-empty segments, each strict base64url; header and payload JSON
-    /// objects with unique member names. The length cap is the caller's, checked first.
-    pub(crate) fn parse(value: &'a str) -> Result<CompactJws<'a>, ProofError> {
+    /// Exactly three non-empty segments. The length cap is the caller's, checked first; each
+    /// segment's strict base64url and JSON are the caller's next steps (`b64url_decode`,
+    /// `json_object`, `Claims::parse`).
+    pub(crate) fn split(value: &'a str) -> Result<CompactJws<'a>, ProofError> {
         let mut segments = value.split('.');
         let (Some(h), Some(p), Some(s), None) = (
             segments.next(),
@@ -197,14 +199,11 @@ impl<'a> CompactJws<'a> {
         if h.is_empty() || p.is_empty() || s.is_empty() {
             return Err(ProofError::MalformedJws);
         }
-        let header = b64url_decode(h).ok_or(ProofError::MalformedJws)?;
-        let payload = b64url_decode(p).ok_or(ProofError::MalformedJws)?;
-        let signature = b64url_decode(s).ok_or(ProofError::MalformedJws)?;
         Ok(CompactJws {
+            header: h,
+            payload: p,
+            signature: s,
             signing_input: &value[..h.len() + 1 + p.len()],
-            header: json_object(&header)?,
-            payload: json_object(&payload)?,
-            signature,
         })
     }
 }
@@ -212,7 +211,7 @@ impl<'a> CompactJws<'a> {
 /// A JSON object whose members, at every depth, have unique names. RFC 7515 section 5.2
 /// lets a parser refuse repeats, and refusing closes the "which `alg` did you read" gap
 /// between us and whatever signed the proof.
-fn json_object(bytes: &[u8]) -> Result<Map<String, Value>, ProofError> {
+pub(crate) fn json_object(bytes: &[u8]) -> Result<Map<String, Value>, ProofError> {
     match serde_json::from_slice::<Strict>(bytes) {
         Ok(Strict(Value::Object(map))) => Ok(map),
         _ => Err(ProofError::MalformedJson),
@@ -220,7 +219,7 @@ fn json_object(bytes: &[u8]) -> Result<Map<String, Value>, ProofError> {
 }
 
 /// A `serde_json::Value` whose deserializer errors on a repeated object member.
-struct Strict(Value);
+pub(crate) struct Strict(Value);
 
 impl<'de> Deserialize<'de> for Strict {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

@@ -7,11 +7,15 @@
 //! token sent as `Bearer` or without a proof; building the target URI from the configured
 //! public origin, never from `Host` or `X-Forwarded-*`.
 
+mod claims;
 mod error;
 mod htu;
 mod jose;
+mod memo;
 mod nonce;
 mod thumbprint;
+
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -22,7 +26,9 @@ pub use jose::Alg;
 pub use nonce::{NonceIssuer, NONCE_WINDOW_SECS};
 pub use thumbprint::jwk_thumbprint;
 
+use claims::{Claims, Member};
 use jose::{CompactJws, PublicJwk};
+use memo::KnownKey;
 
 /// Longest `DPoP` header value looked at. A real proof with a P-256 key is about 500 bytes;
 /// the cap bounds the work an unauthenticated request can ask for.
@@ -162,40 +168,45 @@ pub fn verify_proof(
     if value.len() > MAX_PROOF_LEN {
         return Err(ProofError::TooLarge);
     }
-    let jws = CompactJws::parse(value)?;
-    let header = &jws.header;
-
-    // Step 4: typ. Step 5: an allowed asymmetric alg. No extension we would fail to honour.
-    if header.get("typ").and_then(Value::as_str) != Some("dpop+jwt") {
-        return Err(ProofError::WrongType);
+    let jws = CompactJws::split(value)?;
+    // A header seen before with a valid signature is known by its exact text (`memo`): its
+    // checks below ran then, on the same bytes. Otherwise every segment is decoded (all three
+    // before any JSON, as ever), then the header's JSON, then the payload's.
+    let known = memo::get(jws.header);
+    let header = match known {
+        Some(_) => None,
+        None => Some(jose::b64url_decode(jws.header).ok_or(ProofError::MalformedJws)?),
+    };
+    let payload = jose::b64url_decode(jws.payload).ok_or(ProofError::MalformedJws)?;
+    let signature = jose::b64url_decode(jws.signature).ok_or(ProofError::MalformedJws)?;
+    let header = header.map(|h| jose::json_object(&h)).transpose()?;
+    let claims = Claims::parse(&payload)?;
+    let (known, fresh) = match known {
+        Some(known) => (known, false),
+        // (`header` is always there when the header was not known.)
+        None => {
+            let header = header.ok_or(ProofError::MalformedJws)?;
+            (Arc::new(read_header(&header)?), true)
+        }
+    };
+    // Step 6: the signature verifies with the header's key; only then is the header kept.
+    known.key.verify(jws.signing_input.as_bytes(), &signature)?;
+    if fresh {
+        memo::put(jws.header, Arc::clone(&known));
     }
-    let alg = header
-        .get("alg")
-        .and_then(Value::as_str)
-        .and_then(Alg::from_name)
-        .ok_or(ProofError::UnsupportedAlgorithm)?;
-    if header.contains_key("crit") {
-        return Err(ProofError::CriticalHeader);
-    }
-    // Step 7: a public key that fits the alg. Step 6: the signature verifies with it.
-    let jwk = header
-        .get("jwk")
-        .and_then(Value::as_object)
-        .ok_or(ProofError::MissingJwk)?;
-    let key = PublicJwk::parse(jwk, alg)?;
-    key.verify(jws.signing_input.as_bytes(), &jws.signature)?;
+    let alg = known.alg;
 
     // Step 3: required claims, with their types.
-    let claims = &jws.payload;
-    let jti = required_str(claims, "jti")?;
+    let jti = required_str(&claims.jti, "jti")?;
     if jti.is_empty() || jti.chars().count() > MAX_JTI_CHARS {
         return Err(ProofError::JtiLength);
     }
-    let htm = required_str(claims, "htm")?;
-    let htu = required_str(claims, "htu")?;
-    let iat = match claims.get("iat") {
+    let htm = required_str(&claims.htm, "htm")?;
+    let htu = required_str(&claims.htu, "htu")?;
+    let iat = match &claims.iat {
         None => return Err(ProofError::MissingClaim("iat")),
-        Some(iat) => iat.as_i64().ok_or(ProofError::InvalidClaim("iat"))?,
+        Some(Member::Int(iat)) => *iat,
+        Some(_) => return Err(ProofError::InvalidClaim("iat")),
     };
 
     // Step 8: method. Step 9: URI, normalised on both sides.
@@ -219,7 +230,7 @@ pub fn verify_proof(
 
     // Step 12: the access token hash and the key binding.
     if let Some(token) = check.access_token {
-        let ath = match claims.get("ath") {
+        let ath = match &claims.ath {
             None => return Err(ProofError::MissingAccessTokenHash),
             Some(ath) => ath.as_str().ok_or(ProofError::InvalidClaim("ath"))?,
         };
@@ -227,16 +238,16 @@ pub fn verify_proof(
             return Err(ProofError::AccessTokenHashMismatch);
         }
     }
-    let jkt = thumbprint::thumbprint_of(&key.thumbprint_members());
+    let jkt = &known.jkt;
     if let Some(bound) = check.bound_jkt {
-        if !constant_time_eq(&jkt, bound) {
+        if !constant_time_eq(jkt, bound) {
             return Err(ProofError::KeyNotBound);
         }
     }
 
     // Step 10: the server's nonce, last (see above).
     if let Some(expected) = check.expected_nonce {
-        let nonce = match claims.get("nonce") {
+        let nonce = match &claims.nonce {
             None => return Err(ProofError::NonceMissing),
             Some(nonce) => nonce.as_str().ok_or(ProofError::InvalidClaim("nonce"))?,
         };
@@ -249,7 +260,7 @@ pub fn verify_proof(
     }
 
     Ok(VerifiedProof {
-        jkt,
+        jkt: jkt.clone(),
         jti: jti.to_owned(),
         iat,
         htu,
@@ -300,11 +311,36 @@ pub fn jti_digest(jti: &str) -> [u8; 32] {
     Sha256::digest(jti.as_bytes()).into()
 }
 
+/// The protected header's rules (steps 4, 5 and 7): `typ`, an allowed `alg`, no `crit`, and
+/// a public `jwk` that fits the alg; with the key's thumbprint.
+fn read_header(header: &Map<String, Value>) -> Result<KnownKey, ProofError> {
+    // Step 4: typ. Step 5: an allowed asymmetric alg. No extension we would fail to honour.
+    if header.get("typ").and_then(Value::as_str) != Some("dpop+jwt") {
+        return Err(ProofError::WrongType);
+    }
+    let alg = header
+        .get("alg")
+        .and_then(Value::as_str)
+        .and_then(Alg::from_name)
+        .ok_or(ProofError::UnsupportedAlgorithm)?;
+    if header.contains_key("crit") {
+        return Err(ProofError::CriticalHeader);
+    }
+    // Step 7: a public key that fits the alg.
+    let jwk = header
+        .get("jwk")
+        .and_then(Value::as_object)
+        .ok_or(ProofError::MissingJwk)?;
+    let key = PublicJwk::parse(jwk, alg)?;
+    let jkt = thumbprint::thumbprint_of(&key.thumbprint_members());
+    Ok(KnownKey { alg, key, jkt })
+}
+
 fn required_str<'c>(
-    claims: &'c Map<String, Value>,
+    member: &'c Option<Member<'_>>,
     name: &'static str,
 ) -> Result<&'c str, ProofError> {
-    match claims.get(name) {
+    match member {
         None => Err(ProofError::MissingClaim(name)),
         Some(value) => value.as_str().ok_or(ProofError::InvalidClaim(name)),
     }

@@ -185,3 +185,63 @@ fn rotation_ignores_the_checks_bound_jkt_for_the_new_key() {
     )
     .is_ok());
 }
+
+/// A header seen before is known by its exact text (the verifier remembers its key and
+/// thumbprint), but every proof under it is still checked in full: its signature, its claims,
+/// its binding. A known header with another proof's signature, a missing claim, a claim of the
+/// wrong type, a repeated claim or another key's binding is refused as on first sight.
+#[test]
+fn a_known_header_still_checks_every_proof() {
+    let key = TestKey::p256();
+    let first = verify_proof(&[&proof(&key)], &check()).unwrap();
+    let again = proof_with_claims(&key, |c| c["jti"] = json!("jti-second"));
+    let verified = verify_proof(&[&again], &check()).unwrap();
+    assert_eq!(verified.jkt, first.jkt);
+    assert_eq!(verified.jkt, key.expected_jkt());
+    assert_eq!(verified.jti, "jti-second");
+
+    // The same header with the signature of another payload.
+    let other = proof_with_claims(&key, |c| c["jti"] = json!("jti-third"));
+    let (input, _) = again.rsplit_once('.').unwrap();
+    let (_, signature) = other.rsplit_once('.').unwrap();
+    let swapped = format!("{input}.{signature}");
+    assert_eq!(
+        verify_proof(&[&swapped], &check()),
+        Err(ProofError::BadSignature)
+    );
+    let no_jti = proof_with_claims(&key, |c| {
+        c.as_object_mut().unwrap().remove("jti");
+    });
+    assert_eq!(
+        verify_proof(&[&no_jti], &check()),
+        Err(ProofError::MissingClaim("jti"))
+    );
+    let iat_text = proof_with_claims(&key, |c| c["iat"] = json!(NOW.to_string()));
+    assert_eq!(
+        verify_proof(&[&iat_text], &check()),
+        Err(ProofError::InvalidClaim("iat"))
+    );
+    let h = serde_json::to_string(&header(&key)).unwrap();
+    let repeated = common::sign_raw(
+        &h,
+        &format!(r#"{{"jti":"a","jti":"b","htm":"POST","htu":"{URI}","iat":{NOW}}}"#),
+        &key,
+    );
+    assert_eq!(
+        verify_proof(&[&repeated], &check()),
+        Err(ProofError::MalformedJson)
+    );
+    let other_key = TestKey::p256().expected_jkt();
+    assert_eq!(
+        verify_proof(&[&proof(&key)], &check().with_bound_jkt(&other_key)),
+        Err(ProofError::KeyNotBound)
+    );
+    // A header whose proof never verified is not known: its next proof is judged afresh.
+    let bad = TestKey::p256();
+    let forged = sign(&header(&bad), &common::claims(), &key);
+    assert_eq!(
+        verify_proof(&[&forged], &check()),
+        Err(ProofError::BadSignature)
+    );
+    assert!(verify_proof(&[&proof(&bad)], &check()).is_ok());
+}

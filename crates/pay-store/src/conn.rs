@@ -167,9 +167,9 @@ pub(crate) fn replay_file(path: &str) -> String {
 /// The DPoP replay table in its own SQLite file ([`replay_file`]), WAL and
 /// `synchronous = NORMAL` like the database, opened by every instance on this host as the
 /// database is, so a `jti` recorded by one is a replay for all. Its rows live at most the
-/// proof window (pruned by housekeeping), so the file needs no migration and no backup: the
-/// table is created here when missing. Without a rowid: the primary key is the table, so an
-/// insert writes one b-tree and the expiry index.
+/// proof window (pruned by housekeeping), so the file needs no backup: the table is created
+/// here when missing. Without a rowid: the primary key (a 16-byte key, `replay::replay_key`) is
+/// the table, so an insert writes one b-tree of small rows and the expiry index.
 ///
 /// With it, a connection to the database itself, on which the replay file's holder reads the
 /// OAuth revocation generation after each commit (`replay`).
@@ -189,16 +189,62 @@ fn open_jti_table(path: &str) -> Result<AnyConnection, diesel::r2d2::Error> {
     c.batch_execute(SQLITE_PRAGMAS)
         .and_then(|()| {
             c.batch_execute(
-                "CREATE TABLE IF NOT EXISTS dpop_jtis (\
-                     htu TEXT NOT NULL, \
-                     jti_digest TEXT NOT NULL, \
-                     keep_until BIGINT NOT NULL, \
-                     PRIMARY KEY (htu, jti_digest)) WITHOUT ROWID; \
-                 CREATE INDEX IF NOT EXISTS dpop_jtis_keep_until ON dpop_jtis (keep_until);",
+                "CREATE TABLE IF NOT EXISTS dpop_replays (\
+                     key BLOB NOT NULL PRIMARY KEY, \
+                     keep_until BIGINT NOT NULL) WITHOUT ROWID; \
+                 CREATE INDEX IF NOT EXISTS dpop_replays_keep_until ON dpop_replays (keep_until);",
             )
         })
+        .and_then(|()| adopt_text_records(&mut c))
         .map_err(diesel::r2d2::Error::QueryError)?;
     Ok(AnyConnection::Sqlite(c))
+}
+
+/// A replay file written before the 16-byte keys (table `dpop_jtis`: `htu` and the hex `jti`
+/// digest as text) has its records moved into `dpop_replays` under their keys, and the old
+/// table dropped, in one transaction: a proof recorded before the upgrade stays a replay after
+/// it. An instance of the older build still running on the file then fails its records (the
+/// table is gone) rather than accept a replay: upgrade the instances of a host together.
+fn adopt_text_records(c: &mut SqliteConnection) -> QueryResult<()> {
+    use crate::schema::dpop_jtis;
+
+    #[derive(diesel::QueryableByName)]
+    struct Present {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let present = diesel::RunQueryDsl::get_result::<Present>(
+        diesel::sql_query(
+            "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'dpop_jtis'",
+        ),
+        c,
+    )?;
+    if present.n == 0 {
+        return Ok(());
+    }
+    c.immediate_transaction(|c| {
+        let rows: Vec<(String, String, i64)> = diesel::RunQueryDsl::load(
+            diesel::QueryDsl::select(
+                dpop_jtis::table,
+                (dpop_jtis::htu, dpop_jtis::jti_digest, dpop_jtis::keep_until),
+            ),
+            c,
+        )?;
+        for (htu, jti_digest, keep_until) in rows {
+            let key = crate::replay::replay_key(&htu, &jti_digest);
+            diesel::RunQueryDsl::execute(
+                diesel::insert_or_ignore_into(crate::replay::dpop_replays::table).values((
+                    diesel::ExpressionMethods::eq(crate::replay::dpop_replays::key, &key[..]),
+                    diesel::ExpressionMethods::eq(
+                        crate::replay::dpop_replays::keep_until,
+                        keep_until,
+                    ),
+                )),
+                c,
+            )?;
+        }
+        c.batch_execute("DROP TABLE dpop_jtis")
+    })
 }
 
 /// Runs `f` in a write transaction. On SQLite it starts with `BEGIN IMMEDIATE`: a deferred

@@ -3,7 +3,9 @@
 //! host. One writer thread per process, fed by a channel, does every write: a caller sends its
 //! record with a one-shot answer channel and waits; the writer takes every record waiting,
 //! inserts them in one transaction, and only after the commit answers each caller: new or a
-//! replay. Each record is its own insert on the primary key, in the order received, so a replay
+//! replay. A record is one 16-byte key ([`replay_key`]: `htu` and the `jti` digest, hashed
+//! together) and its expiry, so a row is 24 bytes and an insert touches few pages. Each record
+//! is its own insert on the primary key, in the order received, so a replay
 //! inside one batch is refused exactly as across batches (the second of two equal pairs is the
 //! replay), and of any number of concurrent records of one pair exactly one is new. After each
 //! commit the writer reads the OAuth revocation generation (`tokens`) on its own connection to
@@ -27,9 +29,37 @@ use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
 use pay_domain::Fault;
 
+use sha2::{Digest, Sha256};
+
 use crate::conn::{roll_back_open, write_transaction, AnyConnection};
-use crate::schema::dpop_jtis;
 use crate::tokens::read_generation;
+
+diesel::table! {
+    /// The replay file's table (`conn::open_replay_file`): one row per recorded proof.
+    dpop_replays (key) {
+        key -> Binary,
+        keep_until -> BigInt,
+    }
+}
+
+/// A record's key in the replay file: the first 128 bits of SHA-256 over the `htu`'s length
+/// (4 bytes, big-endian), the `htu` and the hex `jti` digest, so two records share a key only
+/// when both are equal (the length keeps the two fields apart). 128 bits: a chance collision
+/// among the window's records is out of reach, and a chosen one would need another client's
+/// `jti` before it is made (docs/security.md, "DPoP proofs").
+pub(crate) type ReplayKey = [u8; 16];
+
+pub(crate) fn replay_key(htu: &str, jti_digest: &str) -> ReplayKey {
+    let len = u32::try_from(htu.len()).unwrap_or(u32::MAX);
+    let mut hash = Sha256::new();
+    hash.update(len.to_be_bytes());
+    hash.update(htu.as_bytes());
+    hash.update(jti_digest.as_bytes());
+    let digest = hash.finalize();
+    let mut key = [0; 16];
+    key.copy_from_slice(&digest[..16]);
+    key
+}
 
 /// Records inserted in one transaction at most (a batch's WAL frames stay few).
 const MAX_BATCH: usize = 512;
@@ -70,8 +100,7 @@ impl PendingRecord {
 /// What the writer is asked to do.
 enum Job {
     Record {
-        htu: String,
-        jti_digest: String,
+        key: ReplayKey,
         keep_until: i64,
         answer: Answer,
     },
@@ -124,8 +153,7 @@ impl ReplayFile {
     ) -> Result<(bool, i64), Fault> {
         let (answer, outcome) = mpsc::sync_channel(1);
         self.send(Job::Record {
-            htu: htu.to_owned(),
-            jti_digest: jti_digest.to_owned(),
+            key: replay_key(htu, jti_digest),
             keep_until,
             answer: Answer::Block(answer),
         })?;
@@ -145,8 +173,7 @@ impl ReplayFile {
     ) -> Result<PendingRecord, Fault> {
         let (answer, outcome) = answer::channel();
         self.send(Job::Record {
-            htu: htu.to_owned(),
-            jti_digest: jti_digest.to_owned(),
+            key: replay_key(htu, jti_digest),
             keep_until,
             answer: Answer::Wake(answer),
         })?;
@@ -182,11 +209,10 @@ fn write_loop(mut conns: Conns, queue: &mpsc::Receiver<Job>, batches: &AtomicU64
         while let Some(job) = next {
             match job {
                 Job::Record {
-                    htu,
-                    jti_digest,
+                    key,
                     keep_until,
                     answer,
-                } => records.push(((htu, jti_digest, keep_until), answer)),
+                } => records.push(((key, keep_until), answer)),
                 Job::Prune { before, answer } => prunes.push((before, answer)),
             }
             next = if records.len() < MAX_BATCH {
@@ -209,13 +235,10 @@ fn write_loop(mut conns: Conns, queue: &mpsc::Receiver<Job>, batches: &AtomicU64
     }
 }
 
-type Record = ((String, String, i64), Answer);
+type Record = ((ReplayKey, i64), Answer);
 
 fn commit_and_answer(conns: &mut Conns, records: &[Record], batches: &AtomicU64) {
-    let rows: Vec<(&str, &str, i64)> = records
-        .iter()
-        .map(|((htu, jti, keep), _)| (htu.as_str(), jti.as_str(), *keep))
-        .collect();
+    let rows: Vec<(ReplayKey, i64)> = records.iter().map(|(row, _)| *row).collect();
     let outcomes = record_batch(&mut conns.jtis, &rows)
         .and_then(|all| Ok((all, read_generation(&mut conns.db)?)))
         .map_err(|e| e.to_string());
@@ -230,23 +253,22 @@ fn commit_and_answer(conns: &mut Conns, records: &[Record], batches: &AtomicU64)
 }
 
 fn prune(conn: &mut AnyConnection, before: i64) -> QueryResult<usize> {
-    diesel::delete(dpop_jtis::table.filter(dpop_jtis::keep_until.lt(before))).execute(conn)
+    diesel::delete(dpop_replays::table.filter(dpop_replays::keep_until.lt(before))).execute(conn)
 }
 
-/// Inserts every record in one transaction, in order: true for each new pair, false for a pair
+/// Inserts every record in one transaction, in order: true for each new key, false for a key
 /// already recorded (before, or earlier in the same batch).
 pub(crate) fn record_batch(
     conn: &mut AnyConnection,
-    rows: &[(&str, &str, i64)],
+    rows: &[(ReplayKey, i64)],
 ) -> QueryResult<Vec<bool>> {
     write_transaction(conn, |conn| {
         rows.iter()
-            .map(|(htu, jti_digest, keep_until)| {
-                match diesel::insert_into(dpop_jtis::table)
+            .map(|(key, keep_until)| {
+                match diesel::insert_into(dpop_replays::table)
                     .values((
-                        dpop_jtis::htu.eq(htu),
-                        dpop_jtis::jti_digest.eq(jti_digest),
-                        dpop_jtis::keep_until.eq(keep_until),
+                        dpop_replays::key.eq(&key[..]),
+                        dpop_replays::keep_until.eq(keep_until),
                     ))
                     .execute(conn)
                 {
@@ -298,16 +320,27 @@ mod tests {
     #[test]
     fn a_replay_inside_one_batch_is_refused() {
         let (mut conns, path) = conns();
+        let k = |htu, jti| (replay_key(htu, jti), 1);
         let first = record_batch(
             &mut conns.jtis,
-            &[("h", "a", 1), ("h", "b", 1), ("h", "a", 1), ("g", "a", 1)],
+            &[k("h", "a"), k("h", "b"), k("h", "a"), k("g", "a")],
         )
         .unwrap();
-        let second = record_batch(&mut conns.jtis, &[("h", "b", 1), ("h", "c", 1)]).unwrap();
+        let second = record_batch(&mut conns.jtis, &[k("h", "b"), k("h", "c")]).unwrap();
         drop(conns);
         remove(&path);
         assert_eq!(first, [true, true, false, true]);
         assert_eq!(second, [false, true]);
+    }
+
+    /// The key hashes the two fields apart: moving a character from the `htu` to the `jti`
+    /// digest gives another key, and each field's every byte counts.
+    #[test]
+    fn the_key_keeps_htu_and_jti_apart() {
+        assert_ne!(replay_key("ab", "c"), replay_key("a", "bc"));
+        assert_ne!(replay_key("h", "a"), replay_key("h", "b"));
+        assert_ne!(replay_key("g", "a"), replay_key("h", "a"));
+        assert_eq!(replay_key("h", "a"), replay_key("h", "a"));
     }
 
     /// Records queued before the writer starts are written as ONE batch, answered in order
@@ -326,8 +359,7 @@ mod tests {
             .map(|jti| {
                 let (answer, outcome) = mpsc::sync_channel(1);
                 file.send(Job::Record {
-                    htu: "h".into(),
-                    jti_digest: (*jti).into(),
+                    key: replay_key("h", jti),
                     keep_until: 1,
                     answer: Answer::Block(answer),
                 })
@@ -362,7 +394,7 @@ mod tests {
         for i in 0..20 {
             let jti = format!("{i:02}");
             assert!(file.record("h", &jti, 1).unwrap().0);
-            let seen = record_batch(&mut other.jtis, &[("h", &jti, 1)]).unwrap();
+            let seen = record_batch(&mut other.jtis, &[(replay_key("h", &jti), 1)]).unwrap();
             assert_eq!(seen, [false], "record {i} visible to another connection");
         }
         drop(file);
@@ -497,6 +529,54 @@ mod tests {
             "a replay while the first is in flight"
         );
         assert_eq!(after.unwrap(), (false, 7));
+    }
+
+    /// A replay file of the older layout (`dpop_jtis`, text columns) is taken over when it is
+    /// opened: its records are replays after, and the old table is gone.
+    #[test]
+    fn records_of_the_text_layout_stay_replays() {
+        let path = std::env::temp_dir()
+            .join(format!("pay_test_replay_{}", uuid::Uuid::new_v4().simple()))
+            .display()
+            .to_string();
+        {
+            let mut old =
+                diesel::SqliteConnection::establish(&crate::conn::replay_file(&path)).unwrap();
+            old.batch_execute(
+                "CREATE TABLE dpop_jtis (htu TEXT NOT NULL, jti_digest TEXT NOT NULL, \
+                 keep_until BIGINT NOT NULL, PRIMARY KEY (htu, jti_digest)) WITHOUT ROWID; \
+                 INSERT INTO dpop_jtis VALUES ('h', 'old', 9000), ('g', 'other', 9000);",
+            )
+            .unwrap();
+        }
+        let mut conns = crate::conn::open_replay_file(&path).unwrap();
+        let seen = record_batch(
+            &mut conns.jtis,
+            &[
+                (replay_key("h", "old"), 9000),
+                (replay_key("g", "other"), 9000),
+                (replay_key("h", "new"), 9000),
+            ],
+        )
+        .unwrap();
+        #[derive(QueryableByName)]
+        struct Count {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        let left =
+            diesel::sql_query("SELECT count(*) AS n FROM sqlite_master WHERE name = 'dpop_jtis'")
+                .get_result::<Count>(&mut conns.jtis)
+                .unwrap();
+        drop(conns);
+        // Opened again: nothing left to take over, the records stay.
+        let mut again = crate::conn::open_replay_file(&path).unwrap();
+        let still = record_batch(&mut again.jtis, &[(replay_key("h", "old"), 9000)]).unwrap();
+        drop(again);
+        remove(&path);
+        assert_eq!(seen, [false, false, true]);
+        assert_eq!(left.n, 0, "the old table is dropped");
+        assert_eq!(still, [false]);
     }
 
     /// A prune goes through the writer: the records kept until before the cut go, and a pruned
