@@ -20,7 +20,7 @@ pub(crate) enum Member<'a> {
     Other,
 }
 
-impl<'a> Member<'a> {
+impl Member<'_> {
     pub(crate) fn as_str(&self) -> Option<&str> {
         match self {
             Member::Str(s) => Some(s),
