@@ -143,10 +143,10 @@ def http(method, url, headers, body=None):
 UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
-def wrk(url, seconds, conns, script=None, env=None):
+def wrk(url, seconds, conns, script=None, env=None, threads=2):
     """wrk's requests per second and p99 latency; a run that sent nothing, got a non-2xx
     answer or had a socket error (connect, read, write, timeout) is not a measurement."""
-    cmd = ["wrk", "-t2", f"-c{conns}", f"-d{seconds}s", "--latency", url]
+    cmd = ["wrk", f"-t{threads}", f"-c{conns}", f"-d{seconds}s", "--latency", url]
     if script:
         cmd[1:1] = ["-s", script]
     out = sh(cmd, env={**os.environ, **(env or {})})

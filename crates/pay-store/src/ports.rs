@@ -16,6 +16,7 @@ mod chains;
 mod checkout;
 mod circuits;
 mod clock;
+mod collected;
 mod customers;
 mod dpop;
 mod event_log;

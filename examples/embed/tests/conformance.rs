@@ -32,6 +32,7 @@ conformance!(
     latest_session_in_picks_the_newest_of_those_statuses,
     latest_session_newest_first,
     unfinished_sessions_oldest_first,    company_sessions_in_status_newest_change_first,
+    company_collected_adds_up_by_day_and_asset,
 );
 
 conformance!(

@@ -131,6 +131,48 @@ pub struct DueSession {
     pub link: crate::links::PaymentLink,
 }
 
+/// What a company's sessions in one status collected on one UTC day in one invoice asset (the
+/// dashboard overview's aggregate).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CollectedDay {
+    /// The UTC day of the sessions' last change (`updated_at`), in days since 1970-01-01.
+    pub day: i64,
+    /// The invoice unit (`PaymentSession::invoice_asset`).
+    pub asset: String,
+    /// How many sessions.
+    pub count: u64,
+    /// Their invoice amounts added up, exactly.
+    pub amount: Decimal,
+}
+
+/// Milliseconds in a day: `CollectedDay::day` is `updated_at`'s unix milliseconds over this.
+pub const DAY_MILLIS: i64 = 86_400_000;
+
+/// Adds sessions' `(updated_at, invoice asset, invoice amount)` up by UTC day and asset (day,
+/// then asset, ascending): `CheckoutStore::company_collected` over rows already read.
+pub fn collect_days<'a>(
+    sessions: impl IntoIterator<Item = (Timestamp, &'a str, Decimal)>,
+) -> crate::kernel::error::PortResult<Vec<CollectedDay>> {
+    let mut days = std::collections::BTreeMap::<(i64, &str), (u64, Decimal)>::new();
+    for (at, asset, amount) in sessions {
+        let day = at.unix_millis().div_euclid(DAY_MILLIS);
+        let (count, sum) = days.entry((day, asset)).or_insert((0, Decimal::ZERO));
+        *count += 1;
+        *sum = sum
+            .checked_add(amount)
+            .ok_or_else(|| crate::kernel::error::Fault::new("collected amount overflows"))?;
+    }
+    Ok(days
+        .into_iter()
+        .map(|((day, asset), (count, amount))| CollectedDay {
+            day,
+            asset: asset.to_owned(),
+            count,
+            amount,
+        })
+        .collect())
+}
+
 /// Storage of sessions and timelines.
 pub trait CheckoutStore {
     /// A link by its public uid, whatever its company (the public checkout).
@@ -206,4 +248,24 @@ pub trait CheckoutStore {
         since: Timestamp,
         limit: usize,
     ) -> crate::kernel::error::PortResult<Vec<PaymentSession>>;
+    /// What the company's sessions in `status` changed at or after `since` add up to, by UTC
+    /// day of their last change and invoice asset (day, then asset, ascending): every such
+    /// session, none left out. This default reads the sessions (`company_sessions_in`); a
+    /// store may add them up where they are (one row per day and asset read, over the same
+    /// index), with the same answer.
+    fn company_collected(
+        &self,
+        company: CompanyId,
+        status: SessionStatus,
+        since: Timestamp,
+    ) -> crate::kernel::error::PortResult<Vec<CollectedDay>> {
+        let sessions = self.company_sessions_in(company, status, since, usize::MAX)?;
+        collect_days(sessions.iter().map(|s| {
+            (
+                s.updated_at,
+                s.invoice_asset.as_str(),
+                s.invoice_amount.value(),
+            )
+        }))
+    }
 }

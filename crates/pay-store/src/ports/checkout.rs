@@ -7,8 +7,8 @@ use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
 use pay_domain::checkout::machine::SessionStatus;
 use pay_domain::checkout::{
-    CheckoutStore, DueSession, LinkEventWrite, PaymentSession, SessionChange, TimelineEvent,
-    WriteOutcome,
+    CheckoutStore, CollectedDay, DueSession, LinkEventWrite, PaymentSession, SessionChange,
+    TimelineEvent, WriteOutcome,
 };
 use pay_domain::kernel::ids::{CompanyId, LinkUid, PaymentLinkId, PaymentSessionId};
 use pay_domain::kernel::timestamp::Timestamp;
@@ -341,6 +341,23 @@ impl CheckoutStore for DieselStore {
                 .load(conn)
         })?;
         rows.into_iter().map(PaymentSession::try_from).collect()
+    }
+
+    fn company_collected(
+        &self,
+        company: CompanyId,
+        status: SessionStatus,
+        since: Timestamp,
+    ) -> PortResult<Vec<CollectedDay>> {
+        let read = self.run("company collected", |conn| {
+            super::collected::read(
+                conn,
+                &company.to_string(),
+                status.as_str(),
+                since.unix_millis(),
+            )
+        })?;
+        super::collected::days(read)
     }
 
     fn unfinished_sessions(&self, link: PaymentLinkId) -> PortResult<Vec<PaymentSession>> {

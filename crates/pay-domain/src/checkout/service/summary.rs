@@ -1,14 +1,14 @@
 //! The merchant's overview of payments (the dashboard's Home): what completed payments
 //! collected per invoice asset, today and over the last days, day by day, and the underpaid
-//! sessions that wait for the merchant's decision. Reads only, over the checkout store's
-//! indexed `company_sessions_in`.
+//! sessions that wait for the merchant's decision. Reads only: the checkout store's
+//! `company_collected` (the completed sessions added up by day and asset where they are
+//! stored) and `company_sessions_in` (the underpaid ones), both over an index.
 
 use super::*;
+use crate::checkout::DAY_MILLIS;
 
 /// The days the overview covers, today included.
 pub const SUMMARY_DAYS: usize = 30;
-/// Completed sessions read at most for one overview; past it the figures say "at least".
-const COLLECTED_READ_MAX: usize = 100_000;
 /// Underpaid sessions listed at most.
 const UNDERPAID_MAX: usize = 20;
 
@@ -32,15 +32,13 @@ pub struct PaymentsSummary {
     pub collected: Vec<Collected>,
     /// Completed payments per day, oldest first, `SUMMARY_DAYS` entries (the last is today).
     pub daily_counts: Vec<u64>,
-    /// More completed sessions than one overview reads: the figures are lower bounds.
-    pub truncated: bool,
     /// Underpaid sessions, newest change first.
     pub underpaid: Vec<PaymentSession>,
 }
 
 impl CheckoutService {
     /// The overview of the caller's company's payments (`PaymentLinksRead`): collected
-    /// amounts and counts of completed sessions, by the day of their last change (their
+    /// amounts and counts of completed sessions, by the UTC day of their last change (their
     /// completion), and the underpaid sessions.
     pub fn payments_summary(&self, p: &Principal) -> CheckoutResult<PaymentsSummary> {
         p.authorize(Scope::PaymentLinksRead)?;
@@ -48,29 +46,28 @@ impl CheckoutService {
         let today = now.datetime().date();
         let first_day = today - time::Duration::days(SUMMARY_DAYS as i64 - 1);
         let since = Timestamp::from_datetime(first_day.midnight().assume_utc());
-        let done = self.store.company_sessions_in(
-            p.company_id,
-            SessionStatus::Complete,
-            since,
-            COLLECTED_READ_MAX,
-        )?;
-        let truncated = done.len() >= COLLECTED_READ_MAX;
+        // Added up by the store, one row per day and asset: every completed session counts,
+        // however many the company has.
+        let days = self
+            .store
+            .company_collected(p.company_id, SessionStatus::Complete, since)?;
+        let first = since.unix_millis().div_euclid(DAY_MILLIS);
+        let today_n = now.unix_millis().div_euclid(DAY_MILLIS);
         let mut daily_counts = vec![0u64; SUMMARY_DAYS];
         let mut collected: Vec<Collected> = Vec::new();
-        for s in &done {
-            let day = s.updated_at.datetime().date();
-            let Some(i) = usize::try_from((day - first_day).whole_days())
+        for d in &days {
+            let Some(i) = usize::try_from(d.day - first)
                 .ok()
                 .filter(|i| *i < SUMMARY_DAYS)
             else {
                 continue;
             };
-            daily_counts[i] += 1;
-            let at = match collected.iter().position(|c| c.asset == s.invoice_asset) {
+            daily_counts[i] += d.count;
+            let at = match collected.iter().position(|c| c.asset == d.asset) {
                 Some(at) => at,
                 None => {
                     collected.push(Collected {
-                        asset: s.invoice_asset.clone(),
+                        asset: d.asset.clone(),
                         today: Decimal::ZERO,
                         today_count: 0,
                         days: Decimal::ZERO,
@@ -80,13 +77,12 @@ impl CheckoutService {
                 }
             };
             let c = &mut collected[at];
-            let amount = s.invoice_amount.value();
             let overflow = || Fault::new("collected amount overflows");
-            c.days = c.days.checked_add(amount).ok_or_else(overflow)?;
-            c.days_count += 1;
-            if day == today {
-                c.today = c.today.checked_add(amount).ok_or_else(overflow)?;
-                c.today_count += 1;
+            c.days = c.days.checked_add(d.amount).ok_or_else(overflow)?;
+            c.days_count += d.count;
+            if d.day == today_n {
+                c.today = c.today.checked_add(d.amount).ok_or_else(overflow)?;
+                c.today_count += d.count;
             }
         }
         collected.sort_by(|a, b| a.asset.cmp(&b.asset));
@@ -100,7 +96,6 @@ impl CheckoutService {
             now,
             collected,
             daily_counts,
-            truncated,
             underpaid,
         })
     }

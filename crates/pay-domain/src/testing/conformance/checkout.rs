@@ -540,7 +540,9 @@ pub fn unfinished_sessions_oldest_first<S: Ports>(store: &S) {
 
 mod by_status;
 pub mod values;
-pub use by_status::company_sessions_in_status_newest_change_first;
+pub use by_status::{
+    company_collected_adds_up_by_day_and_asset, company_sessions_in_status_newest_change_first,
+};
 use values::*;
 // The checkout cases store links without expiry (`values::link`), not the shared fixture.
 use values::link;

@@ -63,3 +63,75 @@ pub fn company_sessions_in_status_newest_change_first<S: Ports>(store: &S) {
         .unwrap();
     assert_eq!(theirs_done, vec![foreign]);
 }
+
+/// `company_collected`: the company's sessions in one status since a time, added up by UTC day
+/// of their last change and invoice asset, exactly (decimals of any scale), day then asset.
+pub fn company_collected_adds_up_by_day_and_asset<S: Ports>(store: &S) {
+    use crate::checkout::{CollectedDay, DAY_MILLIS};
+    use crate::kernel::amount::Amount;
+    let c = company(store);
+    let l = link(store, c);
+    let other_company = company(store);
+    let theirs = link(store, other_company);
+    // T0's day, and the next; a session changed on the last millisecond of a day counts there.
+    let day = T0.div_euclid(DAY_MILLIS);
+    let next = (day + 1) * DAY_MILLIS;
+    let mut created = T0;
+    let mut made = |l: &PaymentLink, status, asset: &str, amount: &str, updated: i64| {
+        created += 1;
+        let s = PaymentSession {
+            updated_at: ts(updated),
+            invoice_asset: asset.into(),
+            invoice_amount: Amount::parse(amount, 18).expect("a literal amount"),
+            ..session(l, status, created, T0 + 60_000)
+        };
+        applied(store.write_link_event(&insert(l, &s), &never).unwrap());
+    };
+    made(&l, SessionStatus::Complete, "USD", "0.1", T0 + 5);
+    made(&l, SessionStatus::Complete, "USD", "0.2", next - 1);
+    made(&l, SessionStatus::Complete, "EUR", "12.50", T0 + 6);
+    made(
+        &l,
+        SessionStatus::Complete,
+        "USD",
+        "1.000000000000000001",
+        next,
+    );
+    made(&l, SessionStatus::Complete, "USD", "7", next + 3);
+    // Not counted: before `since`, another status, another company.
+    made(&l, SessionStatus::Complete, "USD", "100", T0 - 1);
+    made(&l, SessionStatus::Underpaid, "USD", "100", T0 + 7);
+    made(&theirs, SessionStatus::Complete, "USD", "100", T0 + 8);
+
+    let got = store
+        .company_collected(c, SessionStatus::Complete, ts(T0))
+        .unwrap();
+    let want = |day, asset: &str, count, amount: &str| CollectedDay {
+        day,
+        asset: asset.into(),
+        count,
+        amount: Decimal::parse(amount).unwrap(),
+    };
+    assert_eq!(
+        got,
+        vec![
+            want(day, "EUR", 1, "12.50"),
+            want(day, "USD", 2, "0.3"),
+            want(day + 1, "USD", 2, "8.000000000000000001"),
+        ]
+    );
+    let later = store
+        .company_collected(c, SessionStatus::Complete, ts(next + 1))
+        .unwrap();
+    assert_eq!(later, vec![want(day + 1, "USD", 1, "7")]);
+    let short = store
+        .company_collected(c, SessionStatus::Underpaid, ts(0))
+        .unwrap();
+    assert_eq!(short, vec![want(day, "USD", 1, "100")]);
+    assert_eq!(
+        store
+            .company_collected(c, SessionStatus::Expired, ts(0))
+            .unwrap(),
+        vec![]
+    );
+}
