@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -115,6 +116,15 @@ def measure_backend(name, db_url, args):
             for route in ("create", "detail"):
                 for mode in ("on", "off"):
                     loaded(servers[mode], route, urls[mode][route], args, env)
+        # Each server's CPU while idle (its background jobs: dispatcher, scheduler, leases):
+        # counted into CPU per request too, whichever server holds the jobs' leases. Printed,
+        # so a run can tell a background difference from the metrics'.
+        idle_s = 0.5 if args.smoke else 3
+        before = {m: s.cpu_seconds() for m, s in servers.items()}
+        time.sleep(idle_s)
+        idle = {m: (s.cpu_seconds() - before[m]) * 1000 / idle_s for m, s in servers.items()}
+        print(f"  {name}: idle CPU on {idle['on']:.0f} ms/s, off {idle['off']:.0f} ms/s "
+              f"(over {idle_s} s)", flush=True)
         rounds = []
         for r in range(args.rounds):
             one = {}
@@ -146,7 +156,7 @@ def measure_backend(name, db_url, args):
     finally:
         for s in servers.values():
             s.stop()
-    out = {"rounds": rounds}
+    out = {"rounds": rounds, "idle_cpu_ms_per_s": idle}
     for route in ("create", "detail"):
         out[route] = {k: run.median([x[route][k] for x in rounds])
                       for k in ("rate", "cpu", "on_rps", "off_rps", "on_cpu_us", "off_cpu_us")}
