@@ -220,6 +220,32 @@ pub enum ScreenRefusals {
     NotFound(String),
 }
 
+/// The answers every change (a screen's mutating POST, `screen::change`) documents besides
+/// its own: the sign-in, a refused change, another team's record.
+#[derive(Debug, utoipa::IntoResponses)]
+pub enum ChangeRefusals {
+    /// Not signed in; or done, where the change answers with a redirect.
+    #[response(
+        status = 303,
+        description = "Not signed in: to `/signin` with `return_to`; done, for a change that answers with a redirect: back to its page"
+    )]
+    SignIn,
+    /// Not the team's owner or an admin, or a forged form.
+    #[response(
+        status = 403,
+        description = "A member without `settings.manage`, a missing or wrong CSRF token, or another site's form (HTML)",
+        content_type = "text/html"
+    )]
+    Forbidden(String),
+    /// Not a team or a record of the user's.
+    #[response(
+        status = 404,
+        description = "Unknown company, or a record (key, link, session, delivery, callback) that is not there or is another team's (HTML)",
+        content_type = "text/html"
+    )]
+    NotFound(String),
+}
+
 /// What every dashboard handler starts from: the application, its configuration, the request
 /// (its session cookie and `Origin`) and the team of the path (`{companyId}`, empty on a path
 /// without one).
@@ -288,10 +314,7 @@ pub(crate) fn show(
     status: StatusCode,
     build: impl FnOnce(&str, &str) -> String,
 ) -> HttpResponse {
-    let prefix = path_prefix(&config.base_url);
-    let nonce = pay.random_alphanumeric(NONCE_LEN);
-    let body = build(&nonce, &prefix);
-    respond(status, &nonce, None, body)
+    screen::Answer::shown(pay, config, status, build).respond(pay, config)
 }
 
 /// `2026-11-27 14:05 UTC`.

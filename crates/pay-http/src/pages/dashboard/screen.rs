@@ -1,15 +1,17 @@
-//! What the Webhooks, Settings and Team handlers answer, made in their blocking closure: a
-//! rendered screen, a refusal, or a redirect back; and the member of a POST once its form's
-//! origin, body and CSRF token are checked.
+//! What the dashboard's handlers answer, made in their blocking closure: a rendered screen, a
+//! refusal, or a redirect back; the member of a POST once its form's origin, body and CSRF
+//! token are checked; and `change`, the one shape of every mutating POST (its refusals
+//! documented once, `ChangeRefusals`).
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use pay_domain::app::Pay;
 use pay_domain::tenancy::Denied;
 
 use super::{
-    blocking, checked_form, cross_site, member, refused, session_token, unreadable, Member, Refused,
+    blocking, checked_form, cross_site, member, refused, session_token, unreadable, Member,
+    Refused, Visit,
 };
 use crate::edge::error::ApiError;
 use crate::edge::form::FormBody;
@@ -30,6 +32,20 @@ impl Answer {
     /// `page` rendered with `nonce` (the one its layout carries).
     pub fn page(status: StatusCode, nonce: String, page: &impl Template) -> Answer {
         Answer::Page(status, nonce, html(page))
+    }
+
+    /// A screen answered with `status`: `build` renders it with a fresh CSP nonce and the
+    /// path prefix (the frame's links start with it).
+    pub fn shown(
+        pay: &Pay,
+        config: &HttpConfig,
+        status: StatusCode,
+        build: impl FnOnce(&str, &str) -> String,
+    ) -> Answer {
+        let prefix = path_prefix(&config.base_url);
+        let n = nonce(pay);
+        let body = build(&n, &prefix);
+        Answer::Page(status, n, body)
     }
 
     pub fn respond(self, pay: &Pay, config: &HttpConfig) -> HttpResponse {
@@ -85,16 +101,14 @@ pub(crate) fn member_form<T: serde::de::DeserializeOwned>(
     Ok(checked_form::<T>(pay, &m, body, csrf_of).map(|f| (m, f)))
 }
 
-/// Runs a mutating POST of a screen of `company` (`back`: the screen's path): its origin and
-/// body checked first, then the member and their form (CSRF token checked), then `act`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn act<T, F>(
-    pay: web::Data<Pay>,
-    config: web::Data<HttpConfig>,
-    req: HttpRequest,
-    back: String,
-    company: String,
+/// A mutating POST of a screen of the visit's team (`back`: the page the sign-in returns to):
+/// another site's form 403 and a body that is not the form `T` 400 first, then the member
+/// and their form (CSRF token checked), then `act` (blocking) on them. Its refusals are
+/// `ChangeRefusals`, documented once for every such route.
+pub(crate) async fn change<T, F>(
+    v: Visit,
     body: FormBody,
+    back: String,
     csrf_of: fn(&T) -> Option<&str>,
     act: F,
 ) -> Result<HttpResponse, ApiError>
@@ -102,11 +116,11 @@ where
     T: serde::de::DeserializeOwned + 'static,
     F: FnOnce(&Pay, &HttpConfig, Member, T) -> Result<Answer, ApiError> + Send + 'static,
 {
-    if let Some(refused) = pre_checks::<T>(&pay, &config, &req, &body) {
+    if let Some(refused) = pre_checks::<T>(&v.pay, &v.config, &v.req, &body) {
         return Ok(refused);
     }
-    let token = session_token(&req);
-    let (p, c) = (pay.clone(), config.clone());
+    let token = session_token(&v.req);
+    let (p, c, company) = (v.pay.clone(), v.config.clone(), v.company);
     let answer = blocking(move || {
         match member_form::<T>(&p, token.as_deref(), &company, &back, body, csrf_of)? {
             Ok((m, f)) => act(&p, &c, m, f),
@@ -114,5 +128,5 @@ where
         }
     })
     .await?;
-    Ok(answer.respond(&pay, &config))
+    Ok(answer.respond(&v.pay, &v.config))
 }

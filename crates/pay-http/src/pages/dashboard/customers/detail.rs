@@ -13,7 +13,7 @@ use super::customer_path;
 use crate::edge::error::ApiError;
 use crate::edge::form::FormBody;
 use crate::pages::dashboard::flow::{self, read_refusal, refused_change, Done};
-use crate::pages::dashboard::links::ChangeRefusals;
+use crate::pages::dashboard::ChangeRefusals;
 use crate::pages::dashboard::{
     show, when, CsrfForm, Frame, Member, Refused, ScreenRefusals, Visit,
 };
@@ -193,7 +193,6 @@ pub async fn customer_page(v: Visit) -> Result<HttpResponse, ApiError> {
     security((), ("session" = [])),
     responses(
         (status = 200, description = "The customer's page with the portal URL and its expiry, shown once (HTML)", content_type = "text/html", body = String),
-        (status = 303, description = "Not signed in: to `/signin`"),
         (status = 400, description = "A malformed form (HTML)", content_type = "text/html", body = String),
         ChangeRefusals,
     )

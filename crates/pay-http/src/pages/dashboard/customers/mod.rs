@@ -17,7 +17,8 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::flow::{self, given, metadata_of, refused_change, Done};
-use super::links::{outcome, ChangeRefusals, Outcome};
+use super::links::{outcome, Outcome};
+use super::ChangeRefusals;
 use super::{show, when, Frame, Member, Refused, ScreenRefusals, Visit, DASHBOARD_PATH};
 use crate::edge::error::ApiError;
 use crate::edge::form::{self, FormBody};
@@ -195,7 +196,6 @@ pub async fn customers_page(v: Visit) -> Result<HttpResponse, ApiError> {
     request_body(content = UpsertCustomerForm, content_type = "application/x-www-form-urlencoded"),
     security((), ("session" = [])),
     responses(
-        (status = 303, description = "Saved: to the customer's page; not signed in: to `/signin`"),
         (status = 400, description = "A malformed form, or a refused field: the form again with the reason (HTML)", content_type = "text/html", body = String),
         ChangeRefusals,
     )

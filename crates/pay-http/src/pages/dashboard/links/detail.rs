@@ -15,14 +15,12 @@ use pay_domain::links::{transition, LinkState, LinkStatus, LinkTransition};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::{link_path, outcome, uid_of, ChangeRefusals, Outcome};
-use crate::edge::credentials::blocking;
+use super::{link_path, outcome, uid_of, Outcome};
 use crate::edge::error::ApiError;
 use crate::edge::form::FormBody;
-use crate::pages::checkout::path_prefix;
-use crate::pages::dashboard::screen::{member_form, pre_checks};
+use crate::pages::dashboard::screen::{self, Answer};
 use crate::pages::dashboard::{
-    refused, see_other, session_token, show, when, Frame, Member, Refused, ScreenRefusals, Visit,
+    when, ChangeRefusals, Frame, Member, Refused, ScreenRefusals, Visit,
 };
 use crate::pages::layout::{html, Layout};
 
@@ -135,7 +133,7 @@ fn opt(name: &'static str, v: &Option<String>) -> Option<Fact> {
     })
 }
 
-fn render(pay: &Pay, config: &crate::HttpConfig, s: Screen, code: StatusCode) -> HttpResponse {
+fn render(pay: &Pay, config: &crate::HttpConfig, s: Screen, code: StatusCode) -> Answer {
     let l = &s.detail.link;
     let p = &l.payload;
     let mut facts = vec![Fact {
@@ -252,7 +250,7 @@ fn render(pay: &Pay, config: &crate::HttpConfig, s: Screen, code: StatusCode) ->
         .is_some_and(|x| x.status == SessionStatus::Underpaid);
     let state = LinkState::of(l, s.now);
     let m = &s.m;
-    show(pay, config, code, |nonce, prefix| {
+    Answer::shown(pay, config, code, |nonce, prefix| {
         html(&LinkPage {
             layout: Layout::wide(nonce, "Payment link"),
             frame: Frame::new(prefix, m, "links"),
@@ -298,21 +296,24 @@ fn render(pay: &Pay, config: &crate::HttpConfig, s: Screen, code: StatusCode) ->
 #[get("/dashboard/{companyId}/links/{uid}")]
 pub async fn link_page(v: Visit) -> Result<HttpResponse, ApiError> {
     let uid = v.req.match_info().get("uid").unwrap_or("").to_owned();
+    let c = v.config.clone();
     let got = v
         .screen(link_path(&v.company, &uid), move |p, m| {
-            gather(p, m, &uid, None)
+            Ok(match gather(p, m, &uid, None)? {
+                Ok(s) => render(p, &c, s, StatusCode::OK),
+                Err(r) => Answer::Refused(r),
+            })
         })
         .await?;
     Ok(match got {
-        Ok(Ok(s)) => render(&v.pay, &v.config, s, StatusCode::OK),
-        Ok(Err(r)) => refused(&v.pay, &v.config, r),
+        Ok(answer) => answer.respond(&v.pay, &v.config),
         Err(answer) => answer,
     })
 }
 
-/// A change of the link: the member and the checked form, `change` (the domain call), then
-/// 303 back to the page, or the page with the domain's reason.
-async fn change<T: serde::de::DeserializeOwned + Send + 'static>(
+/// A change of the link (`screen::change`): the domain call `change` on the link of the
+/// path, then 303 back to the page, or the page with the domain's reason.
+async fn change_link<T: serde::de::DeserializeOwned + Send + 'static>(
     v: Visit,
     body: FormBody,
     csrf_of: fn(&T) -> Option<&str>,
@@ -320,39 +321,26 @@ async fn change<T: serde::de::DeserializeOwned + Send + 'static>(
         + Send
         + 'static,
 ) -> Result<HttpResponse, ApiError> {
-    if let Some(answer) = pre_checks::<T>(&v.pay, &v.config, &v.req, &body) {
-        return Ok(answer);
-    }
-    let token = session_token(&v.req);
-    let company = v.company.clone();
     let raw_uid = v.req.match_info().get("uid").unwrap_or("").to_owned();
-    let p = v.pay.clone();
-    let done = blocking(move || {
-        let back = link_path(&company, &raw_uid);
-        let (m, f) = match member_form::<T>(&p, token.as_deref(), &company, &back, body, csrf_of)? {
-            Ok(got) => got,
-            Err(r) => return Ok(Err(r)),
-        };
+    let back = link_path(&v.company, &raw_uid);
+    screen::change(v, body, back.clone(), csrf_of, move |p, c, m, f| {
         let uid = match uid_of(&raw_uid) {
             Ok(u) => u,
-            Err(r) => return Ok(Err(r)),
+            Err(r) => return Ok(Answer::Refused(r)),
         };
-        match change(&p, &m, &uid, f) {
-            Ok(()) => Ok(Ok(Ok(back))),
-            Err(e) => match outcome(e, &back)? {
-                Outcome::Refused(r) => Ok(Err(r)),
-                Outcome::Shown(code, why) => {
-                    Ok(gather(&p, m, &raw_uid, Some(why))?.map(|s| Err((Box::new(s), code))))
-                }
+        let why = match change(p, &m, &uid, f) {
+            Ok(()) => return Ok(Answer::Back(back)),
+            Err(e) => e,
+        };
+        Ok(match outcome(why, &back)? {
+            Outcome::Refused(r) => Answer::Refused(r),
+            Outcome::Shown(code, why) => match gather(p, m, &raw_uid, Some(why))? {
+                Ok(s) => render(p, c, s, code),
+                Err(r) => Answer::Refused(r),
             },
-        }
+        })
     })
-    .await?;
-    Ok(match done {
-        Ok(Ok(to)) => see_other(format!("{}{to}", path_prefix(&v.config.base_url))),
-        Ok(Err((s, code))) => render(&v.pay, &v.config, *s, code),
-        Err(r) => refused(&v.pay, &v.config, r),
-    })
+    .await
 }
 
 /// Move the link: pause, activate or archive, as the domain's transitions allow.
@@ -365,7 +353,6 @@ async fn change<T: serde::de::DeserializeOwned + Send + 'static>(
     request_body(content = LinkStatusForm, content_type = "application/x-www-form-urlencoded"),
     security((), ("session" = [])),
     responses(
-        (status = 303, description = "Moved: back to the link's page; not signed in: to `/signin`"),
         (status = 400, description = "A malformed form or an unknown status (HTML)", content_type = "text/html", body = String),
         ChangeRefusals,
         (status = 409, description = "A move the link's status does not allow: the page with the reason (HTML)", content_type = "text/html", body = String),
@@ -373,7 +360,7 @@ async fn change<T: serde::de::DeserializeOwned + Send + 'static>(
 )]
 #[post("/dashboard/{companyId}/links/{uid}/status")]
 pub async fn set_link_status(v: Visit, body: FormBody) -> Result<HttpResponse, ApiError> {
-    change::<LinkStatusForm>(
+    change_link::<LinkStatusForm>(
         v,
         body,
         |f| f.csrf_token.as_deref(),
@@ -398,7 +385,6 @@ pub async fn set_link_status(v: Visit, body: FormBody) -> Result<HttpResponse, A
     request_body(content = RequestEmailForm, content_type = "application/x-www-form-urlencoded"),
     security((), ("session" = [])),
     responses(
-        (status = 303, description = "Queued: back to the link's page; not signed in: to `/signin`"),
         (status = 400, description = "A malformed form, a refused address, or no address at all: the page with the reason (HTML)", content_type = "text/html", body = String),
         ChangeRefusals,
         (status = 409, description = "The link takes no payment now (paused, archived or expired): the page with the reason (HTML)", content_type = "text/html", body = String),
@@ -407,7 +393,7 @@ pub async fn set_link_status(v: Visit, body: FormBody) -> Result<HttpResponse, A
 )]
 #[post("/dashboard/{companyId}/links/{uid}/send-request-email")]
 pub async fn send_request_email(v: Visit, body: FormBody) -> Result<HttpResponse, ApiError> {
-    change::<RequestEmailForm>(
+    change_link::<RequestEmailForm>(
         v,
         body,
         |f| f.csrf_token.as_deref(),
@@ -434,7 +420,6 @@ pub async fn send_request_email(v: Visit, body: FormBody) -> Result<HttpResponse
     request_body(content = ResolutionForm, content_type = "application/x-www-form-urlencoded"),
     security((), ("session" = [])),
     responses(
-        (status = 303, description = "Resolved: back to the link's page; not signed in: to `/signin`"),
         (status = 400, description = "A malformed form or an unknown action (HTML)", content_type = "text/html", body = String),
         ChangeRefusals,
         (status = 409, description = "The latest session is not underpaid: the page with the reason (HTML)", content_type = "text/html", body = String),
@@ -442,7 +427,7 @@ pub async fn send_request_email(v: Visit, body: FormBody) -> Result<HttpResponse
 )]
 #[post("/dashboard/{companyId}/links/{uid}/manual-resolution")]
 pub async fn resolve(v: Visit, body: FormBody) -> Result<HttpResponse, ApiError> {
-    change::<ResolutionForm>(
+    change_link::<ResolutionForm>(
         v,
         body,
         |f| f.csrf_token.as_deref(),

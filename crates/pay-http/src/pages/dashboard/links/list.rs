@@ -13,14 +13,12 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
 
-use super::{link_path, list_path, outcome, ChangeRefusals, Outcome};
-use crate::edge::credentials::blocking;
+use super::{link_path, list_path, outcome, Outcome};
 use crate::edge::error::ApiError;
 use crate::edge::form::{self, FormBody};
-use crate::pages::checkout::path_prefix;
-use crate::pages::dashboard::screen::{member_form, pre_checks};
+use crate::pages::dashboard::screen::{self, Answer};
 use crate::pages::dashboard::{
-    refused, see_other, session_token, show, when, Frame, Member, Refused, ScreenRefusals, Visit,
+    when, ChangeRefusals, Frame, Member, Refused, ScreenRefusals, Visit,
 };
 use crate::pages::layout::{html, Layout};
 
@@ -192,13 +190,13 @@ fn gather(
     }))
 }
 
-fn render(pay: &Pay, config: &crate::HttpConfig, s: Screen, code: StatusCode) -> HttpResponse {
+fn render(pay: &Pay, config: &crate::HttpConfig, s: Screen, code: StatusCode) -> Answer {
     let (error, f) = match s.refused_form {
         Some((e, f)) => (Some(e), f),
         None => (None, CreateLinkForm::default()),
     };
     let m = &s.m;
-    show(pay, config, code, |nonce, prefix| {
+    Answer::shown(pay, config, code, |nonce, prefix| {
         html(&LinksPage {
             layout: Layout::wide(nonce, "Payment links"),
             frame: Frame::new(prefix, m, "links"),
@@ -253,14 +251,17 @@ pub async fn links_page(v: Visit) -> Result<HttpResponse, ApiError> {
         .unwrap_or_default();
     let status = query.status.as_deref().and_then(LinkStatus::parse);
     let q = query.q.unwrap_or_default();
+    let c = v.config.clone();
     let got = v
         .screen(list_path(&v.company), move |p, m| {
-            gather(p, m, status, q, None)
+            Ok(match gather(p, m, status, q, None)? {
+                Ok(s) => render(p, &c, s, StatusCode::OK),
+                Err(r) => Answer::Refused(r),
+            })
         })
         .await?;
     Ok(match got {
-        Ok(Ok(s)) => render(&v.pay, &v.config, s, StatusCode::OK),
-        Ok(Err(r)) => refused(&v.pay, &v.config, r),
+        Ok(answer) => answer.respond(&v.pay, &v.config),
         Err(answer) => answer,
     })
 }
@@ -273,60 +274,45 @@ pub async fn links_page(v: Visit) -> Result<HttpResponse, ApiError> {
     request_body(content = CreateLinkForm, content_type = "application/x-www-form-urlencoded"),
     security((), ("session" = [])),
     responses(
-        (status = 303, description = "Created: to the link's page; not signed in: to `/signin`"),
         (status = 400, description = "A malformed form, or a refused field: the form again with the reason (HTML)", content_type = "text/html", body = String),
         ChangeRefusals,
     )
 )]
 #[post("/dashboard/{companyId}/links")]
 pub async fn create_link(v: Visit, body: FormBody) -> Result<HttpResponse, ApiError> {
-    if let Some(answer) = pre_checks::<CreateLinkForm>(&v.pay, &v.config, &v.req, &body) {
-        return Ok(answer);
-    }
-    let token = session_token(&v.req);
+    let back = list_path(&v.company);
     let company = v.company.clone();
-    let p = v.pay.clone();
-    let done = blocking(move || {
-        let back = list_path(&company);
-        let (m, f) = match member_form(
-            &p,
-            token.as_deref(),
-            &company,
-            &back,
-            body,
-            CreateLinkForm::csrf,
-        )? {
-            Ok(got) => got,
-            Err(r) => return Ok(Err(r)),
-        };
-        let made = match f.input() {
-            Ok(input) => p
-                .links()
-                .create_link(&m.principal, input)
-                .map_err(ApiError::from),
-            Err(field) => Err(field.into()),
-        };
-        match made {
-            Ok(link) => Ok(Ok(Ok(link_path(&company, link.uid.as_str())))),
-            Err(e) => match outcome(e, &back)? {
-                Outcome::Refused(r) => Ok(Err(r)),
+    screen::change(
+        v,
+        body,
+        back.clone(),
+        CreateLinkForm::csrf,
+        move |p, c, m, f| {
+            let made = match f.input() {
+                Ok(input) => p
+                    .links()
+                    .create_link(&m.principal, input)
+                    .map_err(ApiError::from),
+                Err(field) => Err(field.into()),
+            };
+            let why = match made {
+                Ok(link) => return Ok(Answer::Back(link_path(&company, link.uid.as_str()))),
+                Err(e) => e,
+            };
+            Ok(match outcome(why, &back)? {
+                Outcome::Refused(r) => Answer::Refused(r),
                 Outcome::Shown(code, why) => {
                     let f = CreateLinkForm {
                         csrf_token: None,
                         ..f
                     };
-                    Ok(match gather(&p, m, None, String::new(), Some((why, f)))? {
-                        Ok(s) => Ok(Err((s, code))),
-                        Err(r) => Err(r),
-                    })
+                    match gather(p, m, None, String::new(), Some((why, f)))? {
+                        Ok(s) => render(p, c, s, code),
+                        Err(r) => Answer::Refused(r),
+                    }
                 }
-            },
-        }
-    })
-    .await?;
-    Ok(match done {
-        Ok(Ok(to)) => see_other(format!("{}{to}", path_prefix(&v.config.base_url))),
-        Ok(Err((s, code))) => render(&v.pay, &v.config, s, code),
-        Err(r) => refused(&v.pay, &v.config, r),
-    })
+            })
+        },
+    )
+    .await
 }

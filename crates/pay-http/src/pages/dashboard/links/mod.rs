@@ -55,22 +55,3 @@ pub(crate) fn outcome(e: impl Into<ApiError>, back: &str) -> Result<Outcome, Api
         s => Outcome::Shown(s, message),
     })
 }
-
-/// The refusals every change of a link documents besides its own answers.
-#[derive(Debug, utoipa::IntoResponses)]
-pub enum ChangeRefusals {
-    /// Not the team's owner or an admin, or a forged form.
-    #[response(
-        status = 403,
-        description = "A member without `settings.manage`, a missing or wrong CSRF token, or another site's form (HTML)",
-        content_type = "text/html"
-    )]
-    Forbidden(String),
-    /// Not a team or a link of the user's.
-    #[response(
-        status = 404,
-        description = "Unknown company or link, another team's, or (to resolve) no session (HTML)",
-        content_type = "text/html"
-    )]
-    NotFound(String),
-}

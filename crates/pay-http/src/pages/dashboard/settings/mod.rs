@@ -15,8 +15,8 @@ use pay_domain::settings::{SettingsError, SettingsPatch};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::screen::{act, denied, Answer};
-use super::{blocking, member, session_token, Refused, DASHBOARD_PATH};
+use super::screen::{change, denied, Answer};
+use super::{blocking, member, session_token, ChangeRefusals, Refused, Visit, DASHBOARD_PATH};
 use crate::edge::error::ApiError;
 use crate::edge::form::FormBody;
 use crate::HttpConfig;
@@ -141,28 +141,17 @@ pub async fn settings_page(
     security((), ("session" = [])),
     responses(
         (status = 200, description = "Saved: the screen (HTML)", content_type = "text/html", body = String),
-        (status = 303, description = "Not signed in: to `/signin` with `return_to`"),
         (status = 400, description = "No form, one that cannot be read, or a refused field: the form again (HTML)", content_type = "text/html", body = String),
-        (status = 403, description = "A member without `settings.manage`, a missing or wrong CSRF token, or another site's form (HTML)", content_type = "text/html", body = String),
-        (status = 404, description = "Unknown company, or one the user is not a member of (HTML)", content_type = "text/html", body = String),
+        ChangeRefusals,
     )
 )]
 #[post("/dashboard/{companyId}/settings")]
-pub async fn save_settings(
-    pay: web::Data<Pay>,
-    config: web::Data<HttpConfig>,
-    req: HttpRequest,
-    company: web::Path<String>,
-    body: FormBody,
-) -> Result<HttpResponse, ApiError> {
-    let company = company.into_inner();
-    act(
-        pay,
-        config,
-        req,
-        page_path(&company),
-        company,
+pub async fn save_settings(v: Visit, body: FormBody) -> Result<HttpResponse, ApiError> {
+    let back = page_path(&v.company);
+    change(
+        v,
         body,
+        back,
         |f: &SettingsForm| f.csrf_token.as_deref(),
         |p, c, m, f| {
             let back = page_path(&m.principal.company_id.to_string());
@@ -204,22 +193,18 @@ pub async fn save_settings(
     security((), ("session" = [])),
     responses(
         (status = 200, description = "Set: the screen with the wallet's first addresses (HTML)", content_type = "text/html", body = String),
-        (status = 303, description = "Not signed in: to `/signin` with `return_to`"),
         (status = 400, description = "No form, one that cannot be read, or a refused key (a private key is never kept) (HTML)", content_type = "text/html", body = String),
-        (status = 403, description = "A member without `settings.manage`, a missing or wrong CSRF token, or another site's form (HTML)", content_type = "text/html", body = String),
-        (status = 404, description = "Unknown company, or one the user is not a member of (HTML)", content_type = "text/html", body = String),
+        ChangeRefusals,
     )
 )]
 #[post("/dashboard/{companyId}/settings/wallet")]
-pub async fn set_wallet(
-    pay: web::Data<Pay>,
-    config: web::Data<HttpConfig>,
-    req: HttpRequest,
-    company: web::Path<String>,
-    body: FormBody,
-) -> Result<HttpResponse, ApiError> {
-    let company = company.into_inner();
-    act(pay, config, req, page_path(&company), company, body, |f: &WalletForm| f.csrf_token.as_deref(), |p, c, m, f| {
+pub async fn set_wallet(v: Visit, body: FormBody) -> Result<HttpResponse, ApiError> {
+    let back = page_path(&v.company);
+    change(
+        v,
+        body,
+        back,
+        |f: &WalletForm| f.csrf_token.as_deref(), |p, c, m, f| {
         let back = page_path(&m.principal.company_id.to_string());
         let xpub = f.xpub.unwrap_or_default();
         let (extras, status) = match p.chains().put_wallet(&m.principal, &xpub) {

@@ -19,7 +19,7 @@ use super::{cadence_words, subscription_path};
 use crate::edge::error::ApiError;
 use crate::edge::form::FormBody;
 use crate::pages::dashboard::flow::{self, read_refusal, refused_change, Done};
-use crate::pages::dashboard::links::ChangeRefusals;
+use crate::pages::dashboard::ChangeRefusals;
 use crate::pages::dashboard::{show, when, Frame, Member, Refused, ScreenRefusals, Visit};
 use crate::pages::layout::{html, Layout};
 use crate::HttpConfig;
@@ -251,7 +251,6 @@ pub async fn subscription_page(v: Visit) -> Result<HttpResponse, ApiError> {
     request_body(content = SubscriptionStatusForm, content_type = "application/x-www-form-urlencoded"),
     security((), ("session" = [])),
     responses(
-        (status = 303, description = "Moved: back to the subscription's page; not signed in: to `/signin`"),
         (status = 400, description = "A malformed form or an unknown status (HTML)", content_type = "text/html", body = String),
         ChangeRefusals,
         (status = 409, description = "A move the subscription's status does not allow: the page with the reason (HTML)", content_type = "text/html", body = String),

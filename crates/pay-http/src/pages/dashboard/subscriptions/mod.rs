@@ -18,7 +18,7 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::flow::{self, given, metadata_of, read_refusal, refused_change, Done};
-use super::links::ChangeRefusals;
+use super::ChangeRefusals;
 use super::{show, when, Frame, Member, Refused, ScreenRefusals, Visit, DASHBOARD_PATH};
 use crate::edge::error::ApiError;
 use crate::edge::form::{self, FormBody};
@@ -271,7 +271,6 @@ pub async fn subscriptions_page(v: Visit) -> Result<HttpResponse, ApiError> {
     request_body(content = CreateSubscriptionForm, content_type = "application/x-www-form-urlencoded"),
     security((), ("session" = [])),
     responses(
-        (status = 303, description = "Created: to the subscription's page; not signed in: to `/signin`"),
         (status = 400, description = "A malformed form, or a refused field: the form again with the reason (HTML)", content_type = "text/html", body = String),
         ChangeRefusals,
     )

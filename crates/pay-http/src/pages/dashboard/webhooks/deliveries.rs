@@ -13,9 +13,10 @@ use super::{page_path, refusal};
 use crate::edge::error::ApiError;
 use crate::edge::form::FormBody;
 use crate::pages::checkout::path_prefix;
-use crate::pages::dashboard::screen::act;
-use crate::pages::dashboard::screen::{nonce, Answer};
-use crate::pages::dashboard::{blocking, member, session_token, when, CsrfForm, Frame, Refused};
+use crate::pages::dashboard::screen::{change, nonce, Answer};
+use crate::pages::dashboard::{
+    blocking, member, session_token, when, ChangeRefusals, CsrfForm, Frame, Refused, Visit,
+};
 use crate::pages::layout::Layout;
 use crate::HttpConfig;
 
@@ -132,28 +133,23 @@ pub async fn delivery_page(
     request_body(content = CsrfForm, content_type = "application/x-www-form-urlencoded"),
     security((), ("session" = [])),
     responses(
-        (status = 303, description = "Queued: back to the Webhooks screen; not signed in: to `/signin`"),
         (status = 400, description = "No form, or one that cannot be read (HTML)", content_type = "text/html", body = String),
-        (status = 403, description = "A member without `settings.manage`, a missing or wrong CSRF token, or another site's form (HTML)", content_type = "text/html", body = String),
-        (status = 404, description = "Unknown company or delivery, or another team's (HTML)", content_type = "text/html", body = String),
+        ChangeRefusals,
     )
 )]
 #[post("/dashboard/{companyId}/webhooks/deliveries/{deliveryId}/resend")]
-pub async fn resend(
-    pay: web::Data<Pay>,
-    config: web::Data<HttpConfig>,
-    req: HttpRequest,
-    path: web::Path<(String, String)>,
-    body: FormBody,
-) -> Result<HttpResponse, ApiError> {
-    let (company, delivery) = path.into_inner();
-    act(
-        pay,
-        config,
-        req,
-        page_path(&company),
-        company,
+pub async fn resend(v: Visit, body: FormBody) -> Result<HttpResponse, ApiError> {
+    let delivery = v
+        .req
+        .match_info()
+        .get("deliveryId")
+        .unwrap_or("")
+        .to_owned();
+    let back = page_path(&v.company);
+    change(
+        v,
         body,
+        back,
         |f: &CsrfForm| f.csrf_token.as_deref(),
         move |p, _, m, _| {
             let back = page_path(&m.principal.company_id.to_string());

@@ -17,8 +17,10 @@ use pay_domain::webhooks::{CallbackKind, WebhookError};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::screen::{act, denied, Answer};
-use super::{blocking, member, session_token, CsrfForm, Refused, DASHBOARD_PATH};
+use super::screen::{change, denied, Answer};
+use super::{
+    blocking, member, session_token, ChangeRefusals, CsrfForm, Refused, Visit, DASHBOARD_PATH,
+};
 use crate::edge::error::ApiError;
 use crate::edge::form::FormBody;
 use crate::HttpConfig;
@@ -105,28 +107,17 @@ pub async fn webhooks_page(
     security((), ("session" = [])),
     responses(
         (status = 200, description = "Saved: the screen (with the signing secret, shown once, on the first save) (HTML)", content_type = "text/html", body = String),
-        (status = 303, description = "Not signed in: to `/signin` with `return_to`"),
         (status = 400, description = "No form, one that cannot be read, or a refused URL: the form again (HTML)", content_type = "text/html", body = String),
-        (status = 403, description = "A member without `settings.manage`, a missing or wrong CSRF token, or another site's form (HTML)", content_type = "text/html", body = String),
-        (status = 404, description = "Unknown company, or one the user is not a member of (HTML)", content_type = "text/html", body = String),
+        ChangeRefusals,
     )
 )]
 #[post("/dashboard/{companyId}/webhooks/callback")]
-pub async fn save_callback(
-    pay: web::Data<Pay>,
-    config: web::Data<HttpConfig>,
-    req: HttpRequest,
-    company: web::Path<String>,
-    body: FormBody,
-) -> Result<HttpResponse, ApiError> {
-    let company = company.into_inner();
-    act(
-        pay,
-        config,
-        req,
-        page_path(&company),
-        company,
+pub async fn save_callback(v: Visit, body: FormBody) -> Result<HttpResponse, ApiError> {
+    let back = page_path(&v.company);
+    change(
+        v,
         body,
+        back,
         |f: &CallbackForm| f.csrf_token.as_deref(),
         |p, c, m, f| {
             let url = f.url.unwrap_or_default().trim().to_owned();
@@ -170,22 +161,18 @@ pub async fn save_callback(
     security((), ("session" = [])),
     responses(
         (status = 200, description = "The screen with the new secret, shown once (HTML)", content_type = "text/html", body = String),
-        (status = 303, description = "Not signed in: to `/signin` with `return_to`"),
         (status = 400, description = "No form, or one that cannot be read (HTML)", content_type = "text/html", body = String),
-        (status = 403, description = "A member without `settings.manage`, a missing or wrong CSRF token, or another site's form (HTML)", content_type = "text/html", body = String),
-        (status = 404, description = "Unknown company, one the user is not a member of, or no callback set (HTML)", content_type = "text/html", body = String),
+        ChangeRefusals,
     )
 )]
 #[post("/dashboard/{companyId}/webhooks/rotate-secret")]
-pub async fn rotate_secret(
-    pay: web::Data<Pay>,
-    config: web::Data<HttpConfig>,
-    req: HttpRequest,
-    company: web::Path<String>,
-    body: FormBody,
-) -> Result<HttpResponse, ApiError> {
-    let company = company.into_inner();
-    act(pay, config, req, page_path(&company), company, body, |f: &CsrfForm| f.csrf_token.as_deref(), |p, c, m, _| {
+pub async fn rotate_secret(v: Visit, body: FormBody) -> Result<HttpResponse, ApiError> {
+    let back = page_path(&v.company);
+    change(
+        v,
+        body,
+        back,
+        |f: &CsrfForm| f.csrf_token.as_deref(), |p, c, m, _| {
         let back = page_path(&m.principal.company_id.to_string());
         match p.webhooks().rotate_company_callback_secret(
             &m.signed_in,
@@ -217,28 +204,17 @@ pub async fn rotate_secret(
     security((), ("session" = [])),
     responses(
         (status = 202, description = "Queued: the screen, the test delivery in the log (HTML)", content_type = "text/html", body = String),
-        (status = 303, description = "Not signed in: to `/signin` with `return_to`"),
         (status = 400, description = "No form, one that cannot be read, or no callback set: the form again (HTML)", content_type = "text/html", body = String),
-        (status = 403, description = "A member without `settings.manage`, a missing or wrong CSRF token, or another site's form (HTML)", content_type = "text/html", body = String),
-        (status = 404, description = "Unknown company or link, or another team's (HTML)", content_type = "text/html", body = String),
+        ChangeRefusals,
     )
 )]
 #[post("/dashboard/{companyId}/webhooks/test")]
-pub async fn test_event(
-    pay: web::Data<Pay>,
-    config: web::Data<HttpConfig>,
-    req: HttpRequest,
-    company: web::Path<String>,
-    body: FormBody,
-) -> Result<HttpResponse, ApiError> {
-    let company = company.into_inner();
-    act(
-        pay,
-        config,
-        req,
-        page_path(&company),
-        company,
+pub async fn test_event(v: Visit, body: FormBody) -> Result<HttpResponse, ApiError> {
+    let back = page_path(&v.company);
+    change(
+        v,
         body,
+        back,
         |f: &TestEventForm| f.csrf_token.as_deref(),
         |p, c, m, f| {
             let back = page_path(&m.principal.company_id.to_string());
