@@ -5,10 +5,11 @@
 //! and the token acts for the new company. The claimed link then says it was used. A second
 //! draft, without `oauth`, is claimed by an existing merchant who signs in from the claim page
 //! and comes back to it: the page says the company is ready, and the merchant owns both.
+//! On each claim page axe-core (npm, `tests/axe`, injected into the page) finds no violation.
 //! Screenshots, with `PAY_UPDATE_SCREENSHOTS=1`, go to `docs/images/onboarding-*.png`.
 //!
-//! Without `chromium` and `chromedriver` the test prints a `SKIP:` line and passes, except
-//! under `PAY_REQUIRE_ALL_TESTS=1`.
+//! Without `chromium` and `chromedriver`, or `node` and `npm`, the test prints a `SKIP:` line
+//! and passes, except under `PAY_REQUIRE_ALL_TESTS=1`.
 
 use std::panic::AssertUnwindSafe;
 
@@ -23,6 +24,11 @@ use serde_json::{json, Value};
 mod chromium;
 
 use chromium::*;
+
+#[path = "support/dashboard.rs"]
+mod dashboard;
+
+use dashboard::{axe_source, no_violations};
 
 const PASSWORD: &str = "correct horse battery staple";
 const SCOPES: &str = "company:read pay:payment-links:read pay:payment-links:write";
@@ -196,7 +202,7 @@ async fn fits(c: &Client) {
     );
 }
 
-async fn run(c: &Client, w: &World, shots: &mut Shots) {
+async fn run(c: &Client, w: &World, axe: &str, shots: &mut Shots) {
     c.set_window_size(WIDTH, 900).await.unwrap();
 
     // With `oauth`: a new merchant signs up; the browser ends at the app with a code.
@@ -218,6 +224,7 @@ async fn run(c: &Client, w: &World, shots: &mut Shots) {
         );
     }
     fits(c).await;
+    no_violations(c, axe, "the claim page at 390 px").await;
     shots.take(c, "draft-claim").await;
     let email = format!("bella-{}@bella.example", uuid::Uuid::new_v4().simple());
     type_into(c, "#email", &email).await;
@@ -271,10 +278,12 @@ async fn run(c: &Client, w: &World, shots: &mut Shots) {
     assert!(!text.contains("Create your account"), "{text}");
     assert!(!text.contains("connects"), "{text}");
     fits(c).await;
+    no_violations(c, axe, "the signed-in claim page at 390 px").await;
     shots.take(c, "signed-in").await;
     click(c, "button[type='submit']").await;
     wait_heading(c, "Cafe Central is ready").await;
     fits(c).await;
+    no_violations(c, axe, "the claimed page at 390 px").await;
     shots.take(c, "ready").await;
     assert_eq!(w.companies(&w.email).await, ["Acme Goods", "Cafe Central"]);
 }
@@ -282,6 +291,9 @@ async fn run(c: &Client, w: &World, shots: &mut Shots) {
 #[actix_rt::test]
 async fn a_merchant_claims_drafts_with_and_without_oauth_in_chromium() {
     let Some((chromium, driver_bin)) = browser("browser onboarding test") else {
+        return;
+    };
+    let Some(axe) = axe_source() else {
         return;
     };
     let db = TestDb::sqlite();
@@ -293,7 +305,7 @@ async fn a_merchant_claims_drafts_with_and_without_oauth_in_chromium() {
     let driver = start_driver(&driver_bin).await;
     let c = open_browser(&driver, &chromium).await;
     let mut shots = Shots::new("onboarding");
-    let result = AssertUnwindSafe(run(&c, &w, &mut shots))
+    let result = AssertUnwindSafe(run(&c, &w, &axe, &mut shots))
         .catch_unwind()
         .await;
     let _ = c.close().await;

@@ -18,6 +18,33 @@ pub fn fee_payer(link: &PaymentLinkPayload, settings: &PaySettings) -> FeePayer 
     link.fee_paid_by.unwrap_or(settings.fee_paid_by)
 }
 
+/// The fee a payer pays on top of a link's amount: the fee payer is the client and the
+/// processor charges one. `amount` is in the invoice unit, as the quote rule computes it (the
+/// fee percent of the target, the amount with the merchant's surcharge).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PayerFee {
+    pub percent: Decimal,
+    pub amount: Decimal,
+}
+
+/// The payer's fee of a link (`None` when the merchant pays it or there is none).
+pub fn payer_fee(
+    link: &PaymentLinkPayload,
+    settings: &PaySettings,
+    fee_percent: Decimal,
+) -> Option<PayerFee> {
+    if fee_payer(link, settings) != FeePayer::Client || fee_percent.is_zero() {
+        return None;
+    }
+    let invoice = Decimal::parse(link.amount.as_str()).ok()?;
+    let target = invoice.checked_add(invoice.percent(settings.merchant_surcharge_percent)?)?;
+    let amount = target.percent(fee_percent)?;
+    (!amount.is_zero()).then(|| PayerFee {
+        percent: fee_percent.normalized(),
+        amount: amount.normalized(),
+    })
+}
+
 /// Whether the payer must review and accept the quote: `skipQuoteAcceptance` true skips the
 /// review, false requires it, absent inherits the merchant's setting.
 pub fn review_required(link: &PaymentLinkPayload, settings: &PaySettings) -> bool {
@@ -266,5 +293,30 @@ mod tests {
         );
         let now = Timestamp::from_unix_millis(0).unwrap();
         assert_eq!(quote_expires_at(now).unix_seconds(), 600);
+
+        // The payer's fee: only when the payer pays it, on the target (with the surcharge).
+        let d = |s: &str| Decimal::parse(s).unwrap();
+        assert_eq!(payer_fee(&payload(None, None), &settings, d("1.5")), None);
+        let fee = payer_fee(&payload(None, Some("client")), &settings, d("1.5")).unwrap();
+        assert_eq!((fee.percent, fee.amount), (d("1.5"), d("0.015")));
+        assert_eq!(
+            payer_fee(&payload(None, Some("client")), &settings, d("0")),
+            None
+        );
+        settings.merchant_surcharge_percent = d("1");
+        let fee = payer_fee(&payload(None, Some("client")), &settings, d("1.5")).unwrap();
+        assert_eq!(fee.amount, d("0.01515"), "1.5 % of 1.01");
+        let q = quote(&QuoteRequest {
+            invoice_amount: d("1"),
+            pay_price: d("1"),
+            pay_decimals: 6,
+            buy_price: d("1"),
+            buy_decimals: 6,
+            fee_percent: d("1.5"),
+            fee_payer: FeePayer::Client,
+            surcharge_percent: d("1"),
+        })
+        .unwrap();
+        assert_eq!(q.fee.normalized(), fee.amount, "the fee the quote charges");
     }
 }

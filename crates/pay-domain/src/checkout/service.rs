@@ -60,6 +60,11 @@ pub struct CheckoutView {
     pub success_url: Option<String>,
     pub failure_url: Option<String>,
     pub return_url: Option<String>,
+    /// The fee the payer pays on top of the amount, when the payer pays it (shown beside the
+    /// amount, so the quote's total is explained).
+    pub payer_fee: Option<quote::PayerFee>,
+    /// Payments here are the sandbox processor's: no real funds move (the page says so).
+    pub sandbox: bool,
 }
 
 /// A link with its latest session and timeline (the API's link detail).
@@ -308,6 +313,8 @@ impl CheckoutService {
                 .return_url
                 .clone()
                 .or_else(|| settings.return_redirect_url.clone()),
+            payer_fee: quote::payer_fee(p, &settings, self.processor.fee_percent()),
+            sandbox: self.processor.name() == "sandbox",
             link,
         })
     }

@@ -108,7 +108,7 @@ impl Page {
         assert!(res.headers().contains_key("content-security-policy"));
         let html = res.text().await.unwrap();
         assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
-        assert!(html.contains("<html lang=\"en\">"), "{html}");
+        assert!(html.contains("<html lang=\"en\""), "{html}");
         assert!(html.contains("<h1>"), "{html}");
         // Self-contained: nothing loaded from elsewhere.
         for external in ["<script", "<link", "src=", "href="] {

@@ -1,6 +1,6 @@
 //! The deposit QR code as inline SVG, drawn on the server: no image request, no script, and
 //! nothing the Content-Security-Policy has to allow. The `qrcode` crate encodes; the drawing
-//! is one `<path>` of horizontal runs, a few kilobytes for an address.
+//! is one `<path>` of horizontal runs, a few kilobytes for an address, in a template.
 
 use std::fmt::Write;
 
@@ -39,12 +39,20 @@ pub fn svg(data: &str, label: &str) -> Option<String> {
             );
         }
     }
-    Some(format!(
-        "<svg class=\"qr\" role=\"img\" aria-label=\"{label}\" viewBox=\"0 0 {size} {size}\" \
-         shape-rendering=\"crispEdges\"><rect width=\"{size}\" height=\"{size}\" fill=\"#fff\"/>\
-         <path fill=\"#000\" d=\"{path}\"/></svg>",
-        label = pay_domain::kernel::html::escape(label),
-    ))
+    Some(crate::pages::layout::html(&QrSvg {
+        label,
+        size,
+        path: &path,
+    }))
+}
+
+/// The drawing (`templates/checkout/qr.html`).
+#[derive(askama::Template)]
+#[template(path = "checkout/qr.html")]
+struct QrSvg<'a> {
+    label: &'a str,
+    size: usize,
+    path: &'a str,
 }
 
 #[cfg(test)]

@@ -1,18 +1,20 @@
 //! The gateway form: `POST /gateway/pay/{payKeyId}` takes a merchant's HTML form straight from
 //! the customer's browser and answers 303 to the hosted checkout. A browser shows whatever comes
-//! back, so every error is a small self-contained HTML page (no external assets, every value
-//! escaped) with the status, the `errorCode` and the field at fault, instead of JSON.
+//! back, so every error is a small self-contained HTML page on the base layout (no external
+//! assets, every value escaped) with the status, the `errorCode` and the field at fault,
+//! instead of JSON.
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{post, web, HttpRequest, HttpResponse};
+use askama::Template;
 use pay_domain::app::Pay;
 use pay_domain::kernel::error::RateLimited;
-use pay_domain::kernel::html::escape;
 use pay_domain::tenancy::Denied;
 
 use crate::edge::credentials::blocking;
 use crate::edge::error::ApiError;
 use crate::edge::form::{FormBody, FormError, MAX_FORM_BYTES};
+use crate::pages::layout::{html, Layout, NONCE_LEN};
 
 /// The form's fields, for the OpenAPI document (the handler reads the pairs itself). Besides
 /// these, any number of `metadata[<key>]` string fields.
@@ -102,6 +104,7 @@ pub async fn gateway_pay(
     let p = pay.clone();
     let shown_origin = origin.clone();
     // The key and the Origin come before the body, as credentials do on the JSON routes.
+    let nonce = pay.random_alphanumeric(NONCE_LEN);
     let result = blocking(move || {
         let form = p
             .links()
@@ -120,14 +123,15 @@ pub async fn gateway_pay(
             .insert_header((header::LOCATION, public_url))
             .insert_header((header::CACHE_CONTROL, "no-store"))
             .finish(),
-        Ok(Err(e)) => form_error_page(&e),
-        Err(e) => api_error_page(&e, shown_origin.as_deref()),
+        Ok(Err(e)) => form_error_page(&nonce, &e),
+        Err(e) => api_error_page(&nonce, &e, shown_origin.as_deref()),
     }
 }
 
-fn form_error_page(e: &FormError) -> HttpResponse {
+fn form_error_page(nonce: &str, e: &FormError) -> HttpResponse {
     match e {
         FormError::NotAForm => page(&Page {
+            nonce,
             status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
             code: "unsupported_media_type",
             heading: "This is not a form submission",
@@ -136,6 +140,7 @@ fn form_error_page(e: &FormError) -> HttpResponse {
             field: None,
         }),
         FormError::TooLarge => page(&Page {
+            nonce,
             status: StatusCode::PAYLOAD_TOO_LARGE,
             code: "payload_too_large",
             heading: "The form is too large",
@@ -143,6 +148,7 @@ fn form_error_page(e: &FormError) -> HttpResponse {
             field: None,
         }),
         FormError::Malformed(why) => page(&Page {
+            nonce,
             status: StatusCode::BAD_REQUEST,
             code: "invalid_form",
             heading: "The form could not be read",
@@ -155,7 +161,7 @@ fn form_error_page(e: &FormError) -> HttpResponse {
     }
 }
 
-fn api_error_page(e: &ApiError, origin: Option<&str>) -> HttpResponse {
+fn api_error_page(nonce: &str, e: &ApiError, origin: Option<&str>) -> HttpResponse {
     let (status, code, message, field) = e.parts();
     let forbidden;
     let (heading, message) = match e {
@@ -185,6 +191,7 @@ fn api_error_page(e: &ApiError, origin: Option<&str>) -> HttpResponse {
         _ => ("The payment form has an error", message.as_str()),
     };
     let mut res = page(&Page {
+        nonce,
         status,
         code,
         heading,
@@ -201,6 +208,7 @@ fn api_error_page(e: &ApiError, origin: Option<&str>) -> HttpResponse {
 }
 
 struct Page<'a> {
+    nonce: &'a str,
     status: StatusCode,
     code: &'a str,
     heading: &'a str,
@@ -208,54 +216,30 @@ struct Page<'a> {
     field: Option<&'a str>,
 }
 
-/// Renders an error page: self-contained (inline style only, which the CSP allows and nothing
+/// The error page (`templates/gateway.html`) on the base layout.
+#[derive(Template)]
+#[template(path = "gateway.html")]
+struct ErrorPage<'a> {
+    layout: Layout<'a>,
+    heading: &'a str,
+    status: u16,
+    code: &'a str,
+    message: &'a str,
+    field: Option<&'a str>,
+}
+
+/// Renders an error page: self-contained (the inline style sheet under the nonce, nothing
 /// else), `lang`, a title, one heading, the field at fault, the code and status.
 fn page(p: &Page<'_>) -> HttpResponse {
-    let field_attr = p
-        .field
-        .map(|f| format!(" data-field=\"{}\"", escape(f)))
-        .unwrap_or_default();
-    let field_line = p
-        .field
-        .map(|f| {
-            format!(
-                "<p>Field at fault: <strong><code>{}</code></strong></p>\n",
-                escape(f)
-            )
-        })
-        .unwrap_or_default();
-    let html = format!(
-        "<!DOCTYPE html>
-<html lang=\"en\">
-<head>
-<meta charset=\"utf-8\">
-<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">
-<meta name=\"robots\" content=\"noindex\">
-<title>{heading} - Payment</title>
-<style>
-body{{font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,sans-serif;margin:0;padding:2rem 1rem;background:#f6f6f7;color:#1a1a1a;line-height:1.5}}
-main{{max-width:36rem;margin:0 auto;background:#fff;border:1px solid #d4d4d8;border-radius:8px;padding:1.5rem 2rem}}
-h1{{font-size:1.4rem;margin:0 0 1rem}}
-code{{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;background:#f0f0f2;padding:0 .25em;border-radius:3px}}
-.meta{{color:#4a4a52;font-size:.9rem}}
-@media (prefers-color-scheme:dark){{body{{background:#18181b;color:#f4f4f5}}main{{background:#27272a;border-color:#3f3f46}}code{{background:#3f3f46}}.meta{{color:#c4c4cc}}}}
-</style>
-</head>
-<body>
-<main data-error-code=\"{code}\" data-status=\"{status}\"{field_attr}>
-<h1>{heading}</h1>
-<p>{message}</p>
-{field_line}<p class=\"meta\">Error code <code>{code}</code>, HTTP status {status}.</p>
-<p>Use your browser's Back button to return to the shop.</p>
-</main>
-</body>
-</html>
-",
-        heading = escape(p.heading),
-        message = escape(p.message),
-        code = escape(p.code),
-        status = p.status.as_u16(),
-    );
+    let title = format!("{} - Payment", p.heading);
+    let html = html(&ErrorPage {
+        layout: Layout::card(p.nonce, &title),
+        heading: p.heading,
+        status: p.status.as_u16(),
+        code: p.code,
+        message: p.message,
+        field: p.field,
+    });
     let mut res = HttpResponse::build(p.status);
     res.insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
         .insert_header((header::CACHE_CONTROL, "no-store"))
@@ -263,8 +247,11 @@ code{{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;background:#f0f0f2
         .insert_header((header::REFERRER_POLICY, "no-referrer"))
         .insert_header((
             header::CONTENT_SECURITY_POLICY,
-            "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; \
-             form-action 'none'; frame-ancestors 'none'",
+            format!(
+                "default-src 'none'; style-src 'nonce-{}'; base-uri 'none'; \
+                 form-action 'none'; frame-ancestors 'none'",
+                p.nonce
+            ),
         ));
     res.body(html)
 }
@@ -276,6 +263,7 @@ mod tests {
     #[test]
     fn pages_escape_every_value() {
         let res = page(&Page {
+            nonce: "n0",
             status: StatusCode::BAD_REQUEST,
             code: "validation_failed",
             heading: "<h>",
@@ -283,6 +271,14 @@ mod tests {
             field: Some("metadata[<img src=x>]"),
         });
         assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        let csp = res
+            .headers()
+            .get(header::CONTENT_SECURITY_POLICY)
+            .unwrap()
+            .to_str()
+            .unwrap();
+        assert!(csp.contains("style-src 'nonce-n0';"), "{csp}");
+        assert!(!csp.contains("unsafe-inline"), "{csp}");
         let body = actix_web::body::MessageBody::try_into_bytes(res.into_body()).unwrap();
         let html = std::str::from_utf8(&body).unwrap();
         assert!(!html.contains("<script>"), "{html}");
@@ -292,6 +288,11 @@ mod tests {
             html.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;")
         );
         assert!(html.contains("data-field=\"metadata[&lt;img src=x&gt;]\""));
-        assert!(html.contains("<html lang=\"en\">"));
+        assert!(html.contains("<html lang=\"en\""));
+        assert!(html.contains("<style nonce=\"n0\">"), "{html}");
+        assert!(
+            html.contains("<title>&lt;h&gt; - Payment</title>"),
+            "{html}"
+        );
     }
 }

@@ -5,12 +5,67 @@
 
 use actix_web::http::{header, StatusCode};
 use actix_web::HttpResponse;
+use std::sync::LazyLock;
+
 use askama::Template;
 
 use crate::pages::checkout::csp_with_form_target;
 
-/// The style sheet of every page on the base layout.
+/// The dark palette, written once in the style sheet's place of `DARK`: the dark theme's and,
+/// under `prefers-color-scheme: dark`, the system theme's.
+const DARK: &str = "--bg:#111113;--fg:#f4f4f5;--card:#1c1c1f;--mut:#a1a1aa;--bd:#3f3f46;\
+--soft:#27272a;--ac:#60a5fa;--acfg:#0b1220;--ok:#22c55e;--bad:#f87171;--warn:#fbbf24;\
+--focus:#93c5fd;color-scheme:dark";
+
+/// The one style sheet (`site.css`), as written.
 pub const SITE_CSS: &str = include_str!("site.css");
+
+/// Which part of the style sheet a page inlines: each is a prefix of the next, so the hosted
+/// checkout carries only its own rules (its size is benchmarked) and the dashboard all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sheet {
+    /// The hosted checkout: up to `/*! pages */`.
+    Checkout,
+    /// The other public pages (portal, sign-in, consent, claim, gateway): up to
+    /// `/*! dashboard */`.
+    Pages,
+    /// The dashboard: the whole sheet.
+    Dashboard,
+}
+
+/// The three prefixes, the palette filled in, comments and line breaks taken out.
+static SHEETS: LazyLock<[String; 3]> = LazyLock::new(|| {
+    let cut = |marker: &str| SITE_CSS.find(marker).unwrap_or(SITE_CSS.len());
+    let ready = |css: &str| {
+        let mut out = String::with_capacity(css.len() + 2 * DARK.len());
+        let mut rest = css;
+        while let Some(at) = rest.find("/*") {
+            out.push_str(&rest[..at]);
+            rest = rest[at..]
+                .find("*/")
+                .map_or("", |end| &rest[at + end + 2..]);
+        }
+        out.push_str(rest);
+        out.replace("DARK", DARK).replace('\n', "")
+    };
+    [
+        ready(&SITE_CSS[..cut("/*! pages */")]),
+        ready(&SITE_CSS[..cut("/*! dashboard */")]),
+        ready(SITE_CSS),
+    ]
+});
+
+impl Sheet {
+    /// The part's CSS, ready to inline.
+    pub fn css(self) -> &'static str {
+        let i = match self {
+            Sheet::Checkout => 0,
+            Sheet::Pages => 1,
+            Sheet::Dashboard => 2,
+        };
+        &SHEETS[i]
+    }
+}
 
 /// Length of a page's CSP nonce.
 pub const NONCE_LEN: usize = 22;
@@ -31,14 +86,21 @@ impl askama::filters::Escaper for KernelHtml {
 /// What the base layout needs besides a page's content.
 #[derive(Debug, Clone)]
 pub struct Layout<'a> {
-    /// The response's CSP nonce (the inline style sheet).
+    /// The response's CSP nonce (the inline style sheet and script).
     pub nonce: &'a str,
-    /// The `<title>` and the `<h1>`.
+    /// The `<title>` (and the `<h1>` of a one-card page).
     pub title: &'a str,
-    /// The style sheet (always `SITE_CSS`; a field so the template reads it unescaped).
+    /// The part of the style sheet the page inlines (`Sheet::css`).
     pub css: &'static str,
-    /// A wide page (the dashboard) rather than one narrow card (sign-in, consent).
-    pub wide: bool,
+    /// The class of `<main>`: `page` (one narrow card), `wide` (the dashboard), `page portal`.
+    pub main: &'static str,
+    /// The theme class on `<html>` (`t-system`, `t-light`, `t-dark`) and its `color-scheme`.
+    pub theme: &'static str,
+    pub scheme: &'static str,
+    /// The inline script (the checkout's), under the nonce; the pages work without it.
+    pub script: Option<&'static str>,
+    /// Without JavaScript, reload after this `content` (`5`, or `3;url=...`).
+    pub refresh: Option<String>,
 }
 
 impl<'a> Layout<'a> {
@@ -47,16 +109,36 @@ impl<'a> Layout<'a> {
         Layout {
             nonce,
             title,
-            css: SITE_CSS,
-            wide: false,
+            css: Sheet::Pages.css(),
+            main: "page",
+            theme: "t-system",
+            scheme: "light dark",
+            script: None,
+            refresh: None,
         }
     }
 
     /// A wide page (the dashboard's screens).
     pub fn wide(nonce: &'a str, title: &'a str) -> Layout<'a> {
         Layout {
-            wide: true,
+            css: Sheet::Dashboard.css(),
+            main: "wide",
             ..Layout::card(nonce, title)
+        }
+    }
+
+    /// The `color-scheme` of a theme class.
+    pub fn themed(self, theme: pay_domain::tenancy::Theme) -> Layout<'a> {
+        use pay_domain::tenancy::Theme;
+        let (theme, scheme) = match theme {
+            Theme::Light => ("t-light", "light"),
+            Theme::Dark => ("t-dark", "dark"),
+            Theme::System => ("t-system", "light dark"),
+        };
+        Layout {
+            theme,
+            scheme,
+            ..self
         }
     }
 }
@@ -120,5 +202,28 @@ mod tests {
         assert!(out.contains("<title>A &amp; &lt;B&gt;</title>"), "{out}");
         assert!(out.contains("<style nonce=\"n0\">"), "{out}");
         assert!(out.contains(".card{"), "the style sheet is inline: {out}");
+        assert!(out.contains(".fld{"), "the pages' part: {out}");
+        assert!(!out.contains(".top{"), "not the dashboard's: {out}");
+        assert!(
+            out.contains("<html lang=\"en\" class=\"t-system\">"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn each_sheet_is_a_prefix_of_the_next_with_the_palette_filled_in() {
+        let (c, p, d) = (
+            Sheet::Checkout.css(),
+            Sheet::Pages.css(),
+            Sheet::Dashboard.css(),
+        );
+        assert!(p.starts_with(c) && d.starts_with(p) && c.len() < p.len() && p.len() < d.len());
+        assert!(c.contains(".t-dark{--bg:#111113"), "{c}");
+        assert!(c.contains("@media (prefers-color-scheme:dark){.t-system{--bg:#111113"));
+        assert!(c.contains(".qr{") && !c.contains(".fld{") && !c.contains(".top{"));
+        assert!(d.contains(".top{") && d.contains(".secret{"));
+        for css in [c, p, d] {
+            assert!(!css.contains('\n') && !css.contains("/*") && !css.contains("DARK"));
+        }
     }
 }

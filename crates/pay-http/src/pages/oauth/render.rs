@@ -2,7 +2,6 @@
 //! under the response's CSP nonce, no script), every value escaped by the kernel's escaper.
 
 use askama::Template;
-use pay_domain::kernel::html::escape;
 use pay_domain::oauth::ConsentView;
 use pay_domain::tenancy::{Membership, Scope};
 
@@ -25,22 +24,6 @@ pub fn scope_words(scope: Scope) -> &'static str {
         Scope::BookkeepingRead => "See your wallet activity and expenses",
         Scope::BookkeepingWrite => "Record expenses for your outgoing transfers",
     }
-}
-
-/// The onboarding claim page's document (hand-built; it moves onto the base layout with the
-/// other pages of issue 32).
-pub(crate) fn document(nonce: &str, title: &str, body: &str) -> String {
-    format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <meta name=\"robots\" content=\"noindex\">\
-         <title>{}</title><style nonce=\"{}\">{}</style></head>\n\
-         <body class=\"t-system\"><main class=\"page\"><div class=\"card\">\n<h1>{}</h1>\n{body}</div></main></body></html>\n",
-        escape(title),
-        escape(nonce),
-        crate::pages::checkout::render::stylesheet(),
-        escape(title),
-    )
 }
 
 #[derive(Template)]

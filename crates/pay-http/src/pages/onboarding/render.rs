@@ -1,12 +1,12 @@
-//! The claim pages as HTML: the OAuth pages' document (the checkout's style sheet under the
-//! response's CSP nonce, no script), every interpolated value escaped by the one escaper.
+//! The claim pages as HTML: askama templates (`templates/claim.html`, `claimed.html`) on the
+//! one base layout (the pages' part of the style sheet under the response's CSP nonce, no
+//! script), every interpolated value escaped by the kernel's escaper.
 
-use std::fmt::Write;
-
-use pay_domain::kernel::html::escape;
+use askama::Template;
 use pay_domain::onboarding::ClaimView;
 
-use crate::pages::oauth::render::{document, scope_words};
+use crate::pages::layout::{html, Layout};
+use crate::pages::oauth::render::scope_words;
 
 /// What a claim page offers, besides the draft.
 pub enum Offer<'a> {
@@ -14,6 +14,7 @@ pub enum Offer<'a> {
     /// sign-in page's address to use another account.
     Claim { csrf: &'a str, switch: &'a str },
     /// Not signed in: the sign-up form, and a link to the sign-in page that comes back here.
+    /// After a refusal the e-mail typed is filled in again.
     SignUp {
         signin: &'a str,
         email: Option<&'a str>,
@@ -21,115 +22,75 @@ pub enum Offer<'a> {
     },
 }
 
-/// What the merchant is about to own, and which application it connects.
-fn intro(view: &ClaimView, body: &mut String) {
-    let r = &view.draft.request;
-    let _ = write!(
-        body,
-        "<p><strong>{}</strong> prepared an account for <strong>{}</strong>",
-        escape(&view.partner_name),
-        escape(&r.company_name)
-    );
-    if let Some(w) = &r.company_website {
-        let _ = write!(body, " <small class=\"muted\">({})</small>", escape(w));
-    }
-    body.push_str(". You will be its owner.</p>\n");
-    if let Some(app) = &view.app {
-        let _ = writeln!(
-            body,
-            "<p>It also connects <strong>{}</strong>, which will be able to:</p>\n<ul class=\"scopes\">",
-            escape(&app.app_name)
-        );
-        for s in &app.scopes {
-            let _ = writeln!(
-                body,
-                "<li>{} <small class=\"muted\">({})</small></li>",
-                escape(scope_words(*s)),
-                escape(s.as_str())
-            );
-        }
-        body.push_str("</ul>\n");
-        let _ = writeln!(
-            body,
-            "<p class=\"muted\">Afterwards you will be sent to {}.</p>",
-            escape(&app.redirect_uri)
-        );
-    }
+/// The application a claim connects: its name, the scopes in words and their names, and where
+/// the merchant is sent afterwards.
+struct App<'a> {
+    name: &'a str,
+    scopes: Vec<(&'static str, &'static str)>,
+    redirect_uri: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "claim.html")]
+struct ClaimPage<'a> {
+    layout: Layout<'a>,
+    action: &'a str,
+    partner: &'a str,
+    company: &'a str,
+    website: Option<&'a str>,
+    app: Option<App<'a>>,
+    /// "and connect" when the claim also connects an application.
+    verb: &'static str,
+    min_password: usize,
+    offer: Offer<'a>,
 }
 
 /// The claim page of an open draft; its forms post to `action` (signed in) or
 /// `action`/signup (a new account).
 pub fn claim(nonce: &str, action: &str, view: &ClaimView, offer: Offer<'_>) -> String {
-    let mut body = String::new();
-    intro(view, &mut body);
-    let verb = if view.app.is_some() {
-        "and connect"
-    } else {
-        ""
-    };
-    match offer {
-        Offer::Claim { csrf, switch } => {
-            let _ = writeln!(
-                body,
-                "<form method=\"post\" action=\"{}\">\n<input type=\"hidden\" name=\"csrf_token\" value=\"{}\">\n\
-                 <div class=\"actions\"><button class=\"btn primary\" type=\"submit\">Create {} {}</button></div>\n</form>",
-                escape(action),
-                escape(csrf),
-                escape(&view.draft.request.company_name),
-                verb
-            );
-            let _ = writeln!(
-                body,
-                "<p class=\"muted\">Not you? <a href=\"{}\">Sign in with another account</a>.</p>",
-                escape(switch)
-            );
-        }
-        Offer::SignUp {
-            signin,
-            email,
-            error,
-        } => {
-            if let Some(e) = error {
-                let _ = writeln!(body, "<p class=\"note\" role=\"alert\">{}</p>", escape(e));
-            }
-            let _ = write!(
-                body,
-                "<h2>Create your account</h2>\n<form method=\"post\" action=\"{}/signup\">\n\
-                 <p><label for=\"email\">E-mail</label><br><input id=\"email\" name=\"email\" type=\"email\" autocomplete=\"username\" value=\"{}\" required></p>\n\
-                 <p><label for=\"password\">Password <small class=\"muted\">(at least {} characters)</small></label><br><input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"new-password\" minlength=\"{}\" required></p>\n\
-                 <div class=\"actions\"><button class=\"btn primary\" type=\"submit\">Create account {}</button></div>\n</form>\n",
-                escape(action),
-                escape(email.unwrap_or("")),
-                pay_domain::tenancy::MIN_PASSWORD_LEN,
-                pay_domain::tenancy::MIN_PASSWORD_LEN,
-                verb
-            );
-            let _ = writeln!(
-                body,
-                "<p class=\"muted\">Already have an account? <a href=\"{}\">Sign in</a> to add {} to it.</p>",
-                escape(signin),
-                escape(&view.draft.request.company_name)
-            );
-        }
-    }
-    document(
-        nonce,
-        &format!("Set up {}", view.draft.request.company_name),
-        &body,
-    )
+    let r = &view.draft.request;
+    let title = format!("Set up {}", r.company_name);
+    html(&ClaimPage {
+        layout: Layout::card(nonce, &title),
+        action,
+        partner: &view.partner_name,
+        company: &r.company_name,
+        website: r.company_website.as_deref(),
+        app: view.app.as_ref().map(|app| App {
+            name: &app.app_name,
+            scopes: app
+                .scopes
+                .iter()
+                .map(|s| (scope_words(*s), s.as_str()))
+                .collect(),
+            redirect_uri: &app.redirect_uri,
+        }),
+        verb: if view.app.is_some() {
+            "and connect"
+        } else {
+            ""
+        },
+        min_password: pay_domain::tenancy::MIN_PASSWORD_LEN,
+        offer,
+    })
+}
+
+#[derive(Template)]
+#[template(path = "claimed.html")]
+struct ClaimedPage<'a> {
+    layout: Layout<'a>,
+    company: &'a str,
+    partner: &'a str,
 }
 
 /// After a claim without `oauth`: the company exists and the merchant owns it.
 pub fn ready(nonce: &str, company_name: &str, partner_name: &str) -> String {
-    document(
-        nonce,
-        &format!("{company_name} is ready"),
-        &format!(
-            "<p role=\"status\">You own <strong>{}</strong> now. You can go back to {}.</p>\n",
-            escape(company_name),
-            escape(partner_name)
-        ),
-    )
+    let title = format!("{company_name} is ready");
+    html(&ClaimedPage {
+        layout: Layout::card(nonce, &title),
+        company: company_name,
+        partner: partner_name,
+    })
 }
 
 #[cfg(test)]
@@ -177,5 +138,15 @@ mod tests {
         assert!(!html.contains("\"><x"));
         assert!(!html.contains("<e>"));
         assert!(html.contains("action=\"/onboarding/claim/obc_x/signup\""));
+        // A refused sign-up keeps the e-mail typed, styled like every form of the site.
+        assert!(html.contains("<div class=\"fld\"><label for=\"email\">E-mail</label><input id=\"email\" name=\"email\" type=\"email\" autocomplete=\"username\" value=\"&quot;&gt;&lt;x\""), "{html}");
+        assert!(
+            html.contains("<style nonce=\"n0\">") && html.contains(".fld{"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<p class=\"err\" role=\"alert\" id=\"signup-error\">&lt;e&gt;</p>"),
+            "{html}"
+        );
     }
 }

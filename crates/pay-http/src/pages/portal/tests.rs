@@ -90,7 +90,8 @@ fn shows_details_invoices_subscriptions_and_history() {
     assert!(page.contains("href=\"https://pay.example/p/pay/Xk3pQ9rT2mVw8LzA4bN7cD\""));
     assert!(page.contains(">Pay 19.99 USD<"));
     assert!(
-        page.contains("<td>2027-02-01</td>"),
+        page.contains("<td data-label=\"Due\">2027-02-01</td>")
+            && page.contains("<table class=\"stack\">"),
         "due dates in the subscription's zone"
     );
     assert!(!page.contains("2027-01-31"));

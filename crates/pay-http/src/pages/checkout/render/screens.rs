@@ -1,4 +1,8 @@
-//! The parts of a screen: the asset choice, the quote under review, the deposit block, underpayment and overpayment notes, the failure links.
+//! A session's screen: what each status shows (the quote under review, the deposit, the
+//! confirmations, the underpayment, the refund step, the end states), as the data of
+//! `templates/checkout/body.html`.
+
+use pay_domain::checkout::RefundReason;
 
 use super::*;
 
@@ -30,178 +34,130 @@ impl AssetLabel {
     }
 }
 
-pub(super) fn choose(h: &mut String, view: &CheckoutView, base: &str, error: Option<&str>) {
-    if view.pay_assets.is_empty() {
-        h.push_str("<p>No payment method is available for this link right now. Please try again later.</p>\n");
-        return;
-    }
-    let _ = write!(
-        h,
-        "<form method=\"post\" action=\"{}/start\">\n<fieldset><legend>Choose what to pay with</legend>\n<div class=\"opts\">\n",
-        escape(base)
-    );
-    for a in &view.pay_assets {
-        let _ = writeln!(
-            h,
-            "<label class=\"opt\"><input type=\"radio\" name=\"payAsset\" value=\"{}\" required><span><strong>{}</strong> <small>{} on {}</small></span></label>",
-            escape(&a.asset_identifier),
-            escape(&a.symbol),
-            escape(&a.name),
-            escape(&a.chain_name),
-        );
-    }
-    h.push_str("</div></fieldset>\n");
-    if let Some(e) = error {
-        let _ = writeln!(
-            h,
-            "<p class=\"err\" role=\"alert\">{}</p>",
-            escape(&sentence(e))
-        );
-    }
-    let next = if view.review_required {
-        "Continue"
-    } else {
-        "Continue to payment"
-    };
-    let _ = write!(
-        h,
-        "<button type=\"submit\" class=\"btn primary\">{next}</button>\n</form>\n"
-    );
-}
-
-pub(super) fn review(
-    h: &mut String,
-    ctx: &Ctx<'_>,
-    s: &PaymentSession,
-    a: &AssetLabel,
-    action: &dyn Fn(&str) -> String,
-) {
-    let _ = write!(
-        h,
-        "<p>Check the amount, then accept to get the deposit address.</p>\n<dl class=\"rows\">\n\
-         <div><dt>You send</dt><dd><span class=\"big\">{} {}</span><br><small>on {}</small></dd></div>\n\
-         <div><dt>Quote valid for</dt><dd>{}</dd></div>\n</dl>\n<div class=\"actions\">\n{}\n<div class=\"row\">{}{}</div>\n</div>\n",
-        escape(&s.required_sell_amount.to_string()),
-        escape(&a.symbol),
-        escape(&a.chain),
-        countdown(ctx, s.expires_at),
-        post_form(&action("accept"), "primary", "Accept and pay"),
-        post_form(&action("refresh"), "", "Refresh quote"),
-        post_form(&action("cancel"), "quiet", "Cancel payment"),
-    );
-}
-
-/// Address, exact amount, QR code and the time left: what a payer needs to send. On an EVM
-/// chain the QR code is the EIP-681 payment request (address, chain and amount in one scan),
-/// else the address.
-pub(super) fn deposit_block(
-    h: &mut String,
-    address: &str,
-    amount: &str,
-    a: &AssetLabel,
-    amount_label: &str,
-) {
-    let label = format!("QR code of the {} deposit address", a.symbol);
+/// Address, exact amount and QR code: what a payer needs to send. On an EVM chain the QR code
+/// is the EIP-681 payment request (address, chain and amount in one scan), else the address.
+fn deposit(address: &str, amount: String, a: &AssetLabel, label: &'static str) -> Deposit {
+    let qr_label = format!("QR code of the {} deposit address", a.symbol);
     let request = a.decimals.and_then(|decimals| {
-        let amount = pay_domain::kernel::amount::Decimal::parse(amount).ok()?;
+        let amount = Decimal::parse(&amount).ok()?;
         pay_domain::chains::rules::payment_request(&a.identifier, decimals, address, amount)
     });
-    if let Some(svg) = qr::svg(request.as_deref().unwrap_or(address), &label) {
-        h.push_str(&svg);
-        h.push('\n');
+    Deposit {
+        qr: qr::svg(request.as_deref().unwrap_or(address), &qr_label),
+        label,
+        amount,
+        address: address.to_owned(),
     }
-    let _ = write!(
-        h,
-        "<div>\n<div class=\"field\"><span class=\"lbl\">{amount_label}</span><button type=\"button\" class=\"btn copy\" data-copy=\"{amt}\" hidden>Copy amount</button></div>\n\
-         <p class=\"big\"><span class=\"mono\" id=\"amount\">{amt}</span> {sym}</p>\n\
-         <div class=\"field\"><span class=\"lbl\">To this {chain} address</span><button type=\"button\" class=\"btn copy\" data-copy=\"{addr}\" hidden>Copy address</button></div>\n\
-         <code class=\"addr\" id=\"address\">{addr}</code>\n</div>\n",
-        amt = escape(amount),
-        sym = escape(&a.symbol),
-        chain = escape(&a.chain),
-        addr = escape(address),
-    );
 }
 
-pub(super) fn deposit(
-    h: &mut String,
+fn fail_links<'a>(view: &'a CheckoutView, base: &str) -> FailLinks<'a> {
+    FailLinks {
+        again: view.state.takes_payments().then(|| base.to_owned()),
+        failure: web_url(view.failure_url.as_deref()),
+        merchant: merchant_or_default(view),
+    }
+}
+
+/// The body of a session's page in its status.
+pub(super) fn session_body<'a>(
     ctx: &Ctx<'_>,
-    s: &PaymentSession,
-    a: &AssetLabel,
-    action: &dyn Fn(&str) -> String,
-) {
-    h.push_str("<p class=\"status wait\">Waiting for your payment</p>\n<div class=\"deposit\">\n");
-    let address = s.deposit_address.as_deref().unwrap_or_default();
-    deposit_block(
-        h,
-        address,
-        &s.required_sell_amount.to_string(),
-        a,
-        "Send exactly",
-    );
-    let _ = write!(
-        h,
-        "<dl class=\"rows\"><div><dt>Time left</dt><dd>{}</dd></div></dl>\n</div>\n\
-         <p class=\"note\">Send only {sym} on {chain}, in one transfer of exactly this amount. Another asset or network cannot be credited.</p>\n\
-         <div class=\"actions\">{}</div>\n",
-        countdown(ctx, s.expires_at),
-        post_form(&action("cancel"), "quiet", "Cancel payment"),
-        sym = escape(&a.symbol),
-        chain = escape(&a.chain),
-    );
-}
-
-pub(super) fn underpaid(h: &mut String, s: &PaymentSession, a: &AssetLabel) {
-    let received = amount_text(s.settlement.received_amount);
-    let got = received.as_deref().unwrap_or("0");
-    let due =
-        amount_text(s.settlement.short_by).unwrap_or_else(|| s.required_sell_amount.to_string());
-    let _ = write!(
-        h,
-        "<p class=\"status wait\">Waiting for the rest</p>\n\
-         <dl class=\"rows\"><div><dt>Received</dt><dd>{got} {sym}</dd></div><div><dt>Still due</dt><dd><strong>{due} {sym}</strong></dd></div></dl>\n\
-         <div class=\"deposit\">\n",
-        got = escape(got),
-        due = escape(&due),
-        sym = escape(&a.symbol),
-    );
-    if let Some(address) = &s.deposit_address {
-        deposit_block(h, address, &due, a, "Send the rest");
+    view: &'a CheckoutView,
+    base: &str,
+    s: &'a PaymentSession,
+    a: AssetLabel,
+    error: Option<&str>,
+    confirmations: Option<u32>,
+) -> Body<'a> {
+    let action = format!("{base}/s/{}", s.id);
+    let merchant = merchant_or_default(view);
+    match s.status {
+        SessionStatus::Quote => Body::Quote {
+            amount: s.required_sell_amount.to_string(),
+            a,
+            left: countdown(ctx, s.expires_at),
+            action,
+        },
+        SessionStatus::Pending => Body::Pending {
+            deposit: deposit(
+                s.deposit_address.as_deref().unwrap_or_default(),
+                s.required_sell_amount.to_string(),
+                &a,
+                "Send exactly",
+            ),
+            a,
+            left: countdown(ctx, s.expires_at),
+            action,
+        },
+        SessionStatus::Processing => Body::Processing {
+            got: amount_text(s.settlement.received_amount)
+                .unwrap_or_else(|| s.required_sell_amount.to_string()),
+            a,
+            // The confirmations of the least confirmed transfer, of those it needs (`1 of 2`).
+            confirmations: confirmations.and_then(|required| {
+                let least = s.settlement.transfers.iter().map(|t| t.confirmations).min()?;
+                Some((least, required))
+            }),
+        },
+        SessionStatus::Complete => Body::Complete {
+            merchant,
+            amount: s.required_sell_amount.to_string(),
+            a,
+            over: amount_text(s.settlement.overpaid_by),
+            success: web_url(view.success_url.as_deref()),
+        },
+        SessionStatus::Underpaid => {
+            let due = amount_text(s.settlement.short_by)
+                .unwrap_or_else(|| s.required_sell_amount.to_string());
+            Body::Underpaid {
+                got: amount_text(s.settlement.received_amount).unwrap_or_else(|| "0".into()),
+                deposit: s
+                    .deposit_address
+                    .as_deref()
+                    .map(|address| deposit(address, due.clone(), &a, "Send the rest")),
+                due,
+                a,
+            }
+        }
+        SessionStatus::RefundPending => Body::Refund {
+            why: match s.settlement.refund_reason {
+                Some(RefundReason::LinkAlreadyPaid) => {
+                    "This payment link was already paid by someone else, so what you sent goes back to you."
+                }
+                None => "What you sent will be returned to you.",
+            },
+            received: amount_text(s.settlement.received_amount),
+            a,
+            // A later submission (another tab, or someone else holding the URL) is refused:
+            // the error shows above the address that stays.
+            address: s.settlement.refund_address.as_deref(),
+            error: error.map(sentence),
+            action: format!("{action}/refund-address"),
+        },
+        SessionStatus::Refunded => Body::Refunded {
+            address: s.settlement.refund_address.as_deref(),
+            links: fail_links(view, base),
+        },
+        SessionStatus::Expired | SessionStatus::Cancelled | SessionStatus::Failed => Body::Ended {
+            label: match s.status {
+                SessionStatus::Failed => "Failed",
+                SessionStatus::Cancelled => "Cancelled",
+                _ => "Expired",
+            },
+            why: match s.status {
+                SessionStatus::Failed => s
+                    .error_message
+                    .clone()
+                    .unwrap_or_else(|| "The payment could not be completed.".into()),
+                SessionStatus::Cancelled => "You cancelled this payment.".into(),
+                _ if s.previous_status == Some(SessionStatus::Quote) => {
+                    "The quote was not accepted in time.".into()
+                }
+                _ => "No payment arrived in time.".into(),
+            },
+            late: amount_text(s.settlement.late_amount),
+            a,
+            merchant,
+            links: fail_links(view, base),
+        },
     }
-    let _ = writeln!(
-        h,
-        "</div>\n<p class=\"note\">Send the missing {} on {} to the same address. If you cannot, the merchant will refund what arrived.</p>",
-        escape(&a.symbol),
-        escape(&a.chain),
-    );
-}
-
-pub(super) fn overpaid_note(h: &mut String, s: &PaymentSession, a: &AssetLabel) {
-    if let Some(over) = amount_text(s.settlement.overpaid_by) {
-        let _ = writeln!(
-            h,
-            "<p class=\"note\">You sent {} {} more than due; the merchant will contact you about it.</p>",
-            escape(&over),
-            escape(&a.symbol)
-        );
-    }
-}
-
-pub(super) fn failure_links(h: &mut String, view: &CheckoutView, base: &str) {
-    h.push_str("<div class=\"actions\">\n");
-    if view.state.takes_payments() {
-        let _ = writeln!(
-            h,
-            "<a class=\"btn primary\" href=\"{}\">Try again</a>",
-            escape(base)
-        );
-    }
-    if let Some(url) = view.failure_url.as_deref().and_then(safe_url) {
-        let _ = writeln!(
-            h,
-            "<a class=\"btn\" href=\"{url}\" rel=\"noreferrer\">Return to {}</a>",
-            escape(merchant_or_default(view))
-        );
-    }
-    h.push_str("</div>\n");
 }

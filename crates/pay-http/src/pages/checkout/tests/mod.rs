@@ -84,6 +84,8 @@ fn view(state: LinkState) -> CheckoutView {
         success_url: Some("https://shop.example/thanks?order=1&x=2".into()),
         failure_url: Some("https://shop.example/sorry".into()),
         return_url: Some("https://shop.example/cart".into()),
+        payer_fee: None,
+        sandbox: false,
     }
 }
 

@@ -168,3 +168,52 @@ fn settlement_values_are_escaped() {
         check(&render_session(&v, &s, None));
     }
 }
+
+#[test]
+fn the_sandbox_shows_a_test_mode_badge() {
+    let mut v = view(LinkState::Active);
+    let html = render::page(ctx(), &v, &Screen::Choose { error: None }, None);
+    assert!(!html.contains("Test mode"), "not outside the sandbox");
+    v.sandbox = true;
+    let choose = render::page(ctx(), &v, &Screen::Choose { error: None }, None);
+    let s = session(SessionStatus::Pending, json!({}));
+    for html in [choose, render_session(&v, &s, None)] {
+        check(&html);
+        assert!(
+            html.contains("<strong class=\"test\" id=\"test-mode\">Test mode<span class=\"sr\">: a sandbox payment, no real funds move</span></strong></header>"),
+            "{html}"
+        );
+    }
+}
+
+#[test]
+fn a_payer_paying_the_fee_reads_it_beside_the_amount() {
+    use pay_domain::checkout::quote::PayerFee;
+    use pay_domain::kernel::amount::Decimal;
+    let mut v = view(LinkState::Active);
+    let html = render::page(ctx(), &v, &Screen::Choose { error: None }, None);
+    assert!(
+        !html.contains("id=\"fee\""),
+        "the merchant pays it: no line"
+    );
+    v.payer_fee = Some(PayerFee {
+        percent: Decimal::parse("1.5").unwrap(),
+        amount: Decimal::parse("0.375").unwrap(),
+    });
+    let choose = render::page(ctx(), &v, &Screen::Choose { error: None }, None);
+    let mut quote = session(SessionStatus::Quote, json!({}));
+    quote.required_sell_amount = Decimal::parse("25.37625").unwrap();
+    for html in [choose, render_session(&v, &quote, None)] {
+        check(&html);
+        assert!(
+            html.contains("<p class=\"fee\" id=\"fee\">Processing fee, paid by you: <strong>0.375 USD</strong> (1.5 %), included in what you send.</p>"),
+            "{html}"
+        );
+    }
+    let html = render_session(&v, &quote, None);
+    assert!(
+        html.contains("<span class=\"amt\">12.50 USD</span>"),
+        "{html}"
+    );
+    assert!(html.contains("25.37625 ETH"), "{html}");
+}
