@@ -581,12 +581,14 @@ diesel::allow_tables_to_appear_in_same_query!(wallet_activities, payment_links);
 // Tables kept in files of their own (the chain processor, evidence files, native
 // installations, onboarding, token-request recovery).
 mod chains;
+mod collected;
 mod event_log;
 mod evidence;
 mod installations;
 mod onboarding;
 mod recovery;
 pub use chains::*;
+pub use collected::*;
 pub use event_log::*;
 pub use evidence::*;
 pub use installations::*;

@@ -84,6 +84,7 @@ conformance!(
     unfinished_sessions_oldest_first,
     latest_session_in_picks_the_newest_of_those_statuses,    company_sessions_in_status_newest_change_first,
     company_collected_adds_up_by_day_and_asset,
+    company_collected_follows_every_session_change,
 );
 
 // ----- cases -----

@@ -33,6 +33,7 @@ conformance!(
     latest_session_newest_first,
     unfinished_sessions_oldest_first,    company_sessions_in_status_newest_change_first,
     company_collected_adds_up_by_day_and_asset,
+    company_collected_follows_every_session_change,
 );
 
 conformance!(

@@ -248,18 +248,23 @@ pub trait CheckoutStore {
         since: Timestamp,
         limit: usize,
     ) -> crate::kernel::error::PortResult<Vec<PaymentSession>>;
-    /// What the company's sessions in `status` changed at or after `since` add up to, by UTC
-    /// day of their last change and invoice asset (day, then asset, ascending): every such
-    /// session, none left out. This default reads the sessions (`company_sessions_in`); a
-    /// store may add them up where they are (one row per day and asset read, over the same
-    /// index), with the same answer.
+    /// What the company's completed sessions add up to, by UTC day of their last change
+    /// (`updated_at`, their completion) and invoice asset (day, then asset, ascending), from
+    /// `first_day` (days since 1970-01-01, `CollectedDay::day`) on: every such session, none
+    /// left out. This default reads the sessions (`company_sessions_in`); a store may keep the
+    /// figures rolled up by day instead (written with each session change, in the same
+    /// transaction), with the same answer.
     fn company_collected(
         &self,
         company: CompanyId,
-        status: SessionStatus,
-        since: Timestamp,
+        first_day: i64,
     ) -> crate::kernel::error::PortResult<Vec<CollectedDay>> {
-        let sessions = self.company_sessions_in(company, status, since, usize::MAX)?;
+        let since = first_day
+            .checked_mul(DAY_MILLIS)
+            .and_then(Timestamp::from_unix_millis)
+            .ok_or_else(|| crate::kernel::error::Fault::new("collected since: out of range"))?;
+        let sessions =
+            self.company_sessions_in(company, SessionStatus::Complete, since, usize::MAX)?;
         collect_days(sessions.iter().map(|s| {
             (
                 s.updated_at,

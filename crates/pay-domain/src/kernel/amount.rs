@@ -120,6 +120,24 @@ impl Decimal {
         s
     }
 
+    /// `mantissa * 10^-scale`, not negative; `None` beyond `MAX_SCALE` fractional digits.
+    pub fn from_mantissa(mantissa: u128, scale: u32) -> Option<Decimal> {
+        (scale <= MAX_SCALE).then_some(Decimal {
+            negative: false,
+            mantissa,
+            scale,
+        })
+    }
+
+    /// The value's mantissa at `scale` fractional digits (`1.5` at 3: 1500), sign aside;
+    /// `None` when that would drop digits (`scale` below the value's) or overflow.
+    pub fn mantissa_at(&self, scale: u32) -> Option<u128> {
+        if scale < self.scale {
+            return None;
+        }
+        self.at_scale(scale)
+    }
+
     fn at_scale(&self, scale: u32) -> Option<u128> {
         self.mantissa
             .checked_mul(10u128.checked_pow(scale - self.scale)?)
@@ -507,5 +525,17 @@ mod tests {
         assert_eq!(Amount::parse("0", 2), Err(DecimalError::Format));
         assert_eq!(Amount::parse("0.00", 2), Err(DecimalError::Format));
         assert_eq!(Amount::parse("-1", 2), Err(DecimalError::Format));
+    }
+
+    #[test]
+    fn mantissas_in_and_out() {
+        assert_eq!(d("1.5").mantissa_at(3), Some(1500));
+        assert_eq!(d("-1.5").mantissa_at(1), Some(15));
+        assert_eq!(d("1.50").mantissa_at(1), None);
+        assert_eq!(
+            Decimal::from_mantissa(1250, 2).unwrap().to_string(),
+            "12.50"
+        );
+        assert_eq!(Decimal::from_mantissa(1, 19), None);
     }
 }

@@ -342,6 +342,28 @@ async fn home_counts_payments_and_lists_what_needs_attention(app: TestApp) {
     assert!(html.contains("<h3>Underpaid payments</h3>"), "{html}");
     assert!(html.contains("20.00 USDC (Base) invoiced"), "{html}");
     assert!(!html.contains("Nothing needs your attention."), "{html}");
+    // Resolved by hand: the session completes, and the figures count it at once (the daily
+    // roll-up is written with the session).
+    let res = post(
+        &app,
+        &s,
+        &format!("{home}/links/{uid}/manual-resolution"),
+        &[("csrf_token", &s.csrf), ("action", "complete")],
+    )
+    .await;
+    assert_eq!(res.status(), 303);
+    let (_, _, html) = page(&app, &s, &home).await;
+    assert!(
+        html.contains("<dt>Payments today</dt><dd class=\"fig\">3</dd>"),
+        "{html}"
+    );
+    assert!(
+        html.contains(
+            "<td data-label=\"Asset\">USDC (Base)</td><td data-label=\"Today\">55.50 <small>(3)</small></td>"
+        ),
+        "{html}"
+    );
+    assert!(html.contains("Nothing needs your attention."), "{html}");
     // Another team's home knows none of it.
     let other = app.new_tenant("Bob Bikes").await;
     let so = app.login_owner(&other).await;

@@ -17,6 +17,7 @@ use pay_domain::webhooks::Delivery;
 use pay_domain::{Fault, PortResult};
 
 use super::clock;
+use super::collected::{self, Counted};
 use super::events::insert_events;
 use super::webhooks::{insert_built, take_event_numbers};
 use crate::conn::{write_transaction, AnyConnection};
@@ -41,6 +42,8 @@ enum Refusal {
     Duplicate,
     LinkAlreadyPaid,
     UnknownLink,
+    /// The stored session could not be read as counted (`collected::Counted`).
+    Corrupt(Fault),
 }
 
 /// The write, converted to rows before a connection is taken.
@@ -52,6 +55,8 @@ struct Prepared<'a> {
     session: Option<NewPaymentSessionRow<'a>>,
     /// `Some` for an update: the version the stored row must still have.
     expected_version: Option<i64>,
+    /// What the session counts for in the daily roll-up once written (`None`: not complete).
+    counted: Option<Counted>,
     timeline: Vec<NewTimelineRow>,
     webhook_events: i64,
     /// When the write happened (the claimed link's `updated_at`, the event's `applied_at`).
@@ -97,6 +102,16 @@ impl<'a> Prepared<'a> {
             claim: write.claim_link.map(|s| s.to_string()),
             session: session.map(NewPaymentSessionRow::try_from).transpose()?,
             expected_version,
+            counted: match session {
+                Some(s) => Counted::of(
+                    s.status.as_str(),
+                    &s.company_id.to_string(),
+                    s.updated_at.unix_millis(),
+                    &s.invoice_asset,
+                    s.invoice_amount.as_str(),
+                )?,
+                None => None,
+            },
             timeline: write
                 .timeline
                 .iter()
@@ -178,15 +193,27 @@ fn apply(
         None
     };
 
-    // (c) The session: a new row, or compare-and-set on its version.
+    // (c) The session: a new row, or compare-and-set on its version; and, in this same
+    // transaction, the daily roll-up of completed sessions (`collected_days`) moved from what
+    // the stored row counted for to what the new one does. Every write of a session passes
+    // here, so no completion (settlement, manual resolution, sandbox) or reversal is missed.
     if let Some(row) = &w.session {
-        match w.expected_version {
+        let before = match w.expected_version {
             None => {
                 diesel::insert_into(payment_sessions::table)
                     .values(row)
                     .execute(conn)?;
+                None
             }
             Some(expected) => {
+                // The row being replaced, read at the version the update requires: if the
+                // update below succeeds, this is what it replaced.
+                let before = match collected::before_update(conn, &row.id, &row.link_id, expected)?
+                {
+                    None => return Ok(Err(Refusal::Stale)),
+                    Some(Err(fault)) => return Ok(Err(Refusal::Corrupt(fault))),
+                    Some(Ok(counted)) => counted,
+                };
                 let updated = diesel::update(
                     payment_sessions::table
                         .filter(payment_sessions::id.eq(&row.id))
@@ -198,8 +225,10 @@ fn apply(
                 if updated == 0 {
                     return Ok(Err(Refusal::Stale));
                 }
+                before
             }
-        }
+        };
+        collected::follow(conn, before.as_ref(), w.counted.as_ref())?;
     }
 
     // (c') The domain events it decides (a completion), into the event outbox.
@@ -265,6 +294,7 @@ impl CheckoutStore for DieselStore {
             Some(Refusal::Duplicate) => Ok(WriteOutcome::Duplicate),
             Some(Refusal::LinkAlreadyPaid) => Ok(WriteOutcome::LinkAlreadyPaid),
             Some(Refusal::UnknownLink) => Err(Fault::new("unknown payment link")),
+            Some(Refusal::Corrupt(fault)) => Err(fault),
         }
     }
 
@@ -346,18 +376,13 @@ impl CheckoutStore for DieselStore {
     fn company_collected(
         &self,
         company: CompanyId,
-        status: SessionStatus,
-        since: Timestamp,
+        first_day: i64,
     ) -> PortResult<Vec<CollectedDay>> {
-        let read = self.run("company collected", |conn| {
-            super::collected::read(
-                conn,
-                &company.to_string(),
-                status.as_str(),
-                since.unix_millis(),
-            )
+        // The daily roll-up: one row per day and asset, a range of its primary key.
+        let rows = self.run("company collected", |conn| {
+            collected::read(conn, &company.to_string(), first_day)
         })?;
-        super::collected::days(read)
+        collected::days(rows)
     }
 
     fn unfinished_sessions(&self, link: PaymentLinkId) -> PortResult<Vec<PaymentSession>> {

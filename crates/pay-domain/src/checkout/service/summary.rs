@@ -1,8 +1,8 @@
 //! The merchant's overview of payments (the dashboard's Home): what completed payments
 //! collected per invoice asset, today and over the last days, day by day, and the underpaid
 //! sessions that wait for the merchant's decision. Reads only: the checkout store's
-//! `company_collected` (the completed sessions added up by day and asset where they are
-//! stored) and `company_sessions_in` (the underpaid ones), both over an index.
+//! `company_collected` (the completed sessions added up by day and asset: a daily roll-up on
+//! the database stores) and `company_sessions_in` (the underpaid ones), both over an index.
 
 use super::*;
 use crate::checkout::DAY_MILLIS;
@@ -48,10 +48,8 @@ impl CheckoutService {
         let since = Timestamp::from_datetime(first_day.midnight().assume_utc());
         // Added up by the store, one row per day and asset: every completed session counts,
         // however many the company has.
-        let days = self
-            .store
-            .company_collected(p.company_id, SessionStatus::Complete, since)?;
         let first = since.unix_millis().div_euclid(DAY_MILLIS);
+        let days = self.store.company_collected(p.company_id, first)?;
         let today_n = now.unix_millis().div_euclid(DAY_MILLIS);
         let mut daily_counts = vec![0u64; SUMMARY_DAYS];
         let mut collected: Vec<Collected> = Vec::new();

@@ -541,7 +541,8 @@ pub fn unfinished_sessions_oldest_first<S: Ports>(store: &S) {
 mod by_status;
 pub mod values;
 pub use by_status::{
-    company_collected_adds_up_by_day_and_asset, company_sessions_in_status_newest_change_first,
+    company_collected_adds_up_by_day_and_asset, company_collected_follows_every_session_change,
+    company_sessions_in_status_newest_change_first,
 };
 use values::*;
 // The checkout cases store links without expiry (`values::link`), not the shared fixture.
