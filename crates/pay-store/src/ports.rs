@@ -29,6 +29,7 @@ mod installations;
 pub(crate) mod links;
 mod mail;
 pub(crate) mod oauth;
+mod oauth_grants;
 mod oauth_recovery;
 mod onboarding;
 mod ratelimit;

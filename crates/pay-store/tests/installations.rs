@@ -8,5 +8,6 @@ use common::*;
 conformance!(
     installations: a_platform_template_is_written_once,
     an_installation_is_written_once_with_its_application,
-    a_key_swap_at_consent_is_atomic
+    a_key_swap_at_consent_is_atomic,
+    a_company_lists_its_grants
 );

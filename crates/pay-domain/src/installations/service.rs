@@ -10,12 +10,14 @@ use crate::installations::model::{
 use crate::installations::ports::InstallationPorts;
 use crate::installations::registration::{CheckedRegistration, RegistrationBody};
 use crate::kernel::error::{Fault, FieldError};
-use crate::kernel::ids::{ApplicationId, ClientId, CompanyId};
+use crate::kernel::ids::{ApplicationId, ClientId, CompanyId, GrantId};
 use crate::kernel::service::Kernel;
 use crate::oauth::{
-    Application, ClientAuth, ClientType, OAuthError, OAuthService, ProofFacts, RegisteredKey,
-    ResourceErrorCode, ResourceRefusal, SecurityReset, StoredApplication, DEFAULT_REFRESH_TTL,
+    Application, ClientAuth, ClientType, ConnectedApp, OAuthError, OAuthService, ProofFacts,
+    RegisteredKey, ResourceErrorCode, ResourceRefusal, SecurityReset, StoredApplication,
+    DEFAULT_REFRESH_TTL,
 };
+use crate::tenancy::{SignedIn, TenancyError};
 use crate::webhooks::WebhookService;
 
 type Result<T, E = InstallationError> = std::result::Result<T, E>;
@@ -73,6 +75,26 @@ impl InstallationService {
             self.webhooks.retain_grant_subscription(grant.id.0)?;
         }
         Ok(())
+    }
+
+    /// A merchant revokes a connected application or disconnects a native installation (the
+    /// dashboard's Developers screen, `settings.manage`): the grant and all its token families
+    /// end in one transaction (`OAuthService::revoke_connected_app`); for an official native
+    /// installation's grant, what a disconnect keeps is kept as on `revoke`
+    /// (`WebhookService::retain_grant_subscription`); other applications have no such
+    /// exception. A retry (the grant already revoked) keeps what the first did not. `NotFound`
+    /// for another company's grant or none.
+    pub fn disconnect(
+        &self,
+        signed_in: &SignedIn,
+        company: CompanyId,
+        grant: GrantId,
+    ) -> Result<ConnectedApp, TenancyError> {
+        let app = self.oauth.revoke_connected_app(signed_in, company, grant)?;
+        if app.is_native() {
+            self.webhooks.retain_grant_subscription(app.grant.id.0)?;
+        }
+        Ok(app)
     }
 
     /// `pay-server admin security-reset`: `OAuthService::security_reset` (every grant of the

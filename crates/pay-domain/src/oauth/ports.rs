@@ -10,7 +10,9 @@ use crate::kernel::ids::{ApplicationId, ClientId, CompanyId, FamilyId, GrantId};
 use crate::kernel::secret::SecretDigest;
 use crate::kernel::timestamp::Timestamp;
 use crate::oauth::recovery::{TokenAnswer, TokenRecoveryStore};
-use crate::oauth::{Family, Grant, Held, KeySwap, StoredApplication, StoredCode, StoredToken};
+use crate::oauth::{
+    ConnectedApp, Family, Grant, Held, KeySwap, StoredApplication, StoredCode, StoredToken,
+};
 
 /// Applications, grants, codes and tokens.
 pub trait OAuthStore {
@@ -57,6 +59,12 @@ pub trait OAuthStore {
     ) -> PortResult<bool>;
     /// The grant of a company and application.
     fn grant(&self, company: CompanyId, application: ApplicationId) -> PortResult<Option<Grant>>;
+    /// Every grant of `company` (revoked ones too), newest first (`created_at`, then id,
+    /// descending), each with its application's name and client id, the newest `created_at`
+    /// of the grant's refresh tokens as its last use (`None` when it has none), and, when
+    /// the application belongs to an official native installation, that installation's
+    /// platform, site URL and site name.
+    fn company_grants(&self, company: CompanyId) -> PortResult<Vec<ConnectedApp>>;
     /// A code by digest, with its family and grant (used or expired ones too).
     fn code(&self, digest: &SecretDigest) -> PortResult<Option<Held<StoredCode>>>;
     /// Redeems the code: sets `used_at = at` in ONE atomic statement, only where it is still
@@ -165,7 +173,10 @@ pub trait DpopReplayStore {
     /// calls, with every rule of `record_jti`), and the returned future resolves once it is
     /// committed. `None` (nothing recorded, nothing read) when the store has no such copy or no
     /// such path: the caller then uses `access_token_recording_jti` on a thread that may block.
-    /// The call itself MUST NOT block on I/O. Stores without a copy keep this default.
+    /// The call itself MUST NOT wait on the disk, the network or other requests (a store may
+    /// decide the record on the caller's thread when that takes microseconds of memory and
+    /// page-cache work under a lock held as long, and return a ready future). Stores without a
+    /// copy keep this default.
     fn start_recording_jti(
         &self,
         digest: &SecretDigest,

@@ -2,6 +2,7 @@
 //! (consent), authenticate a client, revoke (RFC 7009) and authenticate an access token on a
 //! resource route. The token endpoint's two grants are in `service/token.rs`.
 
+mod connected;
 mod recovery;
 mod reset;
 mod resource;

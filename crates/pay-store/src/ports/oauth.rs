@@ -9,7 +9,9 @@ use pay_domain::kernel::secret::SecretDigest;
 use pay_domain::kernel::timestamp::Timestamp;
 use pay_domain::oauth::ports::{CompanyGrant, OAuthStore};
 use pay_domain::oauth::recovery::TokenAnswer;
-use pay_domain::oauth::{Family, Grant, Held, KeySwap, StoredApplication, StoredCode, StoredToken};
+use pay_domain::oauth::{
+    ConnectedApp, Family, Grant, Held, KeySwap, StoredApplication, StoredCode, StoredToken,
+};
 use pay_domain::{Fault, PortResult};
 
 use crate::conn::{write_transaction, AnyConnection};
@@ -314,6 +316,10 @@ impl OAuthStore for DieselStore {
                 .optional()
         })?;
         row.map(Grant::try_from).transpose()
+    }
+
+    fn company_grants(&self, company: CompanyId) -> PortResult<Vec<ConnectedApp>> {
+        crate::ports::oauth_grants::company_grants(self, company)
     }
 
     fn code(&self, digest: &SecretDigest) -> PortResult<Option<Held<StoredCode>>> {

@@ -99,6 +99,16 @@ pub(crate) struct GrantRow {
     revoked_at: Option<i64>,
 }
 
+impl GrantRow {
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub(crate) fn application_id(&self) -> &str {
+        &self.application_id
+    }
+}
+
 impl TryFrom<GrantRow> for Grant {
     type Error = Fault;
 

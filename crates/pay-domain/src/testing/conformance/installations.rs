@@ -1,7 +1,8 @@
 //! Native platform templates: inserted once (a second insert of the identifier writes nothing
 //! and says so, even two at once), read back exactly, unknown identifiers absent. Native
 //! installations: written once with their application; their key moved by compare-and-set,
-//! and swapped at consent together with the revocation of the old key's families.
+//! and swapped at consent together with the revocation of the old key's families. A company's
+//! grants listed with their applications, last use and installations.
 
 use std::sync::Barrier;
 use std::thread;
@@ -12,7 +13,7 @@ use crate::installations::ports::{InstallationStore, PlatformStore};
 use crate::installations::{Installation, NativePlatform, NATIVE_SCOPES};
 use crate::kernel::ids::ClientId;
 use crate::oauth::ports::OAuthStore;
-use crate::oauth::{KeySwap, RegisteredKey, StoredApplication};
+use crate::oauth::{ConnectedApp, InstalledSite, KeySwap, RegisteredKey, StoredApplication};
 use crate::tenancy::ports::TenancyStore;
 
 fn template(platform: &str, name: &str) -> NativePlatform {
@@ -291,4 +292,79 @@ pub fn a_key_swap_at_consent_is_atomic<S: Ports>(store: &S) {
     );
     let plain_code = store.code(&c_plain.digest).unwrap().unwrap();
     assert_eq!(plain_code.family.revoked_at, None);
+}
+
+/// A company's grants are listed newest first, revoked ones too, each with its application's
+/// name and client id, its last use (the newest refresh token issued for it) and, for a native
+/// installation's application, the installation's site; another company's are not.
+pub fn a_company_lists_its_grants<S: Ports>(store: &S) {
+    let company_a = company(store);
+    assert_eq!(store.company_grants(company_a).unwrap(), vec![]);
+    let plain = application(false);
+    store.insert_application(&plain).unwrap();
+    let g_plain = grant(company_a, &plain, T0);
+    let f_plain = family(&g_plain, T0);
+    let g_plain = store
+        .save_authorization(&g_plain, &f_plain, &code(&plain, &f_plain, T0))
+        .unwrap();
+    let refresh = token(&plain, &f_plain, T0, 86_400_000);
+    store
+        .insert_tokens(&token(&plain, &f_plain, T0, 900_000), &refresh, None)
+        .unwrap();
+    // A refresh: its new tokens are the grant's last use.
+    let rotated = token(&plain, &f_plain, T0 + 5_000, 86_400_000);
+    assert!(store
+        .rotate_refresh(
+            &refresh.digest,
+            &token(&plain, &f_plain, T0 + 5_000, 900_000),
+            &rotated,
+            ts(T0 + 5_000),
+            None,
+        )
+        .unwrap());
+    // A native installation's grant, newer, never exchanged.
+    let (installation, app) = native(store);
+    assert!(store.insert_installation(&installation, &app).unwrap());
+    let mut g_native = grant(company_a, &app, T0 + 1_000);
+    g_native.bound_jkt = Some(OLD.into());
+    let f_native = family(&g_native, T0 + 1_000);
+    let g_native = store
+        .save_authorization(&g_native, &f_native, &code(&app, &f_native, T0 + 1_000))
+        .unwrap();
+    // Another company's grant of the same application.
+    let g_other = grant(company(store), &plain, T0 + 2_000);
+    let f_other = family(&g_other, T0 + 2_000);
+    store
+        .save_authorization(&g_other, &f_other, &code(&plain, &f_other, T0 + 2_000))
+        .unwrap();
+
+    let site = InstalledSite {
+        platform: installation.platform.clone(),
+        site_url: "https://shop.example".into(),
+        site_name: Some("Shop é".into()),
+    };
+    let native_listed = ConnectedApp {
+        grant: g_native.clone(),
+        name: app.app.name.clone(),
+        client_id: app.app.client_id.clone(),
+        last_used_at: None,
+        site: Some(site),
+    };
+    let plain_listed = ConnectedApp {
+        grant: g_plain.clone(),
+        name: "Shop connector é".into(),
+        client_id: plain.app.client_id.clone(),
+        last_used_at: Some(ts(T0 + 5_000)),
+        site: None,
+    };
+    assert_eq!(
+        store.company_grants(company_a).unwrap(),
+        vec![native_listed.clone(), plain_listed.clone()]
+    );
+    assert!(native_listed.is_native() && !plain_listed.is_native());
+    // A revoked grant is still listed, as revoked.
+    assert!(store.revoke_grant(g_native.id, ts(T0 + 9_000)).unwrap());
+    let listed = store.company_grants(company_a).unwrap();
+    assert_eq!(listed[0].grant.revoked_at, Some(ts(T0 + 9_000)));
+    assert_eq!(listed[1], plain_listed);
 }

@@ -8,7 +8,8 @@ use crate::kernel::timestamp::Timestamp;
 use crate::oauth::ports::{CompanyGrant, DpopReplayStore, JtiRecord, OAuthStore};
 use crate::oauth::recovery::TokenAnswer;
 use crate::oauth::{
-    Family, Grant, Held, KeySwap, RegisteredKey, StoredApplication, StoredCode, StoredToken,
+    ConnectedApp, Family, Grant, Held, InstalledSite, KeySwap, RegisteredKey, StoredApplication,
+    StoredCode, StoredToken,
 };
 
 /// OAuth's tables.
@@ -204,6 +205,43 @@ impl OAuthStore for MemStore {
             .iter()
             .find(|g| g.company_id == company && g.application_id == application)
             .cloned())
+    }
+
+    fn company_grants(&self, company: CompanyId) -> PortResult<Vec<ConnectedApp>> {
+        self.count_call("company_grants");
+        let t = self.tables();
+        let o = &t.oauth;
+        let mut out = Vec::new();
+        for g in o.grants.iter().filter(|g| g.company_id == company) {
+            let app = o
+                .applications
+                .iter()
+                .find(|a| a.app.id == g.application_id)
+                .ok_or_else(|| Fault::new("foreign key: application"))?;
+            let site = t
+                .native_installations
+                .iter()
+                .find(|i| i.application_id == g.application_id)
+                .map(|i| InstalledSite {
+                    platform: i.platform.clone(),
+                    site_url: i.site_url.clone(),
+                    site_name: i.site_name.clone(),
+                });
+            out.push(ConnectedApp {
+                grant: g.clone(),
+                name: app.app.name.clone(),
+                client_id: app.app.client_id.clone(),
+                last_used_at: o
+                    .refresh_tokens
+                    .iter()
+                    .filter(|r| r.grant_id == g.id)
+                    .map(|r| r.created_at)
+                    .max(),
+                site,
+            });
+        }
+        out.sort_by_key(|a| std::cmp::Reverse((a.grant.created_at, a.grant.id)));
+        Ok(out)
     }
 
     fn code(&self, digest: &SecretDigest) -> PortResult<Option<Held<StoredCode>>> {

@@ -1,8 +1,11 @@
 //! The dashboard's Developers screen: the team's API keys (name, key id, status, created,
 //! last used), and for owners and admins the create form (the secret shown once, in the
-//! answer to the create, never again), disable or enable, and delete. A member without
-//! `settings.manage` sees no control, and each of these POSTs answers them 403 (the tenancy
-//! service refuses); another team's key is 404.
+//! answer to the create, never again), disable or enable, and delete; then the team's
+//! connected apps and native installations with their revoke or disconnect (`apps`). A
+//! member without `settings.manage` sees no control, and each of these POSTs answers them
+//! 403 (the tenancy service refuses); another team's key or grant is 404.
+
+pub mod apps;
 
 use actix_web::http::StatusCode;
 use actix_web::{get, post, HttpResponse};
@@ -59,6 +62,7 @@ struct DevelopersPage<'a> {
     frame: Frame<'a>,
     can_manage: bool,
     keys: Vec<KeyRow>,
+    apps: Vec<apps::AppRow>,
     created: Option<Created>,
     error: Option<String>,
     name: String,
@@ -79,11 +83,12 @@ fn screen_of(
     refused_form: Option<(String, String, String)>,
     status: StatusCode,
 ) -> Result<Answer, ApiError> {
-    let keys = match pay
+    let listed = pay
         .tenancy()
         .list_integrations(&m.signed_in, m.principal.company_id)
-    {
-        Ok(k) => k,
+        .and_then(|k| Ok((k, apps::rows(pay, &m.signed_in, m.principal.company_id)?)));
+    let (keys, apps) = match listed {
+        Ok(both) => both,
         Err(e) => {
             let back = page_path(&m.principal.company_id.to_string());
             return Ok(Answer::Refused(refusal(e, &back)?));
@@ -110,6 +115,7 @@ fn screen_of(
                     origins: k.allowed_origins.join(" "),
                 })
                 .collect(),
+            apps,
             created,
             error,
             name,
@@ -124,7 +130,7 @@ fn screen_of(
     params(("companyId" = String, Path, description = "The team's company id")),
     security((), ("session" = [])),
     responses(
-        (status = 200, description = "The API keys (HTML)", content_type = "text/html", body = String),
+        (status = 200, description = "The API keys, connected apps and native installations (HTML)", content_type = "text/html", body = String),
         ScreenRefusals,
     )
 )]
@@ -198,13 +204,13 @@ pub async fn create_key(v: Visit, body: FormBody) -> Result<HttpResponse, ApiErr
     .await
 }
 
-/// Disable (`disable`) or enable (`enable`) an API key.
+/// Disable (`disable`), enable (`enable`) or delete (`delete`) an API key.
 #[utoipa::path(
     tag = "Dashboard",
     params(
         ("companyId" = String, Path, description = "The team's company id"),
         ("partnerId" = String, Path, description = "The key's partner id"),
-        ("action" = String, Path, description = "`disable` or `enable`"),
+        ("action" = String, Path, description = "`disable`, `enable` or `delete`; any other value is 404"),
     ),
     request_body(content = CsrfForm, content_type = "application/x-www-form-urlencoded"),
     security((), ("session" = [])),

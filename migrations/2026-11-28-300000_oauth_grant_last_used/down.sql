@@ -1,0 +1,1 @@
+DROP INDEX oauth_refresh_tokens_grant;
