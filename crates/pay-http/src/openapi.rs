@@ -135,6 +135,7 @@ routes!(
     crate::pages::dashboard::developers::developers_page,
     crate::pages::dashboard::developers::create_key,
     crate::pages::dashboard::developers::set_key_enabled,
+    crate::pages::dashboard::developers::apps::revoke_app,
     crate::pages::dashboard::webhooks::webhooks_page,
     crate::pages::dashboard::webhooks::save_callback,
     crate::pages::dashboard::webhooks::rotate_secret,
@@ -159,6 +160,11 @@ routes!(
     crate::pages::dashboard::subscriptions::create_subscription,
     crate::pages::dashboard::subscriptions::detail::subscription_page,
     crate::pages::dashboard::subscriptions::detail::set_subscription_status,
+    crate::pages::dashboard::bookkeeping::bookkeeping_page,
+    crate::pages::dashboard::bookkeeping::export_csv,
+    crate::pages::dashboard::bookkeeping::evidence_download,
+    crate::pages::dashboard::bookkeeping::activity::activity_page,
+    crate::pages::dashboard::bookkeeping::activity::save_expense,
 );
 
 /// The gateway form takes its named fields and any number of `metadata[<key>]` string fields:

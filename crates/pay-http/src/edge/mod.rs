@@ -12,6 +12,7 @@ pub mod idempotency;
 pub mod json;
 pub mod limits;
 pub mod metrics;
+pub mod multipart;
 pub mod telemetry;
 
 use pay_domain::bookkeeping::{ActivityRef, ACTIVITY_NOT_FOUND, FILE_NOT_FOUND};

@@ -7,7 +7,7 @@ use actix_web::web::Bytes;
 use actix_web::{get, web, HttpRequest, HttpResponse};
 use futures_util::stream;
 use pay_domain::app::Pay;
-use pay_domain::bookkeeping::{header_record, ExportCursor, ExportKind, ExportPeriod};
+use pay_domain::bookkeeping::{header_record, ExportCursor, ExportKind, ExportPage, ExportPeriod};
 use pay_domain::tenancy::Principal;
 
 use crate::api::bookkeeping::dto::parse_instant;
@@ -53,6 +53,19 @@ async fn export(
         Ok((principal, period, first))
     })
     .await?;
+    Ok(streamed(pay, principal, kind, period, first))
+}
+
+/// The export of `kind` for `principal`'s company, whose `first` page was read: the header
+/// and that page, then the later pages read as the body streams. The API's routes and the
+/// dashboard's export answer with it.
+pub(crate) fn streamed(
+    pay: web::Data<Pay>,
+    principal: Principal,
+    kind: ExportKind,
+    period: ExportPeriod,
+    first: ExportPage,
+) -> HttpResponse {
     let mut head = header_record(kind);
     head.push_str(&first.csv);
     let next = first.next.map(|after| Next {
@@ -86,7 +99,7 @@ async fn export(
         ExportKind::Payments => "payments",
     };
     let day = |t: pay_domain::kernel::timestamp::Timestamp| t.to_rfc3339()[..10].to_owned();
-    Ok(HttpResponse::Ok()
+    HttpResponse::Ok()
         .content_type("text/csv; charset=utf-8")
         .insert_header((
             "Content-Disposition",
@@ -97,7 +110,7 @@ async fn export(
             ),
         ))
         .insert_header(("Cache-Control", "no-store"))
-        .streaming(futures_util::StreamExt::chain(body, rest)))
+        .streaming(futures_util::StreamExt::chain(body, rest))
 }
 
 /// The company's expenses of a period as CSV (RFC 4180, CRLF, a header row), one row per

@@ -4,9 +4,11 @@
 //! (`/dashboard/{companyId}/...`): a company the user is not a member of is a 404 page, as is
 //! an unknown id. Not signed in: 303 to `/signin` with the page as `return_to`. Screens: Home
 //! (`home`), Payment links (`links`), Customers (`customers`), Subscriptions (`subscriptions`),
-//! Developers (`developers`), Webhooks (`webhooks`), Settings (`settings`) and Team (`team`);
+//! Developers (`developers`), Webhooks (`webhooks`), Settings (`settings`), Bookkeeping
+//! (`bookkeeping`) and Team (`team`);
 //! sign-out. No JavaScript.
 
+pub mod bookkeeping;
 pub mod customers;
 pub mod developers;
 mod flow;
@@ -180,7 +182,7 @@ pub(crate) struct Frame<'a> {
     pub teams: &'a [Team],
     pub csrf: &'a str,
     /// The screen's tab: `home`, `links`, `customers`, `subscriptions`, `developers`,
-    /// `webhooks`, `settings` or `team`.
+    /// `webhooks`, `settings`, `bookkeeping` or `team`.
     pub tab: &'static str,
 }
 
