@@ -31,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.parse
 import urllib.request
 
@@ -81,21 +82,42 @@ def children_cpu_seconds():
     return r.ru_utime + r.ru_stime
 
 
+def timed_wrk(url, seconds, conns, lua, env, watched):
+    """run.wrk, polled: its output, and wrk's own CPU seconds before the first request (its Lua
+    `init`, which reads the round's proofs: a cost per run, not per request) and in all. The
+    first request is when the watched processes' CPU first moves (polled every 20 ms)."""
+    proc = subprocess.Popen(run.wrk_cmd(url, seconds, conns, lua), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
+    server0 = cpu_seconds(watched)
+    setup = None
+    while proc.poll() is None:
+        if setup is None and cpu_seconds(watched) > server0:
+            setup = cpu_seconds([proc.pid])
+        time.sleep(0.02)
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise run.BenchError(f"wrk exited with {proc.returncode}\n{out}{err}")
+    return out, setup or 0.0
+
+
 def loaded(url, seconds, conns, lua, env, pids):
     """run.wrk, and the CPU seconds the processes `pids()` used meanwhile: requests per
     CPU-second (per busy core). Also the client's own CPU (wrk and its Lua script, on the same
-    cores), per request: what the load generator takes from the server."""
+    cores), per request, without its setup: what the load generator takes from the server's
+    cores while the requests run."""
     watched = pids()
     before = cpu_seconds(watched)
     client_before = children_cpu_seconds()
-    res = run.wrk(url, seconds, conns, lua, env=env)
+    out, setup = timed_wrk(url, seconds, conns, lua, env or {}, watched)
+    res = run.wrk_result(url, out)
     cpu = cpu_seconds(watched) - before
     if cpu <= 0:
         raise run.BenchError(f"{url}: no CPU time measured")
     res["cpu_s"] = cpu
     res["per_core"] = res["requests"] / cpu
     res["client_cpu_s"] = children_cpu_seconds() - client_before
-    res["client_us_per_request"] = 1e6 * res["client_cpu_s"] / res["requests"]
+    res["client_setup_s"] = setup
+    res["client_us_per_request"] = 1e6 * (res["client_cpu_s"] - setup) / res["requests"]
     return res
 
 

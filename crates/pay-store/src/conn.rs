@@ -159,31 +159,24 @@ impl CustomizeConnection<PoolConn, diesel::r2d2::Error> for SqlitePragmas {
     }
 }
 
-/// The SQLite file of the DPoP replay table beside the database at `path`.
+/// The SQLite file of the DPoP replay table of older builds, beside the database at `path`
+/// (now the records live in `replay::table_file`; `replay` takes this one over).
 pub(crate) fn replay_file(path: &str) -> String {
     format!("{path}-dpop")
 }
 
-/// The DPoP replay table in its own SQLite file ([`replay_file`]), WAL and
-/// `synchronous = NORMAL` like the database, opened by every instance on this host as the
-/// database is, so a `jti` recorded by one is a replay for all. Its rows live at most the
-/// proof window (pruned by housekeeping), so the file needs no backup: the table is created
-/// here when missing. Without a rowid: the primary key (a 16-byte key, `replay::replay_key`) is
-/// the table, so an insert writes one b-tree of small rows and the expiry index.
-///
-/// With it, a connection to the database itself, on which the replay file's holder reads the
-/// OAuth revocation generation after each commit (`replay`).
-pub(crate) fn open_replay_file(path: &str) -> Result<crate::replay::Conns, diesel::r2d2::Error> {
+/// A connection to the database at `path` with the server's pragmas, on which the replay
+/// store reads the OAuth revocation generation after each record (`replay`).
+pub(crate) fn open_generation_conn(path: &str) -> Result<AnyConnection, diesel::r2d2::Error> {
     let mut db = SqliteConnection::establish(path).map_err(diesel::r2d2::Error::ConnectionError)?;
     db.batch_execute(SQLITE_PRAGMAS)
         .map_err(diesel::r2d2::Error::QueryError)?;
-    Ok(crate::replay::Conns {
-        jtis: open_jti_table(path)?,
-        db: AnyConnection::Sqlite(db),
-    })
+    Ok(AnyConnection::Sqlite(db))
 }
 
-fn open_jti_table(path: &str) -> Result<AnyConnection, diesel::r2d2::Error> {
+/// An older build's replay file ([`replay_file`]), its records in `dpop_replays` (those of the
+/// text layout moved there first), to be read once by `replay`.
+pub(crate) fn open_old_replay_file(path: &str) -> Result<SqliteConnection, diesel::r2d2::Error> {
     let mut c = SqliteConnection::establish(&replay_file(path))
         .map_err(diesel::r2d2::Error::ConnectionError)?;
     c.batch_execute(SQLITE_PRAGMAS)
@@ -191,13 +184,12 @@ fn open_jti_table(path: &str) -> Result<AnyConnection, diesel::r2d2::Error> {
             c.batch_execute(
                 "CREATE TABLE IF NOT EXISTS dpop_replays (\
                      key BLOB NOT NULL PRIMARY KEY, \
-                     keep_until BIGINT NOT NULL) WITHOUT ROWID; \
-                 CREATE INDEX IF NOT EXISTS dpop_replays_keep_until ON dpop_replays (keep_until);",
+                     keep_until BIGINT NOT NULL) WITHOUT ROWID;",
             )
         })
         .and_then(|()| adopt_text_records(&mut c))
         .map_err(diesel::r2d2::Error::QueryError)?;
-    Ok(AnyConnection::Sqlite(c))
+    Ok(c)
 }
 
 /// A replay file written before the 16-byte keys (table `dpop_jtis`: `htu` and the hex `jti`

@@ -123,11 +123,11 @@ pub struct DieselStore {
     /// page cache stays warm instead of being invalidated by other connections' writes.
     /// `None` on PostgreSQL, where pooled connections write concurrently.
     writer: Option<Arc<Mutex<PoolConn>>>,
-    /// On SQLite, the DPoP replay table's own file ([`conn::open_replay_file`]) and its writer
-    /// thread, which commits the waiting records in batches ([`replay`]): a `jti` written per
-    /// DPoP request neither queues behind the other writes nor empties every reader's page
-    /// cache of the main file (SQLite drops a connection's whole cache when another connection
-    /// changed its file). `None` on PostgreSQL.
+    /// On SQLite, the DPoP replay table: a hash table in a file of its own beside the database,
+    /// shared by every process on the host ([`replay`]): a `jti` recorded per DPoP request
+    /// is one read and one write of the page cache under a lock on that file, so it neither
+    /// queues behind the database's writes nor empties every reader's page cache of the main
+    /// file, and waits on no commit. `None` on PostgreSQL.
     jtis: Option<Arc<replay::ReplayFile>>,
     /// Hot reads (key lookup, company with settings); off unless `with_read_cache`.
     cache: Arc<ReadCache>,
@@ -185,12 +185,10 @@ impl DieselStore {
         }
         let jtis = match backend {
             Backend::Sqlite => {
-                let conns = conn::open_replay_file(&target).map_err(StoreError::Connect)?;
-                let file = replay::ReplayFile::new(conns).map_err(|e| {
+                let db = conn::open_generation_conn(&target).map_err(StoreError::Connect)?;
+                let file = replay::ReplayFile::open(&target, db).map_err(|e| {
                     StoreError::Connect(diesel::r2d2::Error::ConnectionError(
-                        diesel::ConnectionError::BadConnection(format!(
-                            "cannot start the dpop replay writer: {e}"
-                        )),
+                        diesel::ConnectionError::BadConnection(e),
                     ))
                 })?;
                 Some(Arc::new(file))

@@ -113,6 +113,7 @@ impl Drop for TestDb {
                     "-wal",
                     "-shm",
                     "-journal",
+                    "-jti",
                     "-dpop",
                     "-dpop-wal",
                     "-dpop-shm",

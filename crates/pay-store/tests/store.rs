@@ -665,7 +665,15 @@ fn sqlite_creates_the_file_and_accepts_relative_paths() {
         max_connections: 1,
     });
     let exists = std::path::Path::new(&name).exists();
-    for suffix in ["", "-wal", "-shm", "-dpop", "-dpop-wal", "-dpop-shm"] {
+    for suffix in [
+        "",
+        "-wal",
+        "-shm",
+        "-jti",
+        "-dpop",
+        "-dpop-wal",
+        "-dpop-shm",
+    ] {
         let _ = std::fs::remove_file(format!("{name}{suffix}"));
     }
     rel.unwrap();

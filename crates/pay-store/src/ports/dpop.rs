@@ -1,5 +1,5 @@
 //! `DpopReplayStore` on `DieselStore`. SQLite keeps the replay table in its own file
-//! (`conn::open_replay_file`); PostgreSQL records a `jti` in one statement, committed without
+//! (`replay`, shared by every process on the host); PostgreSQL records a `jti` in one statement, committed without
 //! waiting for its WAL flush (docs/security.md, "DPoP proofs"). A DPoP-bound token is served
 //! from the process's copy while the OAuth revocation generation read with the record is the
 //! one it was read under (`tokens`): the hot path is the record alone.
@@ -78,10 +78,12 @@ impl DpopReplayStore for DieselStore {
         Ok((held, bound.then_some(recorded)))
     }
 
-    /// SQLite, a token copy bound to the proof's key: the record goes to the replay file's
-    /// writer now and is awaited (the copy stands when the generation read after the batch's
-    /// commit is the one it was read under; else it is dropped, and the next request reads the
-    /// token again). PostgreSQL: `None` (one statement on the pool, `access_token_recording_jti`).
+    /// SQLite, a token copy bound to the proof's key: the record is made in the replay table
+    /// now, on the caller's thread (a read and a write of the page cache under the table's
+    /// lock, then the generation read from the database: no commit to wait for), and the
+    /// returned future is ready. The copy stands when the generation read after the record is
+    /// the one it was read under; else it is dropped, and the next request reads the token
+    /// again. PostgreSQL: `None` (one statement on the pool, `access_token_recording_jti`).
     fn start_recording_jti(
         &self,
         digest: &SecretDigest,
@@ -92,25 +94,23 @@ impl DpopReplayStore for DieselStore {
         if held.item.jkt.as_deref() != Some(proof.jkt) {
             return None;
         }
-        let pending =
-            jtis.start_record(proof.htu, proof.jti_digest, proof.keep_until.unix_millis());
-        let tokens = std::sync::Arc::clone(&self.tokens);
-        let key = digest.0.clone();
-        Some(Box::pin(async move {
-            let (recorded, now) = pending?.outcome().await?;
-            if now == generation {
-                Ok(HeldRecord::Current(Box::new(held), recorded))
-            } else {
-                tokens.forget(&key);
-                Ok(HeldRecord::Stale(recorded))
-            }
-        }))
+        let outcome = jtis
+            .record(proof.htu, proof.jti_digest, proof.keep_until.unix_millis())
+            .map(|(recorded, now)| {
+                if now == generation {
+                    HeldRecord::Current(Box::new(held), recorded)
+                } else {
+                    self.tokens.forget(&digest.0);
+                    HeldRecord::Stale(recorded)
+                }
+            });
+        Some(Box::pin(std::future::ready(outcome)))
     }
 
     fn record_jti(&self, htu: &str, jti_digest: &str, keep_until: Timestamp) -> PortResult<bool> {
         let keep_until = keep_until.unix_millis();
         match &self.jtis {
-            Some(jtis) => jtis.record(htu, jti_digest, keep_until).map(|(new, _)| new),
+            Some(jtis) => jtis.record_only(htu, jti_digest, keep_until),
             None => self.run("record dpop jti", |conn| {
                 record_jti_async_commit(conn, htu, jti_digest, keep_until)
             }),
@@ -158,8 +158,8 @@ impl DieselStore {
     }
 
     /// Records the proof's `jti` and reads the generation after it (PostgreSQL: one prepared
-    /// statement, committed asynchronously; SQLite: the replay file's writer thread, which
-    /// reads it once per batch).
+    /// statement, committed asynchronously; SQLite: the replay table, then the generation on
+    /// the replay store's own connection to the database).
     fn record_jti_reading_generation(&self, proof: &JtiRecord<'_>) -> PortResult<(bool, i64)> {
         let keep_until = proof.keep_until.unix_millis();
         match &self.jtis {
