@@ -21,11 +21,25 @@ CPU-per-request ratio <= 1.03.
 The "on" server must have counted every request wrk made in its runs (its counter scraped
 before and after), the "off" one must answer `/metrics` 404: the switch really switched.
 
+`--instructions N` measures instead what the metrics add in instructions, which no other load
+on the machine changes: each round starts the "on" and the "off" server in turn (ABBA over the
+rounds) under valgrind's callgrind (`--instr-atstart=no`: uninstrumented until asked), one
+worker, the outbox workers off (PAY_DISPATCHER=false: their polls would fall into the window),
+warms each route up with 200 requests, then per route counts the server's instructions (every
+thread) over N requests sent one after another on one keep-alive connection
+(`callgrind_control`: zero, instrumentation on, the requests, dump, off) and over an idle
+window as long as the requests took (what runs without requests: the schedulers' timers). The
+figure is instructions per request on/off, per round and its median; the idle window's count
+is printed beside it.
+
 Usage: python3 bench/metrics_cost.py [--rounds 3] [--pairs 6] [--seconds 2] [--connections 32] [--only sqlite|postgres]
+       python3 bench/metrics_cost.py --instructions 2000 [--rounds 3]   # callgrind, needs valgrind
        python3 bench/metrics_cost.py --smoke     # one round of one 1-second pair on the debug build (CI)
 Needs: wrk, psql, a local PostgreSQL (PAY_BENCH_POSTGRES_URL). Targets loopback only.
 """
 import argparse
+import glob
+import http.client
 import json
 import os
 import re
@@ -34,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -172,32 +187,163 @@ def measure_backend(name, db_url, args):
     return out
 
 
+class CallgrindServer:
+    """pay-server under callgrind, uninstrumented until `count` asks; one worker, no outbox
+    workers, the metrics on or off."""
+
+    def __init__(self, db_url, metrics, out):
+        self.port = run.free_port()
+        self.out = out
+        env = run.server_env(db_url, PAY_LISTEN=f"127.0.0.1:{self.port}", PAY_DEMO="false",
+                             PAY_WORKERS="1", PAY_DISPATCHER="false")
+        env.pop("PAY_METRICS_TOKEN", None)
+        env.pop("PAY_METRICS_LISTEN", None)
+        if metrics:
+            env["PAY_METRICS_TOKEN"] = TOKEN
+        self.proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                                      f"--callgrind-out-file={out}", run.BIN, "serve"],
+                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            run.wait_ready(f"http://127.0.0.1:{self.port}/readyz", timeout=180)
+        except Exception:
+            self.proc.kill()
+            raise
+
+    def control(self, *opts):
+        subprocess.run(["callgrind_control", *opts, str(self.proc.pid)], capture_output=True, check=True)
+
+    def send(self, method, path, headers, body, n):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        try:
+            for _ in range(n):
+                c.request(method, path, body=body, headers=headers)
+                r = c.getresponse()
+                r.read()
+                if r.status not in (200, 201):
+                    raise run.BenchError(f"{method} {path}: {r.status}")
+        finally:
+            c.close()
+
+    def count(self, label, work):
+        """Instructions of the server (every thread) while `work()` runs; the seconds it took."""
+        for f in glob.glob(self.out + ".*"):
+            os.remove(f)
+        self.control("--zero")
+        self.control("--instr=on")
+        t0 = time.time()
+        work()
+        took = time.time() - t0
+        self.control(f"--dump={label}")
+        self.control("--instr=off")
+        total = 0
+        for _ in range(100):
+            files = glob.glob(self.out + ".*")
+            if files:
+                break
+            time.sleep(0.1)
+        for f in files:
+            with open(f) as fh:
+                total += next(int(line.split()[1]) for line in fh if line.startswith("totals:"))
+            os.remove(f)
+        if total <= 0:
+            raise run.BenchError(f"callgrind counted nothing for {label}")
+        return total, took
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def instructions_backend(name, db_url, args):
+    tmp = tempfile.mkdtemp(prefix="pay-metrics-callgrind-")
+    try:
+        return instructions_rounds(name, db_url, args, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def instructions_rounds(name, db_url, args, tmp):
+    creds = run.bootstrap(db_url)
+    hdrs = {"x-svc-key-id": creds["keyId"], "x-svc-key-secret": creds["keySecret"],
+            "content-type": "application/json"}
+    path = "/api/partner/v1/pay/payment-links"
+    create_body = json.dumps({"amount": "12.50", "title": "Bench order", "orderId": "bench-1"})
+    rounds = []
+    for r in range(args.rounds):
+        one = {}
+        for mode in (("on", "off") if r % 2 == 0 else ("off", "on")):
+            srv = CallgrindServer(db_url, mode == "on", os.path.join(tmp, f"cg-{name}-{mode}-{r}"))
+            try:
+                uid = run.http("POST", f"http://127.0.0.1:{srv.port}{path}", hdrs,
+                               {"amount": "12.50", "title": "detail"})["uid"]
+                routes = {"create": ("POST", path, create_body), "detail": ("GET", f"{path}/{uid}", None)}
+                for method, p, body in routes.values():
+                    srv.send(method, p, hdrs, body, 200)
+                got = {}
+                for route, (method, p, body) in routes.items():
+                    total, took = srv.count(route, lambda: srv.send(method, p, hdrs, body, args.instructions))
+                    idle, _ = srv.count(f"{route}-idle", lambda: time.sleep(took))
+                    got[route] = {"per_request": total / args.instructions, "seconds": took,
+                                  "idle_per_request": idle / args.instructions}
+                # The switch really switched: "on" counted every request, "off" has no /metrics.
+                scrape = urllib.request.Request(f"http://127.0.0.1:{srv.port}/metrics",
+                                                headers={"authorization": f"Bearer {TOKEN}"})
+                try:
+                    with urllib.request.urlopen(scrape) as res:
+                        text = res.read().decode()
+                except urllib.error.HTTPError as e:
+                    text = None if e.code == 404 else f"status {e.code}"
+                if mode == "off" and text is not None:
+                    raise run.BenchError(f"metrics off but /metrics answered: {text[:80]}")
+                if mode == "on":
+                    for route in ("create", "detail"):
+                        m = re.search(r"^pay_http_requests_total" + re.escape(SERIES[route]) + r" (\d+)",
+                                      text or "", re.M)
+                        if not m or int(m.group(1)) < args.instructions + 200:
+                            raise run.BenchError(f"metrics on did not count every {route} request")
+                one[mode] = got
+            finally:
+                srv.stop()
+        for route in ("create", "detail"):
+            one[route] = one["on"][route]["per_request"] / one["off"][route]["per_request"]
+        rounds.append(one)
+        print(f"  {name} round {r + 1} ({args.instructions} requests per route): "
+              + " | ".join(f"{route} on {one['on'][route]['per_request']:,.0f} off "
+                           f"{one['off'][route]['per_request']:,.0f} instructions/request ({one[route]:.4f}; "
+                           f"idle window {one['on'][route]['idle_per_request']:,.0f} and "
+                           f"{one['off'][route]['idle_per_request']:,.0f} per request)"
+                           for route in ("create", "detail")), flush=True)
+    out = {"rounds": rounds}
+    for route in ("create", "detail"):
+        out[route] = run.median([x[route] for x in rounds])
+        print(f"{name} {route}: instructions per request on/off rounds "
+              f"{', '.join(f'{x[route]:.4f}' for x in rounds)}, median {out[route]:.4f}", flush=True)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     run.add_common_args(ap, rounds=3, seconds=2, connections=32)
     ap.add_argument("--pairs", type=int, default=None, help="A/B pairs per route and round (default 6, smoke: 1)")
     ap.add_argument("--only", choices=["sqlite", "postgres"])
+    ap.add_argument("--instructions", type=int, default=None, metavar="N",
+                    help="count instructions per request under callgrind over N requests per route "
+                         "and round instead of timing wrk runs (needs valgrind)")
     args = ap.parse_args()
     args.pairs = args.pairs or (1 if args.smoke else 6)
+    if args.instructions:
+        run.require_tool("valgrind", "valgrind")
+        run.finish_args(args, rounds=3, seconds=2)
+        return instructions_main(args)
     run.require_tool("wrk", "wrk")
     run.finish_args(args, rounds=3, seconds=2)
-    tmp = tempfile.mkdtemp(prefix="pay-metrics-cost-")
     summary = {"rounds": args.rounds, "pairs": args.pairs, "seconds": args.seconds,
                "connections": args.connections, "profile": args.profile, "workers": args.workers}
-    try:
-        if args.only in (None, "sqlite"):
-            print("sqlite:", flush=True)
-            summary["sqlite"] = measure_backend("sqlite", f"sqlite://{tmp}/cost.db", args)
-        if args.only in (None, "postgres"):
-            dbname = f"pay_metrics_cost_{os.getpid()}"
-            run.psql(run.PG_URL, f"CREATE DATABASE {dbname}")
-            try:
-                print("postgres:", flush=True)
-                summary["postgres"] = measure_backend("postgres", run.with_db(run.PG_URL, dbname), args)
-            finally:
-                run.psql(run.PG_URL, f"DROP DATABASE IF EXISTS {dbname} WITH (FORCE)")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    summary.update(run.each_backend(args.only, "metrics_cost",
+                                    lambda name, db_url: measure_backend(name, db_url, args)))
     if args.smoke:
         print("smoke run ok: every figure measured, no errors; figures not written")
         return
@@ -210,6 +356,24 @@ def main():
                       f"CPU per request: {'under' if ok else 'NOT under'} {TARGET:.0%}")
     os.makedirs(run.OUT, exist_ok=True)
     with open(os.path.join(run.OUT, "metrics_cost.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+
+
+def instructions_main(args):
+    summary = {"rounds": args.rounds, "requests": args.instructions, "profile": args.profile}
+    summary.update(run.each_backend(args.only, "metrics_instructions",
+                                    lambda name, db_url: instructions_backend(name, db_url, args)))
+    if args.smoke:
+        print("smoke run ok: every figure measured, no errors; figures not written")
+        return
+    for b in ("sqlite", "postgres"):
+        for route in ("create", "detail"):
+            if b in summary:
+                x = summary[b][route]
+                print(f"{b} {route}: metrics add {x - 1:+.2%} instructions per request: "
+                      f"{'under' if x <= 1 + TARGET else 'NOT under'} {TARGET:.0%}")
+    os.makedirs(run.OUT, exist_ok=True)
+    with open(os.path.join(run.OUT, "metrics_instructions.json"), "w") as f:
         json.dump(summary, f, indent=2)
 
 

@@ -21,15 +21,13 @@ use actix_web::middleware::Next;
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::ConstGauge;
-use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 
 use crate::edge::error::ApiError;
 
 mod counters;
+mod requests;
 pub use counters::{mark, Counted, Counters};
 
 /// The path `/metrics` is served on.
@@ -40,11 +38,6 @@ pub const UNMATCHED_ROUTE: &str = "unmatched";
 /// writes (Prometheus asks for it first; counters' samples end in `_total`, and it ends with
 /// `# EOF`).
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
-/// Request latency buckets, in seconds: 1 ms to 10 s.
-const LATENCY_BUCKETS: [f64; 14] = [
-    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
-];
 
 /// Who may read `/metrics`, and where.
 #[derive(Debug, Clone, Default)]
@@ -65,19 +58,6 @@ impl MetricsAccess {
     fn is_metrics_listener(&self, local: SocketAddr) -> bool {
         self.listener == Some(local)
     }
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RequestLabels {
-    route: String,
-    method: &'static str,
-    status: u16,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct LatencyLabels {
-    route: String,
-    method: &'static str,
 }
 
 /// What the store answered when scraped: the webhook outbox and the endpoints paused.
@@ -225,33 +205,19 @@ pub struct Metrics {
     counters: Counters,
     /// One scrape at a time sets the store's gauges and encodes them.
     scrape: std::sync::Mutex<()>,
-    requests: Family<RequestLabels, Counter>,
-    latency: Family<LatencyLabels, Histogram, fn() -> Histogram>,
-}
-
-fn latency_histogram() -> Histogram {
-    Histogram::new(LATENCY_BUCKETS)
+    /// Requests by route template, method and status, with their latencies.
+    requests: std::sync::Arc<requests::Requests>,
 }
 
 impl Metrics {
     pub fn new(access: MetricsAccess, counters: Counters) -> Metrics {
         let mut registry = Registry::default();
+        // The request series are a collector (sharded per worker, added up when scraped),
+        // registered first: collectors are encoded after the registered metrics, so the
+        // families keep their order (the counters', the requests', the gauges').
+        let requests = std::sync::Arc::new(requests::Requests::default());
+        registry.register_collector(Box::new(requests.clone()));
         counters.register(&mut registry);
-        let requests = Family::<RequestLabels, Counter>::default();
-        registry.register(
-            "pay_http_requests",
-            "HTTP requests answered, by route template, method and status",
-            requests.clone(),
-        );
-        let latency = Family::<LatencyLabels, Histogram, fn() -> Histogram>::new_with_constructor(
-            latency_histogram,
-        );
-        registry.register_with_unit(
-            "pay_http_request_duration",
-            "Time to answer an HTTP request, by route template and method",
-            Unit::Seconds,
-            latency.clone(),
-        );
         let read = std::sync::Arc::new(ReadGauges::default());
         registry.register_collector(Box::new(read.clone()));
         Metrics {
@@ -261,7 +227,6 @@ impl Metrics {
             counters,
             scrape: std::sync::Mutex::new(()),
             requests,
-            latency,
         }
     }
 
@@ -269,20 +234,8 @@ impl Metrics {
         &self.access
     }
 
-    fn record(&self, route: String, method: &'static str, status: u16, seconds: f64) {
-        self.latency
-            .get_or_create(&LatencyLabels {
-                route: route.clone(),
-                method,
-            })
-            .observe(seconds);
-        self.requests
-            .get_or_create(&RequestLabels {
-                route,
-                method,
-                status,
-            })
-            .inc();
+    fn record(&self, route: &str, method: &'static str, status: u16, seconds: f64) {
+        self.requests.record(route, method, status, seconds);
     }
 
     /// The exposition text of every metric, with the gauges of `reading`.
@@ -354,7 +307,7 @@ pub async fn observe(
         Err(e) => (None, e.as_response_error().status_code()),
     };
     metrics.record(
-        route.unwrap_or_else(|| UNMATCHED_ROUTE.to_owned()),
+        route.as_deref().unwrap_or(UNMATCHED_ROUTE),
         method,
         status.as_u16(),
         start.elapsed().as_secs_f64(),
