@@ -146,10 +146,19 @@ UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 def wrk(url, seconds, conns, script=None, env=None, threads=2):
     """wrk's requests per second and p99 latency; a run that sent nothing, got a non-2xx
     answer or had a socket error (connect, read, write, timeout) is not a measurement."""
+    out = sh(wrk_cmd(url, seconds, conns, script, threads), env={**os.environ, **(env or {})})
+    return wrk_result(url, out)
+
+
+def wrk_cmd(url, seconds, conns, script=None, threads=2):
     cmd = ["wrk", f"-t{threads}", f"-c{conns}", f"-d{seconds}s", "--latency", url]
     if script:
         cmd[1:1] = ["-s", script]
-    out = sh(cmd, env={**os.environ, **(env or {})})
+    return cmd
+
+
+def wrk_result(url, out):
+    """wrk's output read and checked as `wrk` does."""
     requests = re.search(r"(\d+) requests in", out)
     if not requests or int(requests.group(1)) == 0:
         raise BenchError(f"{url}: no requests completed\n{out}")
@@ -210,12 +219,12 @@ def server_env(db_url, **extra):
 
 
 class Server:
-    def __init__(self, db_url, workers):
+    def __init__(self, db_url, workers, binary=None):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         env = server_env(db_url, PAY_LISTEN=f"127.0.0.1:{self.port}", PAY_DEMO="false",
                          PAY_WORKERS=str(workers))
-        self.proc = subprocess.Popen([BIN, "serve"], env=env, stdout=subprocess.DEVNULL)
+        self.proc = subprocess.Popen([binary or BIN, "serve"], env=env, stdout=subprocess.DEVNULL)
         try:
             wait_ready(self.base + "/readyz")
         except Exception:
@@ -237,14 +246,36 @@ class Server:
             self.proc.kill()
 
 
-def bootstrap(db_url):
-    out = sh([BIN, "admin", "bootstrap", "--company", "Bench Co", "--email", "bench@bench.example"],
+def bootstrap(db_url, binary=None):
+    out = sh([binary or BIN, "admin", "bootstrap", "--company", "Bench Co", "--email", "bench@bench.example"],
              env=server_env(db_url, PAY_BOOTSTRAP_PASSWORD="bench password 123"))
     return json.loads(out)
 
 
 CREATE_LUA = os.path.join(ROOT, "bench", "create_link.lua")
 GET_LUA = os.path.join(ROOT, "bench", "get_with_key.lua")
+
+
+def each_backend(only, name, measure):
+    """`measure(backend, db_url)` on a SQLite file of its own, then on a PostgreSQL database of
+    its own (or only the backend `only` names), each removed after: the results by backend."""
+    out = {}
+    tmp = tempfile.mkdtemp(prefix=f"pay-bench-{name}-")
+    try:
+        if only in (None, "sqlite"):
+            print("sqlite:", flush=True)
+            out["sqlite"] = measure("sqlite", f"sqlite://{tmp}/{name}.db")
+        if only in (None, "postgres"):
+            dbname = f"pay_bench_{name}_{os.getpid()}"
+            psql(PG_URL, f"CREATE DATABASE {dbname}")
+            try:
+                print("postgres:", flush=True)
+                out["postgres"] = measure("postgres", with_db(PG_URL, dbname))
+            finally:
+                psql(PG_URL, f"DROP DATABASE IF EXISTS {dbname} WITH (FORCE)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
 
 
 def median(xs):
