@@ -1,8 +1,9 @@
 //! The merchant dashboard clicked in a real headless Chromium, on SQLite and on PostgreSQL: a
 //! merchant opens `/dashboard`, lands on the sign-in page, signs in and comes back to the Home
 //! screen (two sandbox payments collected, one underpaid payment needing attention), goes to
-//! Developers, creates an API key and sees its secret once; opened again, the screen lists
-//! the key without its secret. On Webhooks they set the callback to a receiver that fails,
+//! Developers, creates an API key and sees its secret once, with the app the team connected
+//! (its scopes) listed below; opened again, the screen lists the key without its secret, and
+//! the merchant revokes the app. On Webhooks they set the callback to a receiver that fails,
 //! send a test event, see the failure in the log and on the delivery's page, resend it and
 //! see it delivered; then Settings and Team. On each screen axe-core (npm, `tests/axe`, injected into the
 //! page) finds no violation, at a desktop width and at 390 px (a phone), where nothing is
@@ -13,14 +14,13 @@
 //! `npm ci` from the committed lock file), the test prints a `SKIP:` line and passes, except
 //! under `PAY_REQUIRE_ALL_TESTS=1`.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use fantoccini::{Client, Locator};
-use futures_util::FutureExt;
+use pay_domain::kernel::secret::Secret;
 use pay_store::testing::TestDb;
-use serde_json::{json, Value};
+use serde_json::json;
 
 #[path = "support/browser.rs"]
 mod chromium;
@@ -65,25 +65,68 @@ fn start_receiver(failing: Arc<AtomicBool>) -> String {
     format!("http://127.0.0.1:{port}/hooks")
 }
 
-/// The merchant and their key; two completed sandbox payments and an underpaid one (whose
-/// link's uid is the last of the three).
+/// An application the owner connected to the team (consent through the domain), whose code
+/// was exchanged for tokens.
+async fn connect_app(pay: pay_domain::app::Pay, m: &Merchant) {
+    let (email, company) = (m.email.clone(), m.company_id.clone());
+    tokio::task::spawn_blocking(move || {
+        let redirect = "https://shop.example/oauth/cb";
+        let input = pay_domain::oauth::NewApplication {
+            name: "Shop sync".into(),
+            redirect_uris: vec![redirect.into()],
+            scopes: APP_SCOPES.into(),
+            public: false,
+            dpop_bound: false,
+            refresh_ttl: None,
+        };
+        let (app, secret) = pay.oauth().register_application(input).unwrap();
+        let login = pay
+            .tenancy()
+            .login(&email, &Secret::new(PASSWORD.to_owned()), "127.0.0.1")
+            .unwrap();
+        let signed_in = pay
+            .tenancy()
+            .authenticate_sign_in(login.session_token.expose())
+            .unwrap();
+        let req = pay_domain::oauth::AuthorizeRequest {
+            client_id: app.client_id.to_string(),
+            redirect_uri: redirect.into(),
+            scope: APP_SCOPES.into(),
+            state: None,
+            // RFC 7636, appendix B.
+            code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into(),
+            dpop_jkt: None,
+        };
+        let company = pay_domain::kernel::ids::CompanyId::parse(&company).unwrap();
+        let issued = pay.oauth().authorize(&signed_in, company, &req).unwrap();
+        let client = pay_domain::oauth::ClientAuth {
+            client_id: app.client_id.to_string(),
+            secret,
+        };
+        pay.oauth()
+            .exchange_code(
+                &client,
+                issued.code.expose(),
+                redirect,
+                "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+                None,
+            )
+            .unwrap();
+    })
+    .await
+    .unwrap();
+}
+
+const APP_SCOPES: &str = "company:read pay:payment-links:read";
+
+/// The merchant and their key, with an app connected; two completed sandbox payments and an
+/// underpaid one (whose link's uid is the last of the three).
 async fn world(base: &str, pay: pay_domain::app::Pay) -> (String, String) {
-    let m = merchant(pay).await;
-    let http = reqwest::Client::new();
+    let m = merchant(pay.clone()).await;
+    connect_app(pay, &m).await;
     let mut last = String::new();
     for (amount, short) in [("25.00", false), ("10.50", false), ("40.00", true)] {
-        let link: Value = http
-            .post(format!("{base}/api/partner/v1/pay/payment-links"))
-            .header("x-svc-key-id", &m.key)
-            .header("x-svc-key-secret", &m.secret)
-            .json(&json!({"amount": amount, "title": "Order"}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let uid = link["uid"].as_str().unwrap().to_owned();
+        let uid = new_link(base, &m, amount, "Order").await;
         let after = pay_in_sandbox(base, &m, &uid, short).await;
         let want = if short { "underpaid" } else { "complete" };
         assert_eq!(after["status"], want, "{after}");
@@ -239,9 +282,21 @@ async fn run(c: &Client, base: &str, email: &str, h: &Hooks, axe: &str, shots: &
     let key_id = text_of(c, "#new-key-id").await;
     assert!(secret.starts_with("mksec_"), "{secret}");
     assert!(key_id.starts_with("mk_pay_"), "{key_id}");
+    let apps = text_of(c, "#apps").await;
+    for words in [
+        "Shop sync",
+        "company:read",
+        "pay:payment-links:read",
+        "Active",
+    ] {
+        assert!(apps.contains(words), "{words:?} not in the apps:\n{apps}");
+    }
     no_violations(c, axe, "Developers with a new key").await;
     if let Some(s) = shots.as_mut() {
+        // Tall enough for the connected app below the keys.
+        c.set_window_size(1100, 1500).await.unwrap();
         s.take(c, "developers").await;
+        c.set_window_size(1100, 1000).await.unwrap();
     }
     c.set_window_size(PHONE, 900).await.unwrap();
     fits(c, "Developers").await;
@@ -254,6 +309,12 @@ async fn run(c: &Client, base: &str, email: &str, h: &Hooks, axe: &str, shots: &
     assert!(!source.contains(&secret), "the secret is shown once");
     assert!(c.find(Locator::Css("#new-key-secret")).await.is_err());
     fits(c, "Developers, listed").await;
+    // Revoked at 390 px: the app stays listed, revoked, with no control.
+    click(c, "#apps form button[type='submit']").await;
+    wait_text(c, "#apps", "Revoked").await;
+    assert!(c.find(Locator::Css("#apps form")).await.is_err());
+    fits(c, "Developers, an app revoked").await;
+    no_violations(c, axe, "Developers with a revoked app at 390 px").await;
     c.set_window_size(1100, 1000).await.unwrap();
     hooks_settings_team(c, &dev_url, h, axe, shots).await;
 
@@ -265,10 +326,7 @@ async fn run(c: &Client, base: &str, email: &str, h: &Hooks, axe: &str, shots: &
 }
 
 async fn journey(db: TestDb, screenshots: bool) {
-    let Some((chromium, driver_bin)) = browser("dashboard browser test") else {
-        return;
-    };
-    let Some(axe) = axe_source() else {
+    let Some((chromium, driver_bin, axe)) = browser_and_axe("dashboard browser test") else {
         return;
     };
     let (base, app) = service(&db);
@@ -286,15 +344,7 @@ async fn journey(db: TestDb, screenshots: bool) {
     let driver = start_driver(&driver_bin).await;
     let c = open_browser(&driver, &chromium).await;
     let mut shots = screenshots.then(|| Shots::new("dashboard"));
-    // A failed assertion must still end the browser session.
-    let result = AssertUnwindSafe(run(&c, &base, &email, &hooks, &axe, &mut shots))
-        .catch_unwind()
-        .await;
-    let _ = c.close().await;
-    drop(driver);
-    if let Err(panic) = result {
-        std::panic::resume_unwind(panic);
-    }
+    ending_session(&c, driver, run(&c, &base, &email, &hooks, &axe, &mut shots)).await;
     if let Some(s) = shots {
         assert_eq!(
             s.taken,

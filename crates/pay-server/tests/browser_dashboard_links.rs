@@ -10,10 +10,7 @@
 //! Without `chromium` and `chromedriver`, or `node` and `npm`, the test prints a `SKIP:` line
 //! and passes, except under `PAY_REQUIRE_ALL_TESTS=1`.
 
-use std::panic::AssertUnwindSafe;
-
 use fantoccini::Client;
-use futures_util::FutureExt;
 use pay_store::testing::TestDb;
 
 #[path = "support/browser.rs"]
@@ -89,10 +86,7 @@ async fn run(c: &Client, base: &str, m: &Merchant, axe: &str, shots: &mut Option
 }
 
 async fn journey(db: TestDb, screenshots: bool) {
-    let Some((chromium, driver_bin)) = browser("dashboard links browser test") else {
-        return;
-    };
-    let Some(axe) = axe_source() else {
+    let Some((chromium, driver_bin, axe)) = browser_and_axe("dashboard links browser test") else {
         return;
     };
     let (base, app) = service(&db);
@@ -102,15 +96,7 @@ async fn journey(db: TestDb, screenshots: bool) {
     let driver = start_driver(&driver_bin).await;
     let c = open_browser(&driver, &chromium).await;
     let mut shots = screenshots.then(|| Shots::new("dashboard"));
-    // A failed assertion must still end the browser session.
-    let result = AssertUnwindSafe(run(&c, &base, &m, &axe, &mut shots))
-        .catch_unwind()
-        .await;
-    let _ = c.close().await;
-    drop(driver);
-    if let Err(panic) = result {
-        std::panic::resume_unwind(panic);
-    }
+    ending_session(&c, driver, run(&c, &base, &m, &axe, &mut shots)).await;
     if let Some(s) = shots {
         assert_eq!(s.taken, ["link", "links"]);
     }

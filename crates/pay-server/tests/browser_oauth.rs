@@ -9,10 +9,7 @@
 //! Without `chromium` and `chromedriver` the test prints a `SKIP:` line and passes, except
 //! under `PAY_REQUIRE_ALL_TESTS=1`.
 
-use std::panic::AssertUnwindSafe;
-
 use fantoccini::{Client, Locator};
-use futures_util::FutureExt;
 use pay_domain::app::Pay;
 use pay_domain::kernel::ids::CompanyId;
 use pay_domain::kernel::secret::Secret;
@@ -249,14 +246,6 @@ async fn a_merchant_signs_in_picks_a_company_and_approves_or_denies_in_chromium(
     let driver = start_driver(&driver_bin).await;
     let c = open_browser(&driver, &chromium).await;
     let mut shots = Shots::new("oauth");
-    // A failed assertion must still end the browser session.
-    let result = AssertUnwindSafe(run(&c, &w, &mut shots))
-        .catch_unwind()
-        .await;
-    let _ = c.close().await;
-    drop(driver);
-    if let Err(panic) = result {
-        std::panic::resume_unwind(panic);
-    }
+    ending_session(&c, driver, run(&c, &w, &mut shots)).await;
     assert_eq!(shots.taken, ["signin", "consent"]);
 }

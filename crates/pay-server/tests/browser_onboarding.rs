@@ -11,10 +11,7 @@
 //! Without `chromium` and `chromedriver`, or `node` and `npm`, the test prints a `SKIP:` line
 //! and passes, except under `PAY_REQUIRE_ALL_TESTS=1`.
 
-use std::panic::AssertUnwindSafe;
-
 use fantoccini::{Client, Locator};
-use futures_util::FutureExt;
 use pay_domain::app::Pay;
 use pay_domain::kernel::secret::Secret;
 use pay_store::testing::TestDb;
@@ -28,7 +25,7 @@ use chromium::*;
 #[path = "support/dashboard.rs"]
 mod dashboard;
 
-use dashboard::{axe_source, no_violations};
+use dashboard::{browser_and_axe, no_violations};
 
 const PASSWORD: &str = "correct horse battery staple";
 const SCOPES: &str = "company:read pay:payment-links:read pay:payment-links:write";
@@ -290,10 +287,7 @@ async fn run(c: &Client, w: &World, axe: &str, shots: &mut Shots) {
 
 #[actix_rt::test]
 async fn a_merchant_claims_drafts_with_and_without_oauth_in_chromium() {
-    let Some((chromium, driver_bin)) = browser("browser onboarding test") else {
-        return;
-    };
-    let Some(axe) = axe_source() else {
+    let Some((chromium, driver_bin, axe)) = browser_and_axe("browser onboarding test") else {
         return;
     };
     let db = TestDb::sqlite();
@@ -305,13 +299,6 @@ async fn a_merchant_claims_drafts_with_and_without_oauth_in_chromium() {
     let driver = start_driver(&driver_bin).await;
     let c = open_browser(&driver, &chromium).await;
     let mut shots = Shots::new("onboarding");
-    let result = AssertUnwindSafe(run(&c, &w, &axe, &mut shots))
-        .catch_unwind()
-        .await;
-    let _ = c.close().await;
-    drop(driver);
-    if let Err(panic) = result {
-        std::panic::resume_unwind(panic);
-    }
+    ending_session(&c, driver, run(&c, &w, &axe, &mut shots)).await;
     assert_eq!(shots.taken, ["draft-claim", "signed-in", "ready"]);
 }

@@ -9,10 +9,7 @@
 //! Without `chromium` and `chromedriver`, or `node` and `npm`, the test prints a `SKIP:` line
 //! and passes, except under `PAY_REQUIRE_ALL_TESTS=1`.
 
-use std::panic::AssertUnwindSafe;
-
 use fantoccini::{Client, Locator};
-use futures_util::FutureExt;
 use pay_store::testing::TestDb;
 use serde_json::{json, Value};
 
@@ -210,10 +207,7 @@ async fn run(c: &Client, base: &str, m: &Merchant, axe: &str) {
 }
 
 async fn journey(db: TestDb) {
-    let Some((chromium, driver_bin)) = browser("public pages browser test") else {
-        return;
-    };
-    let Some(axe) = axe_source() else {
+    let Some((chromium, driver_bin, axe)) = browser_and_axe("public pages browser test") else {
         return;
     };
     let (base, app) = service(&db);
@@ -222,15 +216,7 @@ async fn journey(db: TestDb) {
     let m = merchant(pay).await;
     let driver = start_driver(&driver_bin).await;
     let c = open_browser(&driver, &chromium).await;
-    // A failed assertion must still end the browser session.
-    let result = AssertUnwindSafe(run(&c, &base, &m, &axe))
-        .catch_unwind()
-        .await;
-    let _ = c.close().await;
-    drop(driver);
-    if let Err(panic) = result {
-        std::panic::resume_unwind(panic);
-    }
+    ending_session(&c, driver, run(&c, &base, &m, &axe)).await;
 }
 
 #[actix_rt::test]

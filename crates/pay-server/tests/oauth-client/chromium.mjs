@@ -127,7 +127,14 @@ export const approveInChromium = async (c, as, { client, redirectUri, scope, ema
     await c.click('button[type="submit"]')
     step('signed_in_in_chromium')
   }
-  check(new URL(await c.currentUrl()).pathname.endsWith('/oauth/authorize'), `the consent page is shown (at ${await c.currentUrl()})`)
+  // The sign-in form's POST answers 303 to the consent page; WebDriver's click may return
+  // before that navigation ends, so the page is awaited (5 s), not read once.
+  let at = new URL(await c.currentUrl())
+  for (let i = 0; !at.pathname.endsWith('/oauth/authorize') && i < 50; i++) {
+    await sleep(100)
+    at = new URL(await c.currentUrl())
+  }
+  check(at.pathname.endsWith('/oauth/authorize'), `the consent page is shown (at ${at})`)
   checkPage(await c.text('main'))
   await c.click(`input[name="company_id"][value="${companyId}"]`)
   if (screenshot) await c.screenshot(screenshot)

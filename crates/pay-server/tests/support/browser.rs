@@ -5,14 +5,17 @@
 // Each test binary includes this file and uses part of it.
 #![allow(dead_code)]
 
+use std::future::Future;
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener};
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fantoccini::wd::Capabilities;
 use fantoccini::{Client, ClientBuilder, Locator};
+use futures_util::FutureExt;
 use pay_server::{Application, Config};
 use pay_store::testing::{require_all_tests, TestDb};
 use serde_json::{json, Value};
@@ -156,6 +159,17 @@ impl Shots {
             eprintln!("wrote {}", path.display());
         }
         self.taken.push(state.to_owned());
+    }
+}
+
+/// Runs `journey` on the session `c`, then ends the session and its driver whatever happened:
+/// a failed assertion is raised again once the browser is closed.
+pub async fn ending_session(c: &Client, driver: Driver, journey: impl Future<Output = ()>) {
+    let result = AssertUnwindSafe(journey).catch_unwind().await;
+    let _ = c.clone().close().await;
+    drop(driver);
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
     }
 }
 

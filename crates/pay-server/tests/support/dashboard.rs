@@ -1,6 +1,7 @@
-//! What the dashboard's Chromium journeys share (`browser_dashboard.rs`,
-//! `browser_dashboard_links.rs`): axe-core injected into a page, the width check at 390 px,
-//! typing and reading, and the merchant made with an API key and signed in.
+//! What the Chromium journeys of the dashboard and the public pages share (`browser_dashboard*.rs`,
+//! `browser_pages.rs`, `browser_onboarding.rs`): axe-core found and injected into a page, the
+//! width check at 390 px, typing and reading, the merchant made with an API key and signed in,
+//! a link made and paid in the sandbox.
 // Each test binary includes this file and uses part of it.
 #![allow(dead_code)]
 
@@ -12,11 +13,18 @@ use pay_domain::kernel::secret::Secret;
 use pay_store::testing::require_all_tests;
 use serde_json::{json, Value};
 
-use super::chromium::{click, eval, wait_heading};
+use super::chromium::{browser, click, eval, wait_heading};
 
 pub const PASSWORD: &str = "correct horse battery staple";
 pub const BASE_USDC: &str = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 pub const PHONE: u32 = 390;
+
+/// Chromium, chromedriver and axe-core's script for `test`; `None` after the SKIP line of
+/// whichever is missing.
+pub fn browser_and_axe(test: &str) -> Option<(PathBuf, PathBuf, String)> {
+    let (chromium, driver) = browser(test)?;
+    Some((chromium, driver, axe_source()?))
+}
 
 /// axe-core's script, installed from `tests/axe` when missing; `None` after the SKIP line.
 pub fn axe_source() -> Option<String> {
@@ -97,6 +105,7 @@ pub async fn text_of(c: &Client, css: &str) -> String {
 /// The merchant's e-mail and API key pair.
 pub struct Merchant {
     pub email: String,
+    pub company_id: String,
     pub key: String,
     pub secret: String,
 }
@@ -114,9 +123,26 @@ pub async fn merchant(pay: pay_domain::app::Pay) -> Merchant {
     .unwrap();
     Merchant {
         email,
+        company_id: o.company_id.to_string(),
         key: o.key_id.to_string(),
         secret: o.key_secret.unwrap().expose().to_owned(),
     }
+}
+
+/// A payment link of `amount` (the default currency) for the merchant's team, made with its API
+/// key: its uid.
+pub async fn new_link(base: &str, m: &Merchant, amount: &str, title: &str) -> String {
+    let res = reqwest::Client::new()
+        .post(format!("{base}/api/partner/v1/pay/payment-links"))
+        .header("x-svc-key-id", &m.key)
+        .header("x-svc-key-secret", &m.secret)
+        .json(&json!({"amount": amount, "title": title}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    let v: Value = res.json().await.unwrap();
+    v["uid"].as_str().unwrap().to_owned()
 }
 
 /// Pays the link `uid` in the sandbox, as a payer and the chain would: a session on Base
