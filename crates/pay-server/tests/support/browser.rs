@@ -191,15 +191,42 @@ pub async fn wait_heading(c: &Client, heading: &str) {
     panic!("waited for heading {heading:?}; the page shows {last:?}");
 }
 
+/// Clicks the element `css` finds (waiting for it). A link or a button (every button the
+/// tests click submits a form) loads a new page: the click returns once the page it was on is
+/// gone, so what the test reads next is never the old page's (WebDriver's click may return
+/// before a form's POST, or the redirect after it, has replaced the document).
 pub async fn click(c: &Client, css: &str) {
-    c.wait()
+    let el = c
+        .wait()
         .at_most(WAIT)
         .for_element(Locator::Css(css))
         .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .click()
+        .unwrap_or_else(|e| panic!("{css}: {e}"));
+    let tag = el.tag_name().await.unwrap_or_default();
+    let old_page = match tag.as_str() {
+        "a" | "button" => Some(
+            c.find(Locator::Css("html"))
+                .await
+                .unwrap_or_else(|e| panic!("the page before clicking {css}: {e}")),
+        ),
+        _ => None,
+    };
+    el.click()
         .await
         .unwrap_or_else(|e| panic!("click {css}: {e}"));
+    if let Some(old) = old_page {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            match old.tag_name().await {
+                Err(e) if e.is_stale_element_reference() || e.is_no_such_element() => return,
+                Err(e) => panic!("after clicking {css}: {e}"),
+                Ok(_) if Instant::now() > deadline => {
+                    panic!("clicked {css}, and no new page came within {WAIT:?}")
+                }
+                Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    }
 }
 
 pub async fn eval(c: &Client, script: &str) -> Value {
