@@ -709,17 +709,11 @@ async fn underpaid_run(
 
 // ----- the customer portal -----
 
-/// Clicks the button whose text is `label` (an XPath over the visible text).
+/// Clicks the button whose text is `label` (an XPath over the visible text), and waits for
+/// the page its form loads (`click`).
 async fn click_button(c: &Client, scope: &str, label: &str) {
     let xpath = format!("{scope}//button[normalize-space()='{label}']");
-    c.wait()
-        .at_most(WAIT)
-        .for_element(Locator::XPath(&xpath))
-        .await
-        .unwrap_or_else(|e| panic!("{xpath}: {e}"))
-        .click()
-        .await
-        .unwrap_or_else(|e| panic!("click {xpath}: {e}"));
+    click_at(c, Locator::XPath(&xpath), &xpath).await;
 }
 
 /// The portal's own style applied and no CSP violation since `watch_csp`.

@@ -196,10 +196,15 @@ pub async fn wait_heading(c: &Client, heading: &str) {
 /// gone, so what the test reads next is never the old page's (WebDriver's click may return
 /// before a form's POST, or the redirect after it, has replaced the document).
 pub async fn click(c: &Client, css: &str) {
+    click_at(c, Locator::Css(css), css).await;
+}
+
+/// `click` on the element `locator` finds; `css` names it in a failure.
+pub async fn click_at(c: &Client, locator: Locator<'_>, css: &str) {
     let el = c
         .wait()
         .at_most(WAIT)
-        .for_element(Locator::Css(css))
+        .for_element(locator)
         .await
         .unwrap_or_else(|e| panic!("{css}: {e}"));
     let tag = el.tag_name().await.unwrap_or_default().to_ascii_lowercase();
