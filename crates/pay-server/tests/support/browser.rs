@@ -199,37 +199,37 @@ pub async fn click(c: &Client, css: &str) {
     click_at(c, Locator::Css(css), css).await;
 }
 
-/// `click` on the element `locator` finds; `css` names it in a failure.
-pub async fn click_at(c: &Client, locator: Locator<'_>, css: &str) {
+/// `click` on the element `locator` finds; `what` names it in a failure.
+pub async fn click_at(c: &Client, locator: Locator<'_>, what: &str) {
     let el = c
         .wait()
         .at_most(WAIT)
         .for_element(locator)
         .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"));
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
     let tag = el.tag_name().await.unwrap_or_default().to_ascii_lowercase();
     let old_page = match tag.as_str() {
         "a" | "button" => Some(
             c.find(Locator::Css("html"))
                 .await
-                .unwrap_or_else(|e| panic!("the page before clicking {css}: {e}")),
+                .unwrap_or_else(|e| panic!("the page before clicking {what}: {e}")),
         ),
         _ => None,
     };
     el.click()
         .await
-        .unwrap_or_else(|e| panic!("click {css}: {e}"));
+        .unwrap_or_else(|e| panic!("click {what}: {e}"));
     if let Some(old) = old_page {
         let deadline = Instant::now() + WAIT;
         loop {
             match old.tag_name().await {
                 // Gone: "stale element reference" once the new page is in, or, while it
                 // replaces the old one, chromedriver's "unknown error: Node with given id does
-                // not belong to the document" (seen in a .ci/run). A failure of the session itself
-                // shows in the next command.
+                // not belong to the document" (seen in a .ci/run). A failure of the session
+                // itself shows in the next command.
                 Err(_) => return,
                 Ok(_) if Instant::now() > deadline => {
-                    panic!("clicked {css}, and no new page came within {WAIT:?}")
+                    panic!("clicked {what}, and no new page came within {WAIT:?}")
                 }
                 Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
             }
