@@ -9,6 +9,7 @@
 
 mod claims;
 mod error;
+mod es256;
 mod htu;
 mod jose;
 mod memo;
@@ -190,7 +191,7 @@ pub fn verify_proof(
         }
     };
     // Step 6: the signature verifies with the header's key; only then is the header kept.
-    known.key.verify(jws.signing_input.as_bytes(), &signature)?;
+    known.verify(jws.signing_input.as_bytes(), &signature)?;
     if fresh {
         memo::put(jws.header, Arc::clone(&known));
     }
@@ -298,6 +299,18 @@ pub fn verify_key_rotation(
     Ok((current, previous))
 }
 
+/// Tells the verifier that `proof` (a `DPoP` header value it accepted) was for an access token
+/// bound to the proof's key, and the request was let in: such a key counts towards a table of
+/// its multiples, which makes its later ES256 checks cheaper (`es256`). Nothing else changes;
+/// a proof it does not know is ignored.
+pub fn note_bound_proof(proof: &str) {
+    if let Some((header, _)) = proof.split_once('.') {
+        if let Some(known) = memo::get(header) {
+            known.bound_use();
+        }
+    }
+}
+
 /// The `ath` claim for an access token: base64url(SHA-256(token)) without padding
 /// (RFC 9449 section 4.2). Binding the proof to the token stops a proof made for one token
 /// being replayed with another.
@@ -333,7 +346,7 @@ fn read_header(header: &Map<String, Value>) -> Result<KnownKey, ProofError> {
         .ok_or(ProofError::MissingJwk)?;
     let key = PublicJwk::parse(jwk, alg)?;
     let jkt = thumbprint::thumbprint_of(&key.thumbprint_members());
-    Ok(KnownKey { alg, key, jkt })
+    Ok(KnownKey::new(alg, key, jkt))
 }
 
 fn required_str<'c>(
@@ -349,4 +362,96 @@ fn required_str<'c>(
 /// Equality whose time depends only on the lengths, not on where the first difference is.
 fn constant_time_eq(a: &str, b: &str) -> bool {
     a.as_bytes().ct_eq(b.as_bytes()).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ring::rand::SystemRandom;
+    use ring::signature::{EcdsaKeyPair, KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+    use serde_json::json;
+
+    const URI: &str = "https://api.pay.example/v1/payment-links/abc";
+    const NOW: i64 = 1_800_000_000;
+
+    fn key_pair() -> EcdsaKeyPair {
+        let rng = SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+        EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng).unwrap()
+    }
+
+    /// A proof for `URI` with `token`'s `ath`: the header of `key`, signed by `signer`.
+    fn proof(key: &EcdsaKeyPair, signer: &EcdsaKeyPair, jti: &str, token: &str) -> String {
+        let point = key.public_key().as_ref();
+        let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": {"kty": "EC",
+            "crv": "P-256", "x": jose::b64url_encode(&point[1..33]),
+            "y": jose::b64url_encode(&point[33..65])}});
+        let claims = json!({"jti": jti, "htm": "GET", "htu": URI, "iat": NOW,
+            "ath": access_token_hash(token)});
+        let input = format!(
+            "{}.{}",
+            jose::b64url_encode(header.to_string().as_bytes()),
+            jose::b64url_encode(claims.to_string().as_bytes())
+        );
+        let sig = signer.sign(&SystemRandom::new(), input.as_bytes()).unwrap();
+        format!("{input}.{}", jose::b64url_encode(sig.as_ref()))
+    }
+
+    /// A key whose proofs were let in for a bound token [`memo::HOT_USES`] times gets its table;
+    /// its proofs still verify, and a signature that is not its own, or over other bytes, is
+    /// still refused.
+    #[test]
+    fn a_hot_key_gets_its_table_and_still_refuses_forgeries() {
+        let (key, other) = (key_pair(), key_pair());
+        let token = "at_hot";
+        let check = ProofCheck::new("GET", URI, NOW).with_access_token(token);
+        let first = proof(&key, &key, "j-0", token);
+        let verified = verify_proof(&[&first], &check).unwrap();
+        let header = first.split('.').next().unwrap();
+        let known = memo::get(header).expect("a verified header is remembered");
+        for i in 1..memo::HOT_USES {
+            note_bound_proof(&first);
+            assert!(
+                !known.has_table(),
+                "no table before {} uses (at {i})",
+                memo::HOT_USES
+            );
+        }
+        note_bound_proof(&first);
+        assert!(known.has_table());
+        for i in 0..20 {
+            let p = proof(&key, &key, &format!("j-{i}"), token);
+            assert_eq!(verify_proof(&[&p], &check).unwrap().jkt, verified.jkt);
+        }
+        let forged = proof(&key, &other, "j-forged", token);
+        assert_eq!(
+            verify_proof(&[&forged], &check),
+            Err(ProofError::BadSignature)
+        );
+        let good = proof(&key, &key, "j-a", token);
+        let (input, sig) = good.rsplit_once('.').unwrap();
+        let moved = format!("{}x.{sig}", input);
+        assert!(verify_proof(&[&moved], &check).is_err());
+        let other_claims = proof(&key, &key, "j-b", token);
+        let (other_input, _) = other_claims.rsplit_once('.').unwrap();
+        let swapped = format!("{other_input}.{sig}");
+        assert_eq!(
+            verify_proof(&[&swapped], &check),
+            Err(ProofError::BadSignature)
+        );
+    }
+
+    /// Proofs never let in for a bound token give their key no table, however many verify.
+    #[test]
+    fn a_key_without_bound_uses_gets_no_table() {
+        let key = key_pair();
+        let check = ProofCheck::new("GET", URI, NOW).with_access_token("at_cold");
+        let mut last = String::new();
+        for i in 0..(2 * memo::HOT_USES) {
+            last = proof(&key, &key, &format!("c-{i}"), "at_cold");
+            verify_proof(&[&last], &check).unwrap();
+        }
+        let known = memo::get(last.split('.').next().unwrap()).unwrap();
+        assert!(!known.has_table());
+    }
 }

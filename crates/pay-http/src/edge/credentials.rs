@@ -411,7 +411,7 @@ impl OAuthToken {
                     .map_err(|e| self.refused(e))
             }
         };
-        match settled {
+        let principal = match settled {
             Settled::Proof(error, description) => Err(self.challenge(error, description)),
             Settled::Decided(result) => result.map_err(|e| self.refused(e)),
             Settled::Verified(facts) => pay
@@ -422,7 +422,12 @@ impl OAuthToken {
                 .oauth()
                 .authenticate_recorded(&self.token, &facts, recorded)
                 .map_err(|e| self.refused(e)),
+        };
+        // A proof accepted for a token bound to its key: the key counts towards its table.
+        if let (Ok(_), true, [proof]) = (&principal, self.dpop, &self.proofs[..]) {
+            pay_dpop::note_bound_proof(proof);
         }
+        principal
     }
 }
 
