@@ -524,7 +524,59 @@ async fn many_proofs_in_flight_on_a_served_token_pass_once(app: TestApp) {
     }
 }
 
+/// A key that has signed many proofs for its bound token (past the 64 after which the verifier
+/// checks its ES256 signatures with the key's own table): its fresh proofs are still served,
+/// and a proof whose signature is another proof's, or has one bit changed, is refused.
+async fn a_busy_key_is_served_and_its_forgeries_refused(app: TestApp) {
+    let client = register(&app, RW, false, false).await;
+    let key = DpopKey::generate();
+    let t = dpop_tokens(&app, &client, &key).await;
+    let access = t["access_token"].as_str().unwrap().to_owned();
+    for i in 0..80 {
+        let res = with_dpop(&app, &key, Method::GET, LINKS, &access)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200, "request {i}");
+    }
+    let target = htu(&app, LINKS);
+    let (one, two) = (
+        key.proof("GET", &target, Some(&access)),
+        key.proof("GET", &target, Some(&access)),
+    );
+    let (input, _) = one.rsplit_once('.').unwrap();
+    let (_, other_sig) = two.rsplit_once('.').unwrap();
+    let swapped = format!("{input}.{other_sig}");
+    let mut flipped = one.clone().into_bytes();
+    let last = flipped.len() - 2;
+    flipped[last] = if flipped[last] == b'A' { b'B' } else { b'A' };
+    let flipped = String::from_utf8(flipped).unwrap();
+    for forged in [swapped, flipped] {
+        let res = app
+            .anon(Method::GET, LINKS)
+            .header("authorization", format!("DPoP {access}"))
+            .header("DPoP", forged)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 401);
+        let c = challenges(res.headers());
+        assert!(c.contains("error=\"invalid_dpop_proof\""), "{c}");
+    }
+    for proof in [one, two] {
+        let res = app
+            .anon(Method::GET, LINKS)
+            .header("authorization", format!("DPoP {access}"))
+            .header("DPoP", proof)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200, "the genuine proofs are still served");
+    }
+}
+
 on_both_backends!(
+    a_busy_key_is_served_and_its_forgeries_refused,
     token_flow_with_dpop,
     dpop_refusals,
     concurrent_identical_proofs_pass_once,
